@@ -1,0 +1,91 @@
+// Package clock abstracts time so that recording offsets and replay pacing
+// can be driven by a fake clock in tests.
+package clock
+
+import (
+	"sync"
+	"time"
+)
+
+// Clock tells the time and makes timers. Implementations are safe for
+// concurrent use.
+type Clock interface {
+	// Now returns the current time. Offsets are computed with Since on
+	// values returned by Now, so a real clock's monotonic reading is used.
+	Now() time.Time
+	// After returns a channel that receives the time once d has elapsed.
+	After(d time.Duration) <-chan time.Time
+}
+
+// Real is the wall clock. Its zero value is ready to use.
+type Real struct{}
+
+// Now returns time.Now().
+func (Real) Now() time.Time { return time.Now() }
+
+// After returns time.After(d).
+func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// Fake is a clock that only moves when Advance is called. Its zero value
+// starts at the zero time; use NewFake for a readable start. It is safe for
+// concurrent use.
+type Fake struct {
+	mu      sync.Mutex // guards now and waiters
+	now     time.Time
+	waiters []fakeWaiter
+}
+
+type fakeWaiter struct {
+	at time.Time
+	c  chan time.Time
+}
+
+// NewFake returns a fake clock set to t.
+func NewFake(t time.Time) *Fake { return &Fake{now: t} }
+
+// Now returns the fake time.
+func (f *Fake) Now() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now
+}
+
+// After returns a channel that fires when the fake time reaches now+d. A
+// non-positive d fires at once.
+func (f *Fake) After(d time.Duration) <-chan time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	c := make(chan time.Time, 1)
+	at := f.now.Add(d)
+	if d <= 0 {
+		c <- f.now
+		return c
+	}
+	f.waiters = append(f.waiters, fakeWaiter{at: at, c: c})
+	return c
+}
+
+// Advance moves the fake time forward by d and fires every timer that is
+// due.
+func (f *Fake) Advance(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.now = f.now.Add(d)
+	kept := f.waiters[:0]
+	for _, w := range f.waiters {
+		if w.at.After(f.now) {
+			kept = append(kept, w)
+			continue
+		}
+		w.c <- f.now
+	}
+	f.waiters = kept
+}
+
+// Waiters reports how many timers are pending. Tests use it to wait until
+// the code under test has asked for a timer before advancing.
+func (f *Fake) Waiters() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.waiters)
+}

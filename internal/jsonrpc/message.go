@@ -1,0 +1,129 @@
+// Package jsonrpc is a read-only view over raw JSON-RPC 2.0 bytes as MCP
+// puts them on the wire: one message, or (2025-03-26) a batch array.
+//
+// Nothing here re-encodes a message. Parse derives the kind, id token and
+// method from the bytes, and Splice rewrites one value in place, leaving
+// every other byte as it was.
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Kind is what a frame holds at the JSON-RPC level.
+type Kind int
+
+// The kinds of message. Zero means the bytes are not a JSON-RPC message.
+const (
+	KindInvalid      Kind = iota // not JSON, or JSON that is not a JSON-RPC message
+	KindRequest                  // method and id
+	KindNotification             // method, no id
+	KindResult                   // response with result
+	KindError                    // response with error
+	KindBatch                    // a JSON array of messages
+	KindEmpty                    // no bytes at all (an SSE event with empty data)
+)
+
+var kindNames = [...]string{"invalid", "request", "notification", "result", "error", "batch", "empty"}
+
+// String returns the kind's lower-case name.
+func (k Kind) String() string {
+	if k < 0 || int(k) >= len(kindNames) {
+		return "unknown"
+	}
+	return kindNames[k]
+}
+
+// ParseKind is the inverse of Kind.String. Unknown names give KindInvalid.
+func ParseKind(s string) Kind {
+	for i, n := range kindNames {
+		if n == s {
+			return Kind(i)
+		}
+	}
+	return KindInvalid
+}
+
+// IsResponse reports whether k is a result or an error.
+func (k Kind) IsResponse() bool { return k == KindResult || k == KindError }
+
+// Message is the parsed view of one JSON-RPC message or batch. Raw is the
+// exact input; the other fields are derived from it.
+type Message struct {
+	Raw    []byte
+	Kind   Kind
+	ID     json.RawMessage // the raw id token (1 and "1" differ); nil when absent
+	Method string
+	// Params, Result and Error are the raw member values, nil when absent.
+	Params json.RawMessage
+	Result json.RawMessage
+	Error  json.RawMessage
+	// Members holds a batch's elements, in order.
+	Members []Message
+}
+
+type wire struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// Parse derives the view of raw. Leading and trailing white space
+// (including a line's "\r\n") is ignored. Bytes that are not a JSON-RPC
+// message give KindInvalid; Parse never fails.
+func Parse(raw []byte) Message {
+	m := Message{Raw: raw}
+	b := bytes.TrimSpace(raw)
+	if len(b) == 0 {
+		m.Kind = KindEmpty
+		return m
+	}
+	switch b[0] {
+	case '[':
+		var elems []json.RawMessage
+		if err := json.Unmarshal(b, &elems); err != nil || len(elems) == 0 {
+			return m
+		}
+		m.Kind = KindBatch
+		m.Members = make([]Message, len(elems))
+		for i, e := range elems {
+			m.Members[i] = parseOne(e)
+		}
+		return m
+	case '{':
+		one := parseOne(b)
+		one.Raw = raw
+		return one
+	}
+	return m
+}
+
+func parseOne(b []byte) Message {
+	m := Message{Raw: b}
+	var w wire
+	if err := json.Unmarshal(b, &w); err != nil {
+		return m
+	}
+	if w.JSONRPC != "2.0" {
+		return m
+	}
+	m.ID, m.Params, m.Result, m.Error = w.ID, w.Params, w.Result, w.Error
+	switch {
+	case w.Method != nil && w.ID != nil:
+		m.Kind, m.Method = KindRequest, *w.Method
+	case w.Method != nil:
+		m.Kind, m.Method = KindNotification, *w.Method
+	case w.Error != nil && w.Result == nil:
+		m.Kind = KindError
+	case w.Result != nil && w.Error == nil:
+		m.Kind = KindResult
+	}
+	return m
+}
+
+// HasID reports whether the message carries a non-null id.
+func (m Message) HasID() bool { return len(m.ID) > 0 && string(m.ID) != "null" }

@@ -1,0 +1,89 @@
+package jsonrpc
+
+import (
+	"testing"
+)
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name   string
+		raw    string
+		kind   Kind
+		id     string
+		method string
+	}{
+		{"Request", `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, KindRequest, "1", "tools/list"},
+		{"StringID", `{"jsonrpc":"2.0","id":"1","method":"ping"}` + "\r\n", KindRequest, `"1"`, "ping"},
+		{"Notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, KindNotification, "", "notifications/initialized"},
+		{"Result", `{"jsonrpc":"2.0","id":7,"result":{}}`, KindResult, "7", ""},
+		{"Error", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"x"}}`, KindError, "null", ""},
+		{"NotJSON", `hello`, KindInvalid, "", ""},
+		{"NoVersion", `{"id":1,"method":"x"}`, KindInvalid, "", ""},
+		{"Empty", "", KindEmpty, "", ""},
+		{"Batch", `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`, KindBatch, "", ""},
+		{"EmptyArray", `[]`, KindInvalid, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := Parse([]byte(tt.raw))
+			if m.Kind != tt.kind || string(m.ID) != tt.id || m.Method != tt.method {
+				t.Errorf("Parse(%q) = {%v %s %q}; want {%v %s %q}", tt.raw, m.Kind, m.ID, m.Method, tt.kind, tt.id, tt.method)
+			}
+			if string(m.Raw) != tt.raw {
+				t.Errorf("Parse(%q).Raw = %q; want the input", tt.raw, m.Raw)
+			}
+		})
+	}
+	b := Parse([]byte(`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`))
+	if got, want := len(b.Members), 2; got != want {
+		t.Fatalf("batch members = %d; want %d", got, want)
+	}
+	if b.Members[0].Method != "a" || string(b.Members[0].ID) != "1" || b.Members[1].Kind != KindNotification {
+		t.Errorf("batch members = %+v", b.Members)
+	}
+}
+
+func TestSplice(t *testing.T) {
+	tests := []struct {
+		name string
+		raw  string
+		path []string
+		val  string
+		want string
+	}{
+		{"TopID", `{"jsonrpc":"2.0", "id" : 12,"result":{"id":3}}`, []string{"id"}, `"x"`, `{"jsonrpc":"2.0", "id" : "x","result":{"id":3}}`},
+		{"Nested", `{"method":"notifications/cancelled","params":{"reason":"a\"}","requestId":5}}`, []string{"params", "requestId"}, `9`, `{"method":"notifications/cancelled","params":{"reason":"a\"}","requestId":9}}`},
+		{"SkipsArrays", `{"a":[{"id":1},"]"],"id":2}`, []string{"id"}, `3`, `{"a":[{"id":1},"]"],"id":3}`},
+		{"LastMember", `{"x":true,"id":-1.5e3}`, []string{"id"}, `0`, `{"x":true,"id":0}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Splice([]byte(tt.raw), []byte(tt.val), tt.path...)
+			if err != nil {
+				t.Fatalf("Splice: %v", err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("Splice(%s) = %s; want %s", tt.raw, got, tt.want)
+			}
+		})
+	}
+	if _, err := Splice([]byte(`{"a":1}`), []byte(`1`), "id"); err == nil {
+		t.Error("Splice on a missing key succeeded; want ErrNoPath")
+	}
+}
+
+func FuzzSplice(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"x","params":{"a":[1,{"b":"}"}]}}`))
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		m := Parse(raw)
+		if m.Kind == KindRequest || m.Kind.IsResponse() {
+			out, err := Splice(raw, []byte(`"z"`), "id")
+			if err != nil {
+				return // duplicate keys or escaped key names; Parse saw the last one
+			}
+			if n := Parse(out); n.Kind != m.Kind {
+				t.Fatalf("kind changed after id splice: %v -> %v (%s)", m.Kind, n.Kind, out)
+			}
+		}
+	})
+}

@@ -1,0 +1,179 @@
+package jsonrpc
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrNoPath is returned by Find and Splice when the path does not lead to a
+// value.
+var ErrNoPath = errors.New("no value at path")
+
+// Find returns the byte span [start, end) of the value reached by following
+// the object keys in path from the top-level value of raw. An empty path
+// spans the whole top-level value.
+func Find(raw []byte, path ...string) (start, end int, err error) {
+	s := scanner{b: raw}
+	s.ws()
+	for _, key := range path {
+		if s.i >= len(s.b) || s.b[s.i] != '{' {
+			return 0, 0, fmt.Errorf("find %q: %w", key, ErrNoPath)
+		}
+		s.i++
+		found := false
+		for {
+			s.ws()
+			if s.i < len(s.b) && s.b[s.i] == '}' {
+				break
+			}
+			k0 := s.i
+			if err := s.skipString(); err != nil {
+				return 0, 0, err
+			}
+			name := s.b[k0+1 : s.i-1]
+			s.ws()
+			if s.i >= len(s.b) || s.b[s.i] != ':' {
+				return 0, 0, fmt.Errorf("find %q: expected ':' at %d", key, s.i)
+			}
+			s.i++
+			s.ws()
+			if string(name) == key { // keys with escapes are not matched
+				found = true
+				break
+			}
+			if err := s.skipValue(); err != nil {
+				return 0, 0, err
+			}
+			s.ws()
+			if s.i < len(s.b) && s.b[s.i] == ',' {
+				s.i++
+			}
+		}
+		if !found {
+			return 0, 0, fmt.Errorf("find %q: %w", key, ErrNoPath)
+		}
+	}
+	start = s.i
+	if err := s.skipValue(); err != nil {
+		return 0, 0, err
+	}
+	return start, s.i, nil
+}
+
+// Splice returns a copy of raw with the value at path replaced by value.
+// Every byte outside that value is kept.
+func Splice(raw []byte, value []byte, path ...string) ([]byte, error) {
+	start, end, err := Find(raw, path...)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]byte, 0, len(raw)-(end-start)+len(value))
+	out = append(out, raw[:start]...)
+	out = append(out, value...)
+	return append(out, raw[end:]...), nil
+}
+
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (s *scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *scanner) skipString() error {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		return fmt.Errorf("expected string at %d", s.i)
+	}
+	for s.i++; s.i < len(s.b); s.i++ {
+		switch s.b[s.i] {
+		case '\\':
+			s.i++
+		case '"':
+			s.i++
+			return nil
+		}
+	}
+	return errors.New("unterminated string")
+}
+
+func (s *scanner) skipValue() error {
+	if s.i >= len(s.b) {
+		return errors.New("unexpected end of JSON")
+	}
+	switch c := s.b[s.i]; c {
+	case '"':
+		return s.skipString()
+	case '{', '[':
+		depth := 0
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case '"':
+				if err := s.skipString(); err != nil {
+					return err
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					s.i++
+					return nil
+				}
+			}
+			s.i++
+		}
+		return errors.New("unterminated value")
+	default:
+		start := s.i
+		for s.i < len(s.b) {
+			switch s.b[s.i] {
+			case ',', '}', ']', ' ', '\t', '\r', '\n':
+				if s.i == start {
+					return fmt.Errorf("unexpected %q at %d", c, s.i)
+				}
+				return nil
+			}
+			s.i++
+		}
+		return nil
+	}
+}
+
+// Elements returns the byte spans [start, end) of the elements of the
+// top-level JSON array in raw.
+func Elements(raw []byte) ([][2]int, error) {
+	s := scanner{b: raw}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '[' {
+		return nil, errors.New("not an array")
+	}
+	s.i++
+	var spans [][2]int
+	for {
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ']' {
+			return spans, nil
+		}
+		start := s.i
+		if err := s.skipValue(); err != nil {
+			return nil, err
+		}
+		spans = append(spans, [2]int{start, s.i})
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ',' {
+			s.i++
+		} else if s.i >= len(s.b) {
+			return nil, errors.New("unterminated array")
+		}
+	}
+}

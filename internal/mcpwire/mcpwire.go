@@ -1,0 +1,86 @@
+// Package mcpwire holds what mcpvcr knows about each MCP revision: the
+// revisions, their eras, and the _meta keys and headers they use.
+package mcpwire
+
+import (
+	"encoding/json"
+	"slices"
+)
+
+// The protocol revisions mcpvcr knows, oldest first.
+const (
+	V20241105 = "2024-11-05"
+	V20250326 = "2025-03-26"
+	V20250618 = "2025-06-18"
+	V20251125 = "2025-11-25"
+	V20260728 = "2026-07-28"
+)
+
+// Revisions lists the known revisions, oldest first.
+var Revisions = []string{V20241105, V20250326, V20250618, V20251125, V20260728}
+
+// Eras of a session.
+const (
+	EraLegacy = "legacy" // initialize handshake (2024-11-05 … 2025-11-25)
+	EraModern = "modern" // stateless, per-request _meta (2026-07-28)
+	EraDual   = "dual"   // both seen: a dual-era client that fell back, or the reverse
+)
+
+// Known reports whether rev is a revision mcpvcr knows.
+func Known(rev string) bool { return slices.Contains(Revisions, rev) }
+
+// EraOf returns the era of a revision: modern from 2026-07-28 on.
+func EraOf(rev string) string {
+	if rev >= V20260728 {
+		return EraModern
+	}
+	return EraLegacy
+}
+
+// AllowsBatches reports whether JSON-RPC batches are allowed in rev.
+func AllowsBatches(rev string) bool { return rev == V20250326 }
+
+// Reserved _meta keys of the modern era.
+const (
+	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	MetaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	MetaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	MetaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	MetaLogLevel           = "io.modelcontextprotocol/logLevel"
+	MetaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// Meta is the part of a request's or result's _meta that mcpvcr reads.
+type Meta struct {
+	ProtocolVersion string
+	ClientInfo      json.RawMessage
+	ServerInfo      json.RawMessage
+	ProgressToken   json.RawMessage
+}
+
+// RequestMeta reads params._meta of a request. Missing or malformed
+// values are left empty.
+func RequestMeta(params json.RawMessage) Meta { return readMeta(params) }
+
+// ResultMeta reads result._meta of a response.
+func ResultMeta(result json.RawMessage) Meta { return readMeta(result) }
+
+func readMeta(obj json.RawMessage) Meta {
+	var m Meta
+	if len(obj) == 0 {
+		return m
+	}
+	var holder struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(obj, &holder) != nil || holder.Meta == nil {
+		return m
+	}
+	if v, ok := holder.Meta[MetaProtocolVersion]; ok {
+		_ = json.Unmarshal(v, &m.ProtocolVersion)
+	}
+	m.ClientInfo = holder.Meta[MetaClientInfo]
+	m.ServerInfo = holder.Meta[MetaServerInfo]
+	m.ProgressToken = holder.Meta["progressToken"]
+	return m
+}

@@ -1,0 +1,199 @@
+package recorder
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/clock"
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// session is the recording state of one store.Session: it hands out
+// sequence numbers and offsets in one total order, and learns the session's
+// revision and peers from the frames that pass.
+type session struct {
+	sink   Sink
+	clock  clock.Clock
+	logger *slog.Logger
+	start  time.Time
+
+	mu   sync.Mutex // guards seq, sess, failed, err, and the order of Append calls
+	seq  int64
+	sess store.Session
+	// initID is the id token of the client's initialize request.
+	initID string
+	failed bool
+	err    error
+}
+
+func newSession(ctx context.Context, sink Sink, clk clock.Clock, logger *slog.Logger, s store.Session) (*session, error) {
+	if clk == nil {
+		clk = clock.Real{}
+	}
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	rs := &session{sink: sink, clock: clk, logger: logger, start: clk.Now()}
+	if s.StartedAt.IsZero() {
+		s.StartedAt = rs.start
+	}
+	if s.ExitCode == 0 {
+		s.ExitCode = -1
+	}
+	if err := sink.CreateSession(ctx, &s); err != nil {
+		return nil, err
+	}
+	rs.sess = s
+	return rs, nil
+}
+
+// offset returns the time since the session started.
+func (rs *session) offset() time.Duration { return rs.clock.Now().Sub(rs.start) }
+
+// fail remembers the first recording error and logs it loudly once.
+// Forwarding goes on: a recording failure never breaks the conversation.
+// The caller holds rs.mu.
+func (rs *session) fail(err error) {
+	if err == nil || rs.failed {
+		return
+	}
+	rs.failed, rs.err = true, err
+	rs.logger.Error("recording stopped; traffic is still forwarded but no longer saved", "session", rs.sess.ID, "err", err)
+}
+
+// Err returns the first recording error, if any.
+func (rs *session) Err() error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.err
+}
+
+// openStream records a new stream in the session.
+func (rs *session) openStream(ctx context.Context, st *store.Stream) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	st.SessionID = rs.sess.ID
+	st.Opened = rs.offset()
+	if rs.failed {
+		return
+	}
+	rs.fail(rs.sink.OpenStream(ctx, st))
+}
+
+// closeStream records how a stream ended.
+func (rs *session) closeStream(ctx context.Context, st *store.Stream, end store.End, cause error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	st.Closed = rs.offset()
+	st.End = end
+	if cause != nil {
+		st.Err = cause.Error()
+	}
+	if rs.failed || st.ID == 0 {
+		return
+	}
+	rs.fail(rs.sink.CloseStream(ctx, st))
+}
+
+// append records one frame on st. f.Raw (and f.Data, the SSE fields and
+// Comment, when set) come from the caller; the rest is filled here.
+func (rs *session) append(ctx context.Context, st *store.Stream, dir store.Direction, f *store.Frame) {
+	f.Derive(st.Kind)
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.seq++
+	f.SessionID, f.StreamID, f.Seq, f.Direction, f.Offset = rs.sess.ID, st.ID, rs.seq, dir, rs.offset()
+	if rs.learn(dir, f) && !rs.failed {
+		rs.fail(rs.sink.UpdateSession(ctx, &rs.sess))
+	}
+	if rs.failed {
+		return
+	}
+	rs.fail(rs.sink.Append(ctx, f))
+}
+
+// learn updates the session's revision, era and peer info from f and
+// reports whether anything changed. The caller holds rs.mu.
+func (rs *session) learn(dir store.Direction, f *store.Frame) bool {
+	if f.Comment || f.Kind == 0 {
+		return false
+	}
+	m := f.Message()
+	changed := false
+	set := func(p *string, v string) {
+		if v != "" && *p != v {
+			*p, changed = v, true
+		}
+	}
+	setRaw := func(p *json.RawMessage, v json.RawMessage) {
+		if len(v) > 0 && string(*p) != string(v) {
+			*p, changed = append(json.RawMessage(nil), v...), true
+		}
+	}
+	switch {
+	case dir == store.ClientToServer && m.Method == "initialize":
+		rs.initID = f.ID
+		var p struct {
+			ProtocolVersion string          `json:"protocolVersion"`
+			ClientInfo      json.RawMessage `json:"clientInfo"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil {
+			setRaw(&rs.sess.ClientInfo, p.ClientInfo)
+			if rs.sess.Era == mcpwire.EraModern {
+				set(&rs.sess.Era, mcpwire.EraDual)
+			} else {
+				set(&rs.sess.Era, mcpwire.EraLegacy)
+			}
+			if rs.sess.Revision == "" {
+				set(&rs.sess.Revision, p.ProtocolVersion)
+			}
+		}
+	case dir == store.ServerToClient && f.ID != "" && f.ID == rs.initID && m.Kind.IsResponse():
+		var r struct {
+			ProtocolVersion string          `json:"protocolVersion"`
+			ServerInfo      json.RawMessage `json:"serverInfo"`
+		}
+		if json.Unmarshal(m.Result, &r) == nil {
+			set(&rs.sess.Revision, r.ProtocolVersion)
+			setRaw(&rs.sess.ServerInfo, r.ServerInfo)
+		}
+	case dir == store.ClientToServer && m.Kind == jsonrpc.KindRequest:
+		if meta := mcpwire.RequestMeta(m.Params); meta.ProtocolVersion != "" {
+			if rs.sess.Era == "" {
+				set(&rs.sess.Era, mcpwire.EraModern)
+			} else if rs.sess.Era == mcpwire.EraLegacy {
+				set(&rs.sess.Era, mcpwire.EraDual)
+			}
+			if rs.sess.Era == mcpwire.EraModern {
+				set(&rs.sess.Revision, meta.ProtocolVersion)
+			}
+			if rs.sess.ClientInfo == nil {
+				setRaw(&rs.sess.ClientInfo, meta.ClientInfo)
+			}
+		}
+	case dir == store.ServerToClient && m.Kind.IsResponse() && rs.sess.Era != mcpwire.EraLegacy:
+		if rs.sess.ServerInfo == nil {
+			if meta := mcpwire.ResultMeta(m.Result); meta.ServerInfo != nil {
+				setRaw(&rs.sess.ServerInfo, meta.ServerInfo)
+			}
+		}
+	}
+	return changed
+}
+
+// end closes the session record.
+func (rs *session) end(ctx context.Context, exitCode int) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.sess.EndedAt = rs.clock.Now()
+	rs.sess.ExitCode = exitCode
+	if rs.failed {
+		return
+	}
+	rs.fail(rs.sink.UpdateSession(ctx, &rs.sess))
+}

@@ -1,0 +1,41 @@
+package store
+
+import (
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+)
+
+// Derive fills the frame's derived fields (Kind, ID, Method, Batch,
+// Members, Malformed) from Data, setting Data to Raw first when it is nil
+// and the frame is not an SSE event. stderr lines and SSE comments are
+// never malformed: they are not expected to hold JSON-RPC.
+func (f *Frame) Derive(kind StreamKind) {
+	if f.Data == nil && !f.SSE {
+		f.Data = f.Raw
+	}
+	m := jsonrpc.Parse(f.Data)
+	f.Kind, f.Method = m.Kind, m.Method
+	f.ID = ""
+	if m.ID != nil {
+		f.ID = string(m.ID)
+	}
+	f.Batch = m.Kind == jsonrpc.KindBatch
+	f.Members = nil
+	for _, e := range m.Members {
+		mem := Member{Kind: e.Kind, Method: e.Method}
+		if e.ID != nil {
+			mem.ID = string(e.ID)
+		}
+		f.Members = append(f.Members, mem)
+	}
+	switch {
+	case kind == StderrStream, f.Comment:
+		f.Malformed = false
+	case f.SSE && m.Kind == jsonrpc.KindEmpty:
+		f.Malformed = false // a priming event, or an event with no data
+	default:
+		f.Malformed = m.Kind == jsonrpc.KindInvalid || m.Kind == jsonrpc.KindEmpty
+	}
+}
+
+// Message returns the parsed JSON-RPC view of the frame's Data.
+func (f *Frame) Message() jsonrpc.Message { return jsonrpc.Parse(f.Data) }
