@@ -1,0 +1,142 @@
+package sse
+
+// keepBuf is the largest carry-over buffer a Splitter keeps between events.
+// A larger one, grown for a large event, is released once the event is out.
+const keepBuf = 64 << 10
+
+// Splitter cuts an event stream into events as it arrives in chunks of any
+// size. It is the tee half of a proxy: forward each chunk, then feed it to
+// the Splitter, which returns the events the chunk completed.
+//
+// The events do not depend on how the stream was cut into chunks: feeding it
+// whole or one byte at a time gives the same events with the same Raw. So
+// that this holds when a blank line ends in CR, which may be the first half
+// of a CRLF, an event whose blank line ends in a CR that is the last byte of
+// a chunk is held until the next chunk, or End, shows whether an LF follows.
+// Events whose blank line ends in LF are returned by the Feed that completes
+// them, so in practice only a stream whose lines end in CR alone sees its
+// events a chunk late.
+//
+// A Splitter holds the bytes of at most one unfinished event, however large;
+// it has no size limit and drops nothing.
+//
+// The zero value is ready to split a new stream. A Splitter is not safe for
+// concurrent use.
+type Splitter struct {
+	buf     []byte  // bytes of the current block carried over from earlier chunks
+	lineLen int     // length so far of the current line, without its ending
+	head    [3]byte // the stream's first bytes, to recognise a BOM
+	nhead   int     // bytes in head
+	second  bool    // the stream's first line has ended
+	started bool    // a block has been emitted, so later blocks cannot start with the BOM
+	skipLF  bool    // the last byte fed was a CR ending a line; an LF next belongs to it
+	held    bool    // the last byte fed was a CR ending a blank line; the block waits for a possible LF
+}
+
+// Feed splits p, the next bytes of the stream, and appends the events that p
+// completes to dst, returning the extended slice. Feed does not keep p.
+// Events hold no memory of the Splitter's, so dst may be reused once its
+// events have been handled:
+//
+//	evs = s.Feed(evs[:0], chunk)
+func (s *Splitter) Feed(dst []Event, p []byte) []Event {
+	if len(p) == 0 {
+		return dst
+	}
+	start, i := 0, 0 // p[start:] is not yet in an event or in buf; p[:i] is scanned
+	switch {
+	case s.held:
+		s.held = false
+		if p[0] == '\n' {
+			i = 1
+		}
+		dst = append(dst, s.emit(p[:i]))
+		start = i
+	case s.skipLF:
+		s.skipLF = false
+		if p[0] == '\n' {
+			i = 1
+		}
+	}
+	lf, cr := -1, -1 // index of the next LF and CR at or after i, or len(p)
+	for i < len(p) {
+		lf = nextByte(p, i, lf, '\n')
+		cr = nextByte(p, i, cr, '\r')
+		j := min(lf, cr)
+		if !s.second && s.nhead < len(s.head) {
+			s.nhead += copy(s.head[s.nhead:], p[i:j])
+		}
+		s.lineLen += j - i
+		if j == len(p) {
+			break
+		}
+		blank := s.lineLen == 0 || !s.second && s.lineLen == len(bom) && string(s.head[:]) == bom
+		s.lineLen = 0
+		s.second = true
+		i = j + 1
+		if p[j] == '\r' {
+			if i == len(p) {
+				if blank {
+					s.held = true
+				} else {
+					s.skipLF = true
+				}
+				break
+			}
+			if p[i] == '\n' {
+				i++
+			}
+		}
+		if blank {
+			dst = append(dst, s.emit(p[start:i]))
+			start = i
+		}
+	}
+	s.buf = grow(s.buf, p[start:])
+	return dst
+}
+
+// End reports that the stream has ended and returns what the Splitter still
+// holds as a final event. ok is false if it holds nothing. The event is
+// Partial unless it is one that Feed held back to see whether an LF followed
+// its final CR.
+//
+// After End the Splitter is ready for a new stream.
+func (s *Splitter) End() (e Event, ok bool) {
+	switch {
+	case s.held:
+		e, ok = s.emit(nil), true
+	case len(s.buf) > 0:
+		e, ok = s.emit(nil), true
+		e.Partial = true
+	}
+	*s = Splitter{buf: s.buf[:0]}
+	return e, ok
+}
+
+// emit returns the event made of the carried-over bytes and tail, and
+// empties the carry-over buffer.
+func (s *Splitter) emit(tail []byte) Event {
+	raw := make([]byte, len(s.buf)+len(tail))
+	copy(raw[copy(raw, s.buf):], tail)
+	if cap(s.buf) > keepBuf {
+		s.buf = nil
+	} else {
+		s.buf = s.buf[:0]
+	}
+	e := parse(raw, !s.started && len(raw) >= len(bom) && string(raw[:len(bom)]) == bom)
+	s.started = true
+	return e
+}
+
+// grow appends p to b, at least doubling b's capacity when it must grow, so
+// that a large event arriving in small chunks is copied a bounded number of
+// times.
+func grow(b, p []byte) []byte {
+	if n := len(b) + len(p); n > cap(b) {
+		nb := make([]byte, len(b), max(n, 2*cap(b), 512))
+		copy(nb, b)
+		b = nb
+	}
+	return append(b, p...)
+}

@@ -1,0 +1,406 @@
+package sse
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// split feeds stream to a new Splitter in chunks cut at the given offsets,
+// which must be ascending, and returns every event, the final one included.
+func split(stream []byte, cuts ...int) []Event {
+	var (
+		s      Splitter
+		events []Event
+		prev   int
+	)
+	for _, c := range append(cuts, len(stream)) {
+		events = s.Feed(events, stream[prev:c])
+		prev = c
+	}
+	if e, ok := s.End(); ok {
+		events = append(events, e)
+	}
+	return events
+}
+
+// randomCuts returns ascending random offsets into a stream of length n.
+func randomCuts(r *rand.Rand, n int) []int {
+	var cuts []int
+	for c := 0; c < n; {
+		c += 1 + r.IntN(8)
+		if r.IntN(4) == 0 {
+			c += r.IntN(64)
+		}
+		if c < n {
+			cuts = append(cuts, c)
+		}
+	}
+	return cuts
+}
+
+// checkRaw checks that the Raw of events, concatenated, is stream, and that
+// only the last event may be partial.
+func checkRaw(t testing.TB, stream []byte, events []Event) {
+	t.Helper()
+	var all []byte
+	for i, e := range events {
+		all = append(all, e.Raw...)
+		if e.Partial && i != len(events)-1 {
+			t.Errorf("event %d of %d is partial", i, len(events))
+		}
+	}
+	if !bytes.Equal(all, stream) {
+		t.Errorf("concatenated Raw = %q; want %q", all, stream)
+	}
+}
+
+// sameEvents reports whether a and b are equal as cmp.Diff with eventOpts
+// would find them, only faster.
+func sameEvents(a, b []Event) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if !bytes.Equal(x.Raw, y.Raw) || x.ID != y.ID || x.HasID != y.HasID || x.Type != y.Type ||
+			!bytes.Equal(x.Data, y.Data) || x.HasData != y.HasData || x.Retry != y.Retry ||
+			len(x.Comments) != len(y.Comments) || x.Comment != y.Comment || x.Partial != y.Partial || x.BOM != y.BOM {
+			return false
+		}
+		for j := range x.Comments {
+			if !bytes.Equal(x.Comments[j], y.Comments[j]) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func TestSameEvents(t *testing.T) {
+	// sameEvents must compare every field of Event.
+	if got, want := reflect.TypeFor[Event]().NumField(), 11; got != want {
+		t.Errorf("Event has %d fields; sameEvents compares %d", got, want)
+	}
+}
+
+// crlfStreams are streams with line endings split every way, beyond those
+// of grammarTests, for chunk-boundary tests.
+var crlfStreams = []string{
+	"data: a\r\n\r\ndata: b\r\n\r\n",
+	"data: a\r\r\n\r\r\n\n\r",
+	"\r\n\r\n\r\r\n\n",
+	"\uFEFF\r\r\n",
+	"\uFEFF: c\r\r\n",
+	"id: 1\rdata: x\r\rid: 2\r\ndata: y\r\n\r\n: z\n\n",
+}
+
+func chunkStreams() []string {
+	streams := append([]string(nil), crlfStreams...)
+	for _, tt := range grammarTests {
+		streams = append(streams, tt.stream)
+	}
+	return streams
+}
+
+func TestSplitter_Feed(t *testing.T) {
+	for _, tt := range grammarTests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := split([]byte(tt.stream))
+			if diff := cmp.Diff(tt.want, got, eventOpts); diff != "" {
+				t.Errorf("events mismatch (-want +got):\n%s", diff)
+			}
+			checkRaw(t, []byte(tt.stream), got)
+			// The reference parser must agree, or fuzzing against it proves nothing.
+			if diff := cmp.Diff(tt.want, whatwg([]byte(tt.stream)), eventOpts); diff != "" {
+				t.Errorf("whatwg() mismatch (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestSplitter_Feed_ChunkBoundaries cuts each stream at every offset, at
+// every pair of offsets, and at random, and expects the events of the whole.
+func TestSplitter_Feed_ChunkBoundaries(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for i, stream := range chunkStreams() {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			in := []byte(stream)
+			want := whatwg(in)
+			check := func(cuts ...int) {
+				t.Helper()
+				got := split(in, cuts...)
+				if sameEvents(want, got) {
+					return
+				}
+				if diff := cmp.Diff(want, got, eventOpts); diff != "" {
+					t.Fatalf("split(%q, %v) mismatch (-want +got):\n%s", stream, cuts, diff)
+				}
+			}
+			for c := range len(in) + 1 {
+				check(c)
+			}
+			if len(in) <= 80 {
+				for c1 := range len(in) + 1 {
+					for c2 := c1; c2 <= len(in); c2++ {
+						check(c1, c2)
+					}
+				}
+			}
+			var every []int
+			for c := 1; c < len(in); c++ {
+				every = append(every, c)
+			}
+			check(every...)
+			for range 50 {
+				check(randomCuts(r, len(in))...)
+			}
+		})
+	}
+}
+
+// TestSplitter_Feed_Streaming checks that Feed returns an event as soon as
+// its bytes show it is complete.
+func TestSplitter_Feed_Streaming(t *testing.T) {
+	tests := []struct {
+		name   string
+		chunks []string
+		want   [][]string // Raw of the events each Feed returns
+		end    string     // Raw of the event End returns, if any
+	}{
+		{
+			name:   "LF",
+			chunks: []string{"data: a\n", "\n", "data: b\n\ndata: c\n\n: x", "\n\n"},
+			want:   [][]string{nil, {"data: a\n\n"}, {"data: b\n\n", "data: c\n\n"}, {": x\n\n"}},
+		},
+		{
+			name:   "CRLF",
+			chunks: []string{"data: a\r\n\r\n", "data: b\r\n\r", "\n"},
+			want:   [][]string{{"data: a\r\n\r\n"}, nil, {"data: b\r\n\r\n"}},
+		},
+		{
+			name:   "CRHeldUntilNextChunk",
+			chunks: []string{"data: a\r\r", "data: b\r\r"},
+			want:   [][]string{nil, {"data: a\r\r"}},
+			end:    "data: b\r\r",
+		},
+		{
+			name:   "CRInsideChunk",
+			chunks: []string{"data: a\r\rdata: b\r\r"},
+			want:   [][]string{{"data: a\r\r"}},
+			end:    "data: b\r\r",
+		},
+		{
+			name:   "CRLFSplitMidLine",
+			chunks: []string{"data: a\r", "\ndata: b\r", "\n\r", "\n"},
+			want:   [][]string{nil, nil, nil, {"data: a\r\ndata: b\r\n\r\n"}},
+		},
+		{
+			name:   "EmptyChunk",
+			chunks: []string{"data: a\r\r", "", "\n"},
+			want:   [][]string{nil, nil, {"data: a\r\r\n"}},
+		},
+		{
+			name:   "Partial",
+			chunks: []string{"data: a\n\ndata: b"},
+			want:   [][]string{{"data: a\n\n"}},
+			end:    "data: b",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var s Splitter
+			var evs []Event
+			for i, c := range tt.chunks {
+				evs = s.Feed(evs[:0], []byte(c))
+				var got []string
+				for _, e := range evs {
+					got = append(got, string(e.Raw))
+				}
+				if diff := cmp.Diff(tt.want[i], got); diff != "" {
+					t.Errorf("Feed(%q) mismatch (-want +got):\n%s", c, diff)
+				}
+			}
+			e, ok := s.End()
+			if got, want := ok, tt.end != ""; got != want {
+				t.Fatalf("End() ok = %v; want %v", got, want)
+			}
+			if got, want := string(e.Raw), tt.end; got != want {
+				t.Errorf("End() Raw = %q; want %q", got, want)
+			}
+			if got, want := e.Partial, !strings.HasSuffix(tt.end, "\r\r"); ok && got != want {
+				t.Errorf("End() Partial = %v; want %v", got, want)
+			}
+		})
+	}
+}
+
+func TestSplitter_End(t *testing.T) {
+	var s Splitter
+	s.Feed(nil, []byte("\uFEFFdata: a\n\ndata: b"))
+	if e, ok := s.End(); !ok || !e.Partial || string(e.Raw) != "data: b" {
+		t.Fatalf("End() = %+v, %v; want the partial event data: b", e, ok)
+	}
+	if e, ok := s.End(); ok {
+		t.Fatalf("second End() = %+v, true; want nothing", e)
+	}
+	// After End the Splitter starts a new stream, which may open with a BOM.
+	got := s.Feed(nil, []byte("\uFEFFdata: c\n\n"))
+	want := []Event{{Raw: b("\uFEFFdata: c\n\n"), Data: b("c"), HasData: true, Retry: -1, BOM: true}}
+	if diff := cmp.Diff(want, got, eventOpts); diff != "" {
+		t.Errorf("events after End mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestSplitter_Feed_Ownership checks that events do not share memory with
+// the chunks fed or with each other.
+func TestSplitter_Feed_Ownership(t *testing.T) {
+	var s Splitter
+	chunk := []byte("data: a\n\ndata: b")
+	evs := s.Feed(nil, chunk)
+	evs = s.Feed(evs, []byte("\n\n"))
+	for i := range chunk {
+		chunk[i] = 'X'
+	}
+	if got, want := string(evs[0].Raw), "data: a\n\n"; got != want {
+		t.Errorf("Raw after the chunk changed = %q; want %q", got, want)
+	}
+	data := append(evs[0].Data, "XXXXXXXXXXXXXXXX"...)
+	if got, want := string(evs[0].Raw), "data: a\n\n"; got != want {
+		t.Errorf("Raw after appending to Data = %q; want %q", got, want)
+	}
+	_ = data
+	if got, want := string(evs[1].Raw), "data: b\n\n"; got != want {
+		t.Errorf("second Raw = %q; want %q", got, want)
+	}
+}
+
+// TestSplitter_Feed_Large feeds events of 16 MB. A quadratic scan would not
+// finish within the test timeout.
+func TestSplitter_Feed_Large(t *testing.T) {
+	const size = 16 << 20
+	oneLine := bytes.Repeat([]byte("x"), size)
+	manyLines := bytes.Repeat([]byte("0123456789abcde\n"), size/16)
+	crLines := bytes.Repeat([]byte("data: 0123456\r"), size/14)
+	tests := []struct {
+		name     string
+		stream   []byte
+		wantData []byte
+		chunk    int
+	}{
+		{
+			name:     "OneDataLine",
+			stream:   append(append([]byte("data: "), oneLine...), "\n\n"...),
+			wantData: oneLine,
+			chunk:    32 << 10,
+		},
+		{
+			name:     "ManyDataLines",
+			stream:   append(bytes.ReplaceAll(append([]byte("\n"), manyLines...), []byte("\n"), []byte("\ndata:"))[1:], "\n\n"...),
+			wantData: manyLines,
+			chunk:    4 << 10,
+		},
+		{
+			name:     "CROnlyOneChunk",
+			stream:   append(crLines, '\r'),
+			wantData: bytes.TrimSuffix(bytes.ReplaceAll(crLines, []byte("data: 0123456\r"), []byte("0123456\n")), []byte("\n")),
+			chunk:    len(crLines) + 1,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var cuts []int
+			for c := tt.chunk; c < len(tt.stream); c += tt.chunk {
+				cuts = append(cuts, c)
+			}
+			got := split(tt.stream, cuts...)
+			if len(got) != 1 {
+				t.Fatalf("got %d events; want 1", len(got))
+			}
+			if !bytes.Equal(got[0].Raw, tt.stream) {
+				t.Errorf("Raw differs from the stream")
+			}
+			if !bytes.Equal(got[0].Data, tt.wantData) {
+				t.Errorf("Data differs: len %d; want len %d", len(got[0].Data), len(tt.wantData))
+			}
+		})
+	}
+}
+
+// TestSplitter_Feed_ReleasesLargeBuffer checks that a Splitter does not keep
+// the buffer it grew for a large event.
+func TestSplitter_Feed_ReleasesLargeBuffer(t *testing.T) {
+	var s Splitter
+	big := bytes.Repeat([]byte("x"), 1<<20)
+	s.Feed(nil, []byte("data: "))
+	for range 4 {
+		s.Feed(nil, big)
+	}
+	if got := s.Feed(nil, []byte("\n\n")); len(got) != 1 {
+		t.Fatalf("got %d events; want 1", len(got))
+	}
+	if got := cap(s.buf); got > keepBuf {
+		t.Errorf("cap(buf) after a large event = %d; want at most %d", got, keepBuf)
+	}
+}
+
+func TestSplitter_Feed_Allocs(t *testing.T) {
+	stream := benchStream(100, 200)
+	var s Splitter
+	evs := make([]Event, 0, 128)
+	allocs := testing.AllocsPerRun(10, func() {
+		evs = s.Feed(evs[:0], stream)
+	})
+	// Raw and ID for each event; Type "message" is interned and Data is
+	// shared with Raw.
+	if max := float64(2*100 + 1); allocs > max {
+		t.Errorf("Feed allocates %v times for 100 events; want at most %v", allocs, max)
+	}
+}
+
+// benchStream returns an event stream of n MCP-like events, each with about
+// size bytes of JSON data on one line.
+func benchStream(n, size int) []byte {
+	var out []byte
+	for i := range n {
+		head := fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":%d,"progress":%d,"message":"`, i, i)
+		pad := strings.Repeat("p", max(0, size-len(head)-4))
+		out = fmt.Appendf(out, "event: message\nid: stream-1-%d\ndata: %s%s\"}}\n\n", i, head, pad)
+	}
+	return out
+}
+
+func BenchmarkSplitter(b *testing.B) {
+	benchmarks := []struct {
+		name   string
+		events int
+		stream []byte
+		chunk  int
+	}{
+		{"Events100x200B/Chunk32K", 100, benchStream(100, 200), 32 << 10},
+		{"Events100x200B/Chunk1K", 100, benchStream(100, 200), 1 << 10},
+		{"Events16x64KB/Chunk32K", 16, benchStream(16, 64<<10), 32 << 10},
+		{"Events16x64KB/Chunk4K", 16, benchStream(16, 64<<10), 4 << 10},
+	}
+	for _, bm := range benchmarks {
+		b.Run(bm.name, func(b *testing.B) {
+			var s Splitter
+			evs := make([]Event, 0, 128)
+			b.SetBytes(int64(len(bm.stream)))
+			b.ReportAllocs()
+			for b.Loop() {
+				for p := bm.stream; len(p) > 0; {
+					n := min(len(p), bm.chunk)
+					evs = s.Feed(evs[:0], p[:n])
+					p = p[n:]
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*bm.events), "ns/event")
+		})
+	}
+}
