@@ -12,6 +12,9 @@ func (f *Frame) Derive(kind StreamKind) {
 	if f.Data == nil && !f.SSE {
 		f.Data = f.Raw
 	}
+	if !f.SSE {
+		f.Retry = -1 // only SSE events carry retry
+	}
 	m := jsonrpc.Parse(f.Data)
 	f.Kind, f.Method = m.Kind, m.Method
 	f.ID = ""

@@ -1,0 +1,192 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// maxProblems bounds the problems a Report lists.
+const maxProblems = 100
+
+// Report is what Check found. The zero Report is a sound, empty cassette.
+type Report struct {
+	Sessions, Streams, Frames int64 // counts of committed rows
+	// Integrity holds what SQLite's integrity check found, if anything:
+	// damage to the file itself.
+	Integrity []string
+	// Problems describes broken references and frames out of order, at
+	// most 100 of them; Omitted counts the rest.
+	Problems []string
+	Omitted  int
+}
+
+// OK reports whether the check found nothing wrong.
+func (r Report) OK() bool { return len(r.Integrity) == 0 && len(r.Problems) == 0 }
+
+// String returns a summary line, then one indented line per problem.
+func (r Report) String() string {
+	var b strings.Builder
+	counts := plural(r.Sessions, "session") + ", " + plural(r.Streams, "stream") + ", " + plural(r.Frames, "frame")
+	if r.OK() {
+		return "ok: " + counts
+	}
+	n := len(r.Integrity) + len(r.Problems) + r.Omitted
+	fmt.Fprintf(&b, "%s in %s:", plural(int64(n), "problem"), counts)
+	for _, p := range r.Integrity {
+		fmt.Fprintf(&b, "\n  integrity: %s", p)
+	}
+	for _, p := range r.Problems {
+		fmt.Fprintf(&b, "\n  %s", p)
+	}
+	if r.Omitted > 0 {
+		fmt.Fprintf(&b, "\n  and %d more", r.Omitted)
+	}
+	return b.String()
+}
+
+func plural(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+func (r *Report) problem(format string, args ...any) {
+	if len(r.Problems) >= maxProblems {
+		r.Omitted++
+		return
+	}
+	r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+}
+
+// Check verifies the committed contents of the cassette: SQLite's
+// integrity check and foreign keys, then that each session's frames have
+// seqs 1, 2, 3, ... without gaps, offsets that never decrease, and streams
+// that exist and belong to the same session, and that resumed streams
+// exist in the same session. Problems go in the Report; the error is for
+// a check that could not run.
+func (d *DB) Check(ctx context.Context) (Report, error) {
+	var r Report
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		for _, c := range []func(context.Context, *sql.Tx, *Report) error{
+			checkIntegrity, checkForeignKeys, checkFrames, checkStreams,
+		} {
+			if err := c(ctx, tx, &r); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return Report{}, fmt.Errorf("check: %w", err)
+	}
+	return r, nil
+}
+
+func checkIntegrity(ctx context.Context, tx *sql.Tx, r *Report) error {
+	rows, err := tx.QueryContext(ctx, "PRAGMA integrity_check")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return err
+		}
+		if line != "ok" {
+			r.Integrity = append(r.Integrity, line)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return tx.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM sessions), (SELECT count(*) FROM streams), (SELECT count(*) FROM frames)`).
+		Scan(&r.Sessions, &r.Streams, &r.Frames)
+}
+
+func checkForeignKeys(ctx context.Context, tx *sql.Tx, r *Report) error {
+	rows, err := tx.QueryContext(ctx, "PRAGMA foreign_key_check")
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var table, parent string
+		var rowid sql.NullInt64
+		var fkid int64
+		if err := rows.Scan(&table, &rowid, &parent, &fkid); err != nil {
+			return err
+		}
+		r.problem("%s row %d refers to a missing row of %s", table, rowid.Int64, parent)
+	}
+	return rows.Err()
+}
+
+func checkFrames(ctx context.Context, tx *sql.Tx, r *Report) error {
+	rows, err := tx.QueryContext(ctx, `SELECT f.session_id, f.seq, f.offset_ns, f.stream_id, s.session_id
+		FROM frames f LEFT JOIN streams s ON s.id = f.stream_id
+		ORDER BY f.session_id, f.seq`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var session, seq, offset int64 = 0, 0, 0
+	for rows.Next() {
+		var sid, q, off int64
+		var stream, owner sql.NullInt64
+		if err := rows.Scan(&sid, &q, &off, &stream, &owner); err != nil {
+			return err
+		}
+		if sid != session {
+			session, seq, offset = sid, 0, 0
+		}
+		switch {
+		case q == seq+1:
+		case q == seq+2:
+			r.problem("session %d: frame %d is missing", sid, seq+1)
+		default:
+			r.problem("session %d: frames %d to %d are missing", sid, seq+1, q-1)
+		}
+		if off < offset {
+			r.problem("session %d: frame %d is at %v, before frame %d at %v", sid, q, time.Duration(off), seq, time.Duration(offset))
+		}
+		switch {
+		case !stream.Valid:
+		case !owner.Valid:
+			r.problem("session %d: frame %d is on stream %d, which does not exist", sid, q, stream.Int64)
+		case owner.Int64 != sid:
+			r.problem("session %d: frame %d is on stream %d of session %d", sid, q, stream.Int64, owner.Int64)
+		}
+		seq, offset = q, off
+	}
+	return rows.Err()
+}
+
+func checkStreams(ctx context.Context, tx *sql.Tx, r *Report) error {
+	rows, err := tx.QueryContext(ctx, `SELECT s.id, s.session_id, s.resumes_id, o.session_id
+		FROM streams s LEFT JOIN streams o ON o.id = s.resumes_id
+		WHERE s.resumes_id IS NOT NULL ORDER BY s.id`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, sid, resumes int64
+		var owner sql.NullInt64
+		if err := rows.Scan(&id, &sid, &resumes, &owner); err != nil {
+			return err
+		}
+		switch {
+		case !owner.Valid:
+			r.problem("session %d: stream %d resumes stream %d, which does not exist", sid, id, resumes)
+		case owner.Int64 != sid:
+			r.problem("session %d: stream %d resumes stream %d of session %d", sid, id, resumes, owner.Int64)
+		}
+	}
+	return rows.Err()
+}

@@ -1,0 +1,73 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// WAL checkpoints copy committed pages from the write-ahead log into the
+// database file. SQLite would run them in the writer's connection after a
+// commit, which stalls ingest for the copy and its fsyncs. Instead the
+// writer's connection has wal_autocheckpoint off, and a checkpointer
+// goroutine with a connection of its own runs passive checkpoints, which
+// never block the writer, after commits.
+//
+// A checkpoint cannot finish while the writer keeps committing, and the
+// log starts again from the beginning only after one has finished, so
+// under sustained load the log would grow without bound. So once it has
+// committed maxWALBytes since the log last restarted, the writer runs a
+// checkpoint itself between two transactions (see writer.checkpoint).
+
+// maxWALBytes is roughly how long the log may grow. A variable for tests.
+var maxWALBytes = 256 << 20
+
+// checkpointer runs checkpoints when the writer asks, until stop.
+type checkpointer struct {
+	db   *sql.DB       // one connection of its own
+	kick chan struct{} // capacity 1: a commit happened
+	// mu is held while a checkpoint runs, by the checkpointer or the
+	// writer: SQLite runs one at a time and fails the others at once.
+	mu     sync.Mutex
+	ctx    context.Context    // lifecycle: done once stop is called
+	cancel context.CancelFunc // ends run and any running checkpoint
+	done   chan struct{}      // closed when run returns
+}
+
+func newCheckpointer(db *sql.DB) *checkpointer {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &checkpointer{db: db, kick: make(chan struct{}, 1), ctx: ctx, cancel: cancel, done: make(chan struct{})}
+}
+
+// poke asks for a checkpoint without waiting for it.
+func (c *checkpointer) poke() {
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (c *checkpointer) run() {
+	defer close(c.done)
+	for {
+		select {
+		case <-c.ctx.Done():
+			return
+		case <-c.kick:
+		}
+		// Errors (SQLITE_BUSY, mostly, or the cancellation at stop) are
+		// left for the next try: the pages stay safe in the log meanwhile,
+		// and SQLite checkpoints all of them when the last connection
+		// closes.
+		var busy, logPages, done int
+		c.mu.Lock()
+		c.db.QueryRowContext(c.ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &done)
+		c.mu.Unlock()
+	}
+}
+
+// stop ends run and waits for it.
+func (c *checkpointer) stop() {
+	c.cancel()
+	<-c.done
+}

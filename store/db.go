@@ -1,0 +1,373 @@
+package store
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// Errors returned by the store. Test for them with errors.Is.
+var (
+	// ErrNotCassette means a file is neither a cassette nor empty: a text
+	// file, say, or a SQLite database of another application.
+	ErrNotCassette = errors.New("not an mcpvcr cassette")
+	// ErrNewerSchema means a cassette was written by a newer mcpvcr, whose
+	// schema this build does not know.
+	ErrNewerSchema = errors.New("cassette needs a newer mcpvcr")
+	// ErrNotExport means a text file is not an mcpvcr JSONL export.
+	ErrNotExport = errors.New("not an mcpvcr JSONL export")
+	// ErrNotFound means a session or stream does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrInvalid means a write was refused because a field is missing or
+	// wrong: an unknown enum, a seq below 1, a stream of another session.
+	ErrInvalid = errors.New("invalid")
+	// ErrClosed means the DB was used after Close.
+	ErrClosed = errors.New("cassette closed")
+)
+
+// Tuning of the writer goroutine.
+const (
+	// commitInterval is the longest an accepted write waits before it is
+	// committed, and so the most that a crash can lose.
+	commitInterval = 100 * time.Millisecond
+	// A transaction is committed early once it holds this many writes or
+	// bytes of frames.
+	maxBatchOps   = 20000
+	maxBatchBytes = 16 << 20
+)
+
+// Connection settings. The writer has one connection, so that writes are
+// totally ordered; readers share a pool of read-only connections, which
+// WAL lets run while the writer writes.
+const (
+	writerParams       = "_fk=1&_busy_timeout=10000&_txlock=immediate&_sync=NORMAL&_cache_size=-16384"
+	readerParams       = "_fk=1&_busy_timeout=10000&_query_only=1"
+	checkpointerParams = "_busy_timeout=1000"
+	maxReaders         = 4
+)
+
+// DB is a cassette: a SQLite file holding recorded sessions, their streams
+// and their frames. It is safe for concurrent use.
+//
+// Writes (CreateSession, UpdateSession, OpenStream, CloseStream, Append)
+// are validated and assigned their IDs at once, then queued for a single
+// writer goroutine that commits them in batches: at least every 100 ms,
+// and at once at every CloseStream, at every UpdateSession that ends a
+// session, and at Flush and Close. Reads see a write once it is committed;
+// call Flush to wait for that. A crash loses at most the writes of the
+// last commit interval and never corrupts the file.
+//
+// If the writer fails (the disk is full, say), the error is sticky: Err
+// reports it, every later write returns it, and what was committed before
+// stays readable.
+//
+// Only one DB should write to a given file at a time, since each assigns
+// IDs from its own counters.
+type DB struct {
+	path      string    // as given, for messages
+	wdb       *sql.DB   // the writer's single connection
+	wconn     *sql.Conn // that connection, held by the writer
+	rdb       *sql.DB   // read-only connections
+	cdb       *sql.DB   // the checkpointer's connection
+	ckpt      *checkpointer
+	q         *queue         // writes for the writer goroutine
+	wg        sync.WaitGroup // waits for the writer and checkpointer goroutines
+	removeDir string         // a temporary directory that Close removes
+
+	failed atomic.Pointer[failure] // the sticky writer error, once set
+
+	// mu guards the ID counters and the sessions and streams known to exist.
+	mu          sync.Mutex
+	lastSession int64
+	lastStream  int64
+	sessions    map[int64]bool  // session id → exists (false: deleted)
+	streams     map[int64]int64 // stream id → its session id (0: deleted)
+}
+
+type failure struct{ err error }
+
+// Open opens the cassette at path, creating it if the file does not
+// exist or is empty, and migrates it to this build's schema. It fails
+// with ErrNotCassette if the file is something else, and with
+// ErrNewerSchema if a newer mcpvcr wrote it. The caller must call Close.
+func Open(ctx context.Context, path string) (*DB, error) {
+	d, err := open(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("open cassette %s: %w", path, err)
+	}
+	return d, nil
+}
+
+func open(ctx context.Context, path string) (_ *DB, err error) {
+	if path == "" {
+		return nil, errors.New("no path given")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := probeFile(abs); err != nil {
+		return nil, err
+	}
+	d := &DB{
+		path:     path,
+		q:        newQueue(),
+		sessions: make(map[int64]bool),
+		streams:  make(map[int64]int64),
+	}
+	defer func() {
+		if err != nil {
+			if d.ckpt != nil {
+				d.ckpt.cancel()
+			}
+			d.closeConns()
+		}
+	}()
+	if d.wdb, err = sql.Open("sqlite3", dsn(abs, writerParams)); err != nil {
+		return nil, err
+	}
+	d.wdb.SetMaxOpenConns(1)
+	d.wdb.SetMaxIdleConns(1)
+	d.wdb.SetConnMaxLifetime(0)
+	d.wdb.SetConnMaxIdleTime(0)
+	version, err := inspect(ctx, d.wdb)
+	if err != nil {
+		return nil, sqliteError(err)
+	}
+	if version == 0 {
+		// Big pages: fewer pages per frame, so fewer write calls, which
+		// are what ingest spends most on. It must be set before the first
+		// table is created.
+		if _, err := d.wdb.ExecContext(ctx, "PRAGMA page_size = 16384"); err != nil {
+			return nil, err
+		}
+	}
+	// Only now that the file is known to be a cassette (or empty) may it
+	// be changed: journal_mode=WAL is stored in the file.
+	var mode string
+	if err := d.wdb.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+		return nil, fmt.Errorf("enable WAL: %w", err)
+	}
+	if mode != "wal" {
+		return nil, fmt.Errorf("enable WAL: journal mode is %q", mode)
+	}
+	if _, err := d.wdb.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
+		return nil, err // the checkpointer does it
+	}
+	if _, err := d.wdb.ExecContext(ctx, "PRAGMA journal_size_limit = 67108864"); err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, d.wdb, version); err != nil {
+		return nil, err
+	}
+	if err := d.loadCounters(ctx); err != nil {
+		return nil, err
+	}
+	if d.rdb, err = sql.Open("sqlite3", dsn(abs, readerParams)); err != nil {
+		return nil, err
+	}
+	d.rdb.SetMaxOpenConns(maxReaders)
+	d.rdb.SetMaxIdleConns(maxReaders)
+	if err := d.rdb.PingContext(ctx); err != nil {
+		return nil, err
+	}
+	if d.cdb, err = sql.Open("sqlite3", dsn(abs, checkpointerParams)); err != nil {
+		return nil, err
+	}
+	d.cdb.SetMaxOpenConns(1)
+	d.ckpt = newCheckpointer(d.cdb)
+	if d.wconn, err = d.wdb.Conn(ctx); err != nil {
+		return nil, err
+	}
+	w := &writer{d: d, deleted: make(map[int64]bool)}
+	started := make(chan error, 1)
+	d.wg.Add(1)
+	go w.run(d.wconn, started)
+	if err := <-started; err != nil {
+		d.q.close()
+		d.wg.Wait()
+		return nil, err
+	}
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		d.ckpt.run()
+	}()
+	return d, nil
+}
+
+// dsn builds a go-sqlite3 data source name for the file at abs. The path
+// goes in a file: URI so that characters such as '?' and '#' in it are
+// escaped rather than read as parameters.
+func dsn(abs, params string) string {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs), RawQuery: params}
+	if u.Path != "" && u.Path[0] != '/' {
+		u.Path = "/" + u.Path // Windows drive letters
+	}
+	return u.String()
+}
+
+// sqliteError turns SQLite's "file is not a database" into ErrNotCassette.
+func sqliteError(err error) error {
+	var se sqlite3.Error
+	if errors.As(err, &se) && se.Code == sqlite3.ErrNotADB {
+		return fmt.Errorf("%w (%w)", ErrNotCassette, err)
+	}
+	return err
+}
+
+// loadCounters starts the ID counters after the largest IDs ever used,
+// including those of deleted sessions and streams, so that an ID is never
+// given twice.
+func (d *DB) loadCounters(ctx context.Context) error {
+	const q = `SELECT
+		max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'sessions'), 0),
+		    coalesce((SELECT max(id) FROM sessions), 0)),
+		max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'streams'), 0),
+		    coalesce((SELECT max(id) FROM streams), 0))`
+	if err := d.wdb.QueryRowContext(ctx, q).Scan(&d.lastSession, &d.lastStream); err != nil {
+		return fmt.Errorf("read id counters: %w", err)
+	}
+	return nil
+}
+
+// OpenFile opens an existing cassette file or JSONL export, telling them
+// apart by their first bytes. A JSONL export is imported into a new
+// temporary cassette, which Close removes; changes to it are not written
+// back to the export. The caller must call Close.
+func OpenFile(ctx context.Context, path string) (*DB, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("open cassette: %w", err)
+	}
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 1<<16)
+	head, err := br.Peek(len(sqliteMagic))
+	if err != nil && err != io.EOF {
+		return nil, fmt.Errorf("open cassette %s: %w", path, err)
+	}
+	if string(head) == sqliteMagic {
+		return Open(ctx, path)
+	}
+	if len(head) == 0 || head[0] != '{' {
+		return nil, fmt.Errorf("open cassette %s: %w (nor a JSONL export)", path, ErrNotCassette)
+	}
+	dir, err := os.MkdirTemp("", "mcpvcr-*")
+	if err != nil {
+		return nil, fmt.Errorf("open cassette %s: %w", path, err)
+	}
+	d, err := Open(ctx, filepath.Join(dir, "cassette.db"))
+	if err != nil {
+		os.RemoveAll(dir)
+		return nil, fmt.Errorf("open cassette %s: %w", path, err)
+	}
+	d.removeDir = dir
+	if _, err := d.Import(ctx, br); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("open cassette %s: %w", path, err)
+	}
+	return d, nil
+}
+
+// Close commits every write accepted so far, stops the writer and closes
+// the file. It returns the writer's error if the writer failed at any
+// time, so that a recording that lost frames does not end silently.
+// Calling Close more than once is harmless.
+func (d *DB) Close() error {
+	if !d.q.close() {
+		return nil
+	}
+	d.ckpt.stop()
+	d.wg.Wait()
+
+	err := d.Err()
+	if cerr := d.closeConns(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("close cassette %s: %w", d.path, cerr))
+	}
+	if d.removeDir != "" {
+		if rerr := os.RemoveAll(d.removeDir); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return err
+}
+
+// closeConns closes the connections, readers first, so that the writer's
+// connection is the last and checkpoints the WAL into the file.
+func (d *DB) closeConns() error {
+	var errs []error
+	for _, db := range []*sql.DB{d.rdb, d.cdb} {
+		if db != nil {
+			errs = append(errs, db.Close())
+		}
+	}
+	if d.wconn != nil {
+		errs = append(errs, d.wconn.Close())
+	}
+	if d.wdb != nil {
+		errs = append(errs, d.wdb.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Err returns the error that stopped the writer, or nil while it works.
+// Once set, it stays. Everything committed before it stays readable.
+func (d *DB) Err() error {
+	if f := d.failed.Load(); f != nil {
+		return f.err
+	}
+	return nil
+}
+
+// fail makes err the sticky writer error, unless one is already set.
+func (d *DB) fail(err error) {
+	d.failed.CompareAndSwap(nil, &failure{fmt.Errorf("write %s: %w", d.path, err)})
+}
+
+// Flush waits until every write accepted before the call is committed. It
+// returns the writer's error if the writer failed.
+func (d *DB) Flush(ctx context.Context) error {
+	done := make(chan error, 1)
+	if err := d.send(ctx, op{kind: opFlush, commit: true, done: done}); err != nil {
+		return fmt.Errorf("flush: %w", err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("flush: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("flush: %w", ctx.Err())
+	}
+}
+
+// send queues o for the writer, blocking while the queue is full.
+func (d *DB) send(ctx context.Context, o op) error {
+	if err := d.Err(); err != nil {
+		return err
+	}
+	return d.q.put(ctx, o)
+}
+
+// exclusive runs o.fn in the writer goroutine, in a transaction of its
+// own, after everything queued before it is committed, and waits for it.
+// The writer waits for fn, so fn must honour ctx itself.
+func (d *DB) exclusive(ctx context.Context, o op) error {
+	o.kind, o.done = opExclusive, make(chan error, 1)
+	if err := d.send(ctx, o); err != nil {
+		return err
+	}
+	return <-o.done
+}

@@ -1,0 +1,27 @@
+// Package store keeps recordings in a cassette: one SQLite file holding
+// sessions, their streams and their frames, byte for byte as they crossed
+// the wire.
+//
+//	session 1 (stdio)           session 2 (http)
+//	├── stream 1 stdin          ├── stream 4 post ── frames 1, 2 (request, SSE events)
+//	├── stream 2 stdout         ├── stream 5 get  ── frame 3 (notification)
+//	└── stream 3 stderr         └── stream 6 resume (of 5, Last-Event-ID)
+//	frames 1..n, total order by seq within the session
+//
+// A DB has one writer goroutine that batches writes into transactions,
+// committing at least every 100 ms and at every stream end, so that
+// recording never waits for the disk and a crash loses at most that
+// window (WAL and transactions keep the file intact). A second goroutine
+// copies the write-ahead log into the file (checkpoints), so that the
+// writer does not wait for that either. Write calls only queue; the queue
+// is bounded, and a full queue blocks callers rather than drop frames.
+// Reads use their own connections and run while the writer writes.
+//
+// The schema lives in schema.sql as numbered migrations, tracked with
+// PRAGMA user_version; a cassette is marked with PRAGMA application_id.
+// The JSONL text form (Export, Import) is what the repository commits:
+// deterministic, one record per line, lossless.
+//
+// The store uses github.com/mattn/go-sqlite3, which needs cgo and a C
+// compiler.
+package store

@@ -1,0 +1,163 @@
+package store
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+)
+
+//go:embed schema.sql
+var schemaSQL string
+
+// applicationID marks a SQLite file as a cassette ("mcpv"); migration 1
+// sets it.
+const applicationID = 0x6D637076
+
+// sqliteMagic starts every SQLite database file.
+const sqliteMagic = "SQLite format 3\x00"
+
+// migration is one numbered step of schema.sql.
+type migration struct {
+	version int
+	sql     string
+}
+
+// migrations are the steps of schema.sql, in order; the newest schema
+// version this build knows is len(migrations).
+var migrations = mustParseMigrations(schemaSQL)
+
+// schemaVersion is the cassette schema version this build writes. Files
+// with a newer version fail to open with ErrNewerSchema.
+var schemaVersion = len(migrations)
+
+const migrationMarker = "-- migration "
+
+func mustParseMigrations(src string) []migration {
+	ms, err := parseMigrations(src)
+	if err != nil {
+		panic("store: schema.sql: " + err.Error())
+	}
+	return ms
+}
+
+// parseMigrations splits src at "-- migration N" lines. The migrations must
+// be numbered 1, 2, 3, ... in order.
+func parseMigrations(src string) ([]migration, error) {
+	var ms []migration
+	var cur *strings.Builder
+	sc := bufio.NewScanner(strings.NewReader(src))
+	for sc.Scan() {
+		line := sc.Text()
+		if rest, ok := strings.CutPrefix(line, migrationMarker); ok {
+			n, err := strconv.Atoi(strings.TrimSpace(rest))
+			if err != nil {
+				return nil, fmt.Errorf("bad marker %q: %w", line, err)
+			}
+			if n != len(ms)+1 {
+				return nil, fmt.Errorf("migration %d follows migration %d", n, len(ms))
+			}
+			ms = append(ms, migration{version: n})
+			cur = new(strings.Builder)
+			continue
+		}
+		if cur != nil {
+			cur.WriteString(line)
+			cur.WriteByte('\n')
+			ms[len(ms)-1].sql = cur.String()
+		}
+	}
+	if len(ms) == 0 {
+		return nil, errors.New("no migrations")
+	}
+	return ms, sc.Err()
+}
+
+// probeFile makes sure path can be opened for writing, creating it if it
+// does not exist, and reports whether it already holds data. A file with
+// data that does not start with the SQLite header is not a cassette.
+func probeFile(path string) (empty bool, err error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the caller names the path
+		}
+		return false, err
+	}
+	defer f.Close()
+	head := make([]byte, len(sqliteMagic))
+	n, err := io.ReadFull(f, head)
+	switch {
+	case n == 0 && (err == io.EOF || err == nil):
+		return true, nil
+	case err != nil && err != io.ErrUnexpectedEOF:
+		return false, err
+	case !bytes.Equal(head[:n], []byte(sqliteMagic)):
+		return false, fmt.Errorf("%w (not a SQLite file)", ErrNotCassette)
+	}
+	return false, nil
+}
+
+// inspect reads the schema version of the database behind db and checks
+// that it is a cassette, or an empty database that can become one.
+func inspect(ctx context.Context, db *sql.DB) (version int, err error) {
+	var appID, objects int
+	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+		return 0, err
+	}
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return 0, err
+	}
+	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&objects); err != nil {
+		return 0, err
+	}
+	switch {
+	case appID == applicationID:
+	case appID == 0 && version == 0 && objects == 0:
+		return 0, nil // a new, empty database
+	default:
+		return 0, fmt.Errorf("%w (a SQLite database of another program)", ErrNotCassette)
+	}
+	if version > schemaVersion {
+		return 0, fmt.Errorf("schema version %d, but this build knows up to %d: %w", version, schemaVersion, ErrNewerSchema)
+	}
+	return version, nil
+}
+
+// migrate applies every migration newer than version, each in its own
+// transaction. Each migration sets PRAGMA user_version itself.
+func migrate(ctx context.Context, db *sql.DB, version int) error {
+	for _, m := range migrations[version:] {
+		if err := applyMigration(ctx, db, m); err != nil {
+			return fmt.Errorf("migrate to schema version %d: %w", m.version, err)
+		}
+	}
+	return nil
+}
+
+func applyMigration(ctx context.Context, db *sql.DB, m migration) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return err
+	}
+	var got int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&got); err != nil {
+		return err
+	}
+	if got != m.version {
+		return fmt.Errorf("schema.sql: migration %d sets user_version %d", m.version, got)
+	}
+	return tx.Commit()
+}

@@ -1,0 +1,102 @@
+package store
+
+import (
+	"context"
+	"sync"
+)
+
+// Bounds of the queue of writes accepted but not yet taken by the writer.
+// When either is reached, write calls block (backpressure); none are
+// dropped.
+const (
+	queueLen   = 8192
+	queueBytes = 64 << 20
+)
+
+// queue hands writes from callers to the writer goroutine. Callers put
+// ops one at a time; the writer takes all that are queued at once, so that
+// under load neither side wakes the other for every op, which costs a
+// context switch each.
+type queue struct {
+	// ready holds a token when ops became non-empty or the queue closed.
+	ready chan struct{}
+
+	mu     sync.Mutex // guards the fields below
+	ops    []op
+	size   int           // estimated bytes of ops
+	room   chan struct{} // closed when the writer takes ops; nil if no one waits
+	closed bool
+}
+
+func newQueue() *queue { return &queue{ready: make(chan struct{}, 1)} }
+
+// put appends o, waiting while the queue is full. It fails with ErrClosed
+// once the queue is closed, or with ctx's error.
+func (q *queue) put(ctx context.Context, o op) error {
+	q.mu.Lock()
+	for !q.closed && (len(q.ops) >= queueLen || q.size >= queueBytes) {
+		if q.room == nil {
+			q.room = make(chan struct{})
+		}
+		room := q.room
+		q.mu.Unlock()
+		select {
+		case <-room:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		q.mu.Lock()
+	}
+	defer q.mu.Unlock()
+	if q.closed {
+		return ErrClosed
+	}
+	q.ops = append(q.ops, o)
+	q.size += o.size()
+	if len(q.ops) == 1 {
+		q.signal()
+	}
+	return nil
+}
+
+// signal leaves a token in ready, if there is none. Callers hold mu.
+func (q *queue) signal() {
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// take returns every queued op, leaving spare (emptied) as the new queue,
+// and whether the queue is still open. The writer passes back the slice
+// of the previous take as spare, so that the two slices alternate.
+func (q *queue) take(spare []op) (ops []op, open bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ops, q.ops, q.size = q.ops, spare[:0], 0
+	if q.room != nil {
+		close(q.room)
+		q.room = nil
+	}
+	return ops, !q.closed
+}
+
+// close stops the queue from accepting ops and wakes the writer to drain
+// it. It reports false if the queue was already closed.
+func (q *queue) close() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return false
+	}
+	q.closed = true
+	q.signal()
+	return true
+}
+
+// isClosed reports whether close was called.
+func (q *queue) isClosed() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.closed
+}

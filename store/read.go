@@ -1,0 +1,292 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+)
+
+// Column lists, in the order the scan functions read them.
+const (
+	sessionColumns = `id, name, transport, revision, era, upstream, external_id, started_at, ended_at,
+		exit_code, labels, note, client_info, server_info`
+	streamColumns = `id, session_id, kind, method, url, status, resumes_id, last_event_id, opened_ns,
+		closed_ns, end_kind, err, request_header, response_header`
+	frameColumns = `session_id, seq, stream_id, direction, offset_ns, kind, rpc_id, method, batch,
+		malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, raw, data`
+)
+
+// Sessions returns every committed session, by ID.
+func (d *DB) Sessions(ctx context.Context) ([]Session, error) {
+	var ss []Session
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		var err error
+		ss, err = sessions(ctx, tx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	return ss, nil
+}
+
+// Session returns committed session id, or an error wrapping ErrNotFound.
+func (d *DB) Session(ctx context.Context, id int64) (Session, error) {
+	var s Session
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		var err error
+		s, err = session(ctx, tx, id)
+		return err
+	})
+	if err != nil {
+		return Session{}, fmt.Errorf("read session %d: %w", id, err)
+	}
+	return s, nil
+}
+
+// Streams returns the committed streams of session sessionID, by ID, or
+// an error wrapping ErrNotFound if there is no such session.
+func (d *DB) Streams(ctx context.Context, sessionID int64) ([]Stream, error) {
+	var sts []Stream
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		if _, err := session(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		var err error
+		sts, err = streams(ctx, tx, sessionID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read streams of session %d: %w", sessionID, err)
+	}
+	return sts, nil
+}
+
+// Frames returns the committed frames of session sessionID, by Seq, with
+// Data and the derived fields filled in, or an error wrapping ErrNotFound
+// if there is no such session. Empty Raw and Data read back as nil.
+func (d *DB) Frames(ctx context.Context, sessionID int64) ([]Frame, error) {
+	var fs []Frame
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		if _, err := session(ctx, tx, sessionID); err != nil {
+			return err
+		}
+		return eachFrame(ctx, tx, sessionID, func(f *Frame) error {
+			fs = append(fs, *f)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read frames of session %d: %w", sessionID, err)
+	}
+	return fs, nil
+}
+
+// read runs fn in a read transaction, so that it sees one snapshot.
+func (d *DB) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if d.q.isClosed() {
+		return ErrClosed
+	}
+	tx, err := d.rdb.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(tx)
+}
+
+func sessions(ctx context.Context, tx *sql.Tx) ([]Session, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT "+sessionColumns+" FROM sessions ORDER BY id")
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var ss []Session
+	for rows.Next() {
+		s, err := scanSession(rows)
+		if err != nil {
+			return nil, err
+		}
+		ss = append(ss, s)
+	}
+	return ss, rows.Err()
+}
+
+func session(ctx context.Context, tx *sql.Tx, id int64) (Session, error) {
+	s, err := scanSession(tx.QueryRowContext(ctx, "SELECT "+sessionColumns+" FROM sessions WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Session{}, fmt.Errorf("session %d: %w", id, ErrNotFound)
+	}
+	return s, err
+}
+
+func streams(ctx context.Context, tx *sql.Tx, sessionID int64) ([]Stream, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT "+streamColumns+" FROM streams WHERE session_id = ? ORDER BY id", sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var sts []Stream
+	for rows.Next() {
+		st, err := scanStream(rows)
+		if err != nil {
+			return nil, err
+		}
+		sts = append(sts, st)
+	}
+	return sts, rows.Err()
+}
+
+// eachFrame calls fn with each frame of a session, by seq. fn may keep
+// the frame; it is not reused.
+func eachFrame(ctx context.Context, tx *sql.Tx, sessionID int64, fn func(*Frame) error) error {
+	members, err := batchMembers(ctx, tx, sessionID)
+	if err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT "+frameColumns+" FROM frames WHERE session_id = ? ORDER BY seq", sessionID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		f := new(Frame)
+		if err := scanFrame(rows, f); err != nil {
+			return err
+		}
+		f.Members = members[f.Seq]
+		if err := fn(f); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// batchMembers returns the members of a session's batch frames by seq.
+func batchMembers(ctx context.Context, tx *sql.Tx, sessionID int64) (map[int64][]Member, error) {
+	rows, err := tx.QueryContext(ctx, "SELECT seq, kind, rpc_id, method FROM frame_members WHERE session_id = ? ORDER BY seq, idx", sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	members := make(map[int64][]Member)
+	for rows.Next() {
+		var seq int64
+		var kind string
+		var id, method sql.NullString
+		if err := rows.Scan(&seq, &kind, &id, &method); err != nil {
+			return nil, err
+		}
+		var m Member
+		m.Kind, _ = parseKind(kind)
+		m.ID, m.Method = id.String, method.String
+		members[seq] = append(members[seq], m)
+	}
+	return members, rows.Err()
+}
+
+// scanner is *sql.Row or *sql.Rows.
+type scanner interface{ Scan(dest ...any) error }
+
+func scanSession(r scanner) (Session, error) {
+	var s Session
+	var transport string
+	var started, ended, labels sql.NullString
+	var exitCode int64
+	var clientInfo, serverInfo []byte
+	if err := r.Scan(&s.ID, &s.Name, &transport, &s.Revision, &s.Era, &s.Upstream, &s.ExternalID,
+		&started, &ended, &exitCode, &labels, &s.Note, &clientInfo, &serverInfo); err != nil {
+		return Session{}, err
+	}
+	s.Transport, _ = parseTransport(transport) // a name from a newer build reads as unknown
+	s.ExitCode = int(exitCode)
+	var err error
+	if s.StartedAt, err = parseTime(started); err != nil {
+		return Session{}, fmt.Errorf("session %d: started_at: %w", s.ID, err)
+	}
+	if s.EndedAt, err = parseTime(ended); err != nil {
+		return Session{}, fmt.Errorf("session %d: ended_at: %w", s.ID, err)
+	}
+	if labels.Valid {
+		if err := json.Unmarshal([]byte(labels.String), &s.Labels); err != nil {
+			return Session{}, fmt.Errorf("session %d: labels: %w", s.ID, err)
+		}
+	}
+	s.ClientInfo, s.ServerInfo = nilIfEmpty(clientInfo), nilIfEmpty(serverInfo)
+	return s, nil
+}
+
+func scanStream(r scanner) (Stream, error) {
+	var st Stream
+	var kind, end string
+	var resumes sql.NullInt64
+	var status, opened, closed int64
+	var req, resp sql.NullString
+	if err := r.Scan(&st.ID, &st.SessionID, &kind, &st.Method, &st.URL, &status, &resumes, &st.LastEventID,
+		&opened, &closed, &end, &st.Err, &req, &resp); err != nil {
+		return Stream{}, err
+	}
+	st.Kind, _ = parseStreamKind(kind)
+	st.End, _ = parseEnd(end)
+	st.Status, st.ResumesID = int(status), resumes.Int64
+	st.Opened, st.Closed = time.Duration(opened), time.Duration(closed)
+	var err error
+	if st.RequestHeader, err = parseHeader(req); err != nil {
+		return Stream{}, fmt.Errorf("stream %d: request_header: %w", st.ID, err)
+	}
+	if st.ResponseHeader, err = parseHeader(resp); err != nil {
+		return Stream{}, fmt.Errorf("stream %d: response_header: %w", st.ID, err)
+	}
+	return st, nil
+}
+
+func scanFrame(r scanner, f *Frame) error {
+	var stream sql.NullInt64
+	var dir, kind string
+	var offset, retry int64
+	var rpcID, method, sseID, sseEvent sql.NullString
+	var data []byte
+	if err := r.Scan(&f.SessionID, &f.Seq, &stream, &dir, &offset, &kind, &rpcID, &method, &f.Batch,
+		&f.Malformed, &f.SSE, &sseID, &f.HasEventID, &sseEvent, &retry, &f.Comment, &f.Raw, &data); err != nil {
+		return err
+	}
+	f.StreamID = stream.Int64
+	f.Direction, _ = parseDirection(dir)
+	f.Kind, _ = parseKind(kind)
+	f.Offset, f.Retry = time.Duration(offset), int(retry)
+	f.ID, f.Method, f.EventID, f.Event = rpcID.String, method.String, sseID.String, sseEvent.String
+	f.Raw = nilIfEmpty(f.Raw)
+	if data == nil {
+		f.Data = f.Raw // NULL: the payload is the raw bytes
+	} else {
+		f.Data = nilIfEmpty(data)
+	}
+	return nil
+}
+
+func parseTime(s sql.NullString) (time.Time, error) {
+	if !s.Valid {
+		return time.Time{}, nil
+	}
+	return time.Parse(time.RFC3339Nano, s.String)
+}
+
+func parseHeader(s sql.NullString) (http.Header, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	var h http.Header
+	err := json.Unmarshal([]byte(s.String), &h)
+	return h, err
+}
+
+func nilIfEmpty(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}

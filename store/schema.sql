@@ -1,0 +1,93 @@
+-- The cassette schema, as numbered forward migrations.
+--
+-- Each migration starts with a line "-- migration N" (N = 1, 2, 3, ...),
+-- runs in its own transaction and ends by setting PRAGMA user_version to
+-- N (Open checks that it did). Never edit a migration that has shipped:
+-- add a new one.
+--
+-- Conventions: enums are stored by name ("c2s", "request", "post"),
+-- durations as integer nanoseconds from session start (*_ns), wall-clock
+-- times as RFC 3339 text in UTC, maps (labels, headers) as JSON objects.
+-- Large BLOB columns come last so that queries on the other columns never
+-- read overflow pages.
+
+-- migration 1
+PRAGMA application_id = 1835233398; -- 0x6D637076, "mcpv"
+
+CREATE TABLE sessions (
+	id          INTEGER PRIMARY KEY AUTOINCREMENT,
+	name        TEXT    NOT NULL DEFAULT '',
+	transport   TEXT    NOT NULL,          -- stdio, http, sse
+	revision    TEXT    NOT NULL DEFAULT '',
+	era         TEXT    NOT NULL DEFAULT '',
+	upstream    TEXT    NOT NULL DEFAULT '',
+	external_id TEXT    NOT NULL DEFAULT '',
+	started_at  TEXT,                      -- NULL when unknown
+	ended_at    TEXT,                      -- NULL while open
+	exit_code   INTEGER NOT NULL DEFAULT -1,
+	labels      TEXT,                      -- JSON object; NULL when empty
+	note        TEXT    NOT NULL DEFAULT '',
+	client_info BLOB,                      -- raw JSON exactly as seen
+	server_info BLOB
+);
+
+CREATE TABLE streams (
+	id              INTEGER PRIMARY KEY AUTOINCREMENT,
+	session_id      INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	kind            TEXT    NOT NULL,      -- stdin, stdout, stderr, post, get, ...
+	method          TEXT    NOT NULL DEFAULT '',
+	url             TEXT    NOT NULL DEFAULT '',
+	status          INTEGER NOT NULL DEFAULT 0,
+	resumes_id      INTEGER,               -- a stream of the same session; checked by Check
+	last_event_id   TEXT    NOT NULL DEFAULT '',
+	opened_ns       INTEGER NOT NULL DEFAULT 0,
+	closed_ns       INTEGER NOT NULL DEFAULT 0,
+	end_kind        TEXT    NOT NULL DEFAULT 'open',
+	err             TEXT    NOT NULL DEFAULT '',
+	request_header  TEXT,                  -- JSON object; NULL when empty
+	response_header TEXT
+);
+
+CREATE INDEX streams_session ON streams (session_id);
+
+CREATE TABLE frames (
+	id          INTEGER PRIMARY KEY,
+	session_id  INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	seq         INTEGER NOT NULL,          -- total order within the session, from 1
+	stream_id   INTEGER REFERENCES streams (id),
+	direction   TEXT    NOT NULL,          -- c2s, s2c
+	offset_ns   INTEGER NOT NULL,
+	kind        TEXT    NOT NULL,          -- request, notification, result, error, batch, empty, invalid
+	rpc_id      TEXT,                      -- the raw id token (1 and "1" differ); NULL when none
+	method      TEXT,
+	batch       INTEGER NOT NULL DEFAULT 0,
+	malformed   INTEGER NOT NULL DEFAULT 0,
+	sse         INTEGER NOT NULL DEFAULT 0,
+	sse_id      TEXT,
+	sse_has_id  INTEGER NOT NULL DEFAULT 0,
+	sse_event   TEXT,
+	sse_retry   INTEGER NOT NULL DEFAULT -1,
+	comment     INTEGER NOT NULL DEFAULT 0,
+	raw         BLOB    NOT NULL,          -- exactly the bytes on the wire
+	data        BLOB                       -- the JSON-RPC payload; NULL when it equals raw
+);
+
+CREATE UNIQUE INDEX frames_session_seq ON frames (session_id, seq);
+CREATE INDEX frames_session_method ON frames (session_id, method);
+CREATE INDEX frames_stream ON frames (stream_id);
+
+-- The elements of batch frames, so that their ids and methods can be queried.
+CREATE TABLE frame_members (
+	session_id INTEGER NOT NULL,
+	seq        INTEGER NOT NULL,
+	idx        INTEGER NOT NULL,           -- position in the batch, from 0
+	kind       TEXT    NOT NULL,
+	rpc_id     TEXT,
+	method     TEXT,
+	PRIMARY KEY (session_id, seq, idx),
+	FOREIGN KEY (session_id, seq) REFERENCES frames (session_id, seq) ON DELETE CASCADE
+) WITHOUT ROWID;
+
+CREATE INDEX frame_members_method ON frame_members (method);
+
+PRAGMA user_version = 1;

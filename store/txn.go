@@ -1,0 +1,263 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// The writer talks to go-sqlite3's connection directly rather than through
+// database/sql: per frame, that saves converting and checking every
+// argument, two locks and a few allocations, which is a good part of the
+// cost of a small frame.
+
+// driverConn is what the writer needs of its connection; go-sqlite3's
+// *SQLiteConn has it all.
+type driverConn interface {
+	driver.ConnPrepareContext
+	driver.ConnBeginTx
+	driver.ExecerContext
+	driver.QueryerContext
+}
+
+// Statements used by the writer. Sessions and streams are upserted, so
+// that creating and updating them is one statement each.
+const (
+	upsertSessionSQL = `INSERT INTO sessions (id, name, transport, revision, era, upstream, external_id,
+		started_at, ended_at, exit_code, labels, note, client_info, server_info)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (id) DO UPDATE SET name = excluded.name, transport = excluded.transport,
+		revision = excluded.revision, era = excluded.era, upstream = excluded.upstream,
+		external_id = excluded.external_id, started_at = excluded.started_at,
+		ended_at = excluded.ended_at, exit_code = excluded.exit_code, labels = excluded.labels,
+		note = excluded.note, client_info = excluded.client_info, server_info = excluded.server_info`
+	upsertStreamSQL = `INSERT INTO streams (id, session_id, kind, method, url, status, resumes_id,
+		last_event_id, opened_ns, closed_ns, end_kind, err, request_header, response_header)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, method = excluded.method, url = excluded.url,
+		status = excluded.status, resumes_id = excluded.resumes_id,
+		last_event_id = excluded.last_event_id, opened_ns = excluded.opened_ns,
+		closed_ns = excluded.closed_ns, end_kind = excluded.end_kind, err = excluded.err,
+		request_header = excluded.request_header, response_header = excluded.response_header`
+	insertFrameSQL = `INSERT INTO frames (session_id, seq, stream_id, direction, offset_ns, kind, rpc_id,
+		method, batch, malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, raw, data)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	insertMemberSQL = `INSERT INTO frame_members (session_id, seq, idx, kind, rpc_id, method)
+	VALUES (?, ?, ?, ?, ?, ?)`
+)
+
+// frameChunk is how many frames insertFramesSQL inserts at once. One
+// statement for many rows saves SQLite's per-statement work and cgo
+// crossings, which matter for small frames.
+const frameChunk = 32
+
+// insertFramesSQL is insertFrameSQL with frameChunk rows of placeholders.
+var insertFramesSQL = insertFrameSQL + strings.Repeat(",\n\t(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", frameChunk-1)
+
+// stmts are the writer's statements, prepared once on its connection.
+type stmts struct {
+	upsertSession, upsertStream, insertFrame, insertFrames, insertMember driver.Stmt
+}
+
+func prepare(c driverConn) (*stmts, error) {
+	s := new(stmts)
+	for _, p := range []struct {
+		stmt *driver.Stmt
+		sql  string
+	}{
+		{&s.upsertSession, upsertSessionSQL},
+		{&s.upsertStream, upsertStreamSQL},
+		{&s.insertFrame, insertFrameSQL},
+		{&s.insertFrames, insertFramesSQL},
+		{&s.insertMember, insertMemberSQL},
+	} {
+		st, err := c.PrepareContext(bg, p.sql)
+		if err != nil {
+			s.close()
+			return nil, fmt.Errorf("prepare: %w", err)
+		}
+		*p.stmt = st
+	}
+	return s, nil
+}
+
+func (s *stmts) close() error {
+	var errs []error
+	for _, st := range []driver.Stmt{s.upsertSession, s.upsertStream, s.insertFrame, s.insertFrames, s.insertMember} {
+		if st != nil {
+			errs = append(errs, st.Close())
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// bg is the context of the writer's statements. It is never cancelled:
+// go-sqlite3 starts a goroutine for every statement run with a
+// cancellable context, and a half-written batch must not be abandoned.
+var bg = context.Background()
+
+// txn is one write transaction on the writer's connection.
+type txn struct {
+	c    driverConn
+	tx   driver.Tx
+	s    *stmts
+	args []driver.NamedValue // reused for every statement
+}
+
+func begin(c driverConn, s *stmts) (*txn, error) {
+	tx, err := c.BeginTx(bg, driver.TxOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("begin: %w", err)
+	}
+	return &txn{c: c, tx: tx, s: s}, nil
+}
+
+// setArgs makes t.args hold vals, numbered from 1.
+func (t *txn) setArgs(vals ...any) []driver.NamedValue {
+	t.args = t.args[:0]
+	for i, v := range vals {
+		t.args = append(t.args, driver.NamedValue{Ordinal: i + 1, Value: v})
+	}
+	return t.args
+}
+
+// run executes st through Query rather than Exec: go-sqlite3 binds and
+// steps a query in one cgo call, against one call per argument for Exec.
+// The statement has run when Query returns.
+func (t *txn) run(st driver.Stmt, args []driver.NamedValue) error {
+	rows, err := st.(driver.StmtQueryContext).QueryContext(bg, args)
+	if err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// exec runs a statement that is not prepared, returning the rows changed.
+func (t *txn) exec(query string, vals ...any) (int64, error) {
+	res, err := t.c.ExecContext(bg, query, t.setArgs(vals...))
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// queryInt runs a query that returns one integer.
+func (t *txn) queryInt(query string) (int64, error) {
+	rows, err := t.c.QueryContext(bg, query, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	dest := make([]driver.Value, len(rows.Columns()))
+	if err := rows.Next(dest); err != nil {
+		if err == io.EOF {
+			err = errors.New("no rows")
+		}
+		return 0, err
+	}
+	n, ok := dest[0].(int64)
+	if !ok {
+		return 0, fmt.Errorf("%s: got %T, want an integer", query, dest[0])
+	}
+	return n, nil
+}
+
+func (t *txn) putSession(args []any) error {
+	if err := t.run(t.s.upsertSession, t.setArgs(args...)); err != nil {
+		return fmt.Errorf("write session %d: %w", args[0], err)
+	}
+	return nil
+}
+
+func (t *txn) putStream(args []any) error {
+	if err := t.run(t.s.upsertStream, t.setArgs(args...)); err != nil {
+		return fmt.Errorf("write stream %d: %w", args[0], err)
+	}
+	return nil
+}
+
+func (t *txn) putFrame(f *Frame) error {
+	t.args = t.args[:0]
+	t.addFrame(f)
+	if err := t.run(t.s.insertFrame, t.args); err != nil {
+		return fmt.Errorf("insert frame %d of session %d: %w", f.Seq, f.SessionID, err)
+	}
+	return t.putMembers(f)
+}
+
+// putFrames inserts frameChunk frames with one statement.
+func (t *txn) putFrames(fs []*Frame) error {
+	t.args = t.args[:0]
+	for _, f := range fs {
+		t.addFrame(f)
+	}
+	if err := t.run(t.s.insertFrames, t.args); err != nil {
+		return fmt.Errorf("insert frames %d to %d of session %d: %w", fs[0].Seq, fs[len(fs)-1].Seq, fs[0].SessionID, err)
+	}
+	for _, f := range fs {
+		if err := t.putMembers(f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// addFrame appends f's columns to t.args, in insertFrameSQL order.
+func (t *txn) addFrame(f *Frame) {
+	raw := f.Raw
+	if raw == nil {
+		raw = []byte{} // an empty blob, not NULL
+	}
+	for _, v := range [...]any{
+		f.SessionID, f.Seq, nullInt(f.StreamID), f.Direction.String(), int64(f.Offset),
+		f.Kind.String(), nullString(f.ID), nullString(f.Method), f.Batch, f.Malformed,
+		f.SSE, nullString(f.EventID), f.HasEventID, nullString(f.Event), int64(f.Retry), f.Comment,
+		raw, storedData(f),
+	} {
+		t.args = append(t.args, driver.NamedValue{Ordinal: len(t.args) + 1, Value: v})
+	}
+}
+
+func (t *txn) putMembers(f *Frame) error {
+	for i, m := range f.Members {
+		err := t.run(t.s.insertMember, t.setArgs(
+			f.SessionID, f.Seq, int64(i), m.Kind.String(), nullString(m.ID), nullString(m.Method)))
+		if err != nil {
+			return fmt.Errorf("insert member %d of frame %d of session %d: %w", i, f.Seq, f.SessionID, err)
+		}
+	}
+	return nil
+}
+
+// storedData is what the data column holds: NULL when Data is Raw (or
+// nil outside SSE, which Derive would make Raw), else Data, so that an SSE
+// event's empty data stays distinct from its raw bytes.
+func storedData(f *Frame) any {
+	switch {
+	case f.Data == nil && !f.SSE:
+		return nil
+	case f.Data == nil:
+		return []byte{}
+	case bytes.Equal(f.Data, f.Raw):
+		return nil
+	}
+	return f.Data
+}
+
+func nullString(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func nullInt(n int64) any {
+	if n == 0 {
+		return nil
+	}
+	return n
+}

@@ -1,0 +1,368 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// CreateSession assigns s.ID and queues the session for insertion. The
+// Transport must be set. The DB keeps no reference to s.
+func (d *DB) CreateSession(ctx context.Context, s *Session) error {
+	if err := validSession(s); err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	args, err := sessionArgs(s)
+	if err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
+	d.mu.Lock()
+	d.lastSession++
+	id := d.lastSession
+	d.sessions[id] = true
+	d.mu.Unlock()
+	args[0] = id
+	if err := d.send(ctx, op{kind: opSession, sessionID: id, args: args}); err != nil {
+		d.mu.Lock()
+		delete(d.sessions, id)
+		d.mu.Unlock()
+		return fmt.Errorf("create session: %w", err)
+	}
+	s.ID = id
+	return nil
+}
+
+// UpdateSession queues the replacement of every field of session s.ID
+// with those of s. An update that sets EndedAt is committed at once. The
+// DB keeps no reference to s.
+func (d *DB) UpdateSession(ctx context.Context, s *Session) error {
+	if err := d.updateSession(ctx, s); err != nil {
+		return fmt.Errorf("update session %d: %w", s.ID, err)
+	}
+	return nil
+}
+
+func (d *DB) updateSession(ctx context.Context, s *Session) error {
+	if err := validSession(s); err != nil {
+		return err
+	}
+	if err := d.checkSession(ctx, s.ID); err != nil {
+		return err
+	}
+	args, err := sessionArgs(s)
+	if err != nil {
+		return err
+	}
+	args[0] = s.ID
+	return d.send(ctx, op{kind: opSession, sessionID: s.ID, args: args, commit: !s.EndedAt.IsZero()})
+}
+
+// OpenStream assigns st.ID and queues the stream for insertion. The Kind
+// must be set, st.SessionID must exist, and st.ResumesID, if set, must be
+// a stream of the same session. The DB keeps no reference to st.
+func (d *DB) OpenStream(ctx context.Context, st *Stream) error {
+	if err := d.openStream(ctx, st); err != nil {
+		return fmt.Errorf("open stream in session %d: %w", st.SessionID, err)
+	}
+	return nil
+}
+
+func (d *DB) openStream(ctx context.Context, st *Stream) error {
+	if err := validStream(st); err != nil {
+		return err
+	}
+	if err := d.checkSession(ctx, st.SessionID); err != nil {
+		return err
+	}
+	if err := d.checkResumes(ctx, st); err != nil {
+		return err
+	}
+	args, err := streamArgs(st)
+	if err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.lastStream++
+	id := d.lastStream
+	d.streams[id] = st.SessionID
+	d.mu.Unlock()
+	args[0] = id
+	if err := d.send(ctx, op{kind: opStream, sessionID: st.SessionID, args: args}); err != nil {
+		d.mu.Lock()
+		delete(d.streams, id)
+		d.mu.Unlock()
+		return err
+	}
+	st.ID = id
+	return nil
+}
+
+// CloseStream queues the replacement of every field of stream st.ID with
+// those of st, and the commit of everything queued so far. st.End must
+// say how the stream ended (not EndOpen). The DB keeps no reference to st.
+func (d *DB) CloseStream(ctx context.Context, st *Stream) error {
+	if err := d.closeStream(ctx, st); err != nil {
+		return fmt.Errorf("close stream %d: %w", st.ID, err)
+	}
+	return nil
+}
+
+func (d *DB) closeStream(ctx context.Context, st *Stream) error {
+	if err := validStream(st); err != nil {
+		return err
+	}
+	if st.End == EndOpen {
+		return invalid("end %s (set End to how the stream ended)", st.End)
+	}
+	if err := d.checkStream(ctx, st.ID, st.SessionID); err != nil {
+		return err
+	}
+	if err := d.checkResumes(ctx, st); err != nil {
+		return err
+	}
+	args, err := streamArgs(st)
+	if err != nil {
+		return err
+	}
+	args[0] = st.ID
+	return d.send(ctx, op{kind: opStream, sessionID: st.SessionID, args: args, commit: true})
+}
+
+// Append queues f for insertion and returns without waiting for the disk,
+// unless the queue is full, when it blocks until there is room (or ctx is
+// done); it never drops a frame. From then on the DB owns f: the caller
+// must not change it. f.Seq must be from 1 and unique in its session,
+// f.Direction must be set, and f.StreamID, if set, must be a stream of
+// f.SessionID. The derived fields are stored as given: call Derive first.
+func (d *DB) Append(ctx context.Context, f *Frame) error {
+	if f == nil {
+		return fmt.Errorf("append frame: %w", invalid("nil frame"))
+	}
+	if err := d.appendFrame(ctx, f); err != nil {
+		return fmt.Errorf("append frame %d: %w", f.Seq, err)
+	}
+	return nil
+}
+
+func (d *DB) appendFrame(ctx context.Context, f *Frame) error {
+	switch {
+	case f.Seq <= 0:
+		return invalid("seq %d (seqs start at 1)", f.Seq)
+	case !validDirection(f.Direction):
+		return invalid("direction %s", f.Direction)
+	}
+	var err error
+	if f.StreamID != 0 {
+		err = d.checkStream(ctx, f.StreamID, f.SessionID)
+	} else {
+		err = d.checkSession(ctx, f.SessionID)
+	}
+	if err != nil {
+		return err
+	}
+	return d.send(ctx, op{kind: opFrame, sessionID: f.SessionID, frame: f})
+}
+
+// DeleteSession deletes session id with its streams and frames, after
+// every write queued before it, and waits until that is committed.
+// Writes still queued for the session are dropped.
+func (d *DB) DeleteSession(ctx context.Context, id int64) error {
+	if err := d.deleteSession(ctx, id); err != nil {
+		return fmt.Errorf("delete session %d: %w", id, err)
+	}
+	return nil
+}
+
+func (d *DB) deleteSession(ctx context.Context, id int64) error {
+	if err := d.checkSession(ctx, id); err != nil {
+		return err
+	}
+	fn := func(t *txn) error {
+		for _, q := range []string{
+			"DELETE FROM frame_members WHERE session_id = ?",
+			"DELETE FROM frames WHERE session_id = ?",
+			"DELETE FROM streams WHERE session_id = ?",
+		} {
+			if _, err := t.exec(q, id); err != nil {
+				return err
+			}
+		}
+		n, err := t.exec("DELETE FROM sessions WHERE id = ?", id)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return ErrNotFound // deleted by someone else meanwhile
+		}
+		return nil
+	}
+	if err := d.exclusive(ctx, op{fn: fn, deletes: id}); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	d.sessions[id] = false
+	for st, s := range d.streams {
+		if s == id {
+			d.streams[st] = 0
+		}
+	}
+	d.mu.Unlock()
+	return nil
+}
+
+// checkSession returns ErrNotFound unless session id exists or is
+// queued. Sessions this DB has not seen are looked up in the file.
+func (d *DB) checkSession(ctx context.Context, id int64) error {
+	d.mu.Lock()
+	ok, seen := d.sessions[id]
+	d.mu.Unlock()
+	if !seen && id > 0 {
+		if d.q.isClosed() {
+			return ErrClosed
+		}
+		err := d.rdb.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", id).Scan(new(int))
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("look up session %d: %w", id, err)
+		default:
+			ok = true
+			d.mu.Lock()
+			if _, seen := d.sessions[id]; !seen {
+				d.sessions[id] = true
+			}
+			d.mu.Unlock()
+		}
+	}
+	if !ok {
+		return fmt.Errorf("session %d: %w", id, ErrNotFound)
+	}
+	return nil
+}
+
+// checkStream returns an error unless stream id exists (or is queued) and
+// belongs to session sessionID.
+func (d *DB) checkStream(ctx context.Context, id, sessionID int64) error {
+	d.mu.Lock()
+	owner, seen := d.streams[id]
+	d.mu.Unlock()
+	if !seen && id > 0 {
+		if d.q.isClosed() {
+			return ErrClosed
+		}
+		err := d.rdb.QueryRowContext(ctx, "SELECT session_id FROM streams WHERE id = ?", id).Scan(&owner)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+		case err != nil:
+			return fmt.Errorf("look up stream %d: %w", id, err)
+		default:
+			d.mu.Lock()
+			if _, seen := d.streams[id]; !seen {
+				d.streams[id] = owner
+			}
+			d.mu.Unlock()
+		}
+	}
+	switch {
+	case owner == 0:
+		return fmt.Errorf("stream %d: %w", id, ErrNotFound)
+	case owner != sessionID:
+		return invalid("stream %d (it belongs to session %d, not %d)", id, owner, sessionID)
+	}
+	return nil
+}
+
+// checkResumes checks that the stream st resumes, if any, is a stream of
+// the same session.
+func (d *DB) checkResumes(ctx context.Context, st *Stream) error {
+	if st.ResumesID == 0 {
+		return nil
+	}
+	if err := d.checkStream(ctx, st.ResumesID, st.SessionID); err != nil {
+		return fmt.Errorf("resumes: %w", err)
+	}
+	return nil
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w "+format, append([]any{ErrInvalid}, args...)...)
+}
+
+func validSession(s *Session) error {
+	if !validTransport(s.Transport) {
+		return invalid("transport %s (set Transport)", s.Transport)
+	}
+	return nil
+}
+
+func validStream(st *Stream) error {
+	switch {
+	case !validStreamKind(st.Kind):
+		return invalid("stream kind %s (set Kind)", st.Kind)
+	case !validEnd(st.End):
+		return invalid("stream end %d", int(st.End))
+	case st.ResumesID != 0 && st.ResumesID == st.ID:
+		return invalid("stream %d resumes itself", st.ID)
+	}
+	return nil
+}
+
+// sessionArgs encodes s in upsert column order, with the id left 0.
+func sessionArgs(s *Session) ([]any, error) {
+	labels, err := jsonText(s.Labels, len(s.Labels))
+	if err != nil {
+		return nil, fmt.Errorf("encode labels: %w", err)
+	}
+	return []any{int64(0), s.Name, s.Transport.String(), s.Revision, s.Era, s.Upstream, s.ExternalID,
+		timeText(s.StartedAt), timeText(s.EndedAt), int64(s.ExitCode), labels, s.Note,
+		blob(s.ClientInfo), blob(s.ServerInfo)}, nil
+}
+
+// streamArgs encodes st in upsert column order, with the id left 0.
+func streamArgs(st *Stream) ([]any, error) {
+	req, err := jsonText(st.RequestHeader, len(st.RequestHeader))
+	if err != nil {
+		return nil, fmt.Errorf("encode request header: %w", err)
+	}
+	resp, err := jsonText(st.ResponseHeader, len(st.ResponseHeader))
+	if err != nil {
+		return nil, fmt.Errorf("encode response header: %w", err)
+	}
+	return []any{int64(0), st.SessionID, st.Kind.String(), st.Method, st.URL, int64(st.Status),
+		nullInt(st.ResumesID), st.LastEventID, int64(st.Opened), int64(st.Closed), st.End.String(),
+		st.Err, req, resp}, nil
+}
+
+// jsonText encodes a map with n entries as a JSON object, with sorted
+// keys; an empty map is NULL.
+func jsonText(m any, n int) (any, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	return string(b), nil
+}
+
+// timeText formats t as RFC 3339 in UTC with nanoseconds; the zero time
+// is NULL.
+func timeText(t time.Time) any {
+	if t.IsZero() {
+		return nil
+	}
+	return formatTime(t)
+}
+
+// blob copies b, which the caller still owns; empty is NULL.
+func blob(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return bytes.Clone(b)
+}

@@ -1,0 +1,338 @@
+package store
+
+import (
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// opKind says what a queued write does.
+type opKind uint8
+
+const (
+	opFrame     opKind = iota + 1 // insert frame
+	opSession                     // insert or update a session (args)
+	opStream                      // insert or update a stream (args)
+	opFlush                       // reply on done once everything before is committed
+	opExclusive                   // run fn alone in a transaction, reply on done
+)
+
+// op is one queued write.
+type op struct {
+	kind      opKind
+	commit    bool  // commit as soon as this op is applied
+	sessionID int64 // the session it belongs to; 0 for flush and exclusive
+	frame     *Frame
+	args      []any // session or stream row, in upsert column order
+	fn        func(t *txn) error
+	deletes   int64 // opExclusive: the session fn deletes, 0 if none
+	done      chan error
+}
+
+// size estimates the bytes an op adds to a transaction.
+func (o *op) size() int {
+	if o.frame != nil {
+		n := len(o.frame.Raw) + 200
+		if o.frame.SSE {
+			n += len(o.frame.Data)
+		}
+		return n
+	}
+	return 500
+}
+
+// writer is the goroutine that owns all writes to the file.
+type writer struct {
+	d       *DB
+	c       driverConn // the writer's connection, only inside run
+	s       *stmts
+	deleted map[int64]bool // sessions deleted while ops for them may still be queued
+	timer   *time.Timer    // runs while t is open: commit when it fires
+
+	t       *txn         // the open transaction, nil if none
+	n, size int          // ops and estimated bytes in t
+	waiters []chan error // flushes answered when t commits
+	logged  int          // estimated bytes committed since the log last restarted
+}
+
+// run prepares the writer's statements on conn, reports the outcome on
+// started, then runs loop on conn until Close.
+func (w *writer) run(conn *sql.Conn, started chan<- error) {
+	defer w.d.wg.Done()
+	var err error
+	reported := false
+	rerr := conn.Raw(func(dc any) error {
+		c, ok := dc.(driverConn)
+		if !ok {
+			err = fmt.Errorf("driver connection %T lacks methods the writer needs", dc)
+			return nil
+		}
+		if w.s, err = prepare(c); err != nil {
+			return nil
+		}
+		defer w.s.close()
+		w.c = c
+		reported = true
+		started <- nil
+		w.loop()
+		return nil
+	})
+	if !reported {
+		started <- errors.Join(rerr, err)
+	}
+}
+
+// loop applies queued ops until Close closes the queue and it is drained.
+// Ops go into one transaction until the commit interval has passed, an op
+// asks for a commit, or the transaction is big.
+func (w *writer) loop() {
+	w.timer = time.NewTimer(commitInterval)
+	w.timer.Stop()
+	var ops []op
+	for {
+		var open bool
+		ops, open = w.d.q.take(ops)
+		for i := 0; i < len(ops); {
+			if w.frameRun(ops[i:]) {
+				w.handleFrames(ops[i : i+frameChunk])
+				i += frameChunk
+			} else {
+				w.handle(&ops[i])
+				i++
+			}
+			if w.t != nil && w.expired() {
+				w.commit()
+			}
+		}
+		n := len(ops)
+		clear(ops) // drop the frames for the collector
+		switch {
+		case n > 0:
+			// Take again before waiting.
+		case !open:
+			w.commit()
+			return
+		case w.t == nil:
+			<-w.d.q.ready
+		default:
+			select {
+			case <-w.d.q.ready:
+			case <-w.timer.C:
+				w.commit()
+			}
+		}
+	}
+}
+
+// expired reports whether the commit interval has passed.
+func (w *writer) expired() bool {
+	select {
+	case <-w.timer.C:
+		return true
+	default:
+		return false
+	}
+}
+
+// maxChunked is the size above which a frame is inserted on its own: the
+// driver copies all the bytes of a statement at once, and per-statement
+// costs matter only for small frames.
+const maxChunked = 16 << 10
+
+// frameRun reports whether ops starts with frameChunk small frames of
+// sessions that still exist.
+func (w *writer) frameRun(ops []op) bool {
+	if len(ops) < frameChunk {
+		return false
+	}
+	for i := range frameChunk {
+		o := &ops[i]
+		if o.kind != opFrame || len(o.frame.Raw)+len(o.frame.Data) > maxChunked || w.deleted[o.sessionID] {
+			return false
+		}
+	}
+	return true
+}
+
+// handleFrames applies frameChunk frame ops with one statement.
+func (w *writer) handleFrames(ops []op) {
+	if err := w.d.Err(); err != nil {
+		return
+	}
+	if !w.ensureTxn() {
+		return
+	}
+	var fs [frameChunk]*Frame
+	for i := range ops {
+		fs[i] = ops[i].frame
+		w.size += ops[i].size()
+	}
+	if err := w.t.putFrames(fs[:]); err != nil {
+		w.abort(err)
+		return
+	}
+	w.n += len(ops)
+	if w.n >= maxBatchOps || w.size >= maxBatchBytes {
+		w.commit()
+	}
+}
+
+// ensureTxn begins a transaction if none is open. It reports false if
+// that failed, which makes the failure sticky.
+func (w *writer) ensureTxn() bool {
+	if w.t != nil {
+		return true
+	}
+	t, err := begin(w.c, w.s)
+	if err != nil {
+		w.abort(err)
+		return false
+	}
+	w.t = t
+	w.timer.Reset(commitInterval)
+	return true
+}
+
+// handle applies one op. After the writer has failed, ops are dropped and
+// those that wait are told the error.
+func (w *writer) handle(o *op) {
+	if err := w.d.Err(); err != nil {
+		if o.done != nil {
+			o.done <- err
+		}
+		return
+	}
+	switch o.kind {
+	case opFlush:
+		if w.t == nil {
+			o.done <- nil
+			return
+		}
+		w.waiters = append(w.waiters, o.done)
+		w.commit()
+		return
+	case opExclusive:
+		w.commit() // everything queued before it
+		if err := w.d.Err(); err != nil {
+			o.done <- err
+			return
+		}
+		o.done <- w.exclusive(o)
+		return
+	}
+	if !w.ensureTxn() {
+		return
+	}
+	if err := w.apply(w.t, o); err != nil {
+		w.abort(err)
+		return
+	}
+	w.n++
+	w.size += o.size()
+	if o.commit || w.n >= maxBatchOps || w.size >= maxBatchBytes {
+		w.commit()
+	}
+}
+
+// commit commits the open transaction, if any, and answers the flushes
+// waiting for it.
+func (w *writer) commit() {
+	if w.t == nil {
+		return
+	}
+	w.timer.Stop()
+	err := w.t.tx.Commit()
+	size := w.size
+	w.t, w.n, w.size = nil, 0, 0
+	if err != nil {
+		w.abort(fmt.Errorf("commit: %w", err))
+		return
+	}
+	w.logged += size
+	if w.logged > maxWALBytes {
+		w.checkpoint()
+	}
+	w.d.ckpt.poke()
+	w.answer(nil)
+}
+
+// checkpoint runs a passive checkpoint on the writer's connection, between
+// transactions. With no transaction running it can copy the whole log
+// (the checkpointer has copied most of it already), and then the next
+// transaction starts the log again from the beginning. A reader still
+// using an old snapshot can keep it from finishing; it is tried again
+// after the next commit.
+func (w *writer) checkpoint() {
+	w.d.ckpt.mu.Lock()
+	defer w.d.ckpt.mu.Unlock()
+	rows, err := w.c.QueryContext(bg, "PRAGMA wal_checkpoint(PASSIVE)", nil)
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	res := make([]driver.Value, 3) // busy, pages in the log, pages copied
+	if rows.Next(res) == nil && res[0] == int64(0) && res[1] == res[2] {
+		w.logged = 0
+	}
+}
+
+// abort rolls back the open transaction, if any, and makes err the sticky
+// error.
+func (w *writer) abort(err error) {
+	if w.t != nil {
+		w.timer.Stop()
+		w.t.tx.Rollback()
+		w.t, w.n, w.size = nil, 0, 0
+	}
+	w.d.fail(err)
+	w.answer(w.d.Err())
+}
+
+func (w *writer) answer(err error) {
+	for _, c := range w.waiters {
+		c <- err
+	}
+	w.waiters = w.waiters[:0]
+}
+
+// apply runs one op inside t. Ops for sessions deleted since they were
+// queued are dropped.
+func (w *writer) apply(t *txn, o *op) error {
+	if w.deleted[o.sessionID] {
+		return nil
+	}
+	switch o.kind {
+	case opFrame:
+		return t.putFrame(o.frame)
+	case opSession:
+		return t.putSession(o.args)
+	case opStream:
+		return t.putStream(o.args)
+	}
+	return fmt.Errorf("unknown op %d", o.kind)
+}
+
+// exclusive runs an exclusive op in a transaction of its own. Its failure
+// is returned to its caller and is not sticky: the transaction is rolled
+// back whole.
+func (w *writer) exclusive(o *op) error {
+	t, err := begin(w.c, w.s)
+	if err != nil {
+		return err
+	}
+	if err := o.fn(t); err != nil {
+		t.tx.Rollback()
+		return err
+	}
+	if err := t.tx.Commit(); err != nil {
+		t.tx.Rollback()
+		return fmt.Errorf("commit: %w", err)
+	}
+	if o.deletes != 0 {
+		w.deleted[o.deletes] = true
+	}
+	w.d.ckpt.poke()
+	return nil
+}
