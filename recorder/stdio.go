@@ -131,7 +131,9 @@ func (s *Stdio) Run(ctx context.Context, client io.ReadWriter, server io.ReadWri
 var errServerGone = errors.New("server closed its stdin")
 
 // lineCopier forwards src to dst chunk by chunk, as the bytes arrive, and
-// records every complete line (with its newline) as one frame. A last line
+// records every complete line (with its newline) as one frame. A line is
+// recorded before its last chunk is forwarded, so the recorded order
+// respects cause and effect across the two directions. A last line
 // without a newline is recorded at EOF.
 type lineCopier struct {
 	rs      *session
@@ -150,6 +152,9 @@ func (c *lineCopier) copy(ctx context.Context) error {
 	for {
 		n, rerr := c.src.Read(buf)
 		if n > 0 {
+			// Record before forwarding: whatever the peer does in reply
+			// to these bytes is then recorded after them.
+			c.split(ctx, buf[:n])
 			if werr == nil {
 				if _, err := c.dst.Write(buf[:n]); err != nil {
 					// The reader went away. Keep recording what the
@@ -157,7 +162,6 @@ func (c *lineCopier) copy(ctx context.Context) error {
 					werr = err
 				}
 			}
-			c.split(ctx, buf[:n])
 		}
 		if rerr != nil {
 			if len(c.pending) > 0 {

@@ -1,0 +1,433 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/mcpvcr/mcpvcr/internal/clock"
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// HTTP records MCP traffic over HTTP as a reverse proxy in front of
+// Upstream: Streamable HTTP (every revision) and the 2024-11-05 HTTP+SSE
+// transport. Requests and answers are forwarded unchanged, SSE answers
+// event by event with a flush after each; each exchange becomes a stream
+// of the session it belongs to.
+//
+// Paths pass through unchanged, except that "/" goes to Upstream's path,
+// so a client can be pointed at the proxy's root. A request addressed to
+// the proxy itself goes upstream with Upstream's host; any other Host (a
+// DNS-rebinding probe, say) and every Origin pass through for the server
+// to judge.
+//
+// Upstream and Sink are required; the zero values of the other fields are
+// usable. An HTTP is safe for concurrent use once serving.
+type HTTP struct {
+	// Upstream is the server's MCP endpoint (or HTTP+SSE stream) URL.
+	Upstream *url.URL
+	// Sink receives sessions, streams and frames.
+	Sink Sink
+	// Transport makes the upstream requests. If nil, a clone of
+	// http.DefaultTransport is used.
+	Transport http.RoundTripper
+	// Redactor hides credentials in what is stored. If nil, the defaults
+	// are redacted.
+	Redactor *Redactor
+	// Name is given to every recorded session.
+	Name string
+	// Clock times the frames. If nil, the real clock is used.
+	Clock clock.Clock
+	// Logger receives diagnostics. If nil, nothing is logged.
+	Logger *slog.Logger
+
+	once  sync.Once
+	proxy *httputil.ReverseProxy
+	red   *Redactor
+	log   *slog.Logger
+
+	mu          sync.Mutex              // guards the fields below
+	byID        map[string]*httpSession // Mcp-Session-Id -> session
+	byEndpoint  map[string]*httpSession // HTTP+SSE endpoint request URI -> session
+	sessionless *httpSession            // the latest legacy session without a server-minted id
+	modern      *httpSession            // the modern-era recording run
+	all         []*httpSession          // every session, to end them on Close
+	pendingInit map[*http.Request]*httpSession
+	err         error // first sink error
+}
+
+// httpSession is a recorded session plus what HTTP recording needs to
+// know about it.
+type httpSession struct {
+	*session
+	mu      sync.Mutex               // guards eventTo, pending and awaitingSSEGet
+	eventTo map[string]*store.Stream // SSE event id -> the stream that carried it
+	// pending holds, per ended stream, the request ids it still owed an
+	// answer to; a stream that resumes it inherits them.
+	pending map[int64]map[string]bool
+	// awaitingSSEGet marks an HTTP+SSE session whose GET stream is not
+	// open yet.
+	awaitingSSEGet bool
+}
+
+type exchangeKey struct{}
+
+// exchange is one proxied request: its stream and what is still owed.
+type exchange struct {
+	hs      *httpSession
+	st      *store.Stream
+	reqIDs  map[string]bool // request ids in the POST body not yet answered
+	reqBody []byte
+	resumed *store.Stream
+	// host is the Host the client addressed, for rewriting an absolute
+	// HTTP+SSE endpoint back to the proxy.
+	host string
+	// client is the client request's context: done when the client left.
+	client context.Context
+}
+
+func (h *HTTP) init() {
+	h.once.Do(func() {
+		h.red = h.Redactor
+		if h.red == nil {
+			h.red = &Redactor{}
+		}
+		h.log = h.Logger
+		if h.log == nil {
+			h.log = slog.New(slog.DiscardHandler)
+		}
+		if h.Clock == nil {
+			h.Clock = clock.Real{}
+		}
+		t := h.Transport
+		if t == nil {
+			dt := http.DefaultTransport.(*http.Transport).Clone()
+			dt.MaxIdleConnsPerHost = 64
+			dt.DisableCompression = true // never add Accept-Encoding the client did not send
+			t = dt
+		}
+		h.byID = map[string]*httpSession{}
+		h.byEndpoint = map[string]*httpSession{}
+		h.pendingInit = map[*http.Request]*httpSession{}
+		h.proxy = &httputil.ReverseProxy{
+			Rewrite:        h.rewrite,
+			Transport:      t,
+			FlushInterval:  -1,
+			ModifyResponse: h.modifyResponse,
+			ErrorHandler:   h.errorHandler,
+			ErrorLog:       slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
+		}
+	})
+}
+
+// ServeHTTP forwards one request upstream and records it.
+func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h.init()
+	if h.Upstream == nil || h.Sink == nil {
+		http.Error(w, "mcpvcr: recorder has no upstream or sink", http.StatusInternalServerError)
+		return
+	}
+	// Long SSE answers while the client still sends: without full duplex
+	// the server closes the request body early (golang/go#40747).
+	_ = http.NewResponseController(w).EnableFullDuplex()
+
+	var body []byte
+	if r.Body != nil && r.Body != http.NoBody {
+		var err error
+		body, err = io.ReadAll(r.Body)
+		r.Body.Close()
+		if err != nil {
+			h.log.Warn("reading the client's request body failed", "err", err)
+			return // the client went away; nothing reached the server
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		r.ContentLength = int64(len(body))
+	}
+	ctx := context.WithoutCancel(r.Context())
+	x := h.begin(ctx, r, body)
+	x.client = r.Context()
+	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
+	h.proxy.ServeHTTP(w, r)
+}
+
+// begin finds or creates the session of r and opens its stream.
+func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte) *exchange {
+	msg := jsonrpc.Parse(body)
+	hs := h.sessionFor(ctx, r, msg)
+	st := &store.Stream{
+		Method:        r.Method,
+		URL:           h.red.URL(r.URL.RequestURI()),
+		RequestHeader: h.red.Header(r.Header),
+	}
+	x := &exchange{hs: hs, st: st, reqIDs: map[string]bool{}, reqBody: body, host: r.Host}
+	switch r.Method {
+	case http.MethodPost:
+		st.Kind = store.PostStream
+		if msg.Method == "subscriptions/listen" {
+			st.Kind = store.ListenStream
+		}
+	case http.MethodGet:
+		st.Kind = store.GetStream
+		hs.mu.Lock()
+		if hs.awaitingSSEGet {
+			st.Kind, hs.awaitingSSEGet = store.SSEGetStream, false
+		}
+		hs.mu.Unlock()
+		if id := r.Header.Get("Last-Event-ID"); id != "" {
+			st.Kind, st.LastEventID = store.ResumeStream, id
+			hs.mu.Lock()
+			x.resumed = hs.eventTo[id]
+			if x.resumed != nil {
+				st.ResumesID = x.resumed.ID
+				for rid := range hs.pending[x.resumed.ID] {
+					x.reqIDs[rid] = true
+				}
+			}
+			hs.mu.Unlock()
+		}
+	case http.MethodDelete:
+		st.Kind = store.DeleteStream
+	default:
+		st.Kind = store.PostStream
+	}
+	for _, m := range append([]jsonrpc.Message{msg}, msg.Members...) {
+		if m.Kind == jsonrpc.KindRequest {
+			x.reqIDs[string(m.ID)] = true
+		}
+	}
+	hs.openStream(ctx, st)
+	if len(body) > 0 {
+		hs.append(ctx, st, store.ClientToServer, &store.Frame{Raw: body})
+	}
+	return x
+}
+
+// sessionFor returns the session r belongs to, creating one when r starts
+// a new conversation.
+func (h *HTTP) sessionFor(ctx context.Context, r *http.Request, msg jsonrpc.Message) *httpSession {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		if hs, ok := h.byID[sid]; ok {
+			return hs
+		}
+		// A session this proxy did not see start (or one the server has
+		// forgotten): record it under the id the client sent.
+		hs := h.newSession(ctx, store.StreamableHTTP, sid)
+		h.byID[sid] = hs
+		return hs
+	}
+	if hs, ok := h.byEndpoint[r.URL.RequestURI()]; ok {
+		return hs
+	}
+	modern := msg.Kind == jsonrpc.KindRequest && metaVersion(msg.Params) != ""
+	switch {
+	case r.Method == http.MethodPost && msg.Method == "initialize":
+		hs := h.newSession(ctx, store.StreamableHTTP, "")
+		h.sessionless = hs
+		return hs
+	case modern:
+		if h.modern == nil {
+			h.modern = h.newSession(ctx, store.StreamableHTTP, "")
+		}
+		return h.modern
+	case r.Method == http.MethodGet && h.sessionless == nil && h.modern == nil:
+		// A GET that opens a conversation: the HTTP+SSE transport. If its
+		// first event is not an endpoint, it is corrected to Streamable HTTP.
+		return h.newSession(ctx, store.LegacySSE, "")
+	case h.sessionless != nil:
+		return h.sessionless
+	case h.modern != nil:
+		return h.modern
+	}
+	hs := h.newSession(ctx, store.StreamableHTTP, "")
+	h.sessionless = hs
+	return hs
+}
+
+// newSession creates a recorded session. The caller holds h.mu.
+func (h *HTTP) newSession(ctx context.Context, t store.Transport, externalID string) *httpSession {
+	tmpl := store.Session{Name: h.Name, Transport: t, Upstream: h.red.URL(h.Upstream.String()), ExternalID: externalID}
+	rs, err := newSession(ctx, h.Sink, h.Clock, h.log, tmpl)
+	if err != nil {
+		if h.err == nil {
+			h.err = err
+			h.log.Error("recording stopped; traffic is still forwarded but no longer saved", "err", err)
+		}
+		// Keep forwarding with a session that records nothing.
+		rs = &session{sink: h.Sink, clock: h.Clock, logger: h.log, start: h.Clock.Now(), failed: true, err: err}
+	}
+	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
+	hs.awaitingSSEGet = t == store.LegacySSE
+	h.all = append(h.all, hs)
+	return hs
+}
+
+func metaVersion(params json.RawMessage) string {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	var v string
+	_ = json.Unmarshal(p.Meta["io.modelcontextprotocol/protocolVersion"], &v)
+	return v
+}
+
+// rewrite points the outgoing request at the upstream.
+func (h *HTTP) rewrite(pr *httputil.ProxyRequest) {
+	in := pr.In
+	u := *h.Upstream
+	out := pr.Out
+	out.URL.Scheme, out.URL.Host = u.Scheme, u.Host
+	if in.URL.Path == "" || in.URL.Path == "/" {
+		out.URL.Path, out.URL.RawPath = u.Path, u.RawPath
+		if in.URL.RawQuery == "" {
+			out.URL.RawQuery = u.RawQuery
+		}
+	}
+	if addressedToProxy(in) {
+		out.Host = ""
+	} else {
+		out.Host = in.Host
+	}
+}
+
+// addressedToProxy reports whether r's Host names the address it arrived
+// on (or localhost at that port).
+func addressedToProxy(r *http.Request) bool {
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return true
+	}
+	host, port, err := net.SplitHostPort(r.Host)
+	if err != nil {
+		return false
+	}
+	lhost, lport, err := net.SplitHostPort(la.String())
+	if err != nil || port != lport {
+		return false
+	}
+	return host == lhost || host == "localhost" || (net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback() && net.ParseIP(lhost).IsLoopback())
+}
+
+func (h *HTTP) modifyResponse(resp *http.Response) error {
+	x, _ := resp.Request.Context().Value(exchangeKey{}).(*exchange)
+	if x == nil {
+		return nil
+	}
+	ctx := context.WithoutCancel(resp.Request.Context())
+	x.st.Status = resp.StatusCode
+	x.st.ResponseHeader = h.red.Header(resp.Header)
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		h.bindSessionID(ctx, x.hs, sid)
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	rb := &recordingBody{h: h, x: x, ctx: ctx, rc: resp.Body, sse: mt == "text/event-stream", json: strings.HasSuffix(mt, "json")}
+	resp.Body = rb
+	return nil
+}
+
+// bindSessionID ties a server-minted session id to hs.
+func (h *HTTP) bindSessionID(ctx context.Context, hs *httpSession, sid string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if cur, ok := h.byID[sid]; ok && cur == hs {
+		return
+	}
+	h.byID[sid] = hs
+	if h.sessionless == hs {
+		h.sessionless = nil
+	}
+	hs.session.mu.Lock()
+	hs.sess.ExternalID = sid
+	if !hs.failed {
+		hs.fail(hs.sink.UpdateSession(ctx, &hs.sess))
+	}
+	hs.session.mu.Unlock()
+}
+
+// errorHandler answers a request the upstream could not: 502 with a
+// JSON-RPC error body, recorded as the stream's upstream error.
+func (h *HTTP) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
+	x, _ := r.Context().Value(exchangeKey{}).(*exchange)
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		if x != nil {
+			x.hs.closeStream(context.WithoutCancel(r.Context()), x.st, store.EndClientAborted, nil)
+		}
+		return
+	}
+	h.log.Warn("upstream request failed", "url", h.red.URL(h.Upstream.String()), "err", err)
+	id := json.RawMessage("null")
+	if x != nil {
+		if m := jsonrpc.Parse(x.reqBody); m.HasID() {
+			id = m.ID
+		}
+		x.st.Status = http.StatusBadGateway
+		x.hs.closeStream(context.WithoutCancel(r.Context()), x.st, store.EndUpstreamError, err)
+	}
+	body, _ := json.Marshal(map[string]any{
+		"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": -32603, "message": fmt.Sprintf("mcpvcr: upstream %s failed: %v", h.red.URL(h.Upstream.String()), err)},
+	})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadGateway)
+	_, _ = w.Write(body)
+}
+
+// Close ends every session recorded so far. It does not stop a server
+// serving h; shut that down first.
+func (h *HTTP) Close(ctx context.Context) error {
+	h.init()
+	h.mu.Lock()
+	all := append([]*httpSession(nil), h.all...)
+	err := h.err
+	h.mu.Unlock()
+	for _, hs := range all {
+		hs.end(ctx, -1)
+		if e := hs.Err(); e != nil && err == nil {
+			err = e
+		}
+	}
+	return err
+}
+
+// Err returns the first recording error of any session.
+func (h *HTTP) Err() error {
+	h.init()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.err != nil {
+		return h.err
+	}
+	for _, hs := range h.all {
+		if e := hs.Err(); e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// rememberPending keeps the request ids x's stream still owed, for a
+// stream that resumes it.
+func (h *HTTP) rememberPending(x *exchange) {
+	if len(x.reqIDs) == 0 {
+		return
+	}
+	x.hs.mu.Lock()
+	defer x.hs.mu.Unlock()
+	x.hs.pending[x.st.ID] = x.reqIDs
+}

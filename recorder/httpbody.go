@@ -1,0 +1,228 @@
+package recorder
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/url"
+	"sync"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/sse"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// recordingBody wraps an upstream answer body: the proxy reads (and so
+// forwards) exactly the upstream's bytes through it, and it records them,
+// event by event for SSE, as they pass. Only the HTTP+SSE endpoint event
+// is changed on its way to the client, so that the client's POSTs come
+// back through the proxy.
+type recordingBody struct {
+	h   *HTTP
+	x   *exchange
+	ctx context.Context
+	rc  io.ReadCloser
+	sse bool
+	// json reports a JSON content type: a body that is not JSON-RPC is
+	// then flagged malformed. Other bodies ("Accepted") are kept unflagged.
+	json bool
+
+	mu       sync.Mutex // guards everything below
+	split    sse.Splitter
+	events   []sse.Event
+	buf      []byte // a non-SSE body, recorded whole at EOF
+	out      []byte // bytes held back for the client (the endpoint event)
+	holding  bool   // holding bytes until the endpoint event is complete
+	started  bool
+	finished bool
+}
+
+func (b *recordingBody) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.started {
+		b.started = true
+		b.holding = b.sse && b.x.st.Kind == store.SSEGetStream
+	}
+	for {
+		if len(b.out) > 0 && !b.holding {
+			n := copy(p, b.out)
+			b.out = b.out[n:]
+			return n, nil
+		}
+		if b.finished {
+			return 0, io.EOF
+		}
+		n, err := b.rc.Read(p)
+		if n > 0 {
+			if b.holding {
+				b.out = append(b.out, p[:n]...)
+				if ferr := b.feed(p[:n]); ferr != nil {
+					b.finish(ferr)
+					return 0, ferr
+				}
+				n = 0 // handed out from b.out once the endpoint is known
+			} else if b.sse {
+				if ferr := b.feed(p[:n]); ferr != nil {
+					b.finish(ferr)
+					return 0, ferr
+				}
+			} else {
+				b.buf = append(b.buf, p[:n]...)
+			}
+		}
+		if err != nil {
+			if err == io.EOF {
+				b.holding = false
+				b.finish(nil)
+				if len(b.out) > 0 || n > 0 {
+					if n > 0 {
+						return n, nil
+					}
+					continue
+				}
+				return 0, io.EOF
+			}
+			b.finish(err)
+			return n, err
+		}
+		if n > 0 {
+			return n, nil
+		}
+	}
+}
+
+// feed splits SSE bytes and records each complete event.
+func (b *recordingBody) feed(p []byte) error {
+	b.events = b.split.Feed(b.events[:0], p)
+	for _, ev := range b.events {
+		if err := b.event(ev); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *recordingBody) event(ev sse.Event) error {
+	x := b.x
+	f := &store.Frame{Raw: ev.Raw, SSE: true, Retry: ev.Retry, Comment: ev.Comment,
+		EventID: ev.ID, HasEventID: ev.HasID, Event: ev.Type}
+	if ev.HasData {
+		f.Data = append([]byte{}, ev.Data...)
+	}
+	if b.holding && !ev.Comment {
+		b.holding = false
+		if err := b.endpoint(ev); err != nil {
+			return err
+		}
+	}
+	x.hs.append(b.ctx, x.st, store.ServerToClient, f)
+	if ev.HasID && ev.ID != "" {
+		x.hs.mu.Lock()
+		x.hs.eventTo[ev.ID] = x.st
+		x.hs.mu.Unlock()
+	}
+	b.answered(f.Message())
+	return nil
+}
+
+// answered crosses off the request ids a response answers.
+func (b *recordingBody) answered(m jsonrpc.Message) {
+	for _, r := range append([]jsonrpc.Message{m}, m.Members...) {
+		if r.Kind.IsResponse() {
+			delete(b.x.reqIDs, string(r.ID))
+		}
+	}
+}
+
+// endpoint handles the first event of a GET that opened a conversation: an
+// HTTP+SSE endpoint event is rewritten to point back through the proxy;
+// anything else means the transport is Streamable HTTP after all.
+func (b *recordingBody) endpoint(ev sse.Event) error {
+	x := b.x
+	hs := x.hs
+	if ev.Type != "endpoint" {
+		hs.session.mu.Lock()
+		hs.sess.Transport = store.StreamableHTTP
+		if !hs.failed {
+			hs.fail(hs.sink.UpdateSession(b.ctx, &hs.sess))
+		}
+		hs.session.mu.Unlock()
+		return nil
+	}
+	base := *b.h.Upstream
+	target, err := base.Parse(string(ev.Data))
+	if err != nil {
+		return fmt.Errorf("endpoint event %q is not a URL: %w", ev.Data, err)
+	}
+	if target.Scheme != base.Scheme || target.Host != base.Host {
+		b.h.log.Error("the server's endpoint event points to another origin than its SSE stream; mcpvcr proxies one origin and will not follow it",
+			"endpoint", b.h.red.URL(target.String()), "stream", b.h.red.URL(base.String()))
+		return fmt.Errorf("endpoint %s is on another origin than the SSE stream %s: record with --upstream pointing at that origin", b.h.red.URL(target.String()), b.h.red.URL(base.String()))
+	}
+	b.h.mu.Lock()
+	b.h.byEndpoint[target.RequestURI()] = hs
+	b.h.mu.Unlock()
+	if string(ev.Data) == target.RequestURI() || !isAbsolute(string(ev.Data)) {
+		return nil // relative: the client resolves it against the proxy already
+	}
+	// An absolute URL: point it at the proxy, keeping path and query.
+	proxied := url.URL{Scheme: "http", Host: x.host, Path: target.Path, RawPath: target.RawPath, RawQuery: target.RawQuery}
+	rewritten := ev.WithData([]byte(proxied.String()))
+	// Replace the held bytes of this event (the first one) in b.out.
+	b.out = append(append([]byte(nil), rewritten.Raw...), b.out[len(ev.Raw):]...)
+	return nil
+}
+
+func isAbsolute(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && u.IsAbs()
+}
+
+// finish records how the stream ended; err is the upstream's read error.
+func (b *recordingBody) finish(err error) {
+	if b.finished {
+		return
+	}
+	b.finished = true
+	x := b.x
+	if b.sse {
+		if ev, ok := b.split.End(); ok {
+			_ = b.event(ev)
+		}
+	} else if len(b.buf) > 0 {
+		f := &store.Frame{Raw: b.buf}
+		x.hs.append(b.ctx, x.st, store.ServerToClient, f)
+		b.answered(f.Message())
+	}
+	end := store.EndComplete
+	switch {
+	case err != nil && x.client != nil && x.client.Err() != nil:
+		// The client went away, which cancelled the upstream request.
+		end, err = store.EndClientAborted, nil
+	case err != nil:
+		end = store.EndUpstreamError
+	case len(x.reqIDs) > 0 && x.st.Status < 300:
+		end = store.EndServerClosed
+	}
+	x.hs.closeStream(b.ctx, x.st, end, err)
+	b.h.rememberPending(x)
+}
+
+// Close closes the upstream body. Closing before the end means the client
+// went away (or the proxy gave up on it).
+func (b *recordingBody) Close() error {
+	b.mu.Lock()
+	if !b.finished {
+		b.finished = true
+		if b.sse {
+			if ev, ok := b.split.End(); ok {
+				_ = b.event(ev)
+			}
+		}
+		b.x.hs.closeStream(b.ctx, b.x.st, store.EndClientAborted, nil)
+		b.h.rememberPending(b.x)
+	}
+	b.mu.Unlock()
+	return b.rc.Close()
+}

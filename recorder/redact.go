@@ -1,0 +1,178 @@
+package recorder
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+)
+
+// DefaultRedactedHeaders are the headers whose values are never stored.
+var DefaultRedactedHeaders = []string{
+	"Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie",
+	"X-Api-Key", "Api-Key", "X-Auth-Token", "X-Access-Token",
+}
+
+// DefaultRedactedQuery are the query parameters whose values are never
+// stored.
+var DefaultRedactedQuery = []string{
+	"token", "access_token", "refresh_token", "id_token", "api_key", "apikey", "key",
+	"secret", "client_secret", "password", "auth", "sig", "signature", "code",
+}
+
+// Redactor replaces credentials with stable placeholders before anything
+// is stored. The same value always gets the same placeholder within one
+// Redactor, so recorded requests that carried the same token still look
+// alike; the placeholder reveals nothing of the value. What is forwarded
+// is never redacted. The zero value redacts the defaults and is safe for
+// concurrent use.
+type Redactor struct {
+	// Headers and Query name more header and query parameter names to
+	// redact, on top of the defaults. Names compare case-insensitively.
+	Headers []string
+	Query   []string
+
+	once sync.Once
+	key  []byte
+}
+
+// secretWords mark a header or parameter name as a credential.
+var secretWords = []string{"token", "secret", "password", "passwd", "apikey", "api-key", "api_key", "credential"}
+
+func (r *Redactor) placeholder(v string) string {
+	r.once.Do(func() {
+		r.key = make([]byte, 32)
+		_, _ = rand.Read(r.key)
+	})
+	m := hmac.New(sha256.New, r.key)
+	m.Write([]byte(v))
+	return "REDACTED-" + hex.EncodeToString(m.Sum(nil)[:6])
+}
+
+func (r *Redactor) header(name string) bool {
+	for _, h := range DefaultRedactedHeaders {
+		if strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	for _, h := range r.Headers {
+		if strings.EqualFold(h, name) {
+			return true
+		}
+	}
+	return looksSecret(name)
+}
+
+func (r *Redactor) param(name string) bool {
+	for _, q := range DefaultRedactedQuery {
+		if strings.EqualFold(q, name) {
+			return true
+		}
+	}
+	for _, q := range r.Query {
+		if strings.EqualFold(q, name) {
+			return true
+		}
+	}
+	return looksSecret(name)
+}
+
+func looksSecret(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Header returns a copy of h with credential values replaced. For
+// Authorization-style values the scheme ("Bearer", "Basic") is kept.
+func (r *Redactor) Header(h http.Header) http.Header {
+	if h == nil {
+		return nil
+	}
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		if !r.header(k) {
+			out[k] = append([]string(nil), vs...)
+			continue
+		}
+		red := make([]string, len(vs))
+		for i, v := range vs {
+			if scheme, rest, ok := strings.Cut(v, " "); ok && (strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "Proxy-Authorization")) {
+				red[i] = scheme + " " + r.placeholder(rest)
+			} else {
+				red[i] = r.placeholder(v)
+			}
+		}
+		out[k] = red
+	}
+	return out
+}
+
+// URL returns raw with credential query values and any userinfo password
+// replaced. A raw URL that does not parse is returned whole as a
+// placeholder, since it cannot be inspected.
+func (r *Redactor) URL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return r.placeholder(raw)
+	}
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), r.placeholder(u.User.String()))
+		}
+	}
+	if u.RawQuery != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		changed := false
+		for i, p := range parts {
+			k, v, ok := strings.Cut(p, "=")
+			name, err := url.QueryUnescape(k)
+			if err != nil {
+				name = k
+			}
+			if ok && r.param(name) {
+				parts[i] = k + "=" + r.placeholder(v)
+				changed = true
+			}
+		}
+		if changed {
+			u.RawQuery = strings.Join(parts, "&")
+		}
+	}
+	return u.String()
+}
+
+// Args redacts a command line: values of arguments and flags whose names
+// look like credentials.
+func (r *Redactor) Args(argv []string) []string {
+	out := make([]string, len(argv))
+	hideNext := false
+	for i, a := range argv {
+		switch {
+		case hideNext:
+			out[i], hideNext = r.placeholder(a), false
+		case strings.Contains(a, "://"):
+			out[i] = r.URL(a)
+		case strings.Contains(a, "="):
+			k, v, _ := strings.Cut(a, "=")
+			if r.param(strings.TrimLeft(k, "-")) || r.header(strings.TrimLeft(k, "-")) {
+				out[i] = k + "=" + r.placeholder(v)
+			} else {
+				out[i] = a
+			}
+		case strings.HasPrefix(a, "-") && (r.param(strings.TrimLeft(a, "-")) || r.header(strings.TrimLeft(a, "-"))):
+			out[i], hideNext = a, true
+		default:
+			out[i] = a
+		}
+	}
+	return out
+}
