@@ -1,0 +1,300 @@
+package replayer
+
+import (
+	"encoding/json"
+	"slices"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// recFrame is one recorded protocol frame with what replay derived from
+// it: its causal group and the frames it waits for.
+type recFrame struct {
+	f   *store.Frame
+	msg jsonrpc.Message
+	c2s bool
+	// prev is the previous frame of the same causal group, extra another
+	// client frame this one waits for; -1 when none.
+	prev, extra int
+	// key is the canonical match key of a client frame.
+	key string
+	// memberKeys are the sorted match keys of a client batch's members.
+	memberKeys []string
+	done       bool
+}
+
+// engine replays one recorded session to one live client: it matches the
+// client's frames to recorded ones and releases the recorded server frames
+// whose causes have happened. It is not safe for concurrent use.
+type engine struct {
+	rec    *Recording
+	frames []recFrame
+	ids    map[string]string // recorded client request id -> live id
+	rids   map[string]string // live client request id -> recorded id
+	tokens map[string]string // recorded progress token -> live token
+}
+
+func newEngine(rec *Recording) *engine {
+	e := &engine{rec: rec, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}}
+	protocol := map[int64]bool{}
+	for _, st := range rec.Streams {
+		if st.Kind != store.StderrStream {
+			protocol[st.ID] = true
+		}
+	}
+	for i := range rec.Frames {
+		f := &rec.Frames[i]
+		if !protocol[f.StreamID] || f.Comment {
+			continue
+		}
+		if f.SSE && f.Kind == jsonrpc.KindEmpty {
+			continue // priming events and the like are transport, not protocol
+		}
+		e.frames = append(e.frames, recFrame{f: f, msg: f.Message(), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1})
+	}
+	e.link()
+	return e
+}
+
+// link assigns every frame to a causal group: a client request, what the
+// server sent while handling it, the client's answers to that, and the
+// response. A server frame waits for the frame before it in its group.
+// Server frames that belong to no request wait for the client frame
+// recorded just before them.
+func (e *engine) link() {
+	groupOfReq := map[string]int{}    // client request id -> group
+	groupOfSrvReq := map[string]int{} // server request id -> group
+	groupOfToken := map[string]int{}  // progress token -> group
+	var inflight []string             // client request ids, oldest first
+	last := map[int]int{}             // group -> index of its latest frame
+	lastC2S, groups := -1, 0
+	newGroup := func() int { groups++; return groups }
+	dropInflight := func(id string) {
+		inflight = slices.DeleteFunc(inflight, func(x string) bool { return x == id })
+	}
+	current := func() (int, bool) {
+		if len(inflight) == 0 {
+			return 0, false
+		}
+		g, ok := groupOfReq[inflight[len(inflight)-1]]
+		return g, ok
+	}
+	for i := range e.frames {
+		fr := &e.frames[i]
+		m := fr.msg
+		g, ok := 0, false
+		if fr.c2s {
+			switch m.Kind {
+			case jsonrpc.KindRequest:
+				g = newGroup()
+				groupOfReq[string(m.ID)] = g
+				inflight = append(inflight, string(m.ID))
+				if t := progressToken(m.Params); t != nil {
+					groupOfToken[string(t)] = g
+				}
+			case jsonrpc.KindBatch:
+				g = newGroup()
+				for _, mem := range m.Members {
+					if mem.Kind == jsonrpc.KindRequest {
+						groupOfReq[string(mem.ID)] = g
+						inflight = append(inflight, string(mem.ID))
+					}
+				}
+			case jsonrpc.KindNotification:
+				if m.Method == "notifications/cancelled" {
+					id := string(requestIDParam(m.Params))
+					g, ok = groupOfReq[id]
+					dropInflight(id)
+				}
+			case jsonrpc.KindResult, jsonrpc.KindError:
+				g, ok = groupOfSrvReq[string(m.ID)]
+			}
+			if g == 0 {
+				g = newGroup()
+			}
+			fr.key, fr.memberKeys = matchKey(m, nil)
+			lastC2S = i
+		} else {
+			switch m.Kind {
+			case jsonrpc.KindResult, jsonrpc.KindError:
+				g, ok = groupOfReq[string(m.ID)]
+				dropInflight(string(m.ID))
+			case jsonrpc.KindBatch:
+				for _, mem := range m.Members {
+					if h, found := groupOfReq[string(mem.ID)]; found && !ok {
+						g, ok = h, true
+					}
+					dropInflight(string(mem.ID))
+				}
+			case jsonrpc.KindNotification:
+				switch m.Method {
+				case "notifications/progress":
+					g, ok = groupOfToken[string(progressTokenParam(m.Params))]
+				case "notifications/cancelled":
+					g, ok = groupOfSrvReq[string(requestIDParam(m.Params))]
+				}
+				if !ok {
+					g, ok = current()
+				}
+			case jsonrpc.KindRequest:
+				g, ok = current()
+			}
+			if !ok {
+				g = newGroup()
+				fr.extra = lastC2S
+			}
+			if m.Kind == jsonrpc.KindRequest {
+				groupOfSrvReq[string(m.ID)] = g
+			}
+		}
+		if p, found := last[g]; found {
+			fr.prev = p
+		}
+		last[g] = i
+	}
+}
+
+// matchKey returns the canonical key of a client message, translating a
+// cancelled request's live id to the recorded one through rids (nil when
+// building keys of recorded frames).
+func matchKey(m jsonrpc.Message, rids map[string]string) (string, []string) {
+	switch m.Kind {
+	case jsonrpc.KindBatch:
+		var keys []string
+		for _, mem := range m.Members {
+			k, _ := matchKey(mem, rids)
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return "batch", keys
+	case jsonrpc.KindResult, jsonrpc.KindError:
+		return "response " + string(m.ID), nil
+	case jsonrpc.KindRequest, jsonrpc.KindNotification:
+		params := canonical(m.Params)
+		if m.Method == "notifications/cancelled" && rids != nil {
+			if obj, ok := params.(map[string]any); ok {
+				if rec, ok := rids[string(requestIDParam(m.Params))]; ok {
+					obj["requestId"] = json.RawMessage(rec)
+				}
+			}
+		}
+		return m.Kind.String() + " " + m.Method + " " + key(params), nil
+	}
+	return "raw " + string(m.Raw), nil
+}
+
+// match finds the first unconsumed recorded client frame that live
+// reproduces. It changes nothing.
+func (e *engine) match(live jsonrpc.Message) (int, bool) {
+	k, members := matchKey(live, e.rids)
+	for i := range e.frames {
+		fr := &e.frames[i]
+		if !fr.c2s || fr.done {
+			continue
+		}
+		if live.Kind == jsonrpc.KindBatch {
+			if fr.msg.Kind == jsonrpc.KindBatch && slices.Equal(fr.memberKeys, members) {
+				return i, true
+			}
+			continue
+		}
+		if fr.key == k {
+			return i, true
+		}
+	}
+	return -1, false
+}
+
+// consume marks recorded frame i as received as live, and learns the
+// client's ids and progress tokens.
+func (e *engine) consume(i int, live jsonrpc.Message) {
+	fr := &e.frames[i]
+	fr.done = true
+	learn := func(rec, got jsonrpc.Message) {
+		if rec.Kind != jsonrpc.KindRequest {
+			return
+		}
+		e.ids[string(rec.ID)] = string(got.ID)
+		e.rids[string(got.ID)] = string(rec.ID)
+		if rt, lt := progressToken(rec.Params), progressToken(got.Params); rt != nil && lt != nil {
+			e.tokens[string(rt)] = string(lt)
+		}
+	}
+	if fr.msg.Kind != jsonrpc.KindBatch {
+		learn(fr.msg, live)
+		return
+	}
+	used := make([]bool, len(live.Members))
+	for _, rm := range fr.msg.Members {
+		rk, _ := matchKey(rm, nil)
+		for j, lm := range live.Members {
+			if lk, _ := matchKey(lm, e.rids); !used[j] && lk == rk {
+				used[j] = true
+				learn(rm, lm)
+				break
+			}
+		}
+	}
+}
+
+// Out is a recorded server frame released for sending.
+type Out struct {
+	// Frame is the recorded frame.
+	Frame *store.Frame
+	// Data is the payload to send: the recorded Data, or a copy with the
+	// ids and progress tokens rewritten to the live client's.
+	Data []byte
+	// Rewritten reports whether Data differs from Frame.Data.
+	Rewritten bool
+	// Gap is the recorded time between the frame that released this one
+	// and this one; paced replay waits it.
+	Gap time.Duration
+}
+
+// release returns, in recorded order, every server frame whose causes have
+// all happened, and marks them sent.
+func (e *engine) release() []Out {
+	var outs []Out
+	for i := range e.frames {
+		fr := &e.frames[i]
+		if fr.c2s || fr.done {
+			continue
+		}
+		if (fr.prev >= 0 && !e.frames[fr.prev].done) || (fr.extra >= 0 && !e.frames[fr.extra].done) {
+			continue
+		}
+		fr.done = true
+		var trigger time.Duration
+		for _, d := range []int{fr.prev, fr.extra} {
+			if d >= 0 && e.frames[d].f.Offset > trigger {
+				trigger = e.frames[d].f.Offset
+			}
+		}
+		data, changed := e.rewrite(fr)
+		outs = append(outs, Out{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0)})
+	}
+	return outs
+}
+
+// exhausted reports whether every recorded server frame has been sent.
+func (e *engine) exhausted() bool {
+	for i := range e.frames {
+		if !e.frames[i].c2s && !e.frames[i].done {
+			return false
+		}
+	}
+	return true
+}
+
+// unsent returns the recorded client frames the live client never sent.
+func (e *engine) unsent() []*store.Frame {
+	var fs []*store.Frame
+	for i := range e.frames {
+		if e.frames[i].c2s && !e.frames[i].done {
+			fs = append(fs, e.frames[i].f)
+		}
+	}
+	return fs
+}

@@ -1,0 +1,176 @@
+package replayer
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// stdioRecording builds a recording from lines prefixed "> " (client to
+// server) or "< " (server to client).
+func stdioRecording(tb testing.TB, id int64, lines ...string) *Recording {
+	tb.Helper()
+	rec := &Recording{
+		Session: store.Session{ID: id, Transport: store.Stdio},
+		Streams: []store.Stream{{ID: 1, Kind: store.StdinStream}, {ID: 2, Kind: store.StdoutStream}},
+	}
+	for i, l := range lines {
+		dir, st := store.ClientToServer, int64(1)
+		if strings.HasPrefix(l, "< ") {
+			dir, st = store.ServerToClient, 2
+		} else if !strings.HasPrefix(l, "> ") {
+			tb.Fatalf("line %d: want a > or < prefix: %q", i, l)
+		}
+		f := store.Frame{SessionID: id, StreamID: st, Seq: int64(i + 1), Direction: dir, Raw: []byte(l[2:] + "\n")}
+		f.Derive(store.StdinStream)
+		rec.Frames = append(rec.Frames, f)
+	}
+	return rec
+}
+
+func datas(outs []Out) []string {
+	var s []string
+	for _, o := range outs {
+		s = append(s, strings.TrimSuffix(string(o.Data), "\n"))
+	}
+	return s
+}
+
+func recv(tb testing.TB, c *cursor, line string) []string {
+	tb.Helper()
+	outs, _, mm := c.receive(jsonrpc.Parse([]byte(line)))
+	if mm != nil {
+		tb.Fatalf("receive(%s): %v\n%s", line, mm, mm.Diff)
+	}
+	return datas(outs)
+}
+
+func TestCursor_RewritesIDsAndTokens(t *testing.T) {
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"p","_meta":{"progressToken":"t1"}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t1","progress":1}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"ok":true}}`,
+	)
+	c := newCursor([]*Recording{rec})
+	if got := c.start(); len(got) != 0 {
+		t.Fatalf("start() = %v; want nothing", datas(got))
+	}
+	got := recv(t, c, `{"jsonrpc":"2.0","id":"abc","method":"tools/call","params":{"_meta":{"progressToken":99},"name":"p"}}`)
+	want := []string{
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":99,"progress":1}}`,
+		`{"jsonrpc":"2.0","id":"abc","result":{"ok":true}}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("released frames mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestCursor_ServerRequestWaitsForClientAnswer(t *testing.T) {
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sample"}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"text":"hi"}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":"hi"}}`,
+	)
+	c := newCursor([]*Recording{rec})
+	got := recv(t, c, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sample"}}`)
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}`}, got); diff != "" {
+		t.Fatalf("after the call (-want +got):\n%s", diff)
+	}
+	got = recv(t, c, `{"jsonrpc":"2.0","id":0,"result":{"text":"hi"}}`)
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":5,"result":{"content":"hi"}}`}, got); diff != "" {
+		t.Errorf("after the answer (-want +got):\n%s", diff)
+	}
+}
+
+func TestCursor_SequentialClientAgainstConcurrentRecording(t *testing.T) {
+	// Recorded: two requests in flight at once. Live: the client waits for
+	// each answer before sending the next. Replay must not deadlock.
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":1,"method":"a"}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"b"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":"A"}`,
+		`< {"jsonrpc":"2.0","id":2,"result":"B"}`,
+	)
+	c := newCursor([]*Recording{rec})
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":1,"result":"A"}`}, recv(t, c, `{"jsonrpc":"2.0","id":1,"method":"a"}`)); diff != "" {
+		t.Errorf("a (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":2,"result":"B"}`}, recv(t, c, `{"jsonrpc":"2.0","id":2,"method":"b"}`)); diff != "" {
+		t.Errorf("b (-want +got):\n%s", diff)
+	}
+}
+
+func TestCursor_Batch(t *testing.T) {
+	rec := stdioRecording(t, 1,
+		`> [{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"b"}]`,
+		`< [{"jsonrpc":"2.0","id":2,"result":"B"}, {"jsonrpc":"2.0","id":1,"result":"A"}]`,
+	)
+	c := newCursor([]*Recording{rec})
+	got := recv(t, c, `[{"jsonrpc":"2.0","id":"y","method":"b"},{"jsonrpc":"2.0","id":"x","method":"a"},{"jsonrpc":"2.0","method":"n"}]`)
+	want := []string{`[{"jsonrpc":"2.0","id":"y","result":"B"}, {"jsonrpc":"2.0","id":"x","result":"A"}]`}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("batch answer (-want +got):\n%s", diff)
+	}
+}
+
+func TestCursor_CancellationMapsRequestID(t *testing.T) {
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":3}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":3,"progress":0}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3,"reason":"ctx"}}`,
+		`< {"jsonrpc":"2.0","id":3,"error":{"code":-32800,"message":"cancelled"}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"tools":[]}}`,
+	)
+	c := newCursor([]*Recording{rec})
+	recv(t, c, `{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":30}}}`)
+	got := recv(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":30,"reason":"ctx"}}`)
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":30,"error":{"code":-32800,"message":"cancelled"}}`}, got); diff != "" {
+		t.Errorf("after cancel (-want +got):\n%s", diff)
+	}
+}
+
+func TestCursor_NarrowsCandidates(t *testing.T) {
+	open := []string{
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`,
+		`< {"jsonrpc":"2.0","id":0,"result":{}}`,
+	}
+	a := stdioRecording(t, 1, append(open, `> {"jsonrpc":"2.0","id":1,"method":"x"}`, `< {"jsonrpc":"2.0","id":1,"result":"from 1"}`)...)
+	b := stdioRecording(t, 2, append(open, `> {"jsonrpc":"2.0","id":1,"method":"y"}`, `< {"jsonrpc":"2.0","id":1,"result":"from 2"}`)...)
+	c := newCursor([]*Recording{a, b})
+	recv(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
+	got := recv(t, c, `{"jsonrpc":"2.0","id":1,"method":"y"}`)
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":1,"result":"from 2"}`}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if got, want := c.leader().rec.Session.ID, int64(2); got != want {
+		t.Errorf("leader = session %d; want %d", got, want)
+	}
+}
+
+func TestCursor_Mismatch(t *testing.T) {
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+	)
+	c := newCursor([]*Recording{rec})
+	_, _, mm := c.receive(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"bye"}}}`)))
+	if mm == nil {
+		t.Fatal("receive of a changed call matched; want a mismatch")
+	}
+	if mm.Closest == nil || mm.Closest.Seq != 1 {
+		t.Fatalf("closest = %+v; want seq 1", mm.Closest)
+	}
+	if !strings.Contains(mm.Diff, `"bye"`) || !strings.Contains(mm.Diff, `"hi"`) {
+		t.Errorf("diff does not show the changed argument:\n%s", mm.Diff)
+	}
+	ans := jsonrpc.Parse(noMatchAnswer(jsonrpc.Parse(mm.Live).ID, mm))
+	if ans.Kind != jsonrpc.KindError || string(ans.ID) != "1" {
+		t.Errorf("no-match answer = %s; want an error for id 1", ans.Raw)
+	}
+}

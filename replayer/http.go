@@ -1,0 +1,493 @@
+package replayer
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// Faults add to an HTTP replay what the recording lacks, for testing a
+// client's recovery.
+type Faults struct {
+	// CutAfter cuts a recorded SSE stream after that many events: the
+	// key is the stream's number within its session, as mcpvcr show
+	// prints it (post#3 is 3). The connection drops as if the network
+	// failed; the client may resume with Last-Event-ID.
+	CutAfter map[int]int
+	// ExpireAfter answers 404 (session expired) to every request of a
+	// session after that many requests; 0 never expires.
+	ExpireAfter int
+	// Delay is waited before every SSE event and JSON answer.
+	Delay time.Duration
+}
+
+// httpState is the live side of an HTTP replay: one liveSession per
+// client session.
+type httpState struct {
+	mu        sync.Mutex // guards everything below
+	byID      map[string]*liveSession
+	anonymous *liveSession // the latest session the client holds no id for
+	all       []*liveSession
+	done      chan struct{} // closed by Close
+	closed    bool
+}
+
+// liveSession follows one live client session through the recordings.
+type liveSession struct {
+	srv *Server
+	id  string // the Mcp-Session-Id issued; "" when the recording had none
+	cur *cursor
+	rep Report
+
+	mu        sync.Mutex // guards the fields below
+	released  map[*store.Frame]Out
+	changed   chan struct{} // closed and replaced when released grows
+	used      map[int64]bool
+	requests  int
+	cutEvents map[int64]int // recorded stream id -> events sent on it so far
+}
+
+func (s *Server) http() *httpState {
+	s.httpOnce.Do(func() {
+		s.hs = &httpState{byID: map[string]*liveSession{}, done: make(chan struct{})}
+	})
+	return s.hs
+}
+
+// ServeHTTP is the recorded server over HTTP: Streamable HTTP or the
+// 2024-11-05 HTTP+SSE transport, as recorded. It issues the recorded
+// session ids, answers each POST as recorded (JSON or SSE, with the
+// recorded event ids and retry values, ending where the recording ended),
+// serves GET streams with the server-initiated frames recorded on them,
+// and answers a GET with Last-Event-ID with the rest of that stream.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	hs := s.http()
+	if !originAllowed(r) {
+		writeJSONError(w, http.StatusForbidden, nil, -32600, "mcpvcr replay: Origin "+r.Header.Get("Origin")+" is not allowed (DNS rebinding protection)")
+		return
+	}
+	var body []byte
+	if r.Body != nil {
+		var err error
+		body, err = io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+	}
+	live := jsonrpc.Parse(body)
+	ls, status := s.liveSessionFor(r, live)
+	if ls == nil {
+		writeJSONError(w, status, nil, -32001, "Session not found")
+		return
+	}
+	ls.mu.Lock()
+	ls.requests++
+	expired := s.Faults.ExpireAfter > 0 && ls.requests > s.Faults.ExpireAfter
+	ls.mu.Unlock()
+	if expired {
+		writeJSONError(w, http.StatusNotFound, nil, -32001, "Session not found")
+		return
+	}
+	if s.Strict {
+		if why := ls.strictHTTP(r, live); why != "" {
+			ls.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
+			writeJSONError(w, http.StatusBadRequest, live.ID, -32600, "mcpvcr replay (strict): "+why)
+			return
+		}
+	}
+	switch r.Method {
+	case http.MethodPost:
+		ls.post(w, r, live)
+	case http.MethodGet:
+		ls.get(w, r)
+	case http.MethodDelete:
+		ls.deleteSession(w, r)
+	default:
+		w.WriteHeader(http.StatusMethodNotAllowed)
+	}
+	_ = hs
+}
+
+// originAllowed validates Origin as an MCP server must: a browser page on
+// another site must not reach a local server (DNS rebinding). Requests
+// without Origin (non-browser clients) are allowed.
+func originAllowed(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// liveSessionFor finds the live session of r or starts one. It returns nil
+// and a status when the client names a session that does not exist.
+func (s *Server) liveSessionFor(r *http.Request, live jsonrpc.Message) (*liveSession, int) {
+	hs := s.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		if ls, ok := hs.byID[sid]; ok {
+			return ls, 0
+		}
+		return nil, http.StatusNotFound
+	}
+	if r.Method == http.MethodPost && live.Method == "initialize" || hs.anonymous == nil {
+		ls := &liveSession{srv: s, cur: newCursor(s.httpRecordings()), released: map[*store.Frame]Out{},
+			changed: make(chan struct{}), used: map[int64]bool{}, cutEvents: map[int64]int{}}
+		hs.anonymous = ls
+		hs.all = append(hs.all, ls)
+		return ls, 0
+	}
+	return hs.anonymous, 0
+}
+
+func (s *Server) httpRecordings() []*Recording {
+	var recs []*Recording
+	for _, r := range s.Recordings {
+		if r.Session.Transport == store.StreamableHTTP || r.Session.Transport == store.LegacySSE {
+			recs = append(recs, r)
+		}
+	}
+	if len(recs) == 0 {
+		return s.Recordings
+	}
+	return recs
+}
+
+// issueID gives ls the recorded session id once the leader answered
+// initialize with one, unless another live client holds it already.
+func (ls *liveSession) issueID(recorded string) string {
+	if recorded == "" {
+		return ""
+	}
+	hs := ls.srv.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if ls.id != "" {
+		return ls.id
+	}
+	id := recorded
+	for n := 2; hs.byID[id] != nil; n++ {
+		id = fmt.Sprintf("%s-%d", recorded, n)
+	}
+	ls.id = id
+	hs.byID[id] = ls
+	if hs.anonymous == ls {
+		hs.anonymous = nil
+	}
+	return id
+}
+
+// publish stores released frames for the streams that will send them,
+// and wakes every stream waiting for the session to move on.
+func (ls *liveSession) publish(outs []Out) {
+	ls.mu.Lock()
+	for _, o := range outs {
+		ls.released[o.Frame] = o
+	}
+	close(ls.changed)
+	ls.changed = make(chan struct{})
+	ls.mu.Unlock()
+}
+
+// caughtUp reports whether the live client has done everything the
+// recorded client did before offset t: sent every client frame and every
+// DELETE.
+func (ls *liveSession) caughtUp(rec *Recording, t time.Duration) bool {
+	ls.mu.Lock()
+	for i := range rec.Streams {
+		st := &rec.Streams[i]
+		if st.Kind == store.DeleteStream && st.Opened < t && !ls.used[st.ID] {
+			ls.mu.Unlock()
+			return false
+		}
+	}
+	ls.mu.Unlock()
+	return ls.cur.caughtUp(t)
+}
+
+// waitCaughtUp waits until caughtUp(t), the client goes away or the
+// server closes; it reports whether the session caught up.
+func (ls *liveSession) waitCaughtUp(r *http.Request, rec *Recording, t time.Duration) bool {
+	for {
+		ls.mu.Lock()
+		ch := ls.changed
+		ls.mu.Unlock()
+		if ls.caughtUp(rec, t) {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			return false
+		case <-ls.srv.http().done:
+			return false
+		}
+	}
+}
+
+// waitReleased waits until f is released, the client goes away or the
+// server closes.
+func (ls *liveSession) waitReleased(r *http.Request, f *store.Frame) (Out, bool) {
+	for {
+		ls.mu.Lock()
+		o, ok := ls.released[f]
+		ch := ls.changed
+		ls.mu.Unlock()
+		if ok {
+			return o, true
+		}
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			return Out{}, false
+		case <-ls.srv.http().done:
+			return Out{}, false
+		}
+	}
+}
+
+func (ls *liveSession) recording() *Recording { return ls.cur.leader().rec }
+
+func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) {
+	ls.mu.Lock()
+	ls.rep.Received++
+	ls.mu.Unlock()
+	outs, matched, mm := ls.cur.receive(live)
+	if mm != nil {
+		ls.mismatch(mm)
+		if live.Kind == jsonrpc.KindRequest {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(noMatchAnswer(live.ID, mm))
+			return
+		}
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	ls.mu.Lock()
+	ls.rep.Matched++
+	ls.mu.Unlock()
+	ls.publish(outs)
+	rec := ls.recording()
+	st := streamByID(rec, matched.StreamID)
+	if st == nil {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	ls.play(w, r, rec, st, framesOf(rec, st.ID, 0))
+}
+
+func (ls *liveSession) mismatch(mm *Mismatch) {
+	ls.mu.Lock()
+	ls.rep.Mismatches = append(ls.rep.Mismatches, mm)
+	ls.mu.Unlock()
+	ls.srv.logger().Warn("unmatched client frame", "frame", mm.Error())
+}
+
+func (ls *liveSession) get(w http.ResponseWriter, r *http.Request) {
+	rec := ls.recording()
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		ls.resume(w, r, rec, id)
+		return
+	}
+	st := ls.nextUnused(rec, func(st *store.Stream) bool {
+		return st.Kind == store.GetStream || st.Kind == store.SSEGetStream
+	})
+	if st == nil {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	ls.play(w, r, rec, st, framesOf(rec, st.ID, 0))
+}
+
+func (ls *liveSession) deleteSession(w http.ResponseWriter, r *http.Request) {
+	rec := ls.recording()
+	st := ls.nextUnused(rec, func(st *store.Stream) bool { return st.Kind == store.DeleteStream })
+	ls.publish(nil) // streams the recorded DELETE ended may end now
+	if st == nil {
+		w.WriteHeader(http.StatusMethodNotAllowed)
+		return
+	}
+	ls.play(w, r, rec, st, nil)
+}
+
+// nextUnused returns the first recorded stream that ok accepts and no live
+// request has taken yet, and takes it.
+func (ls *liveSession) nextUnused(rec *Recording, ok func(*store.Stream) bool) *store.Stream {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for i := range rec.Streams {
+		st := &rec.Streams[i]
+		if ok(st) && !ls.used[st.ID] {
+			ls.used[st.ID] = true
+			return st
+		}
+	}
+	return nil
+}
+
+// resume answers a GET with Last-Event-ID. When the recording holds a
+// resume with that id, it is answered as recorded. Otherwise (the stream
+// was cut by a fault option, say) the answer is the rest of that event's
+// stream and the streams resuming it: the frames after the event, up to
+// the end of the recorded exchange that carried the next of them, leaving
+// out id-less transport events (a priming or a close with retry), which an
+// event store does not keep.
+func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *Recording, eventID string) {
+	if st := ls.nextUnused(rec, func(st *store.Stream) bool {
+		return st.Kind == store.ResumeStream && st.LastEventID == eventID
+	}); st != nil {
+		ls.play(w, r, rec, st, framesOf(rec, st.ID, 0))
+		return
+	}
+	var origin *store.Frame
+	for i := range rec.Frames {
+		f := &rec.Frames[i]
+		if f.HasEventID && f.EventID == eventID && f.Direction == store.ServerToClient {
+			origin = f
+		}
+	}
+	if origin == nil {
+		writeJSONError(w, http.StatusBadRequest, nil, -32000, "mcpvcr replay: no recorded event has id "+eventID)
+		return
+	}
+	var rest []*store.Frame
+	for _, f := range chainOf(rec, origin.StreamID) {
+		if f.Seq > origin.Seq && (isProtocol(f) || f.HasEventID) {
+			rest = append(rest, f)
+		}
+	}
+	segment := streamByID(rec, origin.StreamID)
+	if len(rest) > 0 {
+		segment = streamByID(rec, rest[0].StreamID)
+		n := 0
+		for n < len(rest) && rest[n].StreamID == segment.ID {
+			n++
+		}
+		rest = rest[:n]
+	}
+	ls.playWith(w, r, rec, segment, segment, rest)
+}
+
+// chainOf returns the server frames of stream id and of every stream that
+// resumes it, in recorded order.
+func chainOf(rec *Recording, id int64) []*store.Frame {
+	in := map[int64]bool{id: true}
+	// Resumes can chain: a resume of a resume.
+	for changed := true; changed; {
+		changed = false
+		for _, st := range rec.Streams {
+			if st.ResumesID != 0 && in[st.ResumesID] && !in[st.ID] {
+				in[st.ID], changed = true, true
+			}
+		}
+	}
+	// A stream that this one resumes belongs to the chain too.
+	for st := streamByID(rec, id); st != nil && st.ResumesID != 0; st = streamByID(rec, st.ResumesID) {
+		in[st.ResumesID] = true
+	}
+	var fs []*store.Frame
+	for i := range rec.Frames {
+		if f := &rec.Frames[i]; in[f.StreamID] && f.Direction == store.ServerToClient {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+func streamByID(rec *Recording, id int64) *store.Stream {
+	for i := range rec.Streams {
+		if rec.Streams[i].ID == id {
+			return &rec.Streams[i]
+		}
+	}
+	return nil
+}
+
+// framesOf returns the server frames of a stream after seq.
+func framesOf(rec *Recording, streamID, after int64) []*store.Frame {
+	var fs []*store.Frame
+	for i := range rec.Frames {
+		f := &rec.Frames[i]
+		if f.StreamID == streamID && f.Direction == store.ServerToClient && f.Seq > after {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// writeJSONError answers with a JSON-RPC error body.
+func writeJSONError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(b)
+}
+
+// hopHeaders are not replayed: the live connection sets its own.
+var hopHeaders = []string{"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Date", "Trailer", "Upgrade", "Proxy-Connection"}
+
+func isHop(k string) bool {
+	for _, h := range hopHeaders {
+		if strings.EqualFold(h, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// Close ends the HTTP streams that are held open (standalone GET streams,
+// streams whose recorded client left first), so that an http.Server
+// serving s can shut down. Call it before Shutdown.
+func (s *Server) Close() {
+	hs := s.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if !hs.closed {
+		hs.closed = true
+		close(hs.done)
+	}
+}
+
+// Reports returns one report per live HTTP client session so far.
+func (s *Server) Reports() []*Report {
+	hs := s.http()
+	hs.mu.Lock()
+	all := append([]*liveSession(nil), hs.all...)
+	hs.mu.Unlock()
+	var reps []*Report
+	for _, ls := range all {
+		lead := ls.cur.leader()
+		ls.mu.Lock()
+		rep := ls.rep
+		rep.Mismatches = append([]*Mismatch(nil), ls.rep.Mismatches...)
+		ls.mu.Unlock()
+		rep.SessionID = lead.rec.Session.ID
+		ls.cur.mu.Lock()
+		rep.Unsent = lead.unsent()
+		ls.cur.mu.Unlock()
+		reps = append(reps, &rep)
+	}
+	return reps
+}

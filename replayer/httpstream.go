@@ -1,0 +1,177 @@
+package replayer
+
+import (
+	"mime"
+	"net/http"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/sse"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// play answers a live request as the recorded stream st was answered.
+func (ls *liveSession) play(w http.ResponseWriter, r *http.Request, rec *Recording, st *store.Stream, frames []*store.Frame) {
+	ls.playWith(w, r, rec, st, st, frames)
+}
+
+// playWith answers with hdr's recorded status and headers and then sends
+// frames, ending the way seg ended in the recording.
+func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *Recording, hdr, seg *store.Stream, frames []*store.Frame) {
+	h := w.Header()
+	for k, vs := range hdr.ResponseHeader {
+		if !isHop(k) {
+			h[k] = append([]string(nil), vs...)
+		}
+	}
+	if sid := hdr.ResponseHeader.Get("Mcp-Session-Id"); sid != "" {
+		h.Set("Mcp-Session-Id", ls.issueID(sid))
+	}
+	status := hdr.Status
+	if status == 0 {
+		// The recorded client left before the server answered: answer
+		// nothing until this client leaves too.
+		ls.hold(r)
+		return
+	}
+	mt, _, _ := mime.ParseMediaType(hdr.ResponseHeader.Get("Content-Type"))
+	if mt != "text/event-stream" {
+		var body []byte
+		for _, f := range frames {
+			b, ok := ls.frameBytes(r, f)
+			if !ok {
+				return
+			}
+			body = append(body, b...)
+		}
+		if !ls.pause(r, ls.srv.Faults.Delay) {
+			return
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write(body)
+		return
+	}
+
+	rc := http.NewResponseController(w)
+	w.WriteHeader(status)
+	_ = rc.Flush()
+	cut := ls.srv.Faults.CutAfter[ordinalOf(rec, seg.ID)]
+	for _, f := range frames {
+		b, ok := ls.frameBytes(r, f)
+		if !ok {
+			return
+		}
+		if !ls.pause(r, ls.srv.Faults.Delay) {
+			return
+		}
+		if _, err := w.Write(b); err != nil {
+			return
+		}
+		if err := rc.Flush(); err != nil {
+			return
+		}
+		if cut > 0 && !f.Comment && ls.countEvent(seg.ID) == cut {
+			// Drop the connection as a network failure would: no clean
+			// end of the chunked body.
+			panic(http.ErrAbortHandler)
+		}
+	}
+	switch seg.End {
+	case store.EndComplete, store.EndServerClosed:
+		// End where the recording ended: once the client has done what the
+		// recorded client did before the server closed (a standalone GET
+		// stream the server closed at the session's DELETE stays open
+		// until this client deletes too).
+		ls.waitCaughtUp(r, rec, seg.Closed)
+		return
+	case store.EndUpstreamError:
+		ls.waitCaughtUp(r, rec, seg.Closed)
+		panic(http.ErrAbortHandler)
+	}
+	// The recorded client left first (or the recording stopped): keep the
+	// stream open until this client leaves too.
+	ls.hold(r)
+}
+
+// hold waits until the client leaves or the server closes.
+func (ls *liveSession) hold(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-ls.srv.http().done:
+	}
+}
+
+// countEvent counts an event sent on a recorded stream and returns the
+// count so far.
+func (ls *liveSession) countEvent(streamID int64) int {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.cutEvents[streamID]++
+	return ls.cutEvents[streamID]
+}
+
+// pause waits d on the server's clock; it reports false if the client
+// left first.
+func (ls *liveSession) pause(r *http.Request, d time.Duration) bool {
+	if d <= 0 {
+		return true
+	}
+	select {
+	case <-ls.srv.clock().After(d):
+		return true
+	case <-r.Context().Done():
+		return false
+	}
+}
+
+// frameBytes returns the bytes to send for recorded frame f, waiting until
+// the replay engine releases it when it is a protocol frame.
+func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool) {
+	if !isProtocol(f) {
+		return f.Raw, true
+	}
+	o, ok := ls.waitReleased(r, f)
+	if !ok {
+		return nil, false
+	}
+	if ls.srv.Pace > 0 && o.Gap > 0 && !ls.pause(r, time.Duration(float64(o.Gap)*ls.srv.Pace)) {
+		return nil, false
+	}
+	if !f.SSE {
+		return o.Data, true
+	}
+	if !o.Rewritten {
+		return f.Raw, true
+	}
+	var sp sse.Splitter
+	evs := sp.Feed(nil, f.Raw)
+	if len(evs) == 0 {
+		if ev, ok := sp.End(); ok {
+			evs = append(evs, ev)
+		}
+	}
+	if len(evs) != 1 {
+		return f.Raw, true
+	}
+	return evs[0].WithData(o.Data).Raw, true
+}
+
+// isProtocol reports whether the replay engine matches or releases f:
+// everything but comments and events without data.
+func isProtocol(f *store.Frame) bool {
+	if f.Comment {
+		return false
+	}
+	return !(f.SSE && f.Kind == jsonrpc.KindEmpty)
+}
+
+// ordinalOf returns the number of a stream within its session, from 1, as
+// mcpvcr show prints it.
+func ordinalOf(rec *Recording, id int64) int {
+	for i := range rec.Streams {
+		if rec.Streams[i].ID == id {
+			return i + 1
+		}
+	}
+	return 0
+}

@@ -1,0 +1,235 @@
+package replayer
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/clock"
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// ErrNoRecordings is returned when a Server has nothing to replay.
+var ErrNoRecordings = errors.New("no recorded sessions to replay")
+
+// Server replays recorded sessions as the server they recorded. Each
+// client that connects is matched against every recording until its
+// frames single one out.
+type Server struct {
+	// Recordings are the sessions to replay. Required.
+	Recordings []*Recording
+	// Pace scales the recorded gaps between frames: 0 sends everything as
+	// soon as it is due, 1 keeps the recorded timing, 2 doubles it.
+	Pace float64
+	// Clock paces replay. If nil, the real clock is used.
+	Clock clock.Clock
+	// Logger receives diagnostics. If nil, nothing is logged.
+	Logger *slog.Logger
+	// Faults inject failures into HTTP replay.
+	Faults Faults
+	// Strict also checks the client's side of the transport: the headers
+	// the negotiated revision requires. Violations are answered with 400,
+	// as a strict server would, and reported like unmatched frames.
+	Strict bool
+
+	httpOnce sync.Once
+	hs       *httpState
+}
+
+// Report is what one replay saw.
+type Report struct {
+	// SessionID is the recorded session that was replayed (the one the
+	// client's frames singled out, or the first candidate).
+	SessionID int64
+	// Received counts the client's frames; Matched those that matched.
+	Received, Matched int
+	// Synthesized counts pings answered without a recording.
+	Synthesized int
+	// Mismatches are the client frames that matched nothing.
+	Mismatches []*Mismatch
+	// Unsent are recorded client frames the client never sent.
+	Unsent []*store.Frame
+}
+
+// OK reports whether every client frame matched.
+func (r *Report) OK() bool { return len(r.Mismatches) == 0 }
+
+// WriteSummary writes a human summary of the report to w.
+func (r *Report) WriteSummary(w io.Writer) {
+	fmt.Fprintf(w, "replayed session %d: %d client frames, %d matched, %d unmatched", r.SessionID, r.Received, r.Matched, len(r.Mismatches))
+	if r.Synthesized > 0 {
+		fmt.Fprintf(w, ", %d pings answered without a recording", r.Synthesized)
+	}
+	if len(r.Unsent) > 0 {
+		fmt.Fprintf(w, ", %d recorded client frames not sent", len(r.Unsent))
+	}
+	fmt.Fprintln(w)
+	for _, m := range r.Mismatches {
+		fmt.Fprintf(w, "  unmatched %s\n", m.Error())
+		if m.Diff != "" {
+			fmt.Fprintf(w, "    diff (-recorded +live):\n%s", indent(m.Diff, "      "))
+		}
+	}
+}
+
+func indent(s, pre string) string {
+	var b bytes.Buffer
+	for _, line := range bytes.SplitAfter([]byte(s), []byte("\n")) {
+		if len(line) > 0 {
+			b.WriteString(pre)
+			b.Write(line)
+		}
+	}
+	if b.Len() > 0 && b.Bytes()[b.Len()-1] != '\n' {
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func (s *Server) clock() clock.Clock {
+	if s.Clock == nil {
+		return clock.Real{}
+	}
+	return s.Clock
+}
+
+func (s *Server) logger() *slog.Logger {
+	if s.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Logger
+}
+
+// ServeStdio is the recorded server on a stdio pair: it reads the client's
+// lines from client and writes the recorded server's lines to it. It
+// returns when the client closes its side, when the recorded server ended
+// the conversation first, or when ctx is done.
+func (s *Server) ServeStdio(ctx context.Context, client io.ReadWriter) (*Report, error) {
+	if len(s.Recordings) == 0 {
+		return nil, ErrNoRecordings
+	}
+	cur := newCursor(s.Recordings)
+	rep := &Report{}
+	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []Out, 256), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { w.run(ctx) })
+	finish := func() (*Report, error) {
+		close(w.queue)
+		wg.Wait()
+		lead := cur.leader()
+		rep.SessionID = lead.rec.Session.ID
+		rep.Unsent = lead.unsent()
+		return rep, w.err
+	}
+	w.send(ctx, cur.start())
+
+	r := bufio.NewReaderSize(client, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			s.handle(ctx, cur, rep, w, line)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				s.logger().Warn("reading from the client failed", "err", err)
+			}
+			return finish()
+		}
+		if lead := cur.leader(); lead.exhausted() && serverClosedFirst(lead.rec) {
+			s.logger().Info("the recorded server ended the conversation here")
+			return finish()
+		}
+		if ctx.Err() != nil {
+			return finish()
+		}
+	}
+}
+
+func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, line []byte) {
+	rep.Received++
+	live := jsonrpc.Parse(line)
+	outs, _, mm := cur.receive(live)
+	if mm == nil {
+		rep.Matched++
+		w.send(ctx, outs)
+		return
+	}
+	if live.Kind == jsonrpc.KindRequest && live.Method == "ping" {
+		rep.Synthesized++
+		w.send(ctx, []Out{{Data: append(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{}}`, live.ID), '\n')}})
+		return
+	}
+	rep.Mismatches = append(rep.Mismatches, mm)
+	s.logger().Warn("unmatched client frame", "frame", mm.Error())
+	if live.Kind == jsonrpc.KindRequest {
+		w.send(ctx, []Out{{Data: append(noMatchAnswer(live.ID, mm), '\n')}})
+	}
+}
+
+// serverClosedFirst reports whether the recorded server closed its stdout
+// before the client closed its stdin: the server exited mid-session.
+func serverClosedFirst(rec *Recording) bool {
+	var in, out *store.Stream
+	for i := range rec.Streams {
+		switch rec.Streams[i].Kind {
+		case store.StdinStream:
+			in = &rec.Streams[i]
+		case store.StdoutStream:
+			out = &rec.Streams[i]
+		}
+	}
+	if in == nil || out == nil || out.End == store.EndOpen {
+		return false
+	}
+	return in.End == store.EndOpen || in.End == store.EndServerClosed || out.Closed < in.Closed
+}
+
+// pacedWriter writes released frames to the client in order, waiting the
+// recorded gaps when pacing.
+type pacedWriter struct {
+	dst   io.Writer
+	clock clock.Clock
+	pace  float64
+	queue chan []Out
+	done  chan struct{}
+	err   error // set by run before it returns
+}
+
+func (w *pacedWriter) send(ctx context.Context, outs []Out) {
+	if len(outs) == 0 {
+		return
+	}
+	select {
+	case w.queue <- outs:
+	case <-ctx.Done():
+	}
+}
+
+func (w *pacedWriter) run(ctx context.Context) {
+	for outs := range w.queue {
+		for _, o := range outs {
+			if w.pace > 0 && o.Gap > 0 {
+				select {
+				case <-w.clock.After(time.Duration(float64(o.Gap) * w.pace)):
+				case <-ctx.Done():
+					return
+				}
+			}
+			if w.err != nil {
+				continue
+			}
+			if _, err := w.dst.Write(o.Data); err != nil {
+				w.err = fmt.Errorf("write to client: %w", err)
+			}
+		}
+	}
+}
