@@ -11,9 +11,10 @@ import (
 
 // Progress tokens the script attaches to its requests.
 const (
-	progressToken = "progress-1"
-	logToken      = "log-1"
-	slowToken     = "slow-1"
+	progressToken  = "progress-1"
+	logToken       = "log-1"
+	slowToken      = "slow-1"
+	reconnectToken = "reconnect-1"
 )
 
 // Script runs every feature of the test server (see [NewServer]) once on
@@ -25,8 +26,10 @@ const (
 // instead) and tool log (waiting for its "logged" progress notification);
 // tool slow, cancelled once its "started" progress notification arrived;
 // resources/list, resources/read of the static resource and of item 42,
-// resources/templates/list; prompts/list, prompts/get greet; and tools
-// sample, elicit (skipped before 2025-06-18), roots and fail.
+// resources/templates/list; prompts/list, prompts/get greet; tools
+// sample, elicit (skipped before 2025-06-18), roots and fail; and tool
+// reconnect with a progress token (waiting for its "after" notification),
+// whose stream an HTTP server with an event store closes mid-call.
 //
 // A request that fails is recorded in its step, and so is a slow call that
 // ends otherwise than by its cancellation. Script returns an error only when
@@ -99,6 +102,11 @@ func Script(ctx context.Context, cs *mcp.ClientSession) (Transcript, error) {
 	}
 	r.call(ctx, "roots", nil, nil)
 	r.call(ctx, "fail", nil, nil)
+
+	r.call(ctx, "reconnect", nil, mcp.Meta{"progressToken": reconnectToken})
+	if err := r.await(ctx, reconnectToken, hasMessage("after")); err != nil {
+		return r.t, fmt.Errorf("tools/call reconnect: wait for progress \"after\": %w", err)
+	}
 	return r.t, nil
 }
 

@@ -99,7 +99,7 @@ func TestScript_Contents(t *testing.T) {
 	legacy := []string{"initialize", "tools/list", "tools/call echo", "tools/call add", "tools/call info",
 		"tools/call progress", "logging/setLevel", "tools/call log", "tools/call slow",
 		"resources/list", "resources/read", "resources/read item", "resources/templates/list",
-		"prompts/list", "prompts/get", "tools/call sample", "tools/call elicit", "tools/call roots", "tools/call fail"}
+		"prompts/list", "prompts/get", "tools/call sample", "tools/call elicit", "tools/call roots", "tools/call fail", "tools/call reconnect"}
 	modern := slices.Clone(legacy)
 	modern[0] = "server/discover"
 	for _, v := range Versions {
@@ -181,7 +181,7 @@ func TestScript_V2(t *testing.T) {
 			for _, tool := range lookup(s.Result, "tools").([]any) {
 				tools = append(tools, lookup(tool, "name"))
 			}
-			wantTools := []any{"add", "echo", "elicit", "fail", "info", "log", "multiply", "progress", "roots", "sample", "slow"}
+			wantTools := []any{"add", "echo", "elicit", "fail", "info", "log", "multiply", "progress", "reconnect", "roots", "sample", "slow"}
 			if diff := cmp.Diff(wantTools, tools); diff != "" {
 				t.Errorf("v2 tools mismatch (-want +got):\n%s", diff)
 			}

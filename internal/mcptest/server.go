@@ -54,6 +54,11 @@ type ServerConfig struct {
 	// SlowLimit bounds how long tool slow waits for its cancellation.
 	// If zero, DefaultSlowLimit.
 	SlowLimit time.Duration
+	// CloseStreams makes tool reconnect close its SSE stream mid-call, with
+	// a retry interval, so that the client resumes with Last-Event-ID
+	// (SEP-1699 polling). It needs an event store; without it the tool
+	// answers the same without closing anything.
+	CloseStreams bool
 	// Logger receives the SDK's server logs. If nil, they are discarded.
 	Logger *slog.Logger
 }
@@ -80,7 +85,7 @@ func (c ServerConfig) NewServer() *mcp.Server {
 	if limit <= 0 {
 		limit = DefaultSlowLimit
 	}
-	addTools(s, c.variant(), limit)
+	addTools(s, c.variant(), limit, c.CloseStreams)
 	addResources(s)
 	addPrompts(s)
 	return s

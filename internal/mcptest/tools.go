@@ -76,7 +76,7 @@ type rootsResult struct {
 
 type noArgs struct{}
 
-func addTools(s *mcp.Server, variant string, slowLimit time.Duration) {
+func addTools(s *mcp.Server, variant string, slowLimit time.Duration, closeStreams bool) {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text argument."}, echo)
 	if variant == V2 {
 		mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a, b and c."}, addV2)
@@ -92,6 +92,34 @@ func addTools(s *mcp.Server, variant string, slowLimit time.Duration) {
 	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."}, roots)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sends progress \"started\", then blocks until cancelled."}, slow(slowLimit))
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails with an error result."}, fail)
+	mcp.AddTool(s, &mcp.Tool{Name: "reconnect", Description: "Sends progress \"before\", may close its SSE stream asking the client to resume, then sends \"after\" and returns."}, reconnect(closeStreams))
+}
+
+// reconnect sends progress "before", then (when closeStreams is set and
+// the transport allows it) closes the request's SSE stream with a short
+// retry interval, sends progress "after" and returns. The client sees the
+// same notifications and result either way; over HTTP with an event store
+// it gets "after" and the result by resuming with Last-Event-ID.
+func reconnect(closeStreams bool) mcp.ToolHandlerFor[noArgs, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+		notify := func(n float64, msg string) error {
+			token := req.Params.GetProgressToken()
+			if token == nil {
+				return nil
+			}
+			return req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Total: 2, Message: msg})
+		}
+		if err := notify(1, "before"); err != nil {
+			return nil, nil, fmt.Errorf("notify progress: %w", err)
+		}
+		if closeStreams && req.Extra != nil && req.Extra.CloseSSEStream != nil {
+			req.Extra.CloseSSEStream(mcp.CloseSSEStreamArgs{RetryAfter: 10 * time.Millisecond})
+		}
+		if err := notify(2, "after"); err != nil {
+			return nil, nil, fmt.Errorf("notify progress: %w", err)
+		}
+		return text("reconnected"), nil, nil
+	}
 }
 
 func text(s string) *mcp.CallToolResult {

@@ -93,6 +93,9 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if versions != "" {
 		o.config.Versions = strings.Split(versions, ",")
 	}
+	// With an event store, tool reconnect closes its stream mid-call so
+	// that clients resume it (SEP-1699 polling).
+	o.config.CloseStreams = o.eventStore
 	if verbose {
 		o.config.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
