@@ -1,0 +1,217 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// TestRecord_StdioBytesExact records through `cat`, a stand-in server
+// that echoes its input: stdout must be exactly the input (nothing of
+// mcpvcr's own reaches it), and the cassette must hold every line, the
+// malformed ones flagged and a 16 MB one whole.
+func TestRecord_StdioBytesExact(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	big := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 16<<20) + `"}}}`
+	in := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" +
+		"this is not json\n" +
+		"\n" +
+		big + "\r\n" +
+		`[{"jsonrpc":"2.0","id":3,"method":"a"},{"jsonrpc":"2.0","method":"b"}]` + "\n" +
+		`{"jsonrpc":"2.0","id":4,"method":"no newline at the end"}`
+	res := mcpvcr(t, in, "record", "--cassette", db, "--", "cat")
+	if res.code != 0 {
+		t.Fatalf("record exited %d: %s", res.code, res.stderr)
+	}
+	if res.stdout != in {
+		t.Fatalf("stdout differs from what the server wrote: got %d bytes, want %d", len(res.stdout), len(in))
+	}
+	show := mcpvcr(t, "", "show", "1", "--cassette", db)
+	if show.code != 0 {
+		t.Fatalf("show exited %d: %s", show.code, show.stderr)
+	}
+	for _, want := range []string{"malformed", "batch(2)", "no-newline", "16777"} {
+		if !strings.Contains(show.stdout, want) {
+			t.Errorf("show output lacks %q:\n%s", want, head(show.stdout, 30))
+		}
+	}
+	// The export holds the exact bytes: re-import and compare the stream.
+	exp := mcpvcr(t, "", "export", "1", "--cassette", db)
+	if exp.code != 0 {
+		t.Fatalf("export exited %d: %s", exp.code, exp.stderr)
+	}
+	if !strings.Contains(exp.stdout, strings.Repeat("x", 1000)) {
+		t.Errorf("export lacks the 16 MB frame's bytes")
+	}
+}
+
+func head(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	if len(lines) > n {
+		lines = lines[:n]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestRecord_ServerExitsMidSession: the server reads one line and exits 7.
+// mcpvcr exits 7 too, and keeps what was recorded.
+func TestRecord_ServerExitsMidSession(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	in := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
+	res := mcpvcr(t, in, "record", "--cassette", db, "--", "sh", "-c", `read line; echo "$line"; exit 7`)
+	if res.code != 7 {
+		t.Fatalf("record exited %d; want the server's 7\n%s", res.code, res.stderr)
+	}
+	if !strings.Contains(res.stderr, "exited with code 7") {
+		t.Errorf("stderr does not say the server exited with 7:\n%s", res.stderr)
+	}
+	ls := mcpvcr(t, "", "ls", "--cassette", db)
+	if ls.code != 0 || !strings.Contains(ls.stdout, "stdio") {
+		t.Errorf("ls = %d %q; want the session", ls.code, ls.stdout)
+	}
+	show := mcpvcr(t, "", "show", "1", "--cassette", db)
+	if got := strings.Count(show.stdout, " ping "); got < 1 {
+		t.Errorf("show has %d ping frames; want the recorded ones:\n%s", got, show.stdout)
+	}
+}
+
+// TestRecord_ClientClosesEarly: the client sends initialize, reads the
+// answer and closes stdin before the handshake is done; the real server
+// exits on EOF, and mcpvcr with it, keeping the session.
+func TestRecord_ClientClosesEarly(t *testing.T) {
+	server := mcptest.BuildServer(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	cmd := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", server)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+	if _, err := stdin.Write([]byte(in)); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadBytes('\n')
+	if err != nil {
+		t.Fatalf("read the initialize result: %v", err)
+	}
+	if m := jsonrpc.Parse(line); m.Kind != jsonrpc.KindResult {
+		t.Errorf("stdout = %q; want the initialize result", line)
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("record: %v\n%s", err, stderr.String())
+	}
+	ls := mcpvcr(t, "", "ls", "--cassette", db)
+	if !strings.Contains(ls.stdout, "2025-06-18") {
+		t.Errorf("ls = %q; want the session at 2025-06-18", ls.stdout)
+	}
+}
+
+// TestReplay_Unmatched: a request the recording lacks gets a JSON-RPC
+// error naming the closest recorded frame, and replay exits 1.
+func TestReplay_Unmatched(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	in := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}` + "\n"
+	if res := mcpvcr(t, in, "record", "--cassette", db, "--", "sh", "-c", `read line; echo '{"jsonrpc":"2.0","id":1,"result":{}}'`); res.code != 0 {
+		t.Fatalf("record exited %d: %s", res.code, res.stderr)
+	}
+	live := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"bye"}}}` + "\n"
+	res := mcpvcr(t, live, "replay", "--stdio", "--cassette", db)
+	if res.code != 1 {
+		t.Errorf("replay exited %d; want 1", res.code)
+	}
+	m := jsonrpc.Parse([]byte(res.stdout))
+	if m.Kind != jsonrpc.KindError || string(m.ID) != "9" || !strings.Contains(string(m.Error), "-32019") || !strings.Contains(string(m.Error), "closest") {
+		t.Errorf("stdout = %s; want error -32019 for id 9 naming the closest frame", res.stdout)
+	}
+	for _, want := range []string{"1 unmatched", `"bye"`, `"hi"`} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("summary lacks %q:\n%s", want, res.stderr)
+		}
+	}
+}
+
+// TestCLI_BadInput: each mistake gets a clear message, a hint and the
+// documented exit code.
+func TestCLI_BadInput(t *testing.T) {
+	dir := t.TempDir()
+	zero := filepath.Join(dir, "zero.db")
+	if err := os.WriteFile(zero, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.db") // a cassette with no sessions
+	db, err := store.Open(context.Background(), empty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	text := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(text, []byte("hello, this is not a cassette\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.db")
+	if res := mcpvcr(t, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n", "record", "--cassette", good, "--", "cat"); res.code != 0 {
+		t.Fatalf("record: %d %s", res.code, res.stderr)
+	}
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"NoServerCommand", []string{"record", "--cassette", good}, 2, []string{"needs the server command", "try:"}},
+		{"UnknownFlag", []string{"ls", "--nope"}, 2, []string{"nope", "try: mcpvcr ls --help"}},
+		{"MissingCassette", []string{"ls", "--cassette", filepath.Join(dir, "missing.db")}, 3, []string{"does not exist", "try: record one first"}},
+		{"ZeroByteFile", []string{"ls", "--cassette", zero}, 3, []string{"is empty (0 bytes)", "try: record into it"}},
+		{"EmptyCassetteLs", []string{"ls", "--cassette", empty}, 0, []string{"holds no sessions"}},
+		{"EmptyCassetteReplay", []string{"replay", "--stdio", "--cassette", empty}, 3, []string{"has no stdio sessions", "empty"}},
+		{"NotACassette", []string{"ls", "--cassette", text}, 3, []string{"not", "cassette", "try:"}},
+		{"NoSuchSession", []string{"show", "99", "--cassette", good}, 3, []string{"session 99", "try: mcpvcr ls"}},
+		{"BadSessionNumber", []string{"show", "x", "--cassette", good}, 2, []string{`"x" is not a session number`}},
+		{"UnwritableCassette", []string{"record", "--cassette", filepath.Join(dir, "no", "such", "dir", "c.db"), "--", "cat"}, 3, []string{"c.db", "try:"}},
+		{"ServerDoesNotStart", []string{"record", "--cassette", filepath.Join(dir, "x.db"), "--", filepath.Join(dir, "no-such-server")}, 3, []string{"no-such-server", "try:"}},
+		{"ReplayWrongTransport", []string{"replay", "1", "--listen", "127.0.0.1:0", "--cassette", good}, 3, []string{"recorded over stdio", "--stdio"}},
+		{"ReplayNeedsMode", []string{"replay", "--cassette", good}, 2, []string{"--stdio or --listen"}},
+		{"BadPace", []string{"replay", "--stdio", "--pace", "slowly", "--cassette", good}, 2, []string{"--pace"}},
+		{"ImportNotJSONL", []string{"import", text, "--cassette", filepath.Join(dir, "imp.db")}, 3, []string{"nothing was imported"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := mcpvcr(t, "", tt.args...)
+			if res.code != tt.code {
+				t.Errorf("mcpvcr %v exited %d; want %d\nstderr: %s", tt.args, res.code, tt.code, res.stderr)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(res.stderr, w) {
+					t.Errorf("stderr lacks %q:\n%s", w, res.stderr)
+				}
+			}
+			if tt.code != 0 && res.stdout != "" {
+				t.Errorf("stdout = %q; want nothing on failure", res.stdout)
+			}
+		})
+	}
+	// Nothing recorded was harmed by the failures above.
+	if res := mcpvcr(t, "", "show", "1", "--cassette", good); res.code != 0 || !strings.Contains(res.stdout, "ping") {
+		t.Errorf("good cassette after the failures: %d %s", res.code, res.stderr)
+	}
+}

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+func importCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "import",
+		Usage:     "add sessions from a JSONL export to a cassette",
+		ArgsUsage: "FILE",
+		Flags:     []cli.Flag{cassetteFlag()},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 {
+				return usageErr("mcpvcr import FILE.jsonl", "import needs one FILE")
+			}
+			path := c.Args().First()
+			f, err := os.Open(path)
+			if err != nil {
+				return failErr(fmt.Errorf("open %s: %w", path, err), "")
+			}
+			defer f.Close()
+			db, err := openForWrite(c)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			ids, err := db.Import(c.Context, bufio.NewReader(f))
+			if err != nil {
+				return failErr(fmt.Errorf("import %s: %w", path, err), "check the file is an mcpvcr export (mcpvcr export writes one); nothing was imported")
+			}
+			if err := db.Close(); err != nil {
+				return failErr(fmt.Errorf("save %s: %w", cassettePath(c), err), "")
+			}
+			for _, id := range ids {
+				fmt.Fprintf(e.stdout, "imported session %d\n", id)
+			}
+			return nil
+		},
+	}
+}

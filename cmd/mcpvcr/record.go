@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+func recordCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "record",
+		Usage:     "record MCP sessions: run a stdio server, or proxy an HTTP one",
+		ArgsUsage: "-- SERVER_COMMAND [ARGS...]  |  --upstream URL [--listen ADDR]",
+		Description: "stdio: mcpvcr starts the server and is the server command your client runs:\n" +
+			"   mcpvcr record --cassette bug.db -- npx @modelcontextprotocol/server-everything stdio\n" +
+			"Every byte is forwarded unchanged; nothing but the server's output reaches stdout.\n" +
+			"The server's stderr is passed through and recorded too. Signals are forwarded to the\n" +
+			"server and mcpvcr exits with the server's exit code.\n\n" +
+			"HTTP: mcpvcr is a reverse proxy in front of --upstream; point the client at --listen:\n" +
+			"   mcpvcr record --upstream http://127.0.0.1:3001/mcp --listen 127.0.0.1:8080\n" +
+			"Streamable HTTP (JSON and SSE answers, GET streams, resumption, sessions) and the\n" +
+			"2024-11-05 HTTP+SSE transport are recorded; each Mcp-Session-Id is one session.\n" +
+			"Credentials (Authorization, cookies, token-like query parameters) are stored as\n" +
+			"placeholders, never forwarded changed. Stop with Ctrl-C.",
+		Flags: []cli.Flag{
+			cassetteFlag(),
+			&cli.StringFlag{Name: "name", Usage: "a `NAME` for the recorded session"},
+			&cli.StringFlag{Name: "upstream", Usage: "record HTTP: the server's MCP endpoint (or HTTP+SSE stream) `URL`"},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "record HTTP: the `ADDR` the proxy listens on"},
+			&cli.StringSliceFlag{Name: "redact-header", Usage: "also store this `HEADER`'s values as placeholders (repeatable)"},
+			&cli.StringSliceFlag{Name: "redact-query", Usage: "also store this query `PARAM`'s values as placeholders (repeatable)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.String("upstream") != "" {
+				if c.NArg() > 0 {
+					return usageErr("mcpvcr record --upstream URL, or mcpvcr record -- COMMAND", "record takes --upstream or a server command, not both")
+				}
+				return recordHTTP(c, e)
+			}
+			if c.NArg() == 0 {
+				return usageErr("mcpvcr record -- SERVER_COMMAND [ARGS...]", "record needs the server command after --")
+			}
+			return recordStdio(c, e, c.Args().Slice())
+		},
+	}
+}
+
+func recordStdio(c *cli.Context, e *env, argv []string) error {
+	db, err := openForWrite(c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // signals reach it through us only
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return failErr(fmt.Errorf("start %s: %w", argv[0], err), "")
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return failErr(fmt.Errorf("start %s: %w", argv[0], err), "")
+	}
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		return failErr(fmt.Errorf("start %s: %w", argv[0], err), "")
+	}
+	if err := cmd.Start(); err != nil {
+		return failErr(fmt.Errorf("start server %q: %w", argv[0], err), "check the command after -- runs on its own")
+	}
+
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	stopFwd := make(chan struct{})
+	fwdDone := make(chan struct{})
+	go func() {
+		defer close(fwdDone)
+		for {
+			select {
+			case s := <-sigs:
+				_ = cmd.Process.Signal(s)
+			case <-stopFwd:
+				return
+			}
+		}
+	}()
+
+	// Signals are forwarded rather than cancelling the recording: the
+	// server decides when the session ends.
+	ctx := context.WithoutCancel(c.Context)
+	rec := &recorder.Stdio{
+		Sink:    db,
+		Session: store.Session{Name: c.String("name"), Upstream: strings.Join(redactor(c).Args(argv), " ")},
+		Stderr:  e.stderr,
+		Logger:  e.logger,
+	}
+	client := struct {
+		io.Reader
+		io.Writer
+	}{e.stdin, e.stdout}
+	res, runErr := rec.Run(ctx, client, pipePair{stdout, stdin}, stderr)
+	waitErr := cmd.Wait()
+	close(stopFwd)
+	<-fwdDone
+
+	code := exitCode(cmd, waitErr)
+	if runErr != nil {
+		return failErr(fmt.Errorf("record: %w", runErr), "")
+	}
+	res.End(ctx, code)
+	if err := db.Close(); err != nil {
+		return failErr(fmt.Errorf("save cassette %s: %w", cassettePath(c), err), "")
+	}
+	if res.Err != nil {
+		return failErr(fmt.Errorf("recording failed, the session in %s is incomplete: %w", cassettePath(c), res.Err),
+			"free disk space or choose another --cassette; what was recorded before the failure is kept")
+	}
+	if code != 0 {
+		return &exitError{code: code, err: fmt.Errorf("server exited with code %d", code)}
+	}
+	return nil
+}
+
+// exitCode is the child's exit code, 128+N for a signal N.
+func exitCode(cmd *exec.Cmd, err error) int {
+	if cmd.ProcessState == nil {
+		return -1
+	}
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		return -1
+	}
+	return cmd.ProcessState.ExitCode()
+}
+
+// pipePair is the server's stdout and stdin as one io.ReadWriteCloser.
+// Close closes stdin, so that the server sees the client's EOF.
+type pipePair struct {
+	io.Reader
+	w io.WriteCloser
+}
+
+func (p pipePair) Write(b []byte) (int, error) { return p.w.Write(b) }
+func (p pipePair) Close() error                { return p.w.Close() }
+
+// redactor builds the redaction rules from the command's flags.
+func redactor(c *cli.Context) *recorder.Redactor {
+	return &recorder.Redactor{Headers: c.StringSlice("redact-header"), Query: c.StringSlice("redact-query")}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcpvcr/mcpvcr/recorder"
+)
+
+func recordHTTP(c *cli.Context, e *env) error {
+	raw := c.String("upstream")
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return usageErr("--upstream http://127.0.0.1:3001/mcp", "--upstream %q is not an http(s) URL", raw)
+	}
+	red := redactor(c)
+	if err := reachable(u); err != nil {
+		return failErr(fmt.Errorf("upstream %s is not reachable: %w", red.URL(raw), err), "start the server first, or check --upstream")
+	}
+	db, err := openForWrite(c)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ln, err := listen(e, c.String("listen"))
+	if err != nil {
+		return err
+	}
+	rec := &recorder.HTTP{Upstream: u, Sink: db, Redactor: red, Name: c.String("name"), Logger: e.logger}
+	path := u.EscapedPath()
+	if path == "" {
+		path = "/"
+	}
+	fmt.Fprintf(e.stderr, "mcpvcr: recording to %s; point your client at http://%s%s (upstream %s); stop with Ctrl-C\n",
+		cassettePath(c), ln.Addr(), path, red.URL(raw))
+	serr := serve(c.Context, ln, rec, nil)
+	cerr := rec.Close(context.WithoutCancel(c.Context)) // c.Context is done: Ctrl-C stopped serving
+	if err := db.Close(); err != nil {
+		return failErr(fmt.Errorf("save cassette %s: %w", cassettePath(c), err), "")
+	}
+	if serr != nil {
+		return failErr(fmt.Errorf("serve: %w", serr), "")
+	}
+	if cerr != nil {
+		return failErr(fmt.Errorf("recording failed, the sessions in %s are incomplete: %w", cassettePath(c), cerr),
+			"free disk space or choose another --cassette; what was recorded before the failure is kept")
+	}
+	fmt.Fprintf(e.stderr, "mcpvcr: recorded to %s; see mcpvcr ls --cassette %s\n", cassettePath(c), cassettePath(c))
+	return nil
+}
+
+// reachable dials the upstream once, so that a wrong URL fails at start
+// rather than on the client's first request.
+func reachable(u *url.URL) error {
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	conn, err := net.DialTimeout("tcp", host, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
+}

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# make demo: record a real MCP session against a bundled server (the Go SDK
+# test server), show its timeline, replay it to the same real client, and
+# check the client saw identical results. Needs Go with cgo (gcc); no network.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=demo
+rm -rf "$out" && mkdir -p "$out"
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+say "Building mcpvcr, the bundled MCP server (Go SDK v1.8.0) and a real MCP client"
+go build -o "$out/mcpvcr" ./cmd/mcpvcr
+go build -o "$out/server" ./internal/mcptest/testserver
+go build -o "$out/client" ./internal/mcptest/democlient
+export MCPVCR_CASSETTE="$out/demo.db"
+
+say "1. Record: the client runs 'mcpvcr record -- server' as its MCP server command"
+"$out/client" -out "$out/live.json" -- "$out/mcpvcr" record --name demo -- "$out/server" 2>"$out/record.stderr"
+
+say "2. The cassette: $MCPVCR_CASSETTE"
+"$out/mcpvcr" ls
+
+say "3. The session's timeline (first 25 lines of 'mcpvcr show 1')"
+"$out/mcpvcr" show 1 | head -25
+echo "   ... ($("$out/mcpvcr" show 1 | wc -l) lines in all)"
+
+say "4. Replay: the same client, now against 'mcpvcr replay --stdio' (no server running)"
+"$out/client" -compare "$out/live.json" -- "$out/mcpvcr" replay 1 --stdio 2>"$out/replay.stderr"
+cat "$out/replay.stderr"
+
+say "5. Export for review (the text form cassettes/ commits)"
+"$out/mcpvcr" export 1 -o "$out/demo.jsonl"
+echo "   $out/demo.jsonl: $(wc -l <"$out/demo.jsonl") lines, $(wc -c <"$out/demo.jsonl") bytes"
+
+say "Done"
+cat <<MSG
+mcpvcr recorded one real MCP session (tools, resources, prompts, progress, logging,
+sampling, elicitation, roots and a cancellation) into $MCPVCR_CASSETTE, then replayed it
+offline to the same client, which got identical results. Try it yourself:
+  $out/mcpvcr show 1 --cassette $MCPVCR_CASSETTE
+  $out/mcpvcr replay 1 --stdio --cassette $MCPVCR_CASSETTE   # as your client's server command
+MSG
