@@ -352,6 +352,9 @@ func (ls *liveSession) nextUnused(rec *Recording, ok func(*store.Stream) bool) *
 // out id-less transport events (a priming or a close with retry), which an
 // event store does not keep.
 func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *Recording, eventID string) {
+	ls.mu.Lock()
+	ls.rep.Resumed++
+	ls.mu.Unlock()
 	if st := ls.nextUnused(rec, func(st *store.Stream) bool {
 		return st.Kind == store.ResumeStream && st.LastEventID == eventID
 	}); st != nil {

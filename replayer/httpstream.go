@@ -73,6 +73,9 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *Rec
 		if cut > 0 && !f.Comment && ls.countEvent(seg.ID) == cut {
 			// Drop the connection as a network failure would: no clean
 			// end of the chunked body.
+			ls.mu.Lock()
+			ls.rep.Cut++
+			ls.mu.Unlock()
 			panic(http.ErrAbortHandler)
 		}
 	}

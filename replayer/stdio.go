@@ -52,6 +52,9 @@ type Report struct {
 	Received, Matched int
 	// Synthesized counts pings answered without a recording.
 	Synthesized int
+	// Cut counts the SSE streams a fault option cut; Resumed the GETs
+	// with Last-Event-ID that were answered.
+	Cut, Resumed int
 	// Mismatches are the client frames that matched nothing.
 	Mismatches []*Mismatch
 	// Unsent are recorded client frames the client never sent.
@@ -69,6 +72,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 	}
 	if len(r.Unsent) > 0 {
 		fmt.Fprintf(w, ", %d recorded client frames not sent", len(r.Unsent))
+	}
+	if r.Cut > 0 || r.Resumed > 0 {
+		fmt.Fprintf(w, ", %d streams cut, %d resumed", r.Cut, r.Resumed)
 	}
 	fmt.Fprintln(w)
 	for _, m := range r.Mismatches {

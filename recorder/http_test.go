@@ -1,0 +1,332 @@
+package recorder_test
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// proxy starts recorder.HTTP in front of upstream and returns its URL and
+// the cassette.
+func proxy(tb testing.TB, upstream http.Handler) (string, *store.DB, string) {
+	tb.Helper()
+	up := httptest.NewServer(upstream)
+	tb.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL + "/mcp")
+	path := filepath.Join(tb.TempDir(), "c.db")
+	db, err := store.Open(context.Background(), path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rec := &recorder.HTTP{Upstream: u, Sink: db}
+	srv := httptest.NewServer(rec)
+	tb.Cleanup(func() {
+		srv.Close()
+		rec.Close(context.Background())
+		db.Close()
+	})
+	return srv.URL + "/mcp", db, path
+}
+
+func framesOf(tb testing.TB, db *store.DB) ([]store.Stream, []store.Frame) {
+	tb.Helper()
+	ctx := context.Background()
+	if err := db.Flush(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	ss, err := db.Sessions(ctx)
+	if err != nil || len(ss) == 0 {
+		tb.Fatalf("sessions: %v %v", ss, err)
+	}
+	st, err := db.Streams(ctx, ss[0].ID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	fs, err := db.Frames(ctx, ss[0].ID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return st, fs
+}
+
+// waitClosed waits until every stream of the first session has ended.
+func waitClosed(tb testing.TB, db *store.DB, n int) []store.Stream {
+	tb.Helper()
+	for range 2000 {
+		st, _ := framesOf(tb, db)
+		done := len(st) >= n
+		for _, s := range st {
+			done = done && s.End != store.EndOpen
+		}
+		if done {
+			return st
+		}
+		// The proxy closes a stream after its handler returns; Flush
+		// above is the synchronisation, this loop only bounds retries.
+	}
+	tb.Fatal("streams did not end")
+	return nil
+}
+
+const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// TestHTTP_GarbageAndDeathMidStream: the upstream sends an event whose
+// data is not JSON, then dies without ending the chunked body. The client
+// gets the same bytes and the same broken end; the cassette keeps the
+// events, the garbage flagged, and the stream marked upstream-error.
+func TestHTTP_GarbageAndDeathMidStream(t *testing.T) {
+	events := "id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":1,\"progress\":1}}\n\n" +
+		"id: 2\ndata: this is not json\n\n"
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		io.WriteString(w, events)
+		w.(http.Flusher).Flush()
+		panic(http.ErrAbortHandler) // die mid-stream
+	})
+	u, db, _ := proxy(t, up)
+	resp, err := http.Post(u, "application/json", strings.NewReader(initBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err == nil {
+		t.Errorf("reading the body succeeded; want the upstream's broken end passed on")
+	}
+	if string(got) != events {
+		t.Errorf("client got %q; want %q", got, events)
+	}
+	st := waitClosed(t, db, 1)
+	if st[0].End != store.EndUpstreamError {
+		t.Errorf("stream end = %v; want upstream-error", st[0].End)
+	}
+	_, fs := framesOf(t, db)
+	var malformed, events2 int
+	for _, f := range fs {
+		if f.SSE {
+			events2++
+			if f.Malformed {
+				malformed++
+			}
+		}
+	}
+	if events2 != 2 || malformed != 1 {
+		t.Errorf("recorded %d events, %d malformed; want 2 and 1", events2, malformed)
+	}
+}
+
+// TestHTTP_UpstreamDown: a request to an upstream that is gone gets 502
+// with a JSON-RPC error carrying the request's id.
+func TestHTTP_UpstreamDown(t *testing.T) {
+	up := httptest.NewServer(http.NotFoundHandler())
+	u, _ := url.Parse(up.URL + "/mcp")
+	up.Close()
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv := httptest.NewServer(&recorder.HTTP{Upstream: u, Sink: db})
+	defer srv.Close()
+	resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(initBody))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway || !strings.Contains(string(b), `"id":1`) || !strings.Contains(string(b), "upstream") {
+		t.Errorf("answer = %d %s; want 502 with a JSON-RPC error for id 1", resp.StatusCode, b)
+	}
+	st := waitClosed(t, db, 1)
+	if st[0].End != store.EndUpstreamError || st[0].Err == "" {
+		t.Errorf("stream = %v %q; want upstream-error with the cause", st[0].End, st[0].Err)
+	}
+}
+
+// TestHTTP_BigBody forwards and records a 16 MB POST body and answer.
+func TestHTTP_BigBody(t *testing.T) {
+	big := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("y", 16<<20) + `"}}}`
+	var gotLen int
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		gotLen = len(b)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(strings.Replace(string(b), `"method":"tools/call","params"`, `"result"`, 1)))
+	})
+	u, db, _ := proxy(t, up)
+	resp, err := http.Post(u, "application/json", strings.NewReader(big))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if gotLen != len(big) || len(b) != len(big)-len(`"method":"tools/call","params"`)+len(`"result"`) {
+		t.Fatalf("upstream got %d bytes, client %d", gotLen, len(b))
+	}
+	waitClosed(t, db, 1)
+	_, fs := framesOf(t, db)
+	if len(fs) != 2 || string(fs[0].Raw) != big || string(fs[1].Raw) != string(b) {
+		t.Errorf("recorded %d frames; want the 16 MB request and answer, exact", len(fs))
+	}
+}
+
+// TestHTTP_Redaction: credentials reach the upstream unchanged and never
+// reach the cassette file.
+func TestHTTP_Redaction(t *testing.T) {
+	secrets := []string{"s3cr3t-bearer", "c00kie-value", "set-c00kie-value", "api-k3y-value", "qu3ry-t0ken", "pr0xy-auth"}
+	var mu sync.Mutex
+	var seen http.Header
+	var seenQuery string
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen, seenQuery = r.Header.Clone(), r.URL.RawQuery
+		mu.Unlock()
+		w.Header().Set("Set-Cookie", "session=set-c00kie-value; HttpOnly")
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	})
+	u, db, path := proxy(t, up)
+	req, _ := http.NewRequest("POST", u+"?access_token=qu3ry-t0ken&x=1", strings.NewReader(initBody))
+	req.Header.Set("Authorization", "Bearer s3cr3t-bearer")
+	req.Header.Set("Cookie", "sid=c00kie-value")
+	req.Header.Set("X-Api-Key", "api-k3y-value")
+	req.Header.Set("Proxy-Authorization", "Basic pr0xy-auth")
+	req.Header.Set("Origin", "http://evil.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if got := resp.Header.Get("Set-Cookie"); !strings.Contains(got, "set-c00kie-value") {
+		t.Errorf("client got Set-Cookie %q; want it unchanged", got)
+	}
+	mu.Lock()
+	if seen.Get("Authorization") != "Bearer s3cr3t-bearer" || seen.Get("Cookie") != "sid=c00kie-value" || seen.Get("X-Api-Key") != "api-k3y-value" || !strings.Contains(seenQuery, "qu3ry-t0ken") {
+		t.Errorf("upstream got %v ?%s; want every credential unchanged", seen, seenQuery)
+	}
+	if seen.Get("Origin") != "http://evil.example" {
+		t.Errorf("upstream got Origin %q; want it passed through", seen.Get("Origin"))
+	}
+	mu.Unlock()
+	waitClosed(t, db, 1)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wal, _ := os.ReadFile(path + "-wal")
+	for _, s := range secrets {
+		if strings.Contains(string(raw), s) || strings.Contains(string(wal), s) {
+			t.Errorf("the cassette file holds %q", s)
+		}
+	}
+	if !strings.Contains(string(raw)+string(wal), "Bearer REDACTED-") {
+		t.Errorf("the cassette lacks the placeholder for the bearer token")
+	}
+}
+
+// TestHTTP_HostPassthrough: a Host naming the proxy becomes the upstream's;
+// any other Host goes upstream unchanged for the server to judge.
+func TestHTTP_HostPassthrough(t *testing.T) {
+	hosts := make(chan string, 2)
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hosts <- r.Host
+		w.WriteHeader(http.StatusAccepted)
+	})
+	upSrv := httptest.NewServer(up)
+	defer upSrv.Close()
+	u, _ := url.Parse(upSrv.URL + "/mcp")
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	srv := httptest.NewServer(&recorder.HTTP{Upstream: u, Sink: db})
+	defer srv.Close()
+	for _, host := range []string{"", "rebind.example:80"} {
+		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		got := <-hosts
+		want := u.Host
+		if host != "" {
+			want = host
+		}
+		if got != want {
+			t.Errorf("Host %q reached the upstream as %q; want %q", host, got, want)
+		}
+	}
+}
+
+// TestHTTP_ManySSEStreams: 50 concurrent SSE answers of 100 events through
+// the proxy all arrive whole and are all recorded (the ReverseProxy SSE
+// cut of golang/go#40747 does not happen).
+func TestHTTP_ManySSEStreams(t *testing.T) {
+	const streams, events = 50, 100
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		for i := range events {
+			io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":"+strings.Repeat("1", i%7+1)+"}}\n\n")
+			w.(http.Flusher).Flush()
+		}
+		io.WriteString(w, "data: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n")
+	})
+	u, db, _ := proxy(t, up)
+	var wg sync.WaitGroup
+	errs := make(chan string, streams)
+	for range streams {
+		wg.Go(func() {
+			req, _ := http.NewRequest("POST", u, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`))
+			req.Header.Set("Mcp-Session-Id", "s1")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				errs <- err.Error()
+				return
+			}
+			defer resp.Body.Close()
+			n := 0
+			sc := bufio.NewScanner(resp.Body)
+			for sc.Scan() {
+				if strings.HasPrefix(sc.Text(), "data: ") {
+					n++
+				}
+			}
+			if n != events+1 {
+				errs <- "stream cut short"
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	waitClosed(t, db, streams)
+	_, fs := framesOf(t, db)
+	if got, want := len(fs), streams*(events+2); got != want {
+		t.Errorf("recorded %d frames; want %d", got, want)
+	}
+}
