@@ -77,8 +77,9 @@ type httpSession struct {
 	// pending holds, per ended stream, the request ids it still owed an
 	// answer to; a stream that resumes it inherits them.
 	pending map[int64]map[string]bool
-	// awaitingSSEGet marks an HTTP+SSE session whose GET stream is not
-	// open yet.
+	// awaitingSSEGet marks a session that has no server-minted id and no
+	// GET stream yet: its first GET may open an HTTP+SSE stream (the
+	// client may have tried Streamable HTTP first and fallen back).
 	awaitingSSEGet bool
 }
 
@@ -270,7 +271,7 @@ func (h *HTTP) newSession(ctx context.Context, t store.Transport, externalID str
 		rs = &session{sink: h.Sink, clock: h.Clock, logger: h.log, start: h.Clock.Now(), failed: true, err: err}
 	}
 	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
-	hs.awaitingSSEGet = t == store.LegacySSE
+	hs.awaitingSSEGet = externalID == ""
 	h.all = append(h.all, hs)
 	return hs
 }
@@ -352,6 +353,9 @@ func (h *HTTP) bindSessionID(ctx context.Context, hs *httpSession, sid string) {
 	if h.sessionless == hs {
 		h.sessionless = nil
 	}
+	hs.mu.Lock()
+	hs.awaitingSSEGet = false // a Streamable HTTP session after all
+	hs.mu.Unlock()
 	hs.session.mu.Lock()
 	hs.sess.ExternalID = sid
 	if !hs.failed {

@@ -141,13 +141,19 @@ func (b *recordingBody) answered(m jsonrpc.Message) {
 func (b *recordingBody) endpoint(ev sse.Event) error {
 	x := b.x
 	hs := x.hs
+	transport := store.LegacySSE
 	if ev.Type != "endpoint" {
-		hs.session.mu.Lock()
-		hs.sess.Transport = store.StreamableHTTP
+		transport, x.st.Kind = store.StreamableHTTP, store.GetStream
+	}
+	hs.session.mu.Lock()
+	if hs.sess.Transport != transport {
+		hs.sess.Transport = transport
 		if !hs.failed {
 			hs.fail(hs.sink.UpdateSession(b.ctx, &hs.sess))
 		}
-		hs.session.mu.Unlock()
+	}
+	hs.session.mu.Unlock()
+	if ev.Type != "endpoint" {
 		return nil
 	}
 	base := *b.h.Upstream

@@ -46,11 +46,8 @@ func newEngine(rec *Recording) *engine {
 	}
 	for i := range rec.Frames {
 		f := &rec.Frames[i]
-		if !protocol[f.StreamID] || f.Comment {
+		if !protocol[f.StreamID] || !isProtocol(f) {
 			continue
-		}
-		if f.SSE && f.Kind == jsonrpc.KindEmpty {
-			continue // priming events and the like are transport, not protocol
 		}
 		e.frames = append(e.frames, recFrame{f: f, msg: f.Message(), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1})
 	}

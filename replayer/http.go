@@ -33,12 +33,15 @@ type Faults struct {
 // httpState is the live side of an HTTP replay: one liveSession per
 // client session.
 type httpState struct {
-	mu        sync.Mutex // guards everything below
-	byID      map[string]*liveSession
-	anonymous *liveSession // the latest session the client holds no id for
-	all       []*liveSession
-	done      chan struct{} // closed by Close
-	closed    bool
+	mu   sync.Mutex // guards everything below
+	byID map[string]*liveSession
+	// byEndpoint maps an HTTP+SSE endpoint (path and query) to the live
+	// session whose GET stream announced it.
+	byEndpoint map[string]*liveSession
+	anonymous  *liveSession // the latest session the client holds no id for
+	all        []*liveSession
+	done       chan struct{} // closed by Close
+	closed     bool
 }
 
 // liveSession follows one live client session through the recordings.
@@ -58,7 +61,7 @@ type liveSession struct {
 
 func (s *Server) http() *httpState {
 	s.httpOnce.Do(func() {
-		s.hs = &httpState{byID: map[string]*liveSession{}, done: make(chan struct{})}
+		s.hs = &httpState{byID: map[string]*liveSession{}, byEndpoint: map[string]*liveSession{}, done: make(chan struct{})}
 	})
 	return s.hs
 }
@@ -149,14 +152,79 @@ func (s *Server) liveSessionFor(r *http.Request, live jsonrpc.Message) (*liveSes
 		}
 		return nil, http.StatusNotFound
 	}
-	if r.Method == http.MethodPost && live.Method == "initialize" || hs.anonymous == nil {
+	if ls, ok := hs.byEndpoint[r.URL.RequestURI()]; ok {
+		return ls, 0
+	}
+	if s.opens(r, live, hs.anonymous) {
 		ls := &liveSession{srv: s, cur: newCursor(s.httpRecordings()), released: map[*store.Frame]Out{},
 			changed: make(chan struct{}), used: map[int64]bool{}, cutEvents: map[int64]int{}}
+		ls.publish(ls.cur.start())
 		hs.anonymous = ls
 		hs.all = append(hs.all, ls)
 		return ls, 0
 	}
 	return hs.anonymous, 0
+}
+
+// opens reports whether r, which names no session, starts a new
+// conversation rather than continuing the latest one: an initialize (but
+// not one that follows a refused server/discover of the same client), a
+// server/discover, or a GET that opens an HTTP+SSE stream.
+func (s *Server) opens(r *http.Request, live jsonrpc.Message, cur *liveSession) bool {
+	if cur == nil {
+		return true
+	}
+	switch {
+	case r.Method == http.MethodPost && live.Method == "server/discover":
+		return true
+	case r.Method == http.MethodPost && live.Method == "initialize":
+		return cur.sawInitialize()
+	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "":
+		return cur.recording().Session.Transport == store.LegacySSE && cur.usedKind(store.SSEGetStream)
+	}
+	return false
+}
+
+// usedKind reports whether a live request has taken a recorded stream of
+// kind k.
+func (ls *liveSession) usedKind(k store.StreamKind) bool {
+	rec := ls.recording()
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	for _, st := range rec.Streams {
+		if st.Kind == k && ls.used[st.ID] {
+			return true
+		}
+	}
+	return false
+}
+
+// sawInitialize reports whether the session has matched an initialize.
+func (ls *liveSession) sawInitialize() bool {
+	ls.cur.mu.Lock()
+	defer ls.cur.mu.Unlock()
+	for _, fr := range ls.cur.cands[0].frames {
+		if fr.c2s && fr.done && fr.msg.Method == "initialize" {
+			return true
+		}
+	}
+	return false
+}
+
+// bindEndpoint routes the POSTs to an HTTP+SSE endpoint, as announced by
+// a replayed endpoint event, to ls.
+func (s *Server) bindEndpoint(r *http.Request, data []byte, ls *liveSession) {
+	u, err := r.URL.Parse(strings.TrimSpace(string(data)))
+	if err != nil {
+		return
+	}
+	hs := s.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	hs.byEndpoint[u.RequestURI()] = ls
+	if hs.anonymous == ls {
+		hs.anonymous = nil
+	}
 }
 
 func (s *Server) httpRecordings() []*Recording {

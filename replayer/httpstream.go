@@ -130,6 +130,9 @@ func (ls *liveSession) pause(r *http.Request, d time.Duration) bool {
 // frameBytes returns the bytes to send for recorded frame f, waiting until
 // the replay engine releases it when it is a protocol frame.
 func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool) {
+	if f.SSE && f.Event == "endpoint" {
+		ls.srv.bindEndpoint(r, f.Data, ls)
+	}
 	if !isProtocol(f) {
 		return f.Raw, true
 	}
@@ -160,12 +163,13 @@ func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool
 }
 
 // isProtocol reports whether the replay engine matches or releases f:
-// everything but comments and events without data.
+// everything but the transport's own events: comments, events without
+// data (priming, a close with retry) and the HTTP+SSE endpoint event.
 func isProtocol(f *store.Frame) bool {
 	if f.Comment {
 		return false
 	}
-	return !(f.SSE && f.Kind == jsonrpc.KindEmpty)
+	return !(f.SSE && (f.Kind == jsonrpc.KindEmpty || f.Event == "endpoint"))
 }
 
 // ordinalOf returns the number of a stream within its session, from 1, as

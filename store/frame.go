@@ -35,6 +35,8 @@ func (f *Frame) Derive(kind StreamKind) {
 		f.Malformed = false
 	case f.SSE && m.Kind == jsonrpc.KindEmpty:
 		f.Malformed = false // a priming event, or an event with no data
+	case f.SSE && f.Event == "endpoint":
+		f.Malformed = false // the HTTP+SSE endpoint event carries a URL
 	default:
 		f.Malformed = m.Kind == jsonrpc.KindInvalid || m.Kind == jsonrpc.KindEmpty
 	}

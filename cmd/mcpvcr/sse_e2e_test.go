@@ -1,0 +1,109 @@
+package main
+
+import (
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+)
+
+// TestSSE_GoSDK records the Go SDK's 2024-11-05 HTTP+SSE handler through
+// mcpvcr record (which detects the transport from the endpoint event and
+// points the client's POSTs back through itself), then replays it to the
+// SDK's HTTP+SSE client.
+func TestSSE_GoSDK(t *testing.T) {
+	ctx := testCtx(t)
+	upstream := mcptest.StartServer(t, "-transport", "sse")
+	db := filepath.Join(t.TempDir(), "c.db")
+	dumpOnFailure(t, db)
+	rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+	live := mcptest.Run(ctx, t, &mcp.SSEClientTransport{Endpoint: rec.URL}, mcptest.V20241105)
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+	}
+	ls := mcpvcr(t, "", "ls", "--cassette", db)
+	if !strings.Contains(ls.stdout, " sse ") {
+		t.Errorf("ls does not show an HTTP+SSE session:\n%s", ls.stdout)
+	}
+	rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
+	replayed := mcptest.Run(ctx, t, &mcp.SSEClientTransport{Endpoint: rep.URL + "/sse"}, mcptest.V20241105)
+	code := rep.Stop()
+	if diff := cmp.Diff(live, replayed); diff != "" {
+		t.Errorf("replay differs from the live server (-live +replay):\n%s\n%s", diff, rep.stderr)
+	}
+	if code != 0 {
+		t.Errorf("replay exited %d:\n%s", code, rep.stderr)
+	}
+}
+
+// TestSSE_Everything records @modelcontextprotocol/server-everything in
+// its sse mode with the Go SDK's HTTP+SSE client and replays it.
+func TestSSE_Everything(t *testing.T) {
+	ctx := testCtx(t)
+	upstream := mcptest.EverythingHTTP(t, mcptest.SSE)
+	db := filepath.Join(t.TempDir(), "c.db")
+	dumpOnFailure(t, db)
+	rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+	live, err := everythingScript(ctx, t, &mcp.SSEClientTransport{Endpoint: rec.URL})
+	if err != nil {
+		t.Errorf("close live session: %v", err)
+	}
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+	}
+	rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
+	replayed, err := everythingScript(ctx, t, &mcp.SSEClientTransport{Endpoint: rep.URL + "/sse"})
+	if err != nil {
+		t.Errorf("close replay session: %v", err)
+	}
+	code := rep.Stop()
+	if diff := cmp.Diff(live, replayed); diff != "" {
+		t.Errorf("replay differs from the live server (-live +replay):\n%s\n%s", diff, rep.stderr)
+	}
+	if code != 0 || !strings.Contains(rep.stderr.String(), " 0 unmatched") {
+		t.Errorf("replay exited %d:\n%s", code, rep.stderr)
+	}
+}
+
+// TestSSE_Fallback: a client tries Streamable HTTP first (POST initialize
+// to the HTTP+SSE server's URL), is refused, and falls back to the GET
+// stream. The recording keeps both in one session, and replay answers the
+// same way: the refusal first, then the HTTP+SSE session.
+func TestSSE_Fallback(t *testing.T) {
+	upstream := mcptest.StartServer(t, "-transport", "sse")
+	db := filepath.Join(t.TempDir(), "c.db")
+	dumpOnFailure(t, db)
+	run := func(base string) (string, mcptest.Transcript) {
+		s := &rawSession{tb: t, url: base}
+		code, _, body := s.post(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"mcptest-client","version":"1.0.0"}}}`)
+		if code < 400 {
+			t.Fatalf("POST initialize to the HTTP+SSE URL = %d %s; want a 4xx refusal", code, body)
+		}
+		return http.StatusText(code), mcptest.Run(testCtx(t), t, &mcp.SSEClientTransport{Endpoint: base}, mcptest.V20241105)
+	}
+	rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+	liveStatus, live := run(rec.URL)
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+	}
+	if ls := mcpvcr(t, "", "ls", "--cassette", db); strings.Count(ls.stdout, "\n") != 2 || !strings.Contains(ls.stdout, " sse ") {
+		t.Errorf("want one HTTP+SSE session holding the refused POST and the stream:\n%s", ls.stdout)
+	}
+	rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
+	repStatus, replayed := run(rep.URL + "/sse")
+	code := rep.Stop()
+	if liveStatus != repStatus {
+		t.Errorf("refusal: live %s, replay %s", liveStatus, repStatus)
+	}
+	if diff := cmp.Diff(live, replayed); diff != "" {
+		t.Errorf("replay differs from the live server (-live +replay):\n%s\n%s", diff, rep.stderr)
+	}
+	if code != 0 {
+		t.Errorf("replay exited %d:\n%s", code, rep.stderr)
+	}
+}
