@@ -72,11 +72,17 @@ type HTTP struct {
 // know about it.
 type httpSession struct {
 	*session
-	mu      sync.Mutex               // guards eventTo, pending and awaitingSSEGet
+	mu      sync.Mutex               // guards eventTo, pending, probes, others, refused and awaitingSSEGet
 	eventTo map[string]*store.Stream // SSE event id -> the stream that carried it
 	// pending holds, per ended stream, the request ids it still owed an
 	// answer to; a stream that resumes it inherits them.
 	pending map[int64]map[string]bool
+	// probes counts the server/discover requests of a modern session,
+	// others its other requests; refused is set when a discover was
+	// refused with a 4xx. A session that only saw refused probes is where
+	// a dual-era client's fallback initialize belongs.
+	probes, others int
+	refused        bool
 	// awaitingSSEGet marks a session that has no server-minted id and no
 	// GET stream yet: its first GET may open an HTTP+SSE stream (the
 	// client may have tried Streamable HTTP first and fallen back).
@@ -236,6 +242,11 @@ func (h *HTTP) sessionFor(ctx context.Context, r *http.Request, msg jsonrpc.Mess
 	modern := msg.Kind == jsonrpc.KindRequest && metaVersion(msg.Params) != ""
 	switch {
 	case r.Method == http.MethodPost && msg.Method == "initialize":
+		if m := h.modern; m != nil && m.fallingBack() {
+			// A dual-era client whose server/discover was refused.
+			h.modern, h.sessionless = nil, m
+			return m
+		}
 		hs := h.newSession(ctx, store.StreamableHTTP, "")
 		h.sessionless = hs
 		return hs
@@ -243,6 +254,13 @@ func (h *HTTP) sessionFor(ctx context.Context, r *http.Request, msg jsonrpc.Mess
 		if h.modern == nil {
 			h.modern = h.newSession(ctx, store.StreamableHTTP, "")
 		}
+		h.modern.mu.Lock()
+		if msg.Method == "server/discover" {
+			h.modern.probes++
+		} else {
+			h.modern.others++
+		}
+		h.modern.mu.Unlock()
 		return h.modern
 	case r.Method == http.MethodGet && h.sessionless == nil && h.modern == nil:
 		// A GET that opens a conversation: the HTTP+SSE transport. If its
@@ -274,6 +292,14 @@ func (h *HTTP) newSession(ctx context.Context, t store.Transport, externalID str
 	hs.awaitingSSEGet = externalID == ""
 	h.all = append(h.all, hs)
 	return hs
+}
+
+// fallingBack reports whether the session saw nothing but refused
+// server/discover probes.
+func (hs *httpSession) fallingBack() bool {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return hs.probes > 0 && hs.others == 0 && hs.refused
 }
 
 func metaVersion(params json.RawMessage) string {
@@ -333,6 +359,11 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 	ctx := context.WithoutCancel(resp.Request.Context())
 	x.st.Status = resp.StatusCode
 	x.st.ResponseHeader = h.red.Header(resp.Header)
+	if resp.StatusCode >= 400 && jsonrpc.Parse(x.reqBody).Method == "server/discover" {
+		x.hs.mu.Lock()
+		x.hs.refused = true
+		x.hs.mu.Unlock()
+	}
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		h.bindSessionID(ctx, x.hs, sid)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -103,7 +104,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.Strict {
 		if why := ls.strictHTTP(r, live); why != "" {
 			ls.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
-			writeJSONError(w, http.StatusBadRequest, live.ID, -32600, "mcpvcr replay (strict): "+why)
+			code := -32600
+			if mcpwire.RequestMeta(live.Params).ProtocolVersion != "" {
+				code = HeaderMismatchCode
+			}
+			writeJSONError(w, http.StatusBadRequest, live.ID, code, "mcpvcr replay (strict): "+why)
 			return
 		}
 	}
