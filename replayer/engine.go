@@ -87,7 +87,11 @@ func (e *engine) link() {
 			case jsonrpc.KindRequest:
 				g = newGroup()
 				groupOfReq[string(m.ID)] = g
-				inflight = append(inflight, string(m.ID))
+				if m.Method != "subscriptions/listen" {
+					// A listen request stays open for good: what the server
+					// sends on it is tied to it by its subscription id.
+					inflight = append(inflight, string(m.ID))
+				}
 				if t := progressToken(m.Params); t != nil {
 					groupOfToken[string(t)] = g
 				}
@@ -131,6 +135,12 @@ func (e *engine) link() {
 					g, ok = groupOfToken[string(progressTokenParam(m.Params))]
 				case "notifications/cancelled":
 					g, ok = groupOfSrvReq[string(requestIDParam(m.Params))]
+				}
+				if sub := subscriptionID(m.Params); sub != nil && !ok {
+					// A listen stream's notification: after its listen
+					// request, and after what the client did before it.
+					g, ok = groupOfReq[string(sub)]
+					fr.extra = lastC2S
 				}
 				if !ok {
 					g, ok = current()

@@ -64,3 +64,15 @@ func requestIDParam(params json.RawMessage) json.RawMessage {
 	}
 	return p.RequestID
 }
+
+// subscriptionID returns params._meta["io.modelcontextprotocol/subscriptionId"]
+// of a 2026-07-28 listen-stream notification.
+func subscriptionID(params json.RawMessage) json.RawMessage {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return nil
+	}
+	return p.Meta["io.modelcontextprotocol/subscriptionId"]
+}

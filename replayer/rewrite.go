@@ -44,6 +44,13 @@ func (e *engine) rewriteOne(data []byte, m jsonrpc.Message) ([]byte, bool) {
 			return data, false
 		}
 		val, path = live, []string{"id"}
+	case m.Kind == jsonrpc.KindNotification && subscriptionID(m.Params) != nil:
+		sub := subscriptionID(m.Params)
+		live, ok := e.ids[string(sub)]
+		if !ok || live == string(sub) {
+			return data, false
+		}
+		val, path = live, []string{"params", "_meta", "io.modelcontextprotocol/subscriptionId"}
 	case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/progress":
 		tok := progressTokenParam(m.Params)
 		live, ok := e.tokens[string(tok)]
