@@ -7,6 +7,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -17,7 +19,8 @@ func showCommand(e *env) *cli.Command {
 		ArgsUsage: "SESSION",
 		Description: "One line per frame: offset from the session start, direction (> client to server,\n" +
 			"< server to client), stream, JSON-RPC kind, method, id, size in bytes and flags\n" +
-			"(batch, malformed, sse id/event/retry, comment). Stream opens and ends are shown too.",
+			"(batch, malformed, sse id/event/retry, comment, rev= for a 2026-07-28 request's revision).\n" +
+			"Stream opens (with HTTP method, URL, status, Last-Event-ID) and how each stream ended are shown too.",
 		Flags: []cli.Flag{cassetteFlag()},
 		Action: func(c *cli.Context) error {
 			id, err := sessionArg(c, 0)
@@ -105,6 +108,11 @@ func flags(f store.Frame, kind store.StreamKind) string {
 	var fl []string
 	if f.Batch {
 		fl = append(fl, fmt.Sprintf("batch(%d)", len(f.Members)))
+	}
+	if f.Kind == jsonrpc.KindRequest {
+		if v := mcpwire.RequestMeta(f.Message().Params).ProtocolVersion; v != "" {
+			fl = append(fl, "rev="+v) // a modern request names its revision
+		}
 	}
 	if f.Malformed {
 		fl = append(fl, "malformed")
