@@ -1,0 +1,91 @@
+package replayer
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/clock"
+)
+
+type pipeClient struct {
+	io.Reader
+	io.Writer
+}
+
+// TestServeStdio_Pace: with Pace 1 the recorded gap between a request and
+// its answer is waited on the injected clock; nothing is sent before the
+// fake clock gets there.
+func TestServeStdio_Pace(t *testing.T) {
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x"}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+	)
+	rec.Frames[0].Offset = 10 * time.Millisecond
+	rec.Frames[1].Offset = 510 * time.Millisecond
+	fake := clock.NewFake(time.Unix(0, 0))
+	srv := &Server{Recordings: []*Recording{rec}, Pace: 1, Clock: fake}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan *Report, 1)
+	go func() {
+		rep, _ := srv.ServeStdio(context.Background(), pipeClient{inR, outW})
+		outW.Close()
+		done <- rep
+	}()
+	go io.WriteString(inW, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x"}}`+"\n")
+	// Wait until the writer asked for its timer, then move the clock: a
+	// 499 ms advance is not enough, the 500th ms releases the answer.
+	for fake.Waiters() == 0 {
+		runtime.Gosched()
+	}
+	got := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(outR).ReadString('\n')
+		got <- line
+	}()
+	fake.Advance(499 * time.Millisecond)
+	select {
+	case l := <-got:
+		t.Fatalf("answer %q sent before the recorded gap had passed", l)
+	default:
+	}
+	fake.Advance(time.Millisecond)
+	if l := <-got; l != `{"jsonrpc":"2.0","id":7,"result":{}}`+"\n" {
+		t.Errorf("answer = %q", l)
+	}
+	inW.Close()
+	if rep := <-done; rep == nil || !rep.OK() || rep.Matched != 1 {
+		t.Errorf("report = %+v; want one matched frame", rep)
+	}
+}
+
+// TestServeStdio_NoLeak: ServeStdio leaves no goroutine behind once the
+// client has closed its side.
+func TestServeStdio_NoLeak(t *testing.T) {
+	before := runtime.NumGoroutine()
+	for range 20 {
+		rec := stdioRecording(t, 1,
+			`> {"jsonrpc":"2.0","id":1,"method":"ping"}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+		)
+		inR, inW := io.Pipe()
+		go func() {
+			io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n"+`{"jsonrpc":"2.0","id":2,"method":"nope"}`+"\n")
+			inW.Close()
+		}()
+		rep, err := (&Server{Recordings: []*Recording{rec}}).ServeStdio(context.Background(), pipeClient{inR, io.Discard})
+		if err != nil || rep.Matched != 1 || len(rep.Mismatches) != 1 {
+			t.Fatalf("ServeStdio = %+v, %v", rep, err)
+		}
+	}
+	for i := 0; runtime.NumGoroutine() > before && i < 1000; i++ {
+		runtime.Gosched()
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Errorf("goroutines: %d before, %d after", before, after)
+	}
+}
