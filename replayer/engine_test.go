@@ -174,3 +174,22 @@ func TestCursor_Mismatch(t *testing.T) {
 		t.Errorf("no-match answer = %s; want an error for id 1", ans.Raw)
 	}
 }
+
+func TestCursor_UnrecordedAnswer(t *testing.T) {
+	// The recorded client left before answering the server's request.
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/list"}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+	)
+	c := newCursor([]*Recording{rec})
+	recv(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	outs, matched, mm := c.receive(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`)))
+	if mm != nil || matched != nil || len(outs) != 0 {
+		t.Errorf("receive(answer) = %v, %v, %v; want it taken silently", outs, matched, mm)
+	}
+	// An answer to a request the server never sent is a mismatch.
+	if _, _, mm = c.receive(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":5,"result":{}}`))); mm == nil {
+		t.Error("receive(answer to no request) matched; want a mismatch")
+	}
+}

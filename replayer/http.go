@@ -355,6 +355,13 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
+	if matched == nil {
+		ls.mu.Lock()
+		ls.rep.Unrecorded++
+		ls.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
 	ls.mu.Lock()
 	ls.rep.Matched++
 	ls.mu.Unlock()

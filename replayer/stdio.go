@@ -52,6 +52,10 @@ type Report struct {
 	Received, Matched int
 	// Synthesized counts pings answered without a recording.
 	Synthesized int
+	// Unrecorded counts client answers to server requests whose recorded
+	// answer never came (the recorded client left first); they are taken
+	// without complaint.
+	Unrecorded int
 	// Cut counts the SSE streams a fault option cut; Resumed the GETs
 	// with Last-Event-ID that were answered.
 	Cut, Resumed int
@@ -67,6 +71,9 @@ func (r *Report) OK() bool { return len(r.Mismatches) == 0 }
 // WriteSummary writes a human summary of the report to w.
 func (r *Report) WriteSummary(w io.Writer) {
 	fmt.Fprintf(w, "replayed session %d: %d client frames, %d matched, %d unmatched", r.SessionID, r.Received, r.Matched, len(r.Mismatches))
+	if r.Unrecorded > 0 {
+		fmt.Fprintf(w, ", %d answers to server requests the recording never got", r.Unrecorded)
+	}
 	if r.Synthesized > 0 {
 		fmt.Fprintf(w, ", %d pings answered without a recording", r.Synthesized)
 	}
@@ -163,7 +170,11 @@ func (s *Server) ServeStdio(ctx context.Context, client io.ReadWriter) (*Report,
 func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, line []byte) {
 	rep.Received++
 	live := jsonrpc.Parse(line)
-	outs, _, mm := cur.receive(live)
+	outs, matched, mm := cur.receive(live)
+	if mm == nil && matched == nil {
+		rep.Unrecorded++
+		return
+	}
 	if mm == nil {
 		rep.Matched++
 		w.send(ctx, outs)
