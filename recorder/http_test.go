@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -328,5 +329,53 @@ func TestHTTP_ManySSEStreams(t *testing.T) {
 	_, fs := framesOf(t, db)
 	if got, want := len(fs), streams*(events+2); got != want {
 		t.Errorf("recorded %d frames; want %d", got, want)
+	}
+}
+
+// TestHTTP_ClientNeverReads: a client that opens an SSE answer and never
+// reads it holds up only its own stream; once it goes away, the proxy's
+// goroutines end and the stream is recorded as client-aborted.
+func TestHTTP_ClientNeverReads(t *testing.T) {
+	stop := make(chan struct{})
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		chunk := "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"" + strings.Repeat("z", 4096) + "\"}}\n\n"
+		for {
+			select {
+			case <-stop:
+				return
+			case <-r.Context().Done():
+				return
+			default:
+			}
+			if _, err := io.WriteString(w, chunk); err != nil {
+				return
+			}
+			w.(http.Flusher).Flush()
+		}
+	})
+	u, db, _ := proxy(t, up)
+	defer close(stop)
+	before := runtime.NumGoroutine()
+	tr := &http.Transport{}
+	req, _ := http.NewRequest("POST", u, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood"}}`))
+	req.Header.Set("Mcp-Session-Id", "never-reads")
+	resp, err := tr.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Read nothing; the upstream fills the buffers and blocks. Then leave.
+	resp.Body.Close()
+	tr.CloseIdleConnections()
+	st := waitClosed(t, db, 1)
+	if st[0].End != store.EndClientAborted {
+		t.Errorf("stream end = %v; want client-aborted", st[0].End)
+	}
+	for i := 0; runtime.NumGoroutine() > before+2 && i < 100000; i++ {
+		runtime.Gosched()
+	}
+	if after := runtime.NumGoroutine(); after > before+2 {
+		t.Errorf("goroutines: %d before, %d after the client left", before, after)
 	}
 }

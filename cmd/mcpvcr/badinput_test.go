@@ -189,6 +189,8 @@ func TestCLI_BadInput(t *testing.T) {
 		{"BadSessionNumber", []string{"show", "x", "--cassette", good}, 2, []string{`"x" is not a session number`}},
 		{"UnwritableCassette", []string{"record", "--cassette", filepath.Join(dir, "no", "such", "dir", "c.db"), "--", "cat"}, 3, []string{"c.db", "try:"}},
 		{"ServerDoesNotStart", []string{"record", "--cassette", filepath.Join(dir, "x.db"), "--", filepath.Join(dir, "no-such-server")}, 3, []string{"no-such-server", "try:"}},
+		{"UpstreamUnreachable", []string{"record", "--cassette", filepath.Join(dir, "u.db"), "--upstream", "http://127.0.0.1:1/mcp", "--listen", "127.0.0.1:0"}, 3, []string{"not reachable", "try: start the server first"}},
+		{"UpstreamNotHTTP", []string{"record", "--cassette", filepath.Join(dir, "u.db"), "--upstream", "ftp://x/mcp"}, 2, []string{"is not an http(s) URL"}},
 		{"ReplayWrongTransport", []string{"replay", "1", "--listen", "127.0.0.1:0", "--cassette", good}, 3, []string{"recorded over stdio", "--stdio"}},
 		{"ReplayNeedsMode", []string{"replay", "--cassette", good}, 2, []string{"--stdio or --listen"}},
 		{"BadPace", []string{"replay", "--stdio", "--pace", "slowly", "--cassette", good}, 2, []string{"--pace"}},
