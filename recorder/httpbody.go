@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"sync"
 
@@ -208,7 +209,9 @@ func (b *recordingBody) finish(err error) {
 		end, err = store.EndClientAborted, nil
 	case err != nil:
 		end = store.EndUpstreamError
-	case len(x.reqIDs) > 0 && x.st.Status < 300:
+	case len(x.reqIDs) > 0 && x.st.Status < 300 && x.st.Status != http.StatusAccepted:
+		// The answer was owed on this stream (a 202 sends it elsewhere:
+		// the HTTP+SSE stream or the GET stream).
 		end = store.EndServerClosed
 	}
 	x.hs.closeStream(b.ctx, x.st, end, err)
