@@ -24,7 +24,7 @@
 // The server's tools:
 //
 //	echo      text content echoing argument text
-//	add       structured output {sum}; inputs a, b (V2: also c, required)
+//	add       structured output {sum}; inputs a, b (V2: also c, optional)
 //	info      structured output {name, version}
 //	progress  notifications/progress steps times for the request's token
 //	log       notifications/message at debug…error, then one progress "logged"

@@ -188,9 +188,22 @@ func TestScript_V2(t *testing.T) {
 			if s, _ := tr.Step("tools/call info"); lookup(s.Result, "structuredContent.version") != "2.0.0" {
 				t.Errorf("v2 info = %v; want version 2.0.0", s.Result)
 			}
-			// add now requires c, which the script does not send.
-			if s, _ := tr.Step("tools/call add"); lookup(s.Result, "isError") != true {
-				t.Errorf("v2 add = %v; want an error result", s.Result)
+			// add takes an optional c now; the script's call, without it,
+			// answers as before.
+			if s, _ := tr.Step("tools/call add"); lookup(s.Result, "structuredContent.sum") != 5.0 {
+				t.Errorf("v2 add = %v; want sum 5", s.Result)
+			}
+			var props []string
+			for _, tool := range lookup(s.Result, "tools").([]any) {
+				if lookup(tool, "name") == "add" {
+					for k := range lookup(tool, "inputSchema.properties").(map[string]any) {
+						props = append(props, k)
+					}
+				}
+			}
+			slices.Sort(props)
+			if diff := cmp.Diff([]string{"a", "b", "c"}, props); diff != "" {
+				t.Errorf("v2 add's input properties (-want +got):\n%s", diff)
 			}
 		})
 	}

@@ -15,8 +15,9 @@ const (
 	// V1 is the baseline server.
 	V1 = "v1"
 	// V2 is "the next release" of the server, for diff tests: tool add gains
-	// a required input c, tool info reports version 2.0.0 instead of 1.0.0,
-	// and tool multiply is added. Everything else is identical to V1.
+	// an optional input c (its input schema changes, its answers do not),
+	// tool info reports version 2.0.0 instead of 1.0.0, and tool multiply
+	// is added. Everything else is identical to V1.
 	V2 = "v2"
 )
 

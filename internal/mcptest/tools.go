@@ -31,7 +31,7 @@ type addArgs struct {
 type addArgsV2 struct {
 	A float64 `json:"a" jsonschema:"the first addend"`
 	B float64 `json:"b" jsonschema:"the second addend"`
-	C float64 `json:"c" jsonschema:"the third addend"`
+	C float64 `json:"c,omitempty" jsonschema:"an optional third addend"`
 }
 
 type sumResult struct {
@@ -79,7 +79,7 @@ type noArgs struct{}
 func addTools(s *mcp.Server, variant string, slowLimit time.Duration, closeStreams bool) {
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echoes its text argument."}, echo)
 	if variant == V2 {
-		mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a, b and c."}, addV2)
+		mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a and b."}, addV2)
 		mcp.AddTool(s, &mcp.Tool{Name: "multiply", Description: "Multiplies a by b."}, multiply)
 	} else {
 		mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Adds a and b."}, add)
