@@ -110,6 +110,8 @@ func newApp(e *env) *cli.App {
 			showCommand(e),
 			exportCommand(e),
 			importCommand(e),
+			verifyCommand(e),
+			diffCommand(e),
 		},
 	}
 	for _, c := range app.Commands {

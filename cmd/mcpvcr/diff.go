@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcpvcr/mcpvcr/replayer"
+)
+
+func diffCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "diff",
+		Usage:     "compare the answers of two recorded sessions",
+		ArgsUsage: "A B",
+		Description: "Pairs the client requests of sessions A and B in order, by method and normalised params,\n" +
+			"and compares their answers with the rules of mcpvcr verify: the same noise is ignored (and\n" +
+			"the noise mask stored with A), and requests only one session sent are reported.\n" +
+			"Exit 0: no differences; 1: differences.\n\n" +
+			"   mcpvcr diff 3 7\n" +
+			"   mcpvcr diff 3 7 --ignore 'tools/call clock:result.content[*].text' --format junit\n\n" +
+			"--ignore " + replayer.PathSyntax,
+		Flags: []cli.Flag{
+			cassetteFlag(),
+			&cli.StringSliceFlag{Name: "ignore", Usage: "do not count differences at `PATH` (repeatable; syntax above)"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json or junit"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 2 {
+				return usageErr("mcpvcr diff A B, with session numbers from mcpvcr ls", "diff takes two sessions, got %d arguments", c.NArg())
+			}
+			a, err := sessionArg(c, 0)
+			if err != nil {
+				return err
+			}
+			b, err := sessionArg(c, 1)
+			if err != nil {
+				return err
+			}
+			format := c.String("format")
+			if format != "text" && format != "json" && format != "junit" {
+				return usageErr("--format text, --format json or --format junit", "--format %q is not text, json or junit", format)
+			}
+			extra, err := parseIgnore(c.StringSlice("ignore"))
+			if err != nil {
+				return err
+			}
+			db, err := openForRead(c)
+			if err != nil {
+				return err
+			}
+			defer db.Close()
+			for _, id := range []int64{a, b} {
+				if _, err := db.Session(c.Context, id); err != nil {
+					return failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+				}
+			}
+			recs, err := replayer.Load(c.Context, db, a, b)
+			if err != nil {
+				return failErr(err, "")
+			}
+			noise, err := replayer.SessionNoise(recs[0].Session)
+			if err != nil {
+				return failErr(err, "")
+			}
+			r := replayer.Diff(recs[0], recs[1], noise.With(extra))
+			if err := writeReports(e.stdout, format, []*replayer.DiffReport{r}); err != nil {
+				return failErr(fmt.Errorf("write the report: %w", err), "")
+			}
+			if r.Differs() {
+				return errDiffer
+			}
+			return nil
+		},
+	}
+}
