@@ -86,27 +86,13 @@ func TestStdio_Everything(t *testing.T) {
 // TestHTTP_Everything records the reference server in streamableHttp mode
 // through mcpvcr record --upstream and replays it with --listen.
 func TestHTTP_Everything(t *testing.T) {
-	upstream := mcptest.EverythingHTTP(t, mcptest.StreamableHTTP)
 	ctx := testCtx(t)
-	db := filepath.Join(t.TempDir(), "c.db")
-	rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
-	live, err := everythingScript(ctx, t, &mcp.StreamableClientTransport{Endpoint: rec.URL})
-	if err != nil {
-		t.Errorf("close live session: %v", err)
-	}
-	if code := rec.Stop(); code != 0 {
-		t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
-	}
-	rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0", "--strict")
-	replayed, err := everythingScript(ctx, t, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"})
-	if err != nil {
-		t.Errorf("close replay session: %v", err)
-	}
-	code := rep.Stop()
-	if diff := cmp.Diff(live, replayed); diff != "" {
-		t.Errorf("replay differs from the live server (-live +replay):\n%s\n%s", diff, rep.stderr)
-	}
-	if code != 0 || !strings.Contains(rep.stderr.String(), " 0 unmatched") {
-		t.Errorf("mcpvcr replay exited %d; want 0 and no unmatched frames:\n%s\nrecording:\n%s", code, rep.stderr, mcpvcr(t, "", "show", "1", "--cassette", db).stdout)
-	}
+	upstream := mcptest.EverythingHTTP(t, mcptest.StreamableHTTP)
+	recordThenReplay(t, upstream, "/mcp", []string{"--strict"}, func(url string) map[string]any {
+		out, err := everythingScript(ctx, t, &mcp.StreamableClientTransport{Endpoint: url})
+		if err != nil {
+			t.Errorf("close session: %v", err)
+		}
+		return out
+	})
 }

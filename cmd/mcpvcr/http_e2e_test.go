@@ -1,11 +1,8 @@
 package main
 
 import (
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
@@ -30,28 +27,9 @@ func TestHTTP_GoSDK(t *testing.T) {
 				t.Parallel()
 				ctx := testCtx(t)
 				upstream := mcptest.StartServer(t, append([]string{"-transport", "http"}, m.flags...)...)
-				db := filepath.Join(t.TempDir(), "c.db")
-				t.Cleanup(func() {
-					if t.Failed() {
-						t.Logf("recording:\n%s", mcpvcr(t, "", "show", "1", "--cassette", db).stdout)
-					}
+				recordThenReplay(t, upstream, "/mcp", nil, func(url string) mcptest.Transcript {
+					return mcptest.Run(ctx, t, &mcp.StreamableClientTransport{Endpoint: url}, v)
 				})
-
-				rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
-				live := mcptest.Run(ctx, t, &mcp.StreamableClientTransport{Endpoint: rec.URL}, v)
-				if code := rec.Stop(); code != 0 {
-					t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
-				}
-
-				rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
-				replayed := mcptest.Run(ctx, t, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, v)
-				code := rep.Stop()
-				if diff := cmp.Diff(live, replayed); diff != "" {
-					t.Errorf("replayed transcript differs from the live one (-live +replay):\n%s\nreplay stderr:\n%s", diff, rep.stderr)
-				}
-				if code != 0 || !strings.Contains(rep.stderr.String(), " 0 unmatched") {
-					t.Errorf("mcpvcr replay exited %d; want 0 and no unmatched frames:\n%s", code, rep.stderr)
-				}
 			})
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/google/go-cmp/cmp"
 	"io"
 	"os"
 	"os/exec"
@@ -162,4 +163,31 @@ func dumpOnFailure(tb testing.TB, db string) {
 			tb.Logf("recording:\n%s", mcpvcr(tb, "", "show", "1", "--cassette", db).stdout)
 		}
 	})
+}
+
+// recordThenReplay runs run against mcpvcr record in front of upstream,
+// then against mcpvcr replay of that recording (with replayFlags), and
+// requires both runs to give the same result and the replay to exit 0
+// with every client frame matched. path is the endpoint's path on the
+// replay server ("/mcp", "/sse"); the record URL already carries it. It
+// returns the cassette path.
+func recordThenReplay[T any](t *testing.T, upstream, path string, replayFlags []string, run func(url string) T) string {
+	t.Helper()
+	db := filepath.Join(t.TempDir(), "c.db")
+	dumpOnFailure(t, db)
+	rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+	live := run(rec.URL)
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
+	}
+	rep := startServing(t, append([]string{"replay", "--cassette", db, "--listen", "127.0.0.1:0"}, replayFlags...)...)
+	replayed := run(rep.URL + path)
+	code := rep.Stop()
+	if diff := cmp.Diff(live, replayed); diff != "" {
+		t.Errorf("replay differs from the live server (-live +replay):\n%s\nreplay stderr:\n%s", diff, rep.stderr)
+	}
+	if code != 0 || !strings.Contains(rep.stderr.String(), " 0 unmatched") {
+		t.Errorf("mcpvcr replay exited %d; want 0 and every client frame matched:\n%s", code, rep.stderr)
+	}
+	return db
 }

@@ -19,25 +19,11 @@ import (
 func TestSSE_GoSDK(t *testing.T) {
 	ctx := testCtx(t)
 	upstream := mcptest.StartServer(t, "-transport", "sse")
-	db := filepath.Join(t.TempDir(), "c.db")
-	dumpOnFailure(t, db)
-	rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
-	live := mcptest.Run(ctx, t, &mcp.SSEClientTransport{Endpoint: rec.URL}, mcptest.V20241105)
-	if code := rec.Stop(); code != 0 {
-		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
-	}
-	ls := mcpvcr(t, "", "ls", "--cassette", db)
-	if !strings.Contains(ls.stdout, " sse ") {
+	db := recordThenReplay(t, upstream, "/sse", nil, func(url string) mcptest.Transcript {
+		return mcptest.Run(ctx, t, &mcp.SSEClientTransport{Endpoint: url}, mcptest.V20241105)
+	})
+	if ls := mcpvcr(t, "", "ls", "--cassette", db); !strings.Contains(ls.stdout, " sse ") {
 		t.Errorf("ls does not show an HTTP+SSE session:\n%s", ls.stdout)
-	}
-	rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
-	replayed := mcptest.Run(ctx, t, &mcp.SSEClientTransport{Endpoint: rep.URL + "/sse"}, mcptest.V20241105)
-	code := rep.Stop()
-	if diff := cmp.Diff(live, replayed); diff != "" {
-		t.Errorf("replay differs from the live server (-live +replay):\n%s\n%s", diff, rep.stderr)
-	}
-	if code != 0 {
-		t.Errorf("replay exited %d:\n%s", code, rep.stderr)
 	}
 }
 
@@ -46,28 +32,13 @@ func TestSSE_GoSDK(t *testing.T) {
 func TestSSE_Everything(t *testing.T) {
 	ctx := testCtx(t)
 	upstream := mcptest.EverythingHTTP(t, mcptest.SSE)
-	db := filepath.Join(t.TempDir(), "c.db")
-	dumpOnFailure(t, db)
-	rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
-	live, err := everythingScript(ctx, t, &mcp.SSEClientTransport{Endpoint: rec.URL})
-	if err != nil {
-		t.Errorf("close live session: %v", err)
-	}
-	if code := rec.Stop(); code != 0 {
-		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
-	}
-	rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
-	replayed, err := everythingScript(ctx, t, &mcp.SSEClientTransport{Endpoint: rep.URL + "/sse"})
-	if err != nil {
-		t.Errorf("close replay session: %v", err)
-	}
-	code := rep.Stop()
-	if diff := cmp.Diff(live, replayed); diff != "" {
-		t.Errorf("replay differs from the live server (-live +replay):\n%s\n%s", diff, rep.stderr)
-	}
-	if code != 0 || !strings.Contains(rep.stderr.String(), " 0 unmatched") {
-		t.Errorf("replay exited %d:\n%s", code, rep.stderr)
-	}
+	recordThenReplay(t, upstream, "/sse", nil, func(url string) map[string]any {
+		out, err := everythingScript(ctx, t, &mcp.SSEClientTransport{Endpoint: url})
+		if err != nil {
+			t.Errorf("close session: %v", err)
+		}
+		return out
+	})
 }
 
 // TestSSE_Fallback: a client tries Streamable HTTP first (POST initialize
