@@ -31,6 +31,9 @@ type recFrame struct {
 type engine struct {
 	rec    *Recording
 	frames []recFrame
+	// lo is the index of the first frame not yet done: every frame
+	// before it is matched or sent, so scans start there.
+	lo     int
 	ids    map[string]string // recorded client request id -> live id
 	rids   map[string]string // live client request id -> recorded id
 	tokens map[string]string // recorded progress token -> live token
@@ -196,7 +199,7 @@ func matchKey(m jsonrpc.Message, rids map[string]string) (string, []string) {
 // reproduces. It changes nothing.
 func (e *engine) match(live jsonrpc.Message) (int, bool) {
 	k, members := matchKey(live, e.rids)
-	for i := range e.frames {
+	for i := e.lo; i < len(e.frames); i++ {
 		fr := &e.frames[i]
 		if !fr.c2s || fr.done {
 			continue
@@ -264,7 +267,8 @@ type Out struct {
 // all happened, and marks them sent.
 func (e *engine) release() []Out {
 	var outs []Out
-	for i := range e.frames {
+	defer e.advance()
+	for i := e.lo; i < len(e.frames); i++ {
 		fr := &e.frames[i]
 		if fr.c2s || fr.done {
 			continue
@@ -283,6 +287,13 @@ func (e *engine) release() []Out {
 		outs = append(outs, Out{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0)})
 	}
 	return outs
+}
+
+// advance moves lo past the frames that are done.
+func (e *engine) advance() {
+	for e.lo < len(e.frames) && e.frames[e.lo].done {
+		e.lo++
+	}
 }
 
 // exhausted reports whether every recorded server frame has been sent.
