@@ -5,6 +5,7 @@ GO        ?= go
 BIN       := bin
 PKGS      := ./...
 FUZZTIME  ?= 10s
+BENCHFLAGS ?=
 
 .PHONY: all build test lint fmt golden demo bench fuzz peers clean
 
@@ -39,6 +40,11 @@ peers:
 ## demo: record a real session against a bundled MCP server, show it, replay it
 demo:
 	@./scripts/demo.sh
+
+## bench: measure direct, passthrough, record and replay in one run and print one table
+##        (BENCHFLAGS="-rss-mb 1024" for the 1 GB peak-memory row; -quick for a smoke run)
+bench:
+	$(GO) run ./bench $(BENCHFLAGS)
 
 ## fuzz: run each fuzz target for FUZZTIME
 fuzz:

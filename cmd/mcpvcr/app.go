@@ -112,6 +112,7 @@ func newApp(e *env) *cli.App {
 			importCommand(e),
 			verifyCommand(e),
 			diffCommand(e),
+			checkCommand(e),
 		},
 	}
 	for _, c := range app.Commands {

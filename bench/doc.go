@@ -1,0 +1,29 @@
+// Command bench measures what mcpvcr costs on the wire and on disk, and
+// prints one table.
+//
+// Every load is run, in the same process and on loopback only, four ways:
+//
+//	direct       the client talks to a minimal MCP-shaped server
+//	passthrough  through a plain standard-library proxy: httputil.ReverseProxy
+//	             (full duplex, pooled connections) for HTTP, io.Copy for stdio
+//	record       through mcpvcr's recorder (recorder.HTTP, recorder.Stdio)
+//	             writing a real store.DB cassette in a temporary directory
+//	replay       against mcpvcr's replayer.Server serving that recording
+//
+// and the table gives each a median over several rounds, run in alternating
+// order, with the ratios of record and replay to passthrough. The loads:
+// a JSON tools/call answered with a 2 KB result, the same call answered
+// with an SSE stream of 100 events, a stdio request and response, and a
+// stdio request answered with 100 notifications and a response; each at
+// concurrency 1 and 8. Then store ingest (Append and Flush of 200 B, 2 KB
+// and 64 KB frames into one session) and the peak RSS of a recorder child
+// process forwarding a long SSE stream (1 GB with -rss-mb 1024).
+//
+// Run it with make bench, or
+//
+//	go run ./bench [-rounds 5] [-rss-mb 256] [-quick]
+//
+// The program is also its own peers: with -peer stdio it is the minimal
+// stdio server, with -peer rss-record or rss-pass the proxy whose memory is
+// measured. Those modes are for its own use.
+package main

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+
+	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// server is an http.Server on a loopback port. The caller must call
+// close.
+type server struct {
+	srv  *http.Server
+	url  string
+	done chan struct{}
+}
+
+// serve starts serving h on 127.0.0.1 at a free port.
+func serve(h http.Handler) (*server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s := &server{srv: &http.Server{Handler: h}, url: "http://" + ln.Addr().String() + "/mcp", done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		_ = s.srv.Serve(ln)
+	}()
+	return s, nil
+}
+
+// close stops the server and waits for its handlers.
+func (s *server) close(ctx context.Context) {
+	if err := s.srv.Shutdown(ctx); err != nil {
+		s.srv.Close()
+	}
+	<-s.done
+}
+
+// passthrough returns the plain standard-library reverse proxy mcpvcr's
+// recorder is measured against: full duplex, pooled upstream connections,
+// a flush after every write (as for text/event-stream).
+func passthrough(upstream *url.URL) http.Handler {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	t.DisableCompression = true
+	rp := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(upstream)
+			pr.Out.URL.Path = upstream.Path
+			pr.Out.Host = ""
+		},
+		Transport:     t,
+		FlushInterval: -1,
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		rp.ServeHTTP(w, r)
+	})
+}
+
+// httpBench runs one HTTP load (a tool at a concurrency) in every mode.
+// It is not safe for concurrent use.
+type httpBench struct {
+	db   *store.DB // the cassette record runs write
+	peer *server   // the minimal server
+	pass *server   // the passthrough proxy in front of peer
+	// clients keeps one connection pool per mode across rounds.
+	clients [numModes]*http.Client
+	// recording is the session of the first record run, which replay
+	// runs serve.
+	recording *replayer.Recording
+}
+
+// newHTTPBench starts the peer and the passthrough proxy. The caller must
+// call close.
+func newHTTPBench(db *store.DB) (*httpBench, error) {
+	peer, err := serve(httpPeer{})
+	if err != nil {
+		return nil, err
+	}
+	u, _ := url.Parse(peer.url)
+	pass, err := serve(passthrough(u))
+	if err != nil {
+		peer.close(context.Background())
+		return nil, err
+	}
+	b := &httpBench{db: db, peer: peer, pass: pass}
+	for i := range b.clients {
+		b.clients[i] = newClient()
+	}
+	return b, nil
+}
+
+func (b *httpBench) close(ctx context.Context) {
+	b.pass.close(ctx)
+	b.peer.close(ctx)
+	for _, c := range b.clients {
+		c.CloseIdleConnections()
+	}
+}
+
+// run runs the load once in mode m.
+func (b *httpBench) run(ctx context.Context, m mode, tool string, n, conc int) (run, error) {
+	c := b.clients[m]
+	switch m {
+	case modeDirect:
+		return runHTTP(ctx, c, b.peer.url, tool, n, conc)
+	case modePassthrough:
+		return runHTTP(ctx, c, b.pass.url, tool, n, conc)
+	case modeRecord:
+		return b.record(ctx, c, tool, n, conc)
+	case modeReplay:
+		return b.replay(ctx, c, tool, n, conc)
+	}
+	return run{}, fmt.Errorf("unknown mode %d", m)
+}
+
+// record runs the load through a new recorder.HTTP, then checks that
+// the cassette holds every frame: each request and each answer's events.
+func (b *httpBench) record(ctx context.Context, c *http.Client, tool string, n, conc int) (run, error) {
+	u, _ := url.Parse(b.peer.url)
+	rec := &recorder.HTTP{Upstream: u, Sink: b.db}
+	s, err := serve(rec)
+	if err != nil {
+		return run{}, err
+	}
+	r, err := runHTTP(ctx, c, s.url, tool, n, conc)
+	s.close(ctx)
+	c.CloseIdleConnections()
+	if cerr := rec.Close(ctx); cerr != nil {
+		return run{}, errors.Join(err, fmt.Errorf("recorder: %w", cerr))
+	}
+	if err != nil {
+		return run{}, err
+	}
+	perRequest := 1
+	if tool == toolStream {
+		perRequest = streamEvents
+	}
+	rc, err := verifyRecorded(ctx, b.db, n, n*perRequest)
+	if err != nil {
+		return run{}, err
+	}
+	if b.recording == nil {
+		b.recording = rc
+	}
+	return r, nil
+}
+
+// replay runs the load against a new replayer.Server serving the first
+// recording, and fails if anything went unmatched.
+func (b *httpBench) replay(ctx context.Context, c *http.Client, tool string, n, conc int) (run, error) {
+	if b.recording == nil {
+		return run{}, errors.New("replay before any record run")
+	}
+	rs := &replayer.Server{Recordings: []*replayer.Recording{b.recording}}
+	s, err := serve(rs)
+	if err != nil {
+		return run{}, err
+	}
+	r, err := runHTTP(ctx, c, s.url, tool, n, conc)
+	rs.Close()
+	s.close(ctx)
+	c.CloseIdleConnections()
+	if err != nil {
+		return run{}, err
+	}
+	for _, rep := range rs.Reports() {
+		if !rep.OK() {
+			return run{}, fmt.Errorf("replay: %d unmatched frames", len(rep.Mismatches))
+		}
+	}
+	return r, nil
+}
+
+// verifyRecorded flushes db and checks that its newest session holds
+// wantC2S client frames and wantS2C server frames; it returns the session
+// loaded for replay.
+func verifyRecorded(ctx context.Context, db *store.DB, wantC2S, wantS2C int) (*replayer.Recording, error) {
+	if err := db.Flush(ctx); err != nil {
+		return nil, err
+	}
+	ss, err := db.Sessions(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if len(ss) == 0 {
+		return nil, errors.New("nothing recorded")
+	}
+	id := ss[len(ss)-1].ID
+	recs, err := replayer.Load(ctx, db, id)
+	if err != nil {
+		return nil, err
+	}
+	var c2s, s2c int
+	for _, f := range recs[0].Frames {
+		switch {
+		case f.Direction == store.ClientToServer:
+			c2s++
+		case f.Direction == store.ServerToClient:
+			s2c++
+		}
+	}
+	if c2s != wantC2S || s2c != wantS2C {
+		return nil, fmt.Errorf("session %d recorded %d client and %d server frames; want %d and %d", id, c2s, s2c, wantC2S, wantS2C)
+	}
+	return recs[0], nil
+}
+
+// modes in the order of the table.
+type mode int
+
+const (
+	modeDirect mode = iota
+	modePassthrough
+	modeRecord
+	modeReplay
+	numModes
+)
+
+var modeNames = [numModes]string{"direct", "passthrough", "record", "replay"}
+
+func (m mode) String() string { return modeNames[m] }
+
+// roundOrder returns the modes in the order round i runs them: forwards
+// in even rounds, backwards in odd ones, so that no mode always runs on a
+// warmer or a more tired machine. Replay always follows a record run,
+// whose first recording it serves.
+func roundOrder(i int) []mode {
+	if i%2 == 0 {
+		return []mode{modeDirect, modePassthrough, modeRecord, modeReplay}
+	}
+	return []mode{modeReplay, modeRecord, modePassthrough, modeDirect}
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"regexp"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// options are the command-line flags.
+type options struct {
+	rounds     int
+	quick      bool
+	rssMB      int
+	rssEvent   int
+	only       *regexp.Regexp
+	cpuprofile string
+	timeout    time.Duration
+}
+
+func main() {
+	var o options
+	var only, peer, upstream, cassette string
+	flag.IntVar(&o.rounds, "rounds", 5, "timed rounds per load and mode; the table shows medians")
+	flag.BoolVar(&o.quick, "quick", false, "a fifth of the requests, 3 rounds and a 64 MB memory run: a smoke test, not a measurement")
+	flag.IntVar(&o.rssMB, "rss-mb", 256, "size in MB of the SSE stream forwarded for the peak-memory rows (1024 for the 1 GB target); 0 skips them")
+	flag.IntVar(&o.rssEvent, "rss-event", 4096, "size in bytes of each event of that stream")
+	flag.StringVar(&only, "only", "", "run only the loads whose name matches this `regexp` (http, sse, stdio, ingest, rss)")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to `file`")
+	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
+	flag.StringVar(&peer, "peer", "", "internal: run as a peer (stdio, rss-record, rss-pass)")
+	flag.StringVar(&upstream, "upstream", "", "internal: the upstream URL of an rss peer")
+	flag.StringVar(&cassette, "cassette", "", "internal: the cassette of an rss-record peer")
+	flag.Parse()
+
+	if peer != "" {
+		if err := runPeer(peer, upstream, cassette, o.cpuprofile); err != nil {
+			fmt.Fprintln(os.Stderr, "bench peer:", err)
+			os.Exit(1)
+		}
+		return
+	}
+	var err error
+	if o.only, err = regexp.Compile(only); err != nil {
+		fmt.Fprintln(os.Stderr, "bench: -only:", err)
+		os.Exit(2)
+	}
+	if o.quick {
+		o.rounds = min(o.rounds, 3)
+		o.rssMB = min(o.rssMB, 64)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	if err := bench(ctx, o, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// runPeer runs this program as one of its own peers.
+func runPeer(peer, upstream, cassette, cpuprofile string) error {
+	if cpuprofile != "" {
+		stop, err := startProfile(cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	switch peer {
+	case "stdio":
+		return serveStdio(os.Stdin, os.Stdout)
+	case "rss-record", "rss-pass":
+		return rssChild(peer[len("rss-"):], upstream, cassette)
+	}
+	return fmt.Errorf("unknown peer %q", peer)
+}
+
+// load is one workload: n requests of tool from conc workers.
+type load struct {
+	name  string
+	stdio bool
+	tool  string
+	conc  int
+	n     int
+}
+
+// loads are the workloads, each at concurrency 1 and 8.
+var loads = []load{
+	{"http json 2KB", false, toolBig, 1, 2000},
+	{"http json 2KB", false, toolBig, 8, 8000},
+	{"http sse 100ev", false, toolStream, 1, 200},
+	{"http sse 100ev", false, toolStream, 8, 800},
+	{"stdio json 2KB", true, toolBig, 1, 5000},
+	{"stdio json 2KB", true, toolBig, 8, 10000},
+	{"stdio 100 notes", true, toolStream, 1, 300},
+	{"stdio 100 notes", true, toolStream, 8, 600},
+}
+
+// ingestSizes are the frame sizes of the store ingest rows, with the
+// frames appended per run.
+var ingestSizes = []struct{ size, n int }{{200, 300000}, {2 << 10, 150000}, {64 << 10, 5000}}
+
+// bench runs everything and writes the table to out, progress to log.
+func bench(ctx context.Context, o options, out, log io.Writer) error {
+	if o.cpuprofile != "" {
+		stop, err := startProfile(o.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "mcpvcr-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	db, err := store.Open(ctx, dir+"/record.db")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+
+	t := &table{}
+	for _, l := range loads {
+		if !o.only.MatchString(l.name) {
+			continue
+		}
+		if o.quick {
+			l.n /= 5
+		}
+		rs, err := measure(ctx, o, l, self, db, log)
+		if err != nil {
+			return fmt.Errorf("%s c=%d: %w", l.name, l.conc, err)
+		}
+		t.addLoad(l, rs)
+	}
+	if o.only.MatchString("store ingest") {
+		for _, sz := range ingestSizes {
+			n := sz.n
+			if o.quick {
+				n /= 5
+			}
+			var xs []float64
+			for i := range max(3, o.rounds/2+1) {
+				fmt.Fprintf(log, "store ingest %d B: round %d\n", sz.size, i+1)
+				x, err := ingest(ctx, dir, sz.size, n)
+				if err != nil {
+					return fmt.Errorf("ingest %d B: %w", sz.size, err)
+				}
+				xs = append(xs, x)
+			}
+			t.addIngest(sz.size, medianF(xs))
+		}
+	}
+	if o.rssMB > 0 && o.only.MatchString("rss peak memory") {
+		var res [2]rssResult
+		for i, mode := range []string{"pass", "record"} {
+			fmt.Fprintf(log, "peak memory: %d MB SSE stream through %s\n", o.rssMB, mode)
+			profile := ""
+			if o.cpuprofile != "" {
+				profile = o.cpuprofile + ".rss-" + mode
+			}
+			r, err := rssRun(ctx, self, dir, mode, int64(o.rssMB)<<20, o.rssEvent, profile)
+			if err != nil {
+				return fmt.Errorf("peak memory through %s: %w", mode, err)
+			}
+			res[i] = r
+		}
+		t.addRSS(int64(o.rssMB)<<20, res[0], res[1])
+	}
+	fmt.Fprintf(out, "mcpvcr bench: %s, %s/%s, %d CPUs, %d rounds (medians), loopback\n\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.rounds)
+	t.write(out)
+	return nil
+}
+
+// measure runs load l in every mode: a warm-up run each (the record one
+// makes the recording replay serves), then o.rounds timed rounds.
+func measure(ctx context.Context, o options, l load, self string, db *store.DB, log io.Writer) ([numModes]rounds, error) {
+	var rs [numModes]rounds
+	var runOnce func(mode) (run, error)
+	if l.stdio {
+		b := &stdioBench{self: self, db: db}
+		runOnce = func(m mode) (run, error) { return b.run(ctx, m, l.tool, l.n, l.conc) }
+	} else {
+		b, err := newHTTPBench(db)
+		if err != nil {
+			return rs, err
+		}
+		defer b.close(ctx)
+		runOnce = func(m mode) (run, error) { return b.run(ctx, m, l.tool, l.n, l.conc) }
+	}
+	for _, m := range roundOrder(0) {
+		fmt.Fprintf(log, "%s c=%d: warm-up %s\n", l.name, l.conc, m)
+		if _, err := runOnce(m); err != nil {
+			return rs, fmt.Errorf("warm-up %s: %w", m, err)
+		}
+	}
+	for i := range o.rounds {
+		for _, m := range roundOrder(i) {
+			fmt.Fprintf(log, "%s c=%d: round %d %s\n", l.name, l.conc, i+1, m)
+			r, err := runOnce(m)
+			if err != nil {
+				return rs, fmt.Errorf("round %d %s: %w", i+1, m, err)
+			}
+			rs[m] = append(rs[m], r)
+		}
+		runtime.GC()
+	}
+	return rs, nil
+}
+
+// startProfile starts a CPU profile into path and returns its stop.
+func startProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// bigStream is an MCP-shaped server whose every POST is answered with one
+// long SSE stream: notifications of about eventSize bytes, flushed one by
+// one, adding up to total bytes, then the result.
+type bigStream struct {
+	total     int64
+	eventSize int
+}
+
+// events returns the number of notifications in the stream.
+func (s bigStream) events() int64 { return max(1, s.total/int64(s.eventSize)) }
+
+func (s bigStream) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	m := jsonrpc.Parse(body)
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	rc := http.NewResponseController(w)
+	ev := append(append([]byte("data: "), bytes.TrimSuffix(notification(s.eventSize-8), []byte("\n"))...), "\n\n"...)
+	for range s.events() {
+		if _, err := w.Write(ev); err != nil {
+			return
+		}
+		if rc.Flush() != nil {
+			return
+		}
+	}
+	_, _ = fmt.Fprintf(w, "data: %s\n\n", streamResult(m.ID))
+}
+
+// rssTimeout bounds one peak-memory run: a 1 GB stream through the
+// recorder takes about a minute on two cores.
+const rssTimeout = 10 * time.Minute
+
+// rssResult is what one peak-memory run measured.
+type rssResult struct {
+	mode        string
+	bytes       int64         // forwarded
+	events      int64         // received by the client
+	recorded    int64         // frames in the cassette, record only
+	base, peak  int64         // the proxy's RSS before the stream, and its peak (VmHWM)
+	wall        time.Duration // the stream's duration at the client
+	checkReport string
+}
+
+// rssRun forwards one SSE stream of about total bytes through a proxy
+// child process in mode "record" (recorder.HTTP into a cassette in dir)
+// or "pass" (the passthrough proxy), and reads the child's peak RSS from
+// /proc once the child has forwarded the stream and closed its cassette.
+func rssRun(ctx context.Context, self, dir, mode string, total int64, eventSize int, profile string) (rssResult, error) {
+	res := rssResult{mode: mode}
+	ctx, cancel := context.WithTimeout(ctx, rssTimeout)
+	defer cancel()
+	up := bigStream{total: total, eventSize: eventSize}
+	peer, err := serve(up)
+	if err != nil {
+		return res, err
+	}
+	defer peer.close(ctx)
+	cassette := filepath.Join(dir, "rss.db")
+	defer removeCassette(cassette)
+
+	args := []string{"-peer", "rss-" + mode, "-upstream", peer.url, "-cassette", cassette}
+	if profile != "" {
+		args = append(args, "-cpuprofile", profile)
+	}
+	cmd := exec.CommandContext(ctx, self, args...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return res, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return res, err
+	}
+	if err := cmd.Start(); err != nil {
+		return res, err
+	}
+	defer cmd.Wait()
+	defer stdin.Close()
+	lines := bufio.NewScanner(stdout)
+	if !lines.Scan() {
+		return res, fmt.Errorf("proxy child said nothing: %w", lines.Err())
+	}
+	proxyURL, ok := strings.CutPrefix(lines.Text(), "listening ")
+	if !ok {
+		return res, fmt.Errorf("proxy child said %q", lines.Text())
+	}
+	if res.base, err = procStatus(cmd.Process.Pid, "VmRSS"); err != nil {
+		return res, err
+	}
+
+	c := newClient()
+	defer c.CloseIdleConnections()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, proxyURL, bytes.NewReader(request(1, toolStream)))
+	if err != nil {
+		return res, err
+	}
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return res, err
+	}
+	cr := &countingReader{r: resp.Body}
+	n, _, err := countEvents(cr, start)
+	resp.Body.Close()
+	res.wall, res.events, res.bytes = time.Since(start), int64(n), cr.n
+	if err != nil {
+		return res, err
+	}
+	if want := up.events() + 1; res.events != want {
+		return res, fmt.Errorf("client got %d events; want %d", res.events, want)
+	}
+
+	if _, err := io.WriteString(stdin, "close\n"); err != nil {
+		return res, err
+	}
+	if !lines.Scan() || lines.Text() != "closed" {
+		return res, fmt.Errorf("proxy child did not close: %q %v", lines.Text(), lines.Err())
+	}
+	if res.peak, err = procStatus(cmd.Process.Pid, "VmHWM"); err != nil {
+		return res, err
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		return res, fmt.Errorf("proxy child: %w", err)
+	}
+	if mode != "record" {
+		return res, nil
+	}
+	db, err := store.Open(ctx, cassette)
+	if err != nil {
+		return res, err
+	}
+	defer db.Close()
+	rep, err := db.Check(ctx)
+	if err != nil {
+		return res, err
+	}
+	res.recorded, res.checkReport = rep.Frames, rep.String()
+	if want := res.events + 1; res.recorded != want || !rep.OK() {
+		return res, fmt.Errorf("cassette: %s; want %d frames", rep, want)
+	}
+	return res, nil
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// procStatus returns a "kB" field of /proc/<pid>/status in bytes.
+func procStatus(pid int, field string) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read peak memory (Linux /proc only): %w", err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(line, field+":"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			return kb << 10, err
+		}
+	}
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
+}
+
+// rssChild is the proxy whose memory rssRun measures: it serves on a
+// loopback port, says "listening URL" on stdout, and on "close" on stdin
+// shuts down, closes its cassette and says "closed". It returns at the
+// end of stdin.
+func rssChild(mode, upstream, cassette string) error {
+	ctx := context.Background()
+	u, err := url.Parse(upstream)
+	if err != nil {
+		return err
+	}
+	var h http.Handler
+	var rec *recorder.HTTP
+	var db *store.DB
+	switch mode {
+	case "pass":
+		h = passthrough(u)
+	case "record":
+		if db, err = store.Open(ctx, cassette); err != nil {
+			return err
+		}
+		rec = &recorder.HTTP{Upstream: u, Sink: db}
+		h = rec
+	default:
+		return fmt.Errorf("unknown proxy mode %q", mode)
+	}
+	s, err := serve(h)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("listening %s\n", s.url)
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() && in.Text() != "close" {
+	}
+	s.close(ctx)
+	if rec != nil {
+		err = errors.Join(rec.Close(ctx), db.Close())
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Println("closed")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return nil
+}

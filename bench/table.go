@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// row is one line of the table. Ratios are record and replay over
+// passthrough; target says which target the row checks and whether it
+// was met.
+type row struct {
+	load, conc, metric string
+	vals               [numModes]string
+	rec, rep           string
+	target             string
+}
+
+// table collects the rows and counts the targets met and missed.
+type table struct {
+	rows        []row
+	met, missed int
+}
+
+// check formats a target: what it asks, the measured value, and met or
+// MISSED; n/a when a ratio it needs could not be computed (0).
+func (t *table) check(ok bool, format string, args ...any) string {
+	s := fmt.Sprintf(format, args...)
+	for _, a := range args {
+		if x, isRatio := a.(float64); isRatio && x == 0 {
+			return s + ": n/a"
+		}
+	}
+	if ok {
+		t.met++
+		return s + ": met"
+	}
+	t.missed++
+	return s + ": MISSED"
+}
+
+// ratio returns a/b, or 0 when b is 0.
+func ratio(a, b float64) float64 {
+	if b == 0 {
+		return 0
+	}
+	return a / b
+}
+
+// durRow adds a row of durations, ratios to passthrough, and a target
+// (empty for none).
+func (t *table) durRow(l load, metric string, d [numModes]time.Duration, target string) {
+	r := row{load: l.name, conc: fmt.Sprint(l.conc), metric: metric, target: target}
+	for m := range numModes {
+		r.vals[m] = fmtDur(d[m])
+	}
+	r.rec = fmtRatio(ratio(float64(d[modeRecord]), float64(d[modePassthrough])))
+	r.rep = fmtRatio(ratio(float64(d[modeReplay]), float64(d[modePassthrough])))
+	t.rows = append(t.rows, r)
+}
+
+// rateRow adds a row of rates per second.
+func (t *table) rateRow(l load, metric string, x [numModes]float64, target string) {
+	r := row{load: l.name, conc: fmt.Sprint(l.conc), metric: metric, target: target}
+	for m := range numModes {
+		r.vals[m] = fmtRate(x[m])
+	}
+	r.rec = fmtRatio(ratio(x[modeRecord], x[modePassthrough]))
+	r.rep = fmtRatio(ratio(x[modeReplay], x[modePassthrough]))
+	t.rows = append(t.rows, r)
+}
+
+// addLoad adds the rows of one load and checks its targets.
+func (t *table) addLoad(l load, rs [numModes]rounds) {
+	var p50, ttfe [numModes]time.Duration
+	var reqs, frames [numModes]float64
+	for m := range numModes {
+		p50[m], ttfe[m] = rs[m].p50(), rs[m].ttfe()
+		reqs[m], frames[m] = rs[m].reqRate(), rs[m].frameRate()
+	}
+	recLat := ratio(float64(p50[modeRecord]), float64(p50[modePassthrough]))
+	sse := !l.stdio && l.tool == toolStream
+	switch {
+	case sse:
+		t.durRow(l, "p50 whole answer", p50, "")
+		rt := ratio(float64(ttfe[modeRecord]), float64(ttfe[modePassthrough]))
+		t.durRow(l, "p50 first event", ttfe, t.check(rt <= 1.10, "record ≤1.10× (%.2f×)", rt))
+		rf := ratio(frames[modeRecord], frames[modePassthrough])
+		live := ratio(frames[modeReplay], frames[modeDirect])
+		target := t.check(live >= 1.5, "replay ≥1.50× direct (%.2f×)", live)
+		if l.conc > 1 {
+			target = t.check(rf >= 0.90, "record ≥0.90× (%.2f×), all recorded", rf) + "; " + target
+		}
+		t.rateRow(l, "events/s", frames, target)
+	case l.stdio:
+		t.durRow(l, "p50 latency", p50, t.check(recLat <= 1.10, "record ≤1.10× (%.2f×)", recLat))
+		if l.tool == toolStream {
+			t.rateRow(l, "lines/s", frames, "")
+		} else {
+			t.rateRow(l, "requests/s", reqs, "")
+		}
+	default:
+		t.durRow(l, "p50 latency", p50, t.check(recLat <= 1.10, "record ≤1.10× (%.2f×)", recLat))
+		target := ""
+		if l.conc > 1 {
+			rr := ratio(reqs[modeRecord], reqs[modePassthrough])
+			target = t.check(rr >= 1.0, "record ≥1.00× (%.2f×)", rr)
+		}
+		t.rateRow(l, "requests/s", reqs, target)
+	}
+}
+
+// addIngest adds a store ingest row.
+func (t *table) addIngest(size int, rate float64) {
+	r := row{load: "store ingest", conc: "1", metric: fmt.Sprintf("%s frames/s", fmtSize(size))}
+	for m := range numModes {
+		r.vals[m] = "-"
+	}
+	r.vals[modeRecord], r.rec, r.rep = fmtRate(rate), "-", "-"
+	switch size {
+	case 200:
+		r.target = t.check(rate >= 150e3, "≥150k/s (%.2f×)", rate/150e3)
+	case 2 << 10:
+		r.target = t.check(rate >= 60e3, "≥60k/s (%.2f×)", rate/60e3)
+	}
+	t.rows = append(t.rows, r)
+}
+
+// addRSS adds the peak-memory rows for a stream of about total bytes.
+func (t *table) addRSS(total int64, pass, rec rssResult) {
+	size := fmtSize(int(total))
+	r := row{load: "sse " + size + " stream", conc: "1", metric: "peak RSS (VmHWM)"}
+	for m := range numModes {
+		r.vals[m] = "-"
+	}
+	r.vals[modePassthrough], r.vals[modeRecord] = fmtMB(pass.peak), fmtMB(rec.peak)
+	r.rec, r.rep = fmtRatio(ratio(float64(rec.peak), float64(pass.peak))), "-"
+	note := ""
+	if total < 1<<30 {
+		note = fmt.Sprintf("; a %s run, -rss-mb 1024 for 1 GB", size)
+	}
+	r.target = t.check(rec.peak < 64<<20, "record <64MB (%.2f×%s)", float64(rec.peak)/(64<<20), note)
+	t.rows = append(t.rows, r)
+	r = row{load: "sse " + size + " stream", conc: "1", metric: "MB/s forwarded"}
+	for m := range numModes {
+		r.vals[m] = "-"
+	}
+	mbs := func(x rssResult) float64 { return float64(x.bytes) / (1 << 20) / x.wall.Seconds() }
+	r.vals[modePassthrough] = fmt.Sprintf("%.0f", mbs(pass))
+	r.vals[modeRecord] = fmt.Sprintf("%.0f", mbs(rec))
+	r.rec, r.rep = fmtRatio(ratio(mbs(rec), mbs(pass))), "-"
+	r.target = fmt.Sprintf("%d of %d events recorded", rec.recorded-1, rec.events)
+	t.rows = append(t.rows, r)
+}
+
+// fmtSize prints a byte count as B, KB, MB or GB.
+func fmtSize(n int) string {
+	switch {
+	case n >= 1<<30 && n%(1<<30) == 0:
+		return fmt.Sprintf("%dGB", n>>30)
+	case n >= 1<<20:
+		return fmt.Sprintf("%dMB", n>>20)
+	case n >= 1<<10:
+		return fmt.Sprintf("%dKB", n>>10)
+	}
+	return fmt.Sprintf("%dB", n)
+}
+
+// write prints the table and a line counting the targets.
+func (t *table) write(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LOAD\tC\tMETRIC\tDIRECT\tPASSTHROUGH\tRECORD\tREPLAY\tREC/PASS\tREP/PASS\tTARGET")
+	for _, r := range t.rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.load, r.conc, r.metric,
+			r.vals[modeDirect], r.vals[modePassthrough], r.vals[modeRecord], r.vals[modeReplay], r.rec, r.rep, dashIfEmpty(r.target))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\ntargets: %d met, %d missed\n", t.met, t.missed)
+}
+
+func dashIfEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,102 @@
+package jsonrpc
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// FuzzParse checks the framing view over any bytes: Parse never panics,
+// keeps the input as Raw, gives a kind consistent with the fields it
+// found, only calls valid JSON a message, and splits a batch into exactly
+// the elements Elements finds, byte for byte.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}` + "\r\n",
+		`{"jsonrpc":"2.0","id":"a","result":{}}`,
+		`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"x"}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}, {"jsonrpc":"2.0","method":"n"} ]`,
+		`[]`, `[1]`, `{}`, ``, "  \n", `{"jsonrpc":"1.0","id":1,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}`,
+		`{"jsonrpc":"2.0","id":1,"result":1,"error":{}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		m := Parse(raw)
+		if !bytes.Equal(m.Raw, raw) {
+			t.Fatalf("Parse(%q).Raw = %q; want the input", raw, m.Raw)
+		}
+		if m.Kind < KindInvalid || m.Kind > KindEmpty {
+			t.Fatalf("Parse(%q).Kind = %d, out of range", raw, m.Kind)
+		}
+		trimmed := bytes.TrimSpace(raw)
+		if (m.Kind == KindEmpty) != (len(trimmed) == 0) {
+			t.Fatalf("Parse(%q).Kind = %v; empty input must be KindEmpty and only it", raw, m.Kind)
+		}
+		if m.Kind != KindInvalid && m.Kind != KindEmpty && !json.Valid(trimmed) {
+			t.Fatalf("Parse(%q).Kind = %v for bytes that are not JSON", raw, m.Kind)
+		}
+		if m.Kind == KindBatch {
+			checkBatch(t, trimmed, m)
+			return
+		}
+		checkOne(t, m)
+	})
+}
+
+// checkOne checks that a single message's fields agree with its kind.
+func checkOne(t *testing.T, m Message) {
+	t.Helper()
+	switch m.Kind {
+	case KindRequest:
+		if m.ID == nil {
+			t.Fatalf("request without id: %q", m.Raw)
+		}
+	case KindNotification:
+		if m.ID != nil {
+			t.Fatalf("notification with id %q: %q", m.ID, m.Raw)
+		}
+	case KindResult, KindError:
+		if m.Method != "" {
+			t.Fatalf("response with method %q: %q", m.Method, m.Raw)
+		}
+		if (m.Kind == KindResult) == (m.Result == nil) {
+			t.Fatalf("kind %v with result %q: %q", m.Kind, m.Result, m.Raw)
+		}
+	case KindInvalid, KindEmpty:
+		if m.Method != "" || len(m.Members) > 0 {
+			t.Fatalf("kind %v with method %q and %d members: %q", m.Kind, m.Method, len(m.Members), m.Raw)
+		}
+	}
+	if len(m.ID) > 0 && !json.Valid(m.ID) {
+		t.Fatalf("id %q is not a JSON value: %q", m.ID, m.Raw)
+	}
+}
+
+// checkBatch checks a batch's members against the element spans of the
+// array.
+func checkBatch(t *testing.T, trimmed []byte, m Message) {
+	t.Helper()
+	if len(m.Members) == 0 {
+		t.Fatalf("batch without members: %q", m.Raw)
+	}
+	spans, err := Elements(trimmed)
+	if err != nil {
+		t.Fatalf("Elements(%q) = %v for a batch Parse accepted", trimmed, err)
+	}
+	if len(spans) != len(m.Members) {
+		t.Fatalf("Elements(%q) found %d elements; Parse %d members", trimmed, len(spans), len(m.Members))
+	}
+	for i, sp := range spans {
+		mem := m.Members[i]
+		if !bytes.Equal(trimmed[sp[0]:sp[1]], mem.Raw) {
+			t.Fatalf("member %d is %q; Elements span is %q", i, mem.Raw, trimmed[sp[0]:sp[1]])
+		}
+		if mem.Kind == KindBatch {
+			t.Fatalf("member %d is a batch: %q", i, mem.Raw)
+		}
+		checkOne(t, mem)
+	}
+}
