@@ -1,14 +1,18 @@
 package mcptest
 
-import "slices"
+import (
+	"slices"
 
-// Protocol revisions, oldest first.
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+)
+
+// Protocol revisions, oldest first: mcpwire's, named here for tests.
 const (
-	V20241105 = "2024-11-05"
-	V20250326 = "2025-03-26"
-	V20250618 = "2025-06-18"
-	V20251125 = "2025-11-25"
-	V20260728 = "2026-07-28"
+	V20241105 = mcpwire.V20241105
+	V20250326 = mcpwire.V20250326
+	V20250618 = mcpwire.V20250618
+	V20251125 = mcpwire.V20251125
+	V20260728 = mcpwire.V20260728
 )
 
 // Versions lists the protocol revisions the SDK speaks, oldest first. The
