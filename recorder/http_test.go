@@ -379,3 +379,36 @@ func TestHTTP_ClientNeverReads(t *testing.T) {
 		t.Errorf("goroutines: %d before, %d after the client left", before, after)
 	}
 }
+
+// TestHTTP_RedactsEndpointToken: an HTTP+SSE endpoint event whose URL
+// carries a token reaches the client as sent, and is stored redacted.
+func TestHTTP_RedactsEndpointToken(t *testing.T) {
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			w.WriteHeader(http.StatusAccepted)
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(200)
+		io.WriteString(w, "event: endpoint\ndata: /messages?sessionId=abc&token=3ndp0int-t0ken\n\n")
+	})
+	u, db, path := proxy(t, up)
+	resp, err := http.Get(strings.TrimSuffix(u, "/mcp") + "/sse")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "token=3ndp0int-t0ken") {
+		t.Errorf("client got %q; want the endpoint as sent", b)
+	}
+	waitClosed(t, db, 1)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(path)
+	wal, _ := os.ReadFile(path + "-wal")
+	if strings.Contains(string(raw)+string(wal), "3ndp0int-t0ken") {
+		t.Error("the cassette holds the endpoint's token")
+	}
+}

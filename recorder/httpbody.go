@@ -117,6 +117,14 @@ func (b *recordingBody) event(ev sse.Event) error {
 			return err
 		}
 	}
+	if ev.Type == "endpoint" {
+		// The endpoint URL may carry a token: store it redacted, like
+		// every URL (the client still gets it as sent).
+		if red := b.h.red.URL(string(ev.Data)); red != string(ev.Data) {
+			rev := ev.WithData([]byte(red))
+			f.Raw, f.Data = rev.Raw, rev.Data
+		}
+	}
 	x.hs.append(b.ctx, x.st, store.ServerToClient, f)
 	if ev.HasID && ev.ID != "" {
 		x.hs.mu.Lock()
