@@ -83,7 +83,13 @@ type serving struct {
 // 127.0.0.1:0) and waits until it says where it listens.
 func startServing(tb testing.TB, args ...string) *serving {
 	tb.Helper()
-	s := &serving{cmd: exec.Command(mcpvcrBin, args...), stderr: &syncBuffer{}, done: make(chan struct{})}
+	return startServingBin(tb, mcpvcrBin, args...)
+}
+
+// startServingBin is startServing for the mcpvcr binary at bin.
+func startServingBin(tb testing.TB, bin string, args ...string) *serving {
+	tb.Helper()
+	s := &serving{cmd: exec.Command(bin, args...), stderr: &syncBuffer{}, done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	s.cmd.Stderr = io.MultiWriter(s.stderr, pw)
 	if err := s.cmd.Start(); err != nil {

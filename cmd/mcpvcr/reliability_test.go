@@ -286,7 +286,7 @@ func TestReliability_Soak(t *testing.T) {
 	defer up.Close()
 	bin := goBuild(t, "github.com/mcpvcr/mcpvcr/cmd/mcpvcr")
 	db := filepath.Join(t.TempDir(), "soak.db")
-	proxy := startBinary(t, bin, "record", "--upstream", up.URL+"/mcp", "--listen", "127.0.0.1:0", "--cassette", db)
+	proxy := startServingBin(t, bin, "record", "--upstream", up.URL+"/mcp", "--listen", "127.0.0.1:0", "--cassette", db)
 
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = streams
@@ -393,39 +393,4 @@ func soakStream(ctx context.Context, c *http.Client, url string, id, events int)
 		return fmt.Errorf("stream %d: more after the result (%v)", id, err)
 	}
 	return nil
-}
-
-// startBinary starts another mcpvcr binary (args include --listen
-// 127.0.0.1:0), as startServing starts the one under test, and waits
-// until it says where it listens.
-func startBinary(tb testing.TB, bin string, args ...string) *serving {
-	tb.Helper()
-	s := &serving{cmd: exec.Command(bin, args...), stderr: &syncBuffer{}, done: make(chan struct{})}
-	s.cmd.Stderr = s.stderr
-	if err := s.cmd.Start(); err != nil {
-		tb.Fatalf("start %s %v: %v", bin, args, err)
-	}
-	go func() {
-		err := s.cmd.Wait()
-		if ee, ok := err.(*exec.ExitError); ok {
-			s.code = ee.ExitCode()
-		}
-		close(s.done)
-	}()
-	tb.Cleanup(func() { s.Stop() })
-	deadline := time.Now().Add(30 * time.Second)
-	for s.URL == "" {
-		select {
-		case <-s.done:
-			tb.Fatalf("%s %v exited %d before listening:\n%s", bin, args, s.code, s.stderr)
-		default:
-		}
-		if time.Now().After(deadline) {
-			tb.Fatalf("%s %v did not say where it listens:\n%s", bin, args, s.stderr)
-		}
-		// Poll stderr for the listen line; nothing to synchronise on.
-		time.Sleep(20 * time.Millisecond)
-		s.URL = urlRE.FindString(s.stderr.String())
-	}
-	return s
 }
