@@ -134,6 +134,7 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 	}
 	defer db.Close()
 
+	startCPU := sampleCPU()
 	t := &table{}
 	for _, l := range loads {
 		if !o.only.MatchString(l.name) {
@@ -182,8 +183,12 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		}
 		t.addRSS(int64(o.rssMB)<<20, res[0], res[1])
 	}
-	fmt.Fprintf(out, "mcpvcr bench: %s, %s/%s, %d CPUs, %d rounds (medians), loopback\n\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.rounds)
+	shared := ""
+	if others, ok := othersShare(startCPU, sampleCPU()); ok {
+		shared = fmt.Sprintf(", other processes used %.0f%% of the CPUs meanwhile", others*100)
+	}
+	fmt.Fprintf(out, "mcpvcr bench: %s, %s/%s, %d CPUs, %d rounds (medians), loopback%s\n\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.rounds, shared)
 	t.write(out)
 	return nil
 }

@@ -86,27 +86,27 @@ func (t *table) addLoad(l load, rs [numModes]rounds) {
 	case sse:
 		t.durRow(l, "p50 whole answer", p50, "")
 		rt := ratio(float64(ttfe[modeRecord]), float64(ttfe[modePassthrough]))
-		t.durRow(l, "p50 first event", ttfe, t.check(rt <= 1.10, "record ≤1.10× (%.2f×)", rt))
+		t.durRow(l, "p50 first event", ttfe, t.check(rt <= 1.10, "record ≤1.10× (%.3g×)", rt))
 		rf := ratio(frames[modeRecord], frames[modePassthrough])
 		live := ratio(frames[modeReplay], frames[modeDirect])
-		target := t.check(live >= 1.5, "replay ≥1.50× direct (%.2f×)", live)
+		target := t.check(live >= 1.5, "replay ≥1.50× direct (%.3g×)", live)
 		if l.conc > 1 {
-			target = t.check(rf >= 0.90, "record ≥0.90× (%.2f×), all recorded", rf) + "; " + target
+			target = t.check(rf >= 0.90, "record ≥0.90× (%.3g×), all recorded", rf) + "; " + target
 		}
 		t.rateRow(l, "events/s", frames, target)
 	case l.stdio:
-		t.durRow(l, "p50 latency", p50, t.check(recLat <= 1.10, "record ≤1.10× (%.2f×)", recLat))
+		t.durRow(l, "p50 latency", p50, t.check(recLat <= 1.10, "record ≤1.10× (%.3g×)", recLat))
 		if l.tool == toolStream {
 			t.rateRow(l, "lines/s", frames, "")
 		} else {
 			t.rateRow(l, "requests/s", reqs, "")
 		}
 	default:
-		t.durRow(l, "p50 latency", p50, t.check(recLat <= 1.10, "record ≤1.10× (%.2f×)", recLat))
+		t.durRow(l, "p50 latency", p50, t.check(recLat <= 1.10, "record ≤1.10× (%.3g×)", recLat))
 		target := ""
 		if l.conc > 1 {
 			rr := ratio(reqs[modeRecord], reqs[modePassthrough])
-			target = t.check(rr >= 1.0, "record ≥1.00× (%.2f×)", rr)
+			target = t.check(rr >= 1.0, "record ≥1.00× (%.3g×)", rr)
 		}
 		t.rateRow(l, "requests/s", reqs, target)
 	}
@@ -121,9 +121,9 @@ func (t *table) addIngest(size int, rate float64) {
 	r.vals[modeRecord], r.rec, r.rep = fmtRate(rate), "-", "-"
 	switch size {
 	case 200:
-		r.target = t.check(rate >= 150e3, "≥150k/s (%.2f×)", rate/150e3)
+		r.target = t.check(rate >= 150e3, "≥150k/s (%.3g×)", rate/150e3)
 	case 2 << 10:
-		r.target = t.check(rate >= 60e3, "≥60k/s (%.2f×)", rate/60e3)
+		r.target = t.check(rate >= 60e3, "≥60k/s (%.3g×)", rate/60e3)
 	}
 	t.rows = append(t.rows, r)
 }
@@ -141,7 +141,7 @@ func (t *table) addRSS(total int64, pass, rec rssResult) {
 	if total < 1<<30 {
 		note = fmt.Sprintf("; a %s run, -rss-mb 1024 for 1 GB", size)
 	}
-	r.target = t.check(rec.peak < 64<<20, "record <64MB (%.2f×%s)", float64(rec.peak)/(64<<20), note)
+	r.target = t.check(rec.peak < 64<<20, "record <64MB (%.3g×%s)", float64(rec.peak)/(64<<20), note)
 	t.rows = append(t.rows, r)
 	r = row{load: "sse " + size + " stream", conc: "1", metric: "MB/s forwarded"}
 	for m := range numModes {
