@@ -121,8 +121,9 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 		return failErr(fmt.Errorf("record: %w", runErr), "")
 	}
 	res.End(ctx, code)
-	if err := db.Close(); err != nil {
-		return failErr(fmt.Errorf("save cassette %s: %w", cassettePath(c), err), "")
+	cerr := db.Close()
+	if res.Err == nil {
+		res.Err = cerr // a failure found only when flushing the last frames
 	}
 	if res.Err != nil {
 		return failErr(fmt.Errorf("recording failed, the session in %s is incomplete: %w", cassettePath(c), res.Err),

@@ -226,7 +226,7 @@ func TestReliability_DiskFull(t *testing.T) {
 	if got, want := cmd.ProcessState.ExitCode(), exitFailure; got != want {
 		t.Errorf("mcpvcr record on a full disk exited %d (%v); want %d", got, err, want)
 	}
-	for _, want := range []string{"level=ERROR", "recording stopped", "disk is full", "mcpvcr: "} {
+	for _, want := range []string{"level=ERROR", "recording stopped", "disk is full", "mcpvcr: recording failed", "try: free disk space"} {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
