@@ -9,6 +9,7 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // Kind is what a frame holds at the JSON-RPC level.
@@ -104,22 +105,80 @@ func Parse(raw []byte) Message {
 
 func parseOne(b []byte) Message {
 	m := Message{Raw: b}
-	var w wire
-	if err := json.Unmarshal(b, &w); err != nil {
+	if !segjson.Valid(b) {
 		return m
 	}
-	if w.JSONRPC != "2.0" {
+	sc := scanner{b: b}
+	sc.ws()
+	if sc.i >= len(b) || b[sc.i] != '{' {
 		return m
 	}
-	m.ID, m.Params, m.Result, m.Error = w.ID, w.Params, w.Result, w.Error
+	sc.i++
+	var version, method, id, params, result, errv []byte
+	for {
+		sc.ws()
+		if sc.i < len(b) && b[sc.i] == '}' {
+			break
+		}
+		k0 := sc.i
+		if sc.skipString() != nil {
+			return m
+		}
+		key := b[k0+1 : sc.i-1]
+		sc.ws()
+		sc.i++ // ':'
+		sc.ws()
+		v0 := sc.i
+		if sc.skipValue() != nil {
+			return m
+		}
+		val := b[v0:sc.i]
+		switch string(key) {
+		case "jsonrpc":
+			version = val
+		case "id":
+			id = val
+		case "method":
+			method = val
+		case "params":
+			params = val
+		case "result":
+			result = val
+		case "error":
+			errv = val
+		}
+		sc.ws()
+		if sc.i < len(b) && b[sc.i] == ',' {
+			sc.i++
+		}
+	}
+	if string(version) != `"2.0"` {
+		return m
+	}
+	m.ID, m.Params, m.Result, m.Error = id, params, result, errv
+	hasMethod := method != nil && string(method) != "null"
+	if hasMethod {
+		if method[0] != '"' {
+			return Message{Raw: b}
+		}
+		if bytes.IndexByte(method, '\\') >= 0 {
+			var s string
+			if json.Unmarshal(method, &s) != nil {
+				return Message{Raw: b}
+			}
+			m.Method = s
+		} else {
+			m.Method = string(method[1 : len(method)-1])
+		}
+	}
 	switch {
-	case w.Method != nil && w.ID != nil:
-		m.Kind, m.Method = KindRequest, *w.Method
-	case w.Method != nil:
-		m.Kind, m.Method = KindNotification, *w.Method
-	case w.Error != nil && w.Result == nil:
+	case hasMethod && id != nil:
+		m.Kind = KindRequest
+	case hasMethod:
+		m.Kind = KindNotification
+	case errv != nil && result == nil:
 		m.Kind = KindError
-	case w.Result != nil && w.Error == nil:
+	case result != nil && errv == nil:
 		m.Kind = KindResult
 	}
 	return m
