@@ -131,7 +131,7 @@ func (b *recordingBody) event(ev sse.Event) error {
 		x.hs.eventTo[ev.ID] = x.st
 		x.hs.mu.Unlock()
 	}
-	b.answered(f.Message())
+	b.answeredFrame(f)
 	return nil
 }
 
@@ -140,6 +140,19 @@ func (b *recordingBody) answered(m jsonrpc.Message) {
 	for _, r := range append([]jsonrpc.Message{m}, m.Members...) {
 		if r.Kind.IsResponse() {
 			delete(b.x.reqIDs, string(r.ID))
+		}
+	}
+}
+
+// answeredFrame crosses off the request ids a recorded frame answers,
+// from its derived fields, without parsing its bytes again.
+func (b *recordingBody) answeredFrame(f *store.Frame) {
+	if f.Kind.IsResponse() {
+		delete(b.x.reqIDs, f.ID)
+	}
+	for _, m := range f.Members {
+		if m.Kind.IsResponse() {
+			delete(b.x.reqIDs, m.ID)
 		}
 	}
 }
@@ -208,7 +221,7 @@ func (b *recordingBody) finish(err error) {
 	} else if len(b.buf) > 0 {
 		f := &store.Frame{Raw: b.buf}
 		x.hs.append(b.ctx, x.st, store.ServerToClient, f)
-		b.answered(f.Message())
+		b.answeredFrame(f)
 	}
 	end := store.EndComplete
 	switch {

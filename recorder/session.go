@@ -123,7 +123,14 @@ func (rs *session) learn(dir store.Direction, f *store.Frame) bool {
 	if f.Comment || f.Kind == 0 {
 		return false
 	}
-	m := f.Message()
+	var parsed *jsonrpc.Message
+	msg := func() jsonrpc.Message {
+		if parsed == nil {
+			m := f.Message()
+			parsed = &m
+		}
+		return *parsed
+	}
 	changed := false
 	set := func(p *string, v string) {
 		if v != "" && *p != v {
@@ -136,13 +143,13 @@ func (rs *session) learn(dir store.Direction, f *store.Frame) bool {
 		}
 	}
 	switch {
-	case dir == store.ClientToServer && m.Method == "initialize":
+	case dir == store.ClientToServer && f.Method == "initialize":
 		rs.initID = f.ID
 		var p struct {
 			ProtocolVersion string          `json:"protocolVersion"`
 			ClientInfo      json.RawMessage `json:"clientInfo"`
 		}
-		if json.Unmarshal(m.Params, &p) == nil {
+		if json.Unmarshal(msg().Params, &p) == nil {
 			setRaw(&rs.sess.ClientInfo, p.ClientInfo)
 			if rs.sess.Era == mcpwire.EraModern {
 				set(&rs.sess.Era, mcpwire.EraDual)
@@ -153,17 +160,17 @@ func (rs *session) learn(dir store.Direction, f *store.Frame) bool {
 				set(&rs.sess.Revision, p.ProtocolVersion)
 			}
 		}
-	case dir == store.ServerToClient && f.ID != "" && f.ID == rs.initID && m.Kind.IsResponse():
+	case dir == store.ServerToClient && f.ID != "" && f.ID == rs.initID && f.Kind.IsResponse():
 		var r struct {
 			ProtocolVersion string          `json:"protocolVersion"`
 			ServerInfo      json.RawMessage `json:"serverInfo"`
 		}
-		if json.Unmarshal(m.Result, &r) == nil {
+		if json.Unmarshal(msg().Result, &r) == nil {
 			set(&rs.sess.Revision, r.ProtocolVersion)
 			setRaw(&rs.sess.ServerInfo, r.ServerInfo)
 		}
-	case dir == store.ClientToServer && m.Kind == jsonrpc.KindRequest:
-		if meta := mcpwire.RequestMeta(m.Params); meta.ProtocolVersion != "" {
+	case dir == store.ClientToServer && f.Kind == jsonrpc.KindRequest:
+		if meta := mcpwire.RequestMeta(msg().Params); meta.ProtocolVersion != "" {
 			if rs.sess.Era == "" {
 				set(&rs.sess.Era, mcpwire.EraModern)
 			} else if rs.sess.Era == mcpwire.EraLegacy {
@@ -176,9 +183,9 @@ func (rs *session) learn(dir store.Direction, f *store.Frame) bool {
 				setRaw(&rs.sess.ClientInfo, meta.ClientInfo)
 			}
 		}
-	case dir == store.ServerToClient && m.Kind.IsResponse() && rs.sess.Era != mcpwire.EraLegacy:
+	case dir == store.ServerToClient && f.Kind.IsResponse() && rs.sess.Era != mcpwire.EraLegacy:
 		if rs.sess.ServerInfo == nil {
-			if meta := mcpwire.ResultMeta(m.Result); meta.ServerInfo != nil {
+			if meta := mcpwire.ResultMeta(msg().Result); meta.ServerInfo != nil {
 				setRaw(&rs.sess.ServerInfo, meta.ServerInfo)
 			}
 		}
