@@ -10,7 +10,7 @@ import (
 // dropped.
 const (
 	queueLen   = 8192
-	queueBytes = 64 << 20
+	queueBytes = 8 << 20
 )
 
 // queue hands writes from callers to the writer goroutine. Callers put

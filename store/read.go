@@ -260,7 +260,9 @@ func scanFrame(r scanner, f *Frame) error {
 	f.Offset, f.Retry = time.Duration(offset), int(retry)
 	f.ID, f.Method, f.EventID, f.Event = rpcID.String, method.String, sseID.String, sseEvent.String
 	f.Raw = nilIfEmpty(f.Raw)
-	if data == nil {
+	if data == nil && f.SSE {
+		f.Data = sseData(f.Raw) // NULL: the data of the raw block
+	} else if data == nil {
 		f.Data = f.Raw // NULL: the payload is the raw bytes
 	} else {
 		f.Data = nilIfEmpty(data)

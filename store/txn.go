@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/mcpvcr/mcpvcr/internal/sse"
 )
 
 // The writer talks to go-sqlite3's connection directly rather than through
@@ -244,8 +246,23 @@ func storedData(f *Frame) any {
 		return []byte{}
 	case bytes.Equal(f.Data, f.Raw):
 		return nil
+	case f.SSE && len(f.Data) > 0 && bytes.Equal(sseData(f.Raw), f.Data):
+		return nil // the data of the raw block: derived again on read
 	}
 	return f.Data
+}
+
+// sseData returns the data of the one SSE block in raw, nil if none.
+func sseData(raw []byte) []byte {
+	var sp sse.Splitter
+	evs := sp.Feed(nil, raw)
+	if ev, ok := sp.End(); ok {
+		evs = append(evs, ev)
+	}
+	if len(evs) != 1 || !evs[0].HasData {
+		return nil
+	}
+	return evs[0].Data
 }
 
 func nullString(s string) any {
