@@ -24,6 +24,23 @@ type Recording struct {
 	Session store.Session
 	Streams []store.Stream
 	Frames  []store.Frame
+
+	byStreamOnce sync.Once
+	byStream     map[int64][]*store.Frame // stream id -> its server frames
+}
+
+// serverFrames returns the server frames of each stream, in order,
+// indexed once. Frames must not change after the first call.
+func (r *Recording) serverFrames() map[int64][]*store.Frame {
+	r.byStreamOnce.Do(func() {
+		r.byStream = map[int64][]*store.Frame{}
+		for i := range r.Frames {
+			if f := &r.Frames[i]; f.Direction == store.ServerToClient {
+				r.byStream[f.StreamID] = append(r.byStream[f.StreamID], f)
+			}
+		}
+	})
+	return r.byStream
 }
 
 // Load reads the sessions with the given ids from db, or every session
@@ -150,12 +167,45 @@ func noMatchAnswer(id json.RawMessage, mm *Mismatch) []byte {
 			Message string `json:"message"`
 			Data    any    `json:"data"`
 		} `json:"error"`
-	}{JSONRPC: "2.0", ID: id, Error: struct {
+	}{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: struct {
 		Code    int    `json:"code"`
 		Message string `json:"message"`
 		Data    any    `json:"data"`
 	}{NoMatchCode, "mcpvcr: " + mm.Error(), data}})
+	// Splice the client's id in as it sent it: encoding/json would
+	// re-escape it ("<a>" would come back as "\u003ca\u003e").
+	if out, err := jsonrpc.Splice(b, id, "id"); err == nil && len(id) > 0 {
+		return out
+	}
 	return b
+}
+
+// noMatchReply is the answer to an unmatched client frame: an error for a
+// request, an array of errors (one per request) for a batch holding
+// requests, nil when nothing is owed.
+func noMatchReply(live jsonrpc.Message, mm *Mismatch) []byte {
+	switch live.Kind {
+	case jsonrpc.KindRequest:
+		return noMatchAnswer(live.ID, mm)
+	case jsonrpc.KindBatch:
+		var out []byte
+		for _, m := range live.Members {
+			if m.Kind != jsonrpc.KindRequest {
+				continue
+			}
+			if out == nil {
+				out = append(out, '[')
+			} else {
+				out = append(out, ',')
+			}
+			out = append(out, noMatchAnswer(m.ID, mm)...)
+		}
+		if out != nil {
+			out = append(out, ']')
+		}
+		return out
+	}
+	return nil
 }
 
 // cursor follows one live client through the recorded sessions that are
@@ -237,12 +287,11 @@ func (c *cursor) leader() *engine {
 func (c *cursor) caughtUp(t time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, fr := range c.cands[0].frames {
-		if fr.c2s && !fr.done && fr.f.Offset < t {
-			return false
-		}
+	e := c.cands[0]
+	for e.firstC2S < len(e.frames) && (!e.frames[e.firstC2S].c2s || e.frames[e.firstC2S].done) {
+		e.firstC2S++
 	}
-	return true
+	return e.firstC2S == len(e.frames) || e.frames[e.firstC2S].f.Offset >= t
 }
 
 // unanswered reports whether id is a server request that replay has sent

@@ -37,6 +37,16 @@ type engine struct {
 	ids    map[string]string // recorded client request id -> live id
 	rids   map[string]string // live client request id -> recorded id
 	tokens map[string]string // recorded progress token -> live token
+
+	// dependents lists, for each frame, the server frames that wait for
+	// it (their prev or extra); ready holds the server frames whose causes
+	// changed since the last release, which is all release looks at.
+	dependents [][]int
+	ready      []int
+	started    bool
+	// firstC2S is the first client frame not yet received: every client
+	// frame before it has been.
+	firstC2S int
 }
 
 func newEngine(rec *Recording) *engine {
@@ -55,6 +65,17 @@ func newEngine(rec *Recording) *engine {
 		e.frames = append(e.frames, recFrame{f: f, msg: f.Message(), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1})
 	}
 	e.link()
+	e.dependents = make([][]int, len(e.frames))
+	for i, fr := range e.frames {
+		if fr.c2s {
+			continue
+		}
+		for _, d := range []int{fr.prev, fr.extra} {
+			if d >= 0 {
+				e.dependents[d] = append(e.dependents[d], i)
+			}
+		}
+	}
 	return e
 }
 
@@ -222,6 +243,7 @@ func (e *engine) match(live jsonrpc.Message) (int, bool) {
 func (e *engine) consume(i int, live jsonrpc.Message) {
 	fr := &e.frames[i]
 	fr.done = true
+	e.ready = append(e.ready, e.dependents[i]...)
 	learn := func(rec, got jsonrpc.Message) {
 		if rec.Kind != jsonrpc.KindRequest {
 			return
@@ -263,12 +285,26 @@ type Out struct {
 	Gap time.Duration
 }
 
-// release returns, in recorded order, every server frame whose causes have
-// all happened, and marks them sent.
+// release returns, in recorded order, every server frame whose causes
+// have all happened, and marks them sent. It looks only at the frames
+// that wait for something that happened since the last call (all frames
+// on the first), so a session of n frames costs O(n) in all, not O(n)
+// per client frame.
 func (e *engine) release() []Out {
-	var outs []Out
 	defer e.advance()
-	for i := e.lo; i < len(e.frames); i++ {
+	var work []int
+	if !e.started {
+		e.started = true
+		for i := range e.frames {
+			work = append(work, i)
+		}
+	} else {
+		work, e.ready = e.ready, nil
+	}
+	var idx []int
+	for len(work) > 0 {
+		i := work[len(work)-1]
+		work = work[:len(work)-1]
 		fr := &e.frames[i]
 		if fr.c2s || fr.done {
 			continue
@@ -277,6 +313,13 @@ func (e *engine) release() []Out {
 			continue
 		}
 		fr.done = true
+		idx = append(idx, i)
+		work = append(work, e.dependents[i]...)
+	}
+	slices.Sort(idx)
+	var outs []Out
+	for _, i := range idx {
+		fr := &e.frames[i]
 		var trigger time.Duration
 		for _, d := range []int{fr.prev, fr.extra} {
 			if d >= 0 && e.frames[d].f.Offset > trigger {

@@ -193,3 +193,19 @@ func TestCursor_UnrecordedAnswer(t *testing.T) {
 		t.Error("receive(answer to no request) matched; want a mismatch")
 	}
 }
+
+func TestNoMatchReply(t *testing.T) {
+	mm := &Mismatch{}
+	got := jsonrpc.Parse(noMatchReply(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":"<a>","method":"x"}`)), mm))
+	if got.Kind != jsonrpc.KindError || string(got.ID) != `"<a>"` {
+		t.Errorf("reply to id \"<a>\" = %s; want an error with the id as sent", got.Raw)
+	}
+	batch := jsonrpc.Parse([]byte(`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":"b","method":"b"}]`))
+	got = jsonrpc.Parse(noMatchReply(batch, mm))
+	if got.Kind != jsonrpc.KindBatch || len(got.Members) != 2 || string(got.Members[0].ID) != "1" || string(got.Members[1].ID) != `"b"` {
+		t.Errorf("reply to a batch = %s; want one error per request", got.Raw)
+	}
+	if r := noMatchReply(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","method":"n"}`)), mm); r != nil {
+		t.Errorf("reply to a notification = %s; want none", r)
+	}
+}

@@ -347,9 +347,9 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	outs, matched, mm := ls.cur.receive(live)
 	if mm != nil {
 		ls.mismatch(mm)
-		if live.Kind == jsonrpc.KindRequest {
+		if reply := noMatchReply(live, mm); reply != nil {
 			w.Header().Set("Content-Type", "application/json")
-			_, _ = w.Write(noMatchAnswer(live.ID, mm))
+			_, _ = w.Write(reply)
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -507,6 +507,9 @@ func streamByID(rec *Recording, id int64) *store.Stream {
 
 // framesOf returns the server frames of a stream after seq.
 func framesOf(rec *Recording, streamID, after int64) []*store.Frame {
+	if after == 0 {
+		return rec.serverFrames()[streamID]
+	}
 	var fs []*store.Frame
 	for i := range rec.Frames {
 		f := &rec.Frames[i]

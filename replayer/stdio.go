@@ -187,8 +187,8 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 	}
 	rep.Mismatches = append(rep.Mismatches, mm)
 	s.logger().Warn("unmatched client frame", "frame", mm.Error())
-	if live.Kind == jsonrpc.KindRequest {
-		w.send(ctx, []Out{{Data: append(noMatchAnswer(live.ID, mm), '\n')}})
+	if reply := noMatchReply(live, mm); reply != nil {
+		w.send(ctx, []Out{{Data: append(reply, '\n')}})
 	}
 }
 
