@@ -41,6 +41,14 @@ const (
 	// commitInterval is the longest an accepted write waits before it is
 	// committed, and so the most that a crash can lose.
 	commitInterval = 100 * time.Millisecond
+	// commitGap is the least time between two commits asked for by
+	// writes (a stream's or a session's end). A write that asks sooner is
+	// committed when the gap has passed, together with whatever else ends
+	// meanwhile: a commit writes whole pages to the log, and one per
+	// stream end would cost more than the frames themselves when streams
+	// are short (one per POST). So an ended stream is on disk within
+	// commitGap, and any write within commitInterval.
+	commitGap = 10 * time.Millisecond
 	// A transaction is committed early once it holds this many writes or
 	// bytes of frames.
 	maxBatchOps   = 20000

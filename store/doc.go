@@ -9,8 +9,8 @@
 //	frames 1..n, total order by seq within the session
 //
 // A DB has one writer goroutine that batches writes into transactions,
-// committing at least every 100 ms and at every stream end, so that
-// recording never waits for the disk and a crash loses at most that
+// committing at least every 100 ms and within 10 ms of a stream's end, so
+// that recording never waits for the disk and a crash loses at most that
 // window (WAL and transactions keep the file intact). A second goroutine
 // copies the write-ahead log into the file (checkpoints), so that the
 // writer does not wait for that either. Write calls only queue; the queue

@@ -50,6 +50,8 @@ type writer struct {
 	s       *stmts
 	deleted map[int64]bool // sessions deleted while ops for them may still be queued
 	timer   *time.Timer    // runs while t is open: commit when it fires
+	due     time.Time      // when the timer fires; zero while it is stopped
+	last    time.Time      // when the last commit ended
 
 	t       *txn         // the open transaction, nil if none
 	n, size int          // ops and estimated bytes in t
@@ -191,7 +193,7 @@ func (w *writer) ensureTxn() bool {
 		return false
 	}
 	w.t = t
-	w.timer.Reset(commitInterval)
+	w.schedule(commitInterval)
 	return true
 }
 
@@ -231,9 +233,33 @@ func (w *writer) handle(o *op) {
 	}
 	w.n++
 	w.size += o.size()
-	if o.commit || w.n >= maxBatchOps || w.size >= maxBatchBytes {
+	switch {
+	case w.n >= maxBatchOps || w.size >= maxBatchBytes:
 		w.commit()
+	case o.commit:
+		if wait := commitGap - time.Since(w.last); wait > 0 {
+			w.schedule(wait)
+		} else {
+			w.commit()
+		}
 	}
+}
+
+// schedule makes the timer fire within d, unless it fires sooner already.
+func (w *writer) schedule(d time.Duration) {
+	due := time.Now().Add(d)
+	if !w.due.IsZero() && !due.Before(w.due) {
+		return
+	}
+	w.timer.Stop()
+	w.timer.Reset(d)
+	w.due = due
+}
+
+// stopTimer stops the commit timer.
+func (w *writer) stopTimer() {
+	w.timer.Stop()
+	w.due = time.Time{}
 }
 
 // commit commits the open transaction, if any, and answers the flushes
@@ -242,8 +268,9 @@ func (w *writer) commit() {
 	if w.t == nil {
 		return
 	}
-	w.timer.Stop()
+	w.stopTimer()
 	err := w.t.tx.Commit()
+	w.last = time.Now()
 	size := w.size
 	w.t, w.n, w.size = nil, 0, 0
 	if err != nil {
@@ -282,7 +309,7 @@ func (w *writer) checkpoint() {
 // error.
 func (w *writer) abort(err error) {
 	if w.t != nil {
-		w.timer.Stop()
+		w.stopTimer()
 		w.t.tx.Rollback()
 		w.t, w.n, w.size = nil, 0, 0
 	}
