@@ -5,6 +5,8 @@ package mcpwire
 import (
 	"encoding/json"
 	"slices"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 )
 
 // The protocol revisions mcpvcr knows, oldest first.
@@ -70,17 +72,21 @@ func readMeta(obj json.RawMessage) Meta {
 	if len(obj) == 0 {
 		return m
 	}
-	var holder struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(obj, &holder) != nil || holder.Meta == nil {
+	// Only _meta is decoded: the rest of a result (tool output, resource
+	// contents) can be large, and this runs for every frame recorded.
+	start, end, err := jsonrpc.Find(obj, "_meta")
+	if err != nil {
 		return m
 	}
-	if v, ok := holder.Meta[MetaProtocolVersion]; ok {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(obj[start:end], &meta) != nil || meta == nil {
+		return m
+	}
+	if v, ok := meta[MetaProtocolVersion]; ok {
 		_ = json.Unmarshal(v, &m.ProtocolVersion)
 	}
-	m.ClientInfo = holder.Meta[MetaClientInfo]
-	m.ServerInfo = holder.Meta[MetaServerInfo]
-	m.ProgressToken = holder.Meta["progressToken"]
+	m.ClientInfo = meta[MetaClientInfo]
+	m.ServerInfo = meta[MetaServerInfo]
+	m.ProgressToken = meta["progressToken"]
 	return m
 }
