@@ -47,6 +47,8 @@ type engine struct {
 	// firstC2S is the first client frame not yet received: every client
 	// frame before it has been.
 	firstC2S int
+	// unsentS2C counts the server frames not yet sent.
+	unsentS2C int
 }
 
 func newEngine(rec *Recording) *engine {
@@ -70,6 +72,7 @@ func newEngine(rec *Recording) *engine {
 		if fr.c2s {
 			continue
 		}
+		e.unsentS2C++
 		for _, d := range []int{fr.prev, fr.extra} {
 			if d >= 0 {
 				e.dependents[d] = append(e.dependents[d], i)
@@ -313,6 +316,7 @@ func (e *engine) release() []Out {
 			continue
 		}
 		fr.done = true
+		e.unsentS2C--
 		idx = append(idx, i)
 		work = append(work, e.dependents[i]...)
 	}
@@ -340,14 +344,7 @@ func (e *engine) advance() {
 }
 
 // exhausted reports whether every recorded server frame has been sent.
-func (e *engine) exhausted() bool {
-	for i := range e.frames {
-		if !e.frames[i].c2s && !e.frames[i].done {
-			return false
-		}
-	}
-	return true
-}
+func (e *engine) exhausted() bool { return e.unsentS2C == 0 }
 
 // unsent returns the recorded client frames the live client never sent.
 func (e *engine) unsent() []*store.Frame {
