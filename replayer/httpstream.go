@@ -56,7 +56,8 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *Rec
 	w.WriteHeader(status)
 	_ = rc.Flush()
 	cut := ls.srv.Faults.CutAfter[ordinalOf(rec, seg.ID)]
-	for _, f := range frames {
+	paced := ls.srv.Faults.Delay > 0 || ls.srv.Pace > 0
+	for i, f := range frames {
 		b, ok := ls.frameBytes(r, f)
 		if !ok {
 			return
@@ -67,10 +68,15 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *Rec
 		if _, err := w.Write(b); err != nil {
 			return
 		}
-		if err := rc.Flush(); err != nil {
-			return
+		cutNow := cut > 0 && !f.Comment && ls.countEvent(seg.ID) == cut
+		// Events that are ready go out together: flush only before the
+		// stream would wait (for the client, a delay or its end).
+		if paced || cutNow || i == len(frames)-1 || !ls.isReleased(frames[i+1]) {
+			if err := rc.Flush(); err != nil {
+				return
+			}
 		}
-		if cut > 0 && !f.Comment && ls.countEvent(seg.ID) == cut {
+		if cutNow {
 			// Drop the connection as a network failure would: no clean
 			// end of the chunked body.
 			ls.mu.Lock()
@@ -125,6 +131,18 @@ func (ls *liveSession) pause(r *http.Request, d time.Duration) bool {
 	case <-r.Context().Done():
 		return false
 	}
+}
+
+// isReleased reports whether frameBytes would return f's bytes without
+// waiting.
+func (ls *liveSession) isReleased(f *store.Frame) bool {
+	if !isProtocol(f) {
+		return true
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	_, ok := ls.released[f]
+	return ok
 }
 
 // frameBytes returns the bytes to send for recorded frame f, waiting until

@@ -49,6 +49,9 @@ const (
 	// are short (one per POST). So an ended stream is on disk within
 	// commitGap, and any write within commitInterval.
 	commitGap = 10 * time.Millisecond
+	// pollInterval is how often a busy writer takes the writes queued
+	// meanwhile (see writer.loop).
+	pollInterval = 2 * time.Millisecond
 	// A transaction is committed early once it holds this many writes or
 	// bytes of frames.
 	maxBatchOps   = 20000

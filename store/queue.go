@@ -26,9 +26,19 @@ type queue struct {
 	size   int           // estimated bytes of ops
 	room   chan struct{} // closed when the writer takes ops; nil if no one waits
 	closed bool
+	// asleep is set while the writer waits for a signal rather than
+	// polling: the next put wakes it.
+	asleep bool
 }
 
-func newQueue() *queue { return &queue{ready: make(chan struct{}, 1)} }
+// A put wakes a polling writer early once this many ops or bytes are
+// queued, so that batches stay small enough to apply quickly.
+const (
+	wakeLen   = 512
+	wakeBytes = 1 << 20
+)
+
+func newQueue() *queue { return &queue{ready: make(chan struct{}, 1), asleep: true} }
 
 // put appends o, waiting while the queue is full. It fails with ErrClosed
 // once the queue is closed, or with ctx's error.
@@ -53,10 +63,24 @@ func (q *queue) put(ctx context.Context, o op) error {
 	}
 	q.ops = append(q.ops, o)
 	q.size += o.size()
-	if len(q.ops) == 1 {
+	if q.asleep || o.done != nil || len(q.ops) >= wakeLen || q.size >= wakeBytes {
+		q.asleep = false
 		q.signal()
 	}
 	return nil
+}
+
+// sleep marks the writer asleep, so that the next put wakes it, unless
+// ops are queued or the queue is closed: then it reports false and the
+// writer takes them instead.
+func (q *queue) sleep() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.ops) > 0 || q.closed {
+		return false
+	}
+	q.asleep = true
+	return true
 }
 
 // signal leaves a token in ready, if there is none. Callers hold mu.
