@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/clock"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -72,17 +73,16 @@ type HTTP struct {
 // know about it.
 type httpSession struct {
 	*session
-	mu      sync.Mutex               // guards eventTo, pending, probes, others, refused and awaitingSSEGet
+	mu      sync.Mutex               // guards eventTo, pending, probes, others and awaitingSSEGet
 	eventTo map[string]*store.Stream // SSE event id -> the stream that carried it
 	// pending holds, per ended stream, the request ids it still owed an
 	// answer to; a stream that resumes it inherits them.
 	pending map[int64]map[string]bool
 	// probes counts the server/discover requests of a modern session,
-	// others its other requests; refused is set when a discover was
-	// refused with a 4xx. A session that only saw refused probes is where
-	// a dual-era client's fallback initialize belongs.
+	// others its other requests. A session that only saw probes is where
+	// a dual-era client's fallback initialize belongs: the probe was
+	// refused, or answered without a version the client speaks.
 	probes, others int
-	refused        bool
 	// awaitingSSEGet marks a session that has no server-minted id and no
 	// GET stream yet: its first GET may open an HTTP+SSE stream (the
 	// client may have tried Streamable HTTP first and fallen back).
@@ -294,24 +294,16 @@ func (h *HTTP) newSession(ctx context.Context, t store.Transport, externalID str
 	return hs
 }
 
-// fallingBack reports whether the session saw nothing but refused
+// fallingBack reports whether the session saw nothing but
 // server/discover probes.
 func (hs *httpSession) fallingBack() bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
-	return hs.probes > 0 && hs.others == 0 && hs.refused
+	return hs.probes > 0 && hs.others == 0
 }
 
 func metaVersion(params json.RawMessage) string {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return ""
-	}
-	var v string
-	_ = json.Unmarshal(p.Meta["io.modelcontextprotocol/protocolVersion"], &v)
-	return v
+	return mcpwire.RequestMeta(params).ProtocolVersion
 }
 
 // rewrite points the outgoing request at the upstream.
@@ -359,11 +351,6 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 	ctx := context.WithoutCancel(resp.Request.Context())
 	x.st.Status = resp.StatusCode
 	x.st.ResponseHeader = h.red.Header(resp.Header)
-	if resp.StatusCode >= 400 && jsonrpc.Parse(x.reqBody).Method == "server/discover" {
-		x.hs.mu.Lock()
-		x.hs.refused = true
-		x.hs.mu.Unlock()
-	}
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		h.bindSessionID(ctx, x.hs, sid)
 	}
