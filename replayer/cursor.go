@@ -27,6 +27,8 @@ type Recording struct {
 
 	byStreamOnce sync.Once
 	byStream     map[int64][]*store.Frame // stream id -> its server frames
+	templateOnce sync.Once
+	tmpl         *engine // see template
 }
 
 // serverFrames returns the server frames of each stream, in order,

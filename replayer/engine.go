@@ -52,7 +52,23 @@ type engine struct {
 }
 
 func newEngine(rec *Recording) *engine {
-	e := &engine{rec: rec, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}}
+	t := rec.template()
+	e := &engine{rec: rec, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{},
+		frames: slices.Clone(t.frames), dependents: t.dependents, unsentS2C: t.unsentS2C}
+	return e
+}
+
+// template returns the engine state every replay of r starts from: the
+// protocol frames parsed and linked, with nothing received or sent yet.
+// It is computed once; engines copy its frames and share the rest, which
+// they only read.
+func (r *Recording) template() *engine {
+	r.templateOnce.Do(func() { r.tmpl = buildTemplate(r) })
+	return r.tmpl
+}
+
+func buildTemplate(rec *Recording) *engine {
+	e := &engine{rec: rec}
 	protocol := map[int64]bool{}
 	for _, st := range rec.Streams {
 		if st.Kind != store.StderrStream {

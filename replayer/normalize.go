@@ -3,6 +3,9 @@ package replayer
 import (
 	"bytes"
 	"encoding/json"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 )
 
 // volatileMeta lists the _meta keys that differ between runs of the same
@@ -68,11 +71,9 @@ func requestIDParam(params json.RawMessage) json.RawMessage {
 // subscriptionID returns params._meta["io.modelcontextprotocol/subscriptionId"]
 // of a 2026-07-28 listen-stream notification.
 func subscriptionID(params json.RawMessage) json.RawMessage {
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(params, &p) != nil {
+	start, end, err := jsonrpc.Find(params, "_meta", mcpwire.MetaSubscriptionID)
+	if err != nil {
 		return nil
 	}
-	return p.Meta["io.modelcontextprotocol/subscriptionId"]
+	return params[start:end]
 }
