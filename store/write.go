@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
+
+	segjson "github.com/segmentio/encoding/json"
 )
 
 // CreateSession assigns s.ID and queues the session for insertion. The
@@ -340,12 +341,14 @@ func streamArgs(st *Stream) ([]any, error) {
 }
 
 // jsonText encodes a map with n entries as a JSON object, with sorted
-// keys; an empty map is NULL.
+// keys; an empty map is NULL. segmentio's encoder writes what
+// encoding/json writes, in a fraction of the time (every HTTP stream has
+// two header maps, encoded when it opens and when it ends).
 func jsonText(m any, n int) (any, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	b, err := json.Marshal(m)
+	b, err := segjson.Marshal(m)
 	if err != nil {
 		return nil, err
 	}

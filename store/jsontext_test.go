@@ -1,0 +1,30 @@
+package store
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+)
+
+// TestJSONText_MatchesEncodingJSON: header maps are stored as
+// encoding/json would write them, escapes and key order included, so that
+// cassettes written before and after agree byte for byte.
+func TestJSONText_MatchesEncodingJSON(t *testing.T) {
+	for _, h := range []http.Header{
+		{"Content-Type": {"text/event-stream"}, "Mcp-Session-Id": {"abc"}, "A": {"1", "2"}},
+		{"X-Html": {"<script>&amp;</script>"}, "X-Ctl": {"\x00\x1f\"\\\t\n"}, "X-Uni": {"é\u2028\u2029😀"}, "X-Bad": {"\xff\xfe"}},
+		{"Empty": {""}, "Nil": nil, "Zero": {}},
+	} {
+		want, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := jsonText(h, len(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != string(want) {
+			t.Errorf("jsonText(%q)\n = %s\nwant %s", h, got, want)
+		}
+	}
+}
