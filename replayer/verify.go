@@ -323,8 +323,8 @@ func (d *driver) await(ctx context.Context, waits []wait) error {
 		if w.kind == waitCount {
 			id = w.owner
 		}
-		left := d.deadline(id).Sub(d.clock.Now())
-		if left <= 0 {
+		deadline := d.deadline(id)
+		if !deadline.After(d.clock.Now()) {
 			d.timedOut[id] = true
 			d.log.Warn("no answer in time", "request", id, "after", d.timeout)
 			d.signal()
@@ -335,7 +335,7 @@ func (d *driver) await(ctx context.Context, waits []wait) error {
 		d.mu.Unlock()
 		select {
 		case <-changed:
-		case <-d.clock.After(left):
+		case <-d.clock.At(deadline):
 		case <-ctx.Done():
 			return ctx.Err()
 		}

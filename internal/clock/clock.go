@@ -15,6 +15,10 @@ type Clock interface {
 	Now() time.Time
 	// After returns a channel that receives the time once d has elapsed.
 	After(d time.Duration) <-chan time.Time
+	// At returns a channel that receives the time once it is t or later.
+	// Waiting for a deadline with At rather than After(t.Sub(Now())) does
+	// not lose the time that passes between the two calls.
+	At(t time.Time) <-chan time.Time
 }
 
 // Real is the wall clock. Its zero value is ready to use.
@@ -25,6 +29,9 @@ func (Real) Now() time.Time { return time.Now() }
 
 // After returns time.After(d).
 func (Real) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+// At returns time.After(time.Until(t)).
+func (Real) At(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
 
 // Fake is a clock that only moves when Advance is called. Its zero value
 // starts at the zero time; use NewFake for a readable start. It is safe for
@@ -55,13 +62,25 @@ func (f *Fake) Now() time.Time {
 func (f *Fake) After(d time.Duration) <-chan time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	return f.at(f.now.Add(d))
+}
+
+// At returns a channel that fires when the fake time reaches t; at once
+// if it has.
+func (f *Fake) At(t time.Time) <-chan time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.at(t)
+}
+
+// at registers a timer for t. The caller holds f.mu.
+func (f *Fake) at(t time.Time) <-chan time.Time {
 	c := make(chan time.Time, 1)
-	at := f.now.Add(d)
-	if d <= 0 {
+	if !t.After(f.now) {
 		c <- f.now
 		return c
 	}
-	f.waiters = append(f.waiters, fakeWaiter{at: at, c: c})
+	f.waiters = append(f.waiters, fakeWaiter{at: t, c: c})
 	return c
 }
 
