@@ -121,7 +121,7 @@ func checkPrefix(tb testing.TB, ns []int) {
 // records about 10,000 frames a second. The cassette must pass check and
 // hold a gap-free prefix of what the client received; the loss is what the
 // store had not committed yet, by design at most its 100 ms commit
-// interval (logged; asserted only loosely, as timing varies by machine).
+// interval (logged, and asserted with room for a loaded machine).
 func TestReliability_KillNine(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records for seconds")
@@ -178,8 +178,10 @@ func TestReliability_KillNine(t *testing.T) {
 	lost := received - len(ns)
 	t.Logf("kill -9: the client received %d lines, the cassette holds %d: %d lost, %.0f ms of traffic at %d/s",
 		received, len(ns), lost, float64(lost)*1000/rate, rate)
-	if len(ns) == 0 || lost > 2*rate {
-		t.Errorf("the cassette holds %d of the %d lines the client received; want all but the last uncommitted moment (the store commits every 100 ms)", len(ns), received)
+	// The store commits every 100 ms, so that is the most a crash should
+	// lose; the bound allows three times that for a loaded machine.
+	if len(ns) == 0 || lost > rate*3/10 {
+		t.Errorf("the cassette holds %d of the %d lines the client received: %d lost, more than 300 ms of traffic (the store commits every 100 ms)", len(ns), received, lost)
 	}
 }
 
