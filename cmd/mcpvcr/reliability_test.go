@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/internal/sse"
 )
 
@@ -246,18 +247,23 @@ func TestReliability_DiskFull(t *testing.T) {
 
 // mountTmpfs mounts a tmpfs of the given size in a temporary directory,
 // unmounted at cleanup. It skips the test when that is not possible (not
-// root, no mount, a container without the capability).
+// root, no mount, a container without the capability), except in CI
+// (MCPVCR_REQUIRE_PEERS=1), where the check must run.
 func mountTmpfs(tb testing.TB, size string) string {
 	tb.Helper()
+	skip := tb.Skipf
+	if mcptest.RequirePeers() {
+		skip = tb.Fatalf
+	}
 	if os.Geteuid() != 0 {
-		tb.Skip("a full disk is simulated with a small tmpfs, which needs root to mount")
+		skip("a full disk is simulated with a small tmpfs, which needs root to mount")
 	}
 	dir := filepath.Join(tb.TempDir(), "small")
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		tb.Fatal(err)
 	}
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size="+size, "tmpfs", dir).CombinedOutput(); err != nil {
-		tb.Skipf("cannot mount a %s tmpfs to fill (%v: %s)", size, err, bytes.TrimSpace(out))
+		skip("cannot mount a %s tmpfs to fill (%v: %s)", size, err, bytes.TrimSpace(out))
 	}
 	tb.Cleanup(func() {
 		if out, err := exec.Command("umount", dir).CombinedOutput(); err != nil {
