@@ -218,7 +218,12 @@ func measure(ctx context.Context, o options, l load, self string, db *store.DB, 
 	for i := range o.rounds {
 		for _, m := range roundOrder(i) {
 			fmt.Fprintf(log, "%s c=%d: round %d %s\n", l.name, l.conc, i+1, m)
-			r, err := runOnce(m)
+			// Label the samples of a -cpuprofile with the mode, for
+			// go tool pprof -tagfocus mode=record. Goroutines started
+			// by the run (clients, the recorder's server) inherit it.
+			var r run
+			var err error
+			pprof.Do(ctx, pprof.Labels("mode", m.String(), "load", l.name), func(context.Context) { r, err = runOnce(m) })
 			if err != nil {
 				return rs, fmt.Errorf("round %d %s: %w", i+1, m, err)
 			}
