@@ -21,8 +21,11 @@ say "2. The cassette: $MCPVCR_CASSETTE"
 "$out/mcpvcr" ls
 
 say "3. The session's timeline (first 25 lines of 'mcpvcr show 1')"
-"$out/mcpvcr" show 1 | head -25
-echo "   ... ($("$out/mcpvcr" show 1 | wc -l) lines in all)"
+# Through a file, not a pipe into head: head leaving early would end
+# mcpvcr with SIGPIPE, which pipefail reports as a failure.
+"$out/mcpvcr" show 1 >"$out/show.txt"
+head -25 "$out/show.txt"
+echo "   ... ($(wc -l <"$out/show.txt") lines in all)"
 
 say "4. Replay: the same client, now against 'mcpvcr replay --stdio' (no server running)"
 "$out/client" -compare "$out/live.json" -- "$out/mcpvcr" replay 1 --stdio 2>"$out/replay.stderr"
