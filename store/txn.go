@@ -246,13 +246,63 @@ func storedData(f *Frame) any {
 		return []byte{}
 	case bytes.Equal(f.Data, f.Raw):
 		return nil
-	case f.SSE && len(f.Data) > 0 && bytes.Equal(sseData(f.Raw), f.Data):
+	case f.SSE && len(f.Data) > 0 && sseDataIs(f.Raw, f.Data):
 		return nil // the data of the raw block: derived again on read
 	}
 	return f.Data
 }
 
 // sseData returns the data of the one SSE block in raw, nil if none.
+// sseDataIs reports whether sseData(raw) equals data. Most events (one
+// block, LF line ends) are compared in place, without splitting raw into
+// an event; the writer does this for every SSE frame.
+func sseDataIs(raw, data []byte) bool {
+	if eq, ok := sseDataIsLF(raw, data); ok {
+		return eq
+	}
+	return bytes.Equal(sseData(raw), data)
+}
+
+// sseDataIsLF compares the data of raw with data when raw is one event
+// whose lines all end in LF and that opens with no byte order mark; ok is
+// false for anything else.
+func sseDataIsLF(raw, data []byte) (equal, ok bool) {
+	n := len(raw)
+	if n < 2 || raw[0] == '\n' || raw[0] == 0xEF || raw[n-1] != '\n' || raw[n-2] != '\n' ||
+		bytes.IndexByte(raw, '\r') >= 0 || bytes.Index(raw, []byte("\n\n")) != n-2 {
+		return false, false
+	}
+	pos, lines := 0, 0
+	for rest := raw[:n-1]; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		line := rest[:i]
+		rest = rest[i+1:]
+		var v []byte
+		switch {
+		case string(line) == "data":
+		case bytes.HasPrefix(line, []byte("data:")):
+			v = line[len("data:"):]
+			if len(v) > 0 && v[0] == ' ' {
+				v = v[1:]
+			}
+		default:
+			continue
+		}
+		if lines > 0 {
+			if pos >= len(data) || data[pos] != '\n' {
+				return false, true
+			}
+			pos++
+		}
+		lines++
+		if len(data)-pos < len(v) || !bytes.Equal(data[pos:pos+len(v)], v) {
+			return false, true
+		}
+		pos += len(v)
+	}
+	return lines > 0 && pos == len(data), true
+}
+
 func sseData(raw []byte) []byte {
 	var sp sse.Splitter
 	evs := sp.Feed(nil, raw)
