@@ -71,9 +71,6 @@ func requestIDParam(params json.RawMessage) json.RawMessage {
 // subscriptionID returns params._meta["io.modelcontextprotocol/subscriptionId"]
 // of a 2026-07-28 listen-stream notification.
 func subscriptionID(params json.RawMessage) json.RawMessage {
-	start, end, err := jsonrpc.Find(params, "_meta", mcpwire.MetaSubscriptionID)
-	if err != nil {
-		return nil
-	}
-	return params[start:end]
+	v, _ := jsonrpc.Lookup(params, "_meta", mcpwire.MetaSubscriptionID)
+	return v
 }

@@ -14,11 +14,33 @@ var ErrNoPath = errors.New("no value at path")
 // the object keys in path from the top-level value of raw. An empty path
 // spans the whole top-level value.
 func Find(raw []byte, path ...string) (start, end int, err error) {
+	start, end, missing, err := find(raw, path)
+	if missing != "" {
+		return 0, 0, fmt.Errorf("find %q: %w", missing, ErrNoPath)
+	}
+	return start, end, err
+}
+
+// Lookup returns the value reached by following the object keys in path
+// from the top-level value of raw, and whether there is one. Unlike Find
+// it allocates nothing when there is none, which is the common case of
+// the lookups done for every frame.
+func Lookup(raw []byte, path ...string) ([]byte, bool) {
+	start, end, missing, err := find(raw, path)
+	if missing != "" || err != nil {
+		return nil, false
+	}
+	return raw[start:end], true
+}
+
+// find is Find; a key that is missing (or a value on the way that is not
+// an object) is reported in missing, other failures in err.
+func find(raw []byte, path []string) (start, end int, missing string, err error) {
 	s := scanner{b: raw}
 	s.ws()
 	for _, key := range path {
 		if s.i >= len(s.b) || s.b[s.i] != '{' {
-			return 0, 0, fmt.Errorf("find %q: %w", key, ErrNoPath)
+			return 0, 0, key, nil
 		}
 		s.i++
 		found := false
@@ -29,12 +51,12 @@ func Find(raw []byte, path ...string) (start, end int, err error) {
 			}
 			k0 := s.i
 			if err := s.skipString(); err != nil {
-				return 0, 0, err
+				return 0, 0, "", err
 			}
 			name := s.b[k0+1 : s.i-1]
 			s.ws()
 			if s.i >= len(s.b) || s.b[s.i] != ':' {
-				return 0, 0, fmt.Errorf("find %q: expected ':' at %d", key, s.i)
+				return 0, 0, "", fmt.Errorf("find %q: expected ':' at %d", key, s.i)
 			}
 			s.i++
 			s.ws()
@@ -43,7 +65,7 @@ func Find(raw []byte, path ...string) (start, end int, err error) {
 				break
 			}
 			if err := s.skipValue(); err != nil {
-				return 0, 0, err
+				return 0, 0, "", err
 			}
 			s.ws()
 			if s.i < len(s.b) && s.b[s.i] == ',' {
@@ -51,14 +73,14 @@ func Find(raw []byte, path ...string) (start, end int, err error) {
 			}
 		}
 		if !found {
-			return 0, 0, fmt.Errorf("find %q: %w", key, ErrNoPath)
+			return 0, 0, key, nil
 		}
 	}
 	start = s.i
 	if err := s.skipValue(); err != nil {
-		return 0, 0, err
+		return 0, 0, "", err
 	}
-	return start, s.i, nil
+	return start, s.i, "", nil
 }
 
 // Splice returns a copy of raw with the value at path replaced by value.

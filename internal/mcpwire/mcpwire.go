@@ -74,12 +74,12 @@ func readMeta(obj json.RawMessage) Meta {
 	}
 	// Only _meta is decoded: the rest of a result (tool output, resource
 	// contents) can be large, and this runs for every frame recorded.
-	start, end, err := jsonrpc.Find(obj, "_meta")
-	if err != nil {
+	raw, ok := jsonrpc.Lookup(obj, "_meta")
+	if !ok {
 		return m
 	}
 	var meta map[string]json.RawMessage
-	if json.Unmarshal(obj[start:end], &meta) != nil || meta == nil {
+	if json.Unmarshal(raw, &meta) != nil || meta == nil {
 		return m
 	}
 	if v, ok := meta[MetaProtocolVersion]; ok {
