@@ -139,7 +139,17 @@ func (e *engine) link() {
 					groupOfToken[string(t)] = g
 				}
 			case jsonrpc.KindBatch:
-				g = newGroup()
+				// Answers to the server's requests join the group of the
+				// first they answer (what the server sends next waits for
+				// them); requests in the batch start that group or a new one.
+				for _, mem := range m.Members {
+					if mem.Kind.IsResponse() && !ok {
+						g, ok = groupOfSrvReq[string(mem.ID)]
+					}
+				}
+				if !ok {
+					g = newGroup()
+				}
 				for _, mem := range m.Members {
 					if mem.Kind == jsonrpc.KindRequest {
 						groupOfReq[string(mem.ID)] = g
