@@ -83,3 +83,29 @@ func TestCursor_EmptyCursor(t *testing.T) {
 		t.Errorf("page 2 (-want +got):\n%s", diff)
 	}
 }
+
+// TestCursor_URLElicitationRequired (scenario 19): a call fails with
+// -32042 naming a URL elicitation, the server later says it completed, and
+// the client retries under a new id.
+func TestCursor_URLElicitationRequired(t *testing.T) {
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"pay"}}`,
+		`< {"jsonrpc":"2.0","id":4,"error":{"code":-32042,"message":"URL elicitation required","data":{"elicitations":[{"mode":"url","elicitationId":"E","url":"https://example.com/pay","message":"Pay"}]}}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"E"}}`,
+		`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"pay"}}`,
+		`< {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"paid"}]}}`,
+	)
+	c := newCursor([]*Recording{rec})
+	got := recv(t, c, `{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"pay"}}`)
+	want := []string{
+		`{"jsonrpc":"2.0","id":40,"error":{"code":-32042,"message":"URL elicitation required","data":{"elicitations":[{"mode":"url","elicitationId":"E","url":"https://example.com/pay","message":"Pay"}]}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/elicitation/complete","params":{"elicitationId":"E"}}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("first call (-want +got):\n%s", diff)
+	}
+	got = recv(t, c, `{"jsonrpc":"2.0","id":41,"method":"tools/call","params":{"name":"pay"}}`)
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":41,"result":{"content":[{"type":"text","text":"paid"}]}}`}, got); diff != "" {
+		t.Errorf("retry (-want +got):\n%s", diff)
+	}
+}
