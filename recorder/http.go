@@ -171,7 +171,10 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // begin finds or creates the session of r and opens its stream.
 func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte) *exchange {
-	msg := jsonrpc.Parse(body)
+	// The body is parsed once: for the session it belongs to, and as the
+	// recorded frame (the stream kind matters to Derive only for stderr).
+	req := &store.Frame{Raw: body}
+	msg := req.Derive(store.PostStream)
 	hs := h.sessionFor(ctx, r, msg)
 	st := &store.Stream{
 		Method:        r.Method,
@@ -216,7 +219,7 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte) *exchang
 	}
 	hs.openStream(ctx, st)
 	if len(body) > 0 {
-		hs.append(ctx, st, store.ClientToServer, &store.Frame{Raw: body})
+		hs.appendDerived(ctx, st, store.ClientToServer, req, msg)
 	}
 	return x
 }

@@ -103,12 +103,17 @@ func (rs *session) closeStream(ctx context.Context, st *store.Stream, end store.
 // append records one frame on st. f.Raw (and f.Data, the SSE fields and
 // Comment, when set) come from the caller; the rest is filled here.
 func (rs *session) append(ctx context.Context, st *store.Stream, dir store.Direction, f *store.Frame) {
-	f.Derive(st.Kind)
+	rs.appendDerived(ctx, st, dir, f, f.Derive(st.Kind))
+}
+
+// appendDerived is append for a frame the caller has derived already: m
+// is what f.Derive returned.
+func (rs *session) appendDerived(ctx context.Context, st *store.Stream, dir store.Direction, f *store.Frame, m jsonrpc.Message) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.seq++
 	f.SessionID, f.StreamID, f.Seq, f.Direction, f.Offset = rs.sess.ID, st.ID, rs.seq, dir, rs.offset()
-	if rs.learn(dir, f) && !rs.failed {
+	if rs.learn(dir, f, m) && !rs.failed {
 		rs.fail(rs.sink.UpdateSession(ctx, &rs.sess))
 	}
 	if rs.failed {
@@ -117,19 +122,12 @@ func (rs *session) append(ctx context.Context, st *store.Stream, dir store.Direc
 	rs.fail(rs.sink.Append(ctx, f))
 }
 
-// learn updates the session's revision, era and peer info from f and
-// reports whether anything changed. The caller holds rs.mu.
-func (rs *session) learn(dir store.Direction, f *store.Frame) bool {
+// learn updates the session's revision, era and peer info from f, whose
+// parsed view is m, and reports whether anything changed. The caller holds
+// rs.mu.
+func (rs *session) learn(dir store.Direction, f *store.Frame, m jsonrpc.Message) bool {
 	if f.Comment || f.Kind == 0 {
 		return false
-	}
-	var parsed *jsonrpc.Message
-	msg := func() jsonrpc.Message {
-		if parsed == nil {
-			m := f.Message()
-			parsed = &m
-		}
-		return *parsed
 	}
 	changed := false
 	set := func(p *string, v string) {
@@ -149,7 +147,7 @@ func (rs *session) learn(dir store.Direction, f *store.Frame) bool {
 			ProtocolVersion string          `json:"protocolVersion"`
 			ClientInfo      json.RawMessage `json:"clientInfo"`
 		}
-		if json.Unmarshal(msg().Params, &p) == nil {
+		if json.Unmarshal(m.Params, &p) == nil {
 			setRaw(&rs.sess.ClientInfo, p.ClientInfo)
 			if rs.sess.Era == mcpwire.EraModern {
 				set(&rs.sess.Era, mcpwire.EraDual)
@@ -165,12 +163,12 @@ func (rs *session) learn(dir store.Direction, f *store.Frame) bool {
 			ProtocolVersion string          `json:"protocolVersion"`
 			ServerInfo      json.RawMessage `json:"serverInfo"`
 		}
-		if json.Unmarshal(msg().Result, &r) == nil {
+		if json.Unmarshal(m.Result, &r) == nil {
 			set(&rs.sess.Revision, r.ProtocolVersion)
 			setRaw(&rs.sess.ServerInfo, r.ServerInfo)
 		}
 	case dir == store.ClientToServer && f.Kind == jsonrpc.KindRequest:
-		if meta := mcpwire.RequestMeta(msg().Params); meta.ProtocolVersion != "" {
+		if meta := mcpwire.RequestMeta(m.Params); meta.ProtocolVersion != "" {
 			if rs.sess.Era == "" {
 				set(&rs.sess.Era, mcpwire.EraModern)
 			} else if rs.sess.Era == mcpwire.EraLegacy {
@@ -185,7 +183,7 @@ func (rs *session) learn(dir store.Direction, f *store.Frame) bool {
 		}
 	case dir == store.ServerToClient && f.Kind.IsResponse() && rs.sess.Era != mcpwire.EraLegacy:
 		if rs.sess.ServerInfo == nil {
-			if meta := mcpwire.ResultMeta(msg().Result); meta.ServerInfo != nil {
+			if meta := mcpwire.ResultMeta(m.Result); meta.ServerInfo != nil {
 				setRaw(&rs.sess.ServerInfo, meta.ServerInfo)
 			}
 		}

@@ -7,8 +7,10 @@ import (
 // Derive fills the frame's derived fields (Kind, ID, Method, Batch,
 // Members, Malformed) from Data, setting Data to Raw first when it is nil
 // and the frame is not an SSE event. stderr lines and SSE comments are
-// never malformed: they are not expected to hold JSON-RPC.
-func (f *Frame) Derive(kind StreamKind) {
+// never malformed: they are not expected to hold JSON-RPC. It returns
+// the parsed view of Data it derived them from, so that a caller need not
+// parse the frame again.
+func (f *Frame) Derive(kind StreamKind) jsonrpc.Message {
 	if f.Data == nil && !f.SSE {
 		f.Data = f.Raw
 	}
@@ -40,6 +42,7 @@ func (f *Frame) Derive(kind StreamKind) {
 	default:
 		f.Malformed = m.Kind == jsonrpc.KindInvalid || m.Kind == jsonrpc.KindEmpty
 	}
+	return m
 }
 
 // Message returns the parsed JSON-RPC view of the frame's Data.
