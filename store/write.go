@@ -38,9 +38,8 @@ func (d *DB) CreateSession(ctx context.Context, s *Session) error {
 }
 
 // UpdateSession queues the replacement of every field of session s.ID
-// with those of s. An update that sets EndedAt is committed within
-// 10 ms (commitGap). The
-// DB keeps no reference to s.
+// with those of s. An update that sets EndedAt is committed within 10 ms
+// (commitGap). The DB keeps no reference to s.
 func (d *DB) UpdateSession(ctx context.Context, s *Session) error {
 	if err := d.updateSession(ctx, s); err != nil {
 		return fmt.Errorf("update session %d: %w", s.ID, err)
