@@ -37,11 +37,7 @@ func diffCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			format := c.String("format")
-			if format != "text" && format != "json" && format != "junit" {
-				return usageErr("--format text, --format json or --format junit", "--format %q is not text, json or junit", format)
-			}
-			extra, err := parseIgnore(c.StringSlice("ignore"))
+			format, extra, err := reportFlags(c)
 			if err != nil {
 				return err
 			}

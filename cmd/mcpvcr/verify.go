@@ -113,11 +113,7 @@ func verify(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	format := c.String("format")
-	if format != "text" && format != "json" && format != "junit" {
-		return usageErr("--format text, --format json or --format junit", "--format %q is not text, json or junit", format)
-	}
-	extra, err := parseIgnore(c.StringSlice("ignore"))
+	format, extra, err := reportFlags(c)
 	if err != nil {
 		return err
 	}
@@ -180,6 +176,16 @@ func verifyTarget(c *cli.Context, argv []string) (target, error) {
 		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
 	}
 	return target{upstream: u, header: h}, nil
+}
+
+// reportFlags reads the --format and --ignore flags verify and diff share.
+func reportFlags(c *cli.Context) (format string, extra replayer.Noise, err error) {
+	format = c.String("format")
+	if format != "text" && format != "json" && format != "junit" {
+		return "", replayer.Noise{}, usageErr("--format text, --format json or --format junit", "--format %q is not text, json or junit", format)
+	}
+	extra, err = parseIgnore(c.StringSlice("ignore"))
+	return format, extra, err
 }
 
 func parseIgnore(paths []string) (replayer.Noise, error) {
