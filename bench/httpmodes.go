@@ -141,11 +141,7 @@ func (b *httpBench) record(ctx context.Context, c *http.Client, tool string, n, 
 	if err != nil {
 		return run{}, err
 	}
-	perRequest := 1
-	if tool == toolStream {
-		perRequest = streamEvents
-	}
-	rc, err := verifyRecorded(ctx, b.db, n, n*perRequest)
+	rc, err := verifyRecorded(ctx, b.db, tool, n)
 	if err != nil {
 		return run{}, err
 	}
@@ -181,10 +177,15 @@ func (b *httpBench) replay(ctx context.Context, c *http.Client, tool string, n, 
 	return r, nil
 }
 
-// verifyRecorded flushes db and checks that its newest session holds
-// wantC2S client frames and wantS2C server frames; it returns the session
-// loaded for replay.
-func verifyRecorded(ctx context.Context, db *store.DB, wantC2S, wantS2C int) (*replayer.Recording, error) {
+// verifyRecorded flushes db and checks that its newest session holds the
+// frames of n requests of tool: n client frames, and one answer or
+// streamEvents events per request; it returns the session loaded for
+// replay.
+func verifyRecorded(ctx context.Context, db *store.DB, tool string, n int) (*replayer.Recording, error) {
+	wantC2S, wantS2C := n, n
+	if tool == toolStream {
+		wantS2C = n * streamEvents
+	}
 	if err := db.Flush(ctx); err != nil {
 		return nil, err
 	}

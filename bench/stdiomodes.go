@@ -181,11 +181,7 @@ func (b *stdioBench) run(ctx context.Context, m mode, tool string, n, conc int) 
 		return run{}, err
 	}
 	if m == modeRecord {
-		perRequest := 1
-		if tool == toolStream {
-			perRequest = streamEvents
-		}
-		rc, err := verifyRecorded(ctx, b.db, n, n*perRequest)
+		rc, err := verifyRecorded(ctx, b.db, tool, n)
 		if err != nil {
 			return run{}, err
 		}
