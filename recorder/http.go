@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/clock"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
@@ -53,6 +54,16 @@ type HTTP struct {
 	Clock clock.Clock
 	// Logger receives diagnostics. If nil, nothing is logged.
 	Logger *slog.Logger
+	// AuthDirect lets clients talk to the authorization servers of an
+	// OAuth-protected upstream directly. By default the recorder fronts
+	// them (see auth.go): their exchanges are recorded, and the resource
+	// a token is asked for is mapped to the upstream's, so tokens are
+	// issued for the real server.
+	AuthDirect bool
+	// Header is added to every request sent to the upstream's origin
+	// (not to fronted authorization servers), replacing a header of the
+	// same name: a token the user already holds, say. It is not recorded.
+	Header http.Header
 
 	once  sync.Once
 	proxy *httputil.ReverseProxy
@@ -67,6 +78,11 @@ type HTTP struct {
 	all         []*httpSession          // every session, to end them on Close
 	pendingInit map[*http.Request]*httpSession
 	err         error // first sink error
+	// lastRefused is the session last answered 401 or 403: the OAuth
+	// exchanges that follow belong to it.
+	lastRefused *httpSession
+	fronts      map[string]*frontAS // authwire.FrontID -> fronted authorization server
+	resources   map[string]string   // resource as the client knows it -> the upstream's
 }
 
 // httpSession is a recorded session plus what HTTP recording needs to
@@ -87,6 +103,11 @@ type httpSession struct {
 	// GET stream yet: its first GET may open an HTTP+SSE stream (the
 	// client may have tried Streamable HTTP first and fallen back).
 	awaitingSSEGet bool
+	// refused: a request was answered 401 or 403; answered: an MCP
+	// request was answered 2xx; mcp counts MCP requests (not OAuth
+	// exchanges).
+	refused, answered bool
+	mcp               int
 }
 
 type exchangeKey struct{}
@@ -103,6 +124,8 @@ type exchange struct {
 	host string
 	// client is the client request's context: done when the client left.
 	client context.Context
+	// auth is set for a plain HTTP exchange (OAuth) rather than MCP.
+	auth *authExchange
 }
 
 func (h *HTTP) init() {
@@ -128,6 +151,8 @@ func (h *HTTP) init() {
 		h.byID = map[string]*httpSession{}
 		h.byEndpoint = map[string]*httpSession{}
 		h.pendingInit = map[*http.Request]*httpSession{}
+		h.fronts = map[string]*frontAS{}
+		h.resources = map[string]string{}
 		h.proxy = &httputil.ReverseProxy{
 			Rewrite:        h.rewrite,
 			Transport:      t,
@@ -162,6 +187,10 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 	}
+	if authwire.IsExchange(r.URL.Path) {
+		h.serveExchange(w, r, body)
+		return
+	}
 	ctx := context.WithoutCancel(r.Context())
 	x := h.begin(ctx, r, body)
 	x.client = r.Context()
@@ -176,6 +205,9 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte) *exchang
 	req := &store.Frame{Raw: body}
 	msg := req.Derive(store.PostStream)
 	hs := h.sessionFor(ctx, r, msg)
+	hs.mu.Lock()
+	hs.mcp++
+	hs.mu.Unlock()
 	st := &store.Stream{
 		Method:        r.Method,
 		URL:           h.red.URL(r.URL.RequestURI()),
@@ -250,6 +282,10 @@ func (h *HTTP) sessionFor(ctx context.Context, r *http.Request, msg jsonrpc.Mess
 			h.modern, h.sessionless = nil, m
 			return m
 		}
+		if hs := h.sessionless; hs != nil && hs.joinable() {
+			// The retry of an initialize refused for want of a token.
+			return hs
+		}
 		hs := h.newSession(ctx, store.StreamableHTTP, "")
 		h.sessionless = hs
 		return hs
@@ -314,6 +350,14 @@ func (h *HTTP) rewrite(pr *httputil.ProxyRequest) {
 	in := pr.In
 	u := *h.Upstream
 	out := pr.Out
+	if x, _ := in.Context().Value(exchangeKey{}).(*exchange); x != nil && x.auth != nil && x.auth.target != nil {
+		out.URL = x.auth.target
+		out.Host = ""
+		return
+	}
+	for k, vs := range h.Header {
+		out.Header[k] = append([]string(nil), vs...)
+	}
 	out.URL.Scheme, out.URL.Host = u.Scheme, u.Host
 	if in.URL.Path == "" || in.URL.Path == "/" {
 		out.URL.Path, out.URL.RawPath = u.Path, u.RawPath
@@ -351,9 +395,13 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 	if x == nil {
 		return nil
 	}
+	if x.auth != nil {
+		return h.exchangeResponse(resp, x)
+	}
 	ctx := context.WithoutCancel(resp.Request.Context())
 	x.st.Status = resp.StatusCode
 	x.st.ResponseHeader = h.red.Header(resp.Header)
+	h.mcpResponse(resp, x)
 	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
 		h.bindSessionID(ctx, x.hs, sid)
 	}

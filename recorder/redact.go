@@ -1,14 +1,19 @@
 package recorder
 
 import (
+	"bytes"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
+	"mime"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/mcpvcr/mcpvcr/internal/authwire"
 )
 
 // DefaultRedactedHeaders are the headers whose values are never stored.
@@ -21,7 +26,7 @@ var DefaultRedactedHeaders = []string{
 // stored.
 var DefaultRedactedQuery = []string{
 	"token", "access_token", "refresh_token", "id_token", "api_key", "apikey", "key",
-	"secret", "client_secret", "password", "auth", "sig", "signature", "code",
+	"secret", "client_secret", "password", "auth", "sig", "signature", "code", "code_verifier",
 }
 
 // Redactor replaces credentials with stable placeholders before anything
@@ -175,4 +180,57 @@ func (r *Redactor) Args(argv []string) []string {
 		}
 	}
 	return out
+}
+
+// bodyParam reports whether a body field carries a credential: one of
+// authwire.SecretParams or a parameter named by Query. Names like
+// token_type or token_endpoint_auth_method are kept: they are not
+// secrets, and a replayed token answer needs them.
+func (r *Redactor) bodyParam(name string) bool {
+	for _, p := range authwire.SecretParams {
+		if p == name {
+			return true
+		}
+	}
+	for _, q := range r.Query {
+		if strings.EqualFold(q, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// Body returns a copy of an HTTP exchange body with its credentials
+// (tokens, codes, client secrets, code_verifier, registration access
+// tokens) replaced by placeholders: the string values of those top-level
+// members of a JSON object, and those parameters of a form. A token gets
+// the same placeholder here as in an Authorization header, so that replay
+// can hand it out and recognise it. Other bodies are returned unchanged.
+func (r *Redactor) Body(contentType string, body []byte) []byte {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch {
+	case mt == "application/x-www-form-urlencoded":
+		out := string(body)
+		for _, p := range authwire.SecretParams {
+			out = authwire.MapForm(out, p, r.placeholder)
+		}
+		for _, q := range r.Query {
+			out = authwire.MapForm(out, q, r.placeholder)
+		}
+		return []byte(out)
+	case strings.HasSuffix(mt, "json") || (mt == "" && bytes.HasPrefix(bytes.TrimSpace(body), []byte("{"))):
+		out, err := authwire.EditJSON(body, func(key string, v json.RawMessage) (json.RawMessage, bool) {
+			var s string
+			if !r.bodyParam(key) || json.Unmarshal(v, &s) != nil {
+				return nil, false
+			}
+			b, _ := json.Marshal(r.placeholder(s))
+			return b, true
+		})
+		if err != nil {
+			return body
+		}
+		return out
+	}
+	return body
 }

@@ -6,8 +6,9 @@ import (
 
 // Derive fills the frame's derived fields (Kind, ID, Method, Batch,
 // Members, Malformed) from Data, setting Data to Raw first when it is nil
-// and the frame is not an SSE event. stderr lines and SSE comments are
-// never malformed: they are not expected to hold JSON-RPC. It returns
+// and the frame is not an SSE event. stderr lines, plain HTTP exchanges
+// and SSE comments are never malformed: they are not expected to hold
+// JSON-RPC. It returns
 // the parsed view of Data it derived them from, so that a caller need not
 // parse the frame again.
 func (f *Frame) Derive(kind StreamKind) jsonrpc.Message {
@@ -33,7 +34,7 @@ func (f *Frame) Derive(kind StreamKind) jsonrpc.Message {
 		f.Members = append(f.Members, mem)
 	}
 	switch {
-	case kind == StderrStream, f.Comment:
+	case kind == StderrStream, kind == ExchangeStream, f.Comment:
 		f.Malformed = false
 	case f.SSE && m.Kind == jsonrpc.KindEmpty:
 		f.Malformed = false // a priming event, or an event with no data

@@ -68,9 +68,10 @@ const (
 	DeleteStream             // HTTP: a DELETE ending a session
 	ListenStream             // HTTP 2026-07-28: a subscriptions/listen POST stream
 	SSEGetStream             // HTTP+SSE: the GET /sse stream carrying the endpoint event and all answers
+	ExchangeStream           // HTTP: a plain exchange beside MCP (OAuth metadata, registration, token), not JSON-RPC
 )
 
-var streamKindNames = [...]string{"unknown", "stdin", "stdout", "stderr", "post", "get", "resume", "delete", "listen", "sse"}
+var streamKindNames = [...]string{"unknown", "stdin", "stdout", "stderr", "post", "get", "resume", "delete", "listen", "sse", "http"}
 
 // String returns the kind's short name.
 func (k StreamKind) String() string {

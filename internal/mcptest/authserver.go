@@ -1,0 +1,349 @@
+package mcptest
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// AuthServer is an OAuth 2.1 authorization server on a real 127.0.0.1
+// listener, for tests of OAuth-protected MCP servers: RFC 8414 metadata,
+// RFC 7591 dynamic client registration, and the authorization code grant
+// (RFC 6749) with PKCE S256 (RFC 7636), resource indicators (RFC 8707)
+// and refresh tokens. The Go SDK has an authorization server for its own
+// tests only (internal), so this one stands in for a real one.
+//
+// The authorization endpoint approves every valid request at once (the
+// test plays the user), redirecting to the client's redirect URI with a
+// code. Tokens are opaque; [AuthServer.Verifier] checks them for a
+// resource server, audience included. Safe for concurrent use.
+type AuthServer struct {
+	// Issuer is the server's issuer identifier: its origin, plus the path
+	// given to [StartAuthServer].
+	Issuer string
+
+	srv *httptest.Server
+
+	mu      sync.Mutex // guards the fields below
+	clients map[string]*asClient
+	codes   map[string]*asGrant
+	tokens  map[string]*asToken
+	// secrets holds every credential issued or received, for audits.
+	secrets []string
+	log     []string
+}
+
+type asClient struct {
+	secret       string
+	redirectURIs []string
+	authMethod   string // token_endpoint_auth_method
+}
+
+type asGrant struct {
+	clientID, redirectURI, challenge, resource, scope string
+	used                                              bool
+}
+
+type asToken struct {
+	clientID, resource, scope string
+	expires                   time.Time
+	refresh                   bool
+}
+
+// StartAuthServer starts an authorization server whose issuer is its
+// origin plus path ("" or "/tenant", say). It stops when the test ends.
+func StartAuthServer(tb testing.TB, path string) *AuthServer {
+	tb.Helper()
+	as := &AuthServer{clients: map[string]*asClient{}, codes: map[string]*asGrant{}, tokens: map[string]*asToken{}}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server"+path, as.metadata)
+	mux.HandleFunc("POST "+path+"/register", as.register)
+	mux.HandleFunc("GET "+path+"/authorize", as.authorize)
+	mux.HandleFunc("POST "+path+"/token", as.token)
+	as.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		as.mu.Lock()
+		as.log = append(as.log, r.Method+" "+r.URL.Path)
+		as.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(as.srv.Close)
+	as.Issuer = as.srv.URL + path
+	return as
+}
+
+// Register pre-registers a client. An empty secret makes it a public
+// client (token_endpoint_auth_method "none"); otherwise it authenticates
+// with client_secret_basic or client_secret_post.
+func (as *AuthServer) Register(clientID, secret string, redirectURIs ...string) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	method := "client_secret_basic"
+	if secret == "" {
+		method = "none"
+	} else {
+		as.secrets = append(as.secrets, secret)
+	}
+	as.clients[clientID] = &asClient{secret: secret, redirectURIs: redirectURIs, authMethod: method}
+}
+
+// Secrets returns every credential the server issued or received:
+// client secrets, codes, code verifiers, access and refresh tokens.
+func (as *AuthServer) Secrets() []string {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return slices.Clone(as.secrets)
+}
+
+// Requests returns "METHOD /path" of every request the server got.
+func (as *AuthServer) Requests() []string {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	return slices.Clone(as.log)
+}
+
+// Verifier returns a token verifier for the resource server whose
+// resource identifier is resource: a token is valid if this server issued
+// it for that resource and it has not expired.
+func (as *AuthServer) Verifier(resource string) auth.TokenVerifier {
+	return func(_ context.Context, token string, _ *http.Request) (*auth.TokenInfo, error) {
+		as.mu.Lock()
+		defer as.mu.Unlock()
+		t, ok := as.tokens[token]
+		if !ok || t.refresh {
+			return nil, fmt.Errorf("%w: unknown token", auth.ErrInvalidToken)
+		}
+		if t.resource != resource {
+			return nil, fmt.Errorf("%w: token is for %q, not %q", auth.ErrInvalidToken, t.resource, resource)
+		}
+		return &auth.TokenInfo{Scopes: strings.Fields(t.scope), Expiration: t.expires, UserID: t.clientID}, nil
+	}
+}
+
+func (as *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                as.Issuer,
+		"authorization_endpoint":                as.Issuer + "/authorize",
+		"token_endpoint":                        as.Issuer + "/token",
+		"registration_endpoint":                 as.Issuer + "/register",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "none"},
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// oauthError answers with an RFC 6749 §5.2 error.
+func oauthError(w http.ResponseWriter, status int, code, desc string) {
+	writeJSON(w, status, map[string]string{"error": code, "error_description": desc})
+}
+
+func (as *AuthServer) secret(prefix string) string {
+	s := prefix + rand.Text()
+	as.secrets = append(as.secrets, s)
+	return s
+}
+
+// register is RFC 7591 dynamic client registration.
+func (as *AuthServer) register(w http.ResponseWriter, r *http.Request) {
+	var md struct {
+		RedirectURIs            []string `json:"redirect_uris"`
+		TokenEndpointAuthMethod string   `json:"token_endpoint_auth_method"`
+		ClientName              string   `json:"client_name"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&md); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", err.Error())
+		return
+	}
+	if len(md.RedirectURIs) == 0 {
+		oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", "redirect_uris is required")
+		return
+	}
+	for _, u := range md.RedirectURIs {
+		if pu, err := url.Parse(u); err != nil || !pu.IsAbs() || pu.Fragment != "" {
+			oauthError(w, http.StatusBadRequest, "invalid_redirect_uri", "not an absolute URI without fragment: "+u)
+			return
+		}
+	}
+	method := md.TokenEndpointAuthMethod
+	if method == "" {
+		method = "client_secret_basic"
+	}
+	if method != "none" && method != "client_secret_basic" && method != "client_secret_post" {
+		oauthError(w, http.StatusBadRequest, "invalid_client_metadata", "unsupported token_endpoint_auth_method "+method)
+		return
+	}
+	as.mu.Lock()
+	id := "client-" + rand.Text()[:8]
+	c := &asClient{redirectURIs: md.RedirectURIs, authMethod: method}
+	resp := map[string]any{
+		"client_id":                  id,
+		"client_id_issued_at":        time.Now().Unix(),
+		"redirect_uris":              md.RedirectURIs,
+		"token_endpoint_auth_method": method,
+		"grant_types":                []string{"authorization_code", "refresh_token"},
+		"response_types":             []string{"code"},
+		"registration_access_token":  as.secret("rat-"),
+		"registration_client_uri":    as.Issuer + "/register/" + id,
+	}
+	if md.ClientName != "" {
+		resp["client_name"] = md.ClientName
+	}
+	if method != "none" {
+		c.secret = as.secret("cs-")
+		resp["client_secret"] = c.secret
+		resp["client_secret_expires_at"] = 0
+	}
+	as.clients[id] = c
+	as.mu.Unlock()
+	writeJSON(w, http.StatusCreated, resp)
+}
+
+// authorize is the authorization endpoint (RFC 6749 §4.1.1), approving
+// at once. Errors that make the redirect URI untrustworthy are shown to
+// the user agent (400); others are redirected (§4.1.2.1).
+func (as *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	c, ok := as.clients[q.Get("client_id")]
+	if !ok {
+		http.Error(w, "unknown client_id", http.StatusBadRequest)
+		return
+	}
+	redirect := q.Get("redirect_uri")
+	if !slices.Contains(c.redirectURIs, redirect) {
+		http.Error(w, "redirect_uri is not registered for this client", http.StatusBadRequest)
+		return
+	}
+	back := func(params url.Values) {
+		u, _ := url.Parse(redirect)
+		rq := u.Query()
+		for k, vs := range params {
+			rq[k] = vs
+		}
+		if s := q.Get("state"); s != "" {
+			rq.Set("state", s)
+		}
+		u.RawQuery = rq.Encode()
+		http.Redirect(w, r, u.String(), http.StatusFound)
+	}
+	switch {
+	case q.Get("response_type") != "code":
+		back(url.Values{"error": {"unsupported_response_type"}})
+		return
+	case q.Get("code_challenge") == "" || q.Get("code_challenge_method") != "S256":
+		back(url.Values{"error": {"invalid_request"}, "error_description": {"PKCE with S256 is required"}})
+		return
+	case q.Get("resource") == "":
+		back(url.Values{"error": {"invalid_target"}, "error_description": {"resource is required"}})
+		return
+	}
+	code := as.secret("code-")
+	as.codes[code] = &asGrant{clientID: q.Get("client_id"), redirectURI: redirect, challenge: q.Get("code_challenge"),
+		resource: q.Get("resource"), scope: q.Get("scope")}
+	back(url.Values{"code": {code}})
+}
+
+// token is the token endpoint (RFC 6749 §3.2): the authorization code
+// grant with PKCE, and refresh.
+func (as *AuthServer) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil {
+		oauthError(w, http.StatusBadRequest, "invalid_request", err.Error())
+		return
+	}
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	clientID, ok := as.authenticate(r)
+	if !ok {
+		w.Header().Set("WWW-Authenticate", `Basic realm="token"`)
+		oauthError(w, http.StatusUnauthorized, "invalid_client", "client authentication failed")
+		return
+	}
+	f := r.PostForm
+	var resource, scope string
+	switch f.Get("grant_type") {
+	case "authorization_code":
+		as.secrets = append(as.secrets, f.Get("code_verifier"))
+		g, ok := as.codes[f.Get("code")]
+		switch {
+		case !ok || g.used || g.clientID != clientID:
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown or used code")
+			return
+		case g.redirectURI != f.Get("redirect_uri"):
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "redirect_uri differs from the authorization request")
+			return
+		case s256(f.Get("code_verifier")) != g.challenge:
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "code_verifier does not match code_challenge")
+			return
+		case f.Get("resource") != g.resource:
+			oauthError(w, http.StatusBadRequest, "invalid_target", "resource differs from the authorization request")
+			return
+		}
+		g.used = true
+		resource, scope = g.resource, g.scope
+	case "refresh_token":
+		t, ok := as.tokens[f.Get("refresh_token")]
+		if !ok || !t.refresh || t.clientID != clientID {
+			oauthError(w, http.StatusBadRequest, "invalid_grant", "unknown refresh token")
+			return
+		}
+		resource, scope = t.resource, t.scope
+	default:
+		oauthError(w, http.StatusBadRequest, "unsupported_grant_type", f.Get("grant_type"))
+		return
+	}
+	access, refresh := as.secret("at-"), as.secret("rt-")
+	exp := time.Now().Add(time.Hour)
+	as.tokens[access] = &asToken{clientID: clientID, resource: resource, scope: scope, expires: exp}
+	as.tokens[refresh] = &asToken{clientID: clientID, resource: resource, scope: scope, expires: exp, refresh: true}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"access_token": access, "token_type": "Bearer", "expires_in": 3600,
+		"refresh_token": refresh, "scope": scope,
+	})
+}
+
+// authenticate checks the client's credentials at the token endpoint
+// (RFC 6749 §2.3.1) and returns its id.
+func (as *AuthServer) authenticate(r *http.Request) (string, bool) {
+	id, secret, basic := r.BasicAuth()
+	if basic {
+		id, _ = url.QueryUnescape(id)
+		secret, _ = url.QueryUnescape(secret)
+		as.secrets = append(as.secrets, strings.TrimPrefix(r.Header.Get("Authorization"), "Basic "))
+	} else {
+		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	}
+	c, ok := as.clients[id]
+	if !ok {
+		return "", false
+	}
+	if c.authMethod == "none" {
+		return id, !basic && secret == ""
+	}
+	return id, secret != "" && secret == c.secret
+}
+
+func s256(verifier string) string {
+	sum := sha256.Sum256([]byte(verifier))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}

@@ -1,0 +1,228 @@
+package mcptest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+)
+
+// ProtectedConfig configures [StartProtected].
+type ProtectedConfig struct {
+	// AS issues the tokens the server accepts. Required.
+	AS *AuthServer
+	// RootMetadata serves the protected-resource metadata at the root
+	// well-known location, naming the server's origin as the resource,
+	// instead of at the path-based one naming the MCP endpoint.
+	RootMetadata bool
+	// NoChallengeURL leaves resource_metadata out of WWW-Authenticate, so
+	// that the client must find the metadata at the well-known locations
+	// (allowed from 2025-11-25).
+	NoChallengeURL bool
+	// Scopes are required of every request and named in the
+	// WWW-Authenticate scope parameter; ScopesSupported goes into the
+	// metadata.
+	Scopes, ScopesSupported []string
+	// StepUp are scopes that tools/call requires on top of Scopes: a call
+	// without them is refused 403 insufficient_scope (RFC 6750 §3.1).
+	StepUp []string
+}
+
+// Protected is an OAuth-protected MCP server started by [StartProtected].
+type Protected struct {
+	// URL is the MCP endpoint; Resource the resource identifier its
+	// metadata names (URL, or its origin with RootMetadata).
+	URL, Resource string
+
+	mu       sync.Mutex // guards requests
+	requests []string
+}
+
+// Requests returns "METHOD /path status" of every request the server got.
+func (p *Protected) Requests() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return slices.Clone(p.requests)
+}
+
+// StartProtected serves the Go SDK test server (variant V1) over
+// Streamable HTTP at /mcp behind the SDK's bearer-token middleware, with
+// the SDK's protected-resource metadata handler, on a real 127.0.0.1
+// listener. It stops when the test ends.
+func StartProtected(tb testing.TB, cfg ProtectedConfig) *Protected {
+	tb.Helper()
+	server := NewServer(V1)
+	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
+	p := &Protected{}
+	mux := http.NewServeMux()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sw := &statusWriter{ResponseWriter: w}
+		mux.ServeHTTP(sw, r)
+		p.mu.Lock()
+		p.requests = append(p.requests, fmt.Sprintf("%s %s %d", r.Method, r.URL.Path, sw.status))
+		p.mu.Unlock()
+	}))
+	srv.Start()
+	tb.Cleanup(srv.Close)
+	p.URL = srv.URL + "/mcp"
+	metadataPath := "/.well-known/oauth-protected-resource/mcp"
+	p.Resource = p.URL
+	if cfg.RootMetadata {
+		metadataPath, p.Resource = "/.well-known/oauth-protected-resource", srv.URL
+	}
+	mux.Handle("GET "+metadataPath, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+		Resource:               p.Resource,
+		AuthorizationServers:   []string{cfg.AS.Issuer},
+		ScopesSupported:        cfg.ScopesSupported,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "mcptest protected server",
+	}))
+	opts := &auth.RequireBearerTokenOptions{Scopes: cfg.Scopes}
+	if !cfg.NoChallengeURL {
+		opts.ResourceMetadataURL = srv.URL + metadataPath
+	}
+	bearer := auth.RequireBearerToken(cfg.AS.Verifier(p.Resource), opts)
+	mux.Handle("/mcp", bearer(stepUp(cfg.StepUp, append(slices.Clone(cfg.Scopes), cfg.StepUp...), opts.ResourceMetadataURL, mcpHandler)))
+	return p
+}
+
+// stepUp refuses a tools/call whose token lacks one of extra with 403 and
+// an insufficient_scope challenge naming all of want.
+func stepUp(extra, want []string, metadataURL string, next http.Handler) http.Handler {
+	if len(extra) == 0 {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if r.Method == http.MethodPost && jsonrpc.Parse(body).Method == "tools/call" {
+			info := auth.TokenInfoFromContext(r.Context())
+			for _, s := range extra {
+				if info == nil || !slices.Contains(info.Scopes, s) {
+					ch := fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, strings.Join(want, " "))
+					if metadataURL != "" {
+						ch += fmt.Sprintf(", resource_metadata=%q", metadataURL)
+					}
+					w.Header().Set("WWW-Authenticate", ch)
+					http.Error(w, "insufficient scope", http.StatusForbidden)
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// RedirectURI is where the authorization server sends the browser back
+// to the test client. Nothing listens there: [OAuthHandler] stops
+// following redirects when it gets there.
+const RedirectURI = "http://127.0.0.1:9/oauth/callback"
+
+// OAuthClient configures [OAuthHandler]: a pre-registered client (ID, and
+// Secret for a confidential one) or, with ID empty, dynamic registration.
+type OAuthClient struct {
+	ID, Secret string
+}
+
+// OAuthHandler returns the Go SDK's authorization code handler for a
+// client configured as c. It plays the user's browser: it follows the
+// authorization URL through every redirect until the redirect URI, and
+// hands the code, state and iss found there to the SDK.
+func OAuthHandler(tb testing.TB, c OAuthClient) *auth.AuthorizationCodeHandler {
+	tb.Helper()
+	cfg := &auth.AuthorizationCodeHandlerConfig{
+		RedirectURL:              RedirectURI,
+		AuthorizationCodeFetcher: browse,
+	}
+	if c.ID != "" {
+		pc := &oauthex.ClientCredentials{ClientID: c.ID}
+		if c.Secret != "" {
+			pc.ClientSecretAuth = &oauthex.ClientSecretAuth{ClientSecret: c.Secret}
+		}
+		cfg.PreregisteredClient = pc
+	} else {
+		cfg.DynamicClientRegistrationConfig = &auth.DynamicClientRegistrationConfig{
+			Metadata: &oauthex.ClientRegistrationMetadata{RedirectURIs: []string{RedirectURI}, ClientName: "mcptest"},
+		}
+	}
+	h, err := auth.NewAuthorizationCodeHandler(cfg)
+	if err != nil {
+		tb.Fatalf("NewAuthorizationCodeHandler: %v", err)
+	}
+	return h
+}
+
+// browse follows the authorization URL as a browser would and returns
+// what the authorization server sent to the redirect URI.
+func browse(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	client := &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+		if strings.HasPrefix(req.URL.String(), RedirectURI) {
+			return http.ErrUseLastResponse
+		}
+		if len(via) > 10 {
+			return fmt.Errorf("more than 10 redirects")
+		}
+		return nil
+	}}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("browse to the authorization endpoint: %w", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode/100 != 3 || !strings.HasPrefix(loc, RedirectURI) {
+		return nil, fmt.Errorf("the authorization endpoint answered %d, not a redirect to the client: %s", resp.StatusCode, body)
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return nil, err
+	}
+	q := u.Query()
+	if e := q.Get("error"); e != "" {
+		return nil, fmt.Errorf("authorization refused: %s: %s", e, q.Get("error_description"))
+	}
+	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+}
