@@ -55,7 +55,7 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 	ctx := context.WithoutCancel(r.Context())
 	hs := h.exchangeSession(ctx)
 	st := &store.Stream{
-		Kind:          store.ExchangeStream,
+		Kind:          store.HTTPStream,
 		Method:        r.Method,
 		URL:           h.red.URL(r.URL.RequestURI()),
 		RequestHeader: h.red.Header(r.Header),

@@ -34,7 +34,7 @@ func (f *Frame) Derive(kind StreamKind) jsonrpc.Message {
 		f.Members = append(f.Members, mem)
 	}
 	switch {
-	case kind == StderrStream, kind == ExchangeStream, f.Comment:
+	case kind == StderrStream, kind == HTTPStream, f.Comment:
 		f.Malformed = false
 	case f.SSE && m.Kind == jsonrpc.KindEmpty:
 		f.Malformed = false // a priming event, or an event with no data

@@ -58,17 +58,17 @@ type StreamKind int
 
 // Stream kinds. Zero is unknown and is rejected on write.
 const (
-	StreamUnknown  StreamKind = iota
-	StdinStream               // stdio: the client's writes to the server's stdin
-	StdoutStream              // stdio: the server's stdout
-	StderrStream              // stdio: the server's stderr (never matched)
-	PostStream                // HTTP: one POST and its JSON, SSE or empty answer
-	GetStream                 // HTTP: the standalone GET stream (or a 405 for it)
-	ResumeStream              // HTTP: a GET with Last-Event-ID that resumes another stream
-	DeleteStream              // HTTP: a DELETE ending a session
-	ListenStream              // HTTP 2026-07-28: a subscriptions/listen POST stream
-	SSEGetStream              // HTTP+SSE: the GET /sse stream carrying the endpoint event and all answers
-	ExchangeStream            // HTTP: a plain exchange beside MCP (OAuth metadata, registration, token), not JSON-RPC
+	StreamUnknown StreamKind = iota
+	StdinStream              // stdio: the client's writes to the server's stdin
+	StdoutStream             // stdio: the server's stdout
+	StderrStream             // stdio: the server's stderr (never matched)
+	PostStream               // HTTP: one POST and its JSON, SSE or empty answer
+	GetStream                // HTTP: the standalone GET stream (or a 405 for it)
+	ResumeStream             // HTTP: a GET with Last-Event-ID that resumes another stream
+	DeleteStream             // HTTP: a DELETE ending a session
+	ListenStream             // HTTP 2026-07-28: a subscriptions/listen POST stream
+	SSEGetStream             // HTTP+SSE: the GET /sse stream carrying the endpoint event and all answers
+	HTTPStream               // HTTP: a plain exchange beside MCP (OAuth metadata, registration, token), not JSON-RPC
 )
 
 var streamKindNames = [...]string{"unknown", "stdin", "stdout", "stderr", "post", "get", "resume", "delete", "listen", "sse", "http"}
