@@ -71,7 +71,7 @@ func buildTemplate(rec *Recording) *engine {
 	e := &engine{rec: rec}
 	protocol := map[int64]bool{}
 	for _, st := range rec.Streams {
-		if st.Kind != store.StderrStream {
+		if st.Kind != store.StderrStream && st.Kind != store.HTTPStream {
 			protocol[st.ID] = true
 		}
 	}

@@ -43,6 +43,7 @@ type httpState struct {
 	all        []*liveSession
 	done       chan struct{} // closed by Close
 	closed     bool
+	exchanges  exchangeState // plain HTTP exchanges (auth.go)
 }
 
 // liveSession follows one live client session through the recordings.
@@ -87,6 +88,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.serveExchange(w, r, body) {
+		return // OAuth metadata, registration, token, authorization (auth.go)
+	}
+	w = &challengeWriter{ResponseWriter: w, origin: "http://" + r.Host}
 	live := jsonrpc.Parse(body)
 	ls, status := s.liveSessionFor(r, live)
 	if ls == nil {
@@ -204,12 +209,14 @@ func (ls *liveSession) usedKind(k store.StreamKind) bool {
 	return false
 }
 
-// sawInitialize reports whether the session has matched an initialize.
+// sawInitialize reports whether the session has matched an initialize
+// that was not refused for want of authorization (auth.go): the client
+// retries that one with a token, in the same session.
 func (ls *liveSession) sawInitialize() bool {
 	ls.cur.mu.Lock()
 	defer ls.cur.mu.Unlock()
 	for _, fr := range ls.cur.cands[0].frames {
-		if fr.c2s && fr.done && fr.msg.Method == "initialize" {
+		if fr.c2s && fr.done && fr.msg.Method == "initialize" && !refused(ls.cur.cands[0].rec, fr.f.StreamID) {
 			return true
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -57,9 +58,13 @@ func writeTimeline(e *env, s store.Session, streams []store.Stream, frames []sto
 	fmt.Fprintf(e.stdout, "session %d %s  transport=%s revision=%s era=%s upstream=%s\n", s.ID, s.Name, s.Transport, dash(s.Revision), dash(s.Era), dash(s.Upstream))
 	label := map[int64]string{}
 	kinds := map[int64]store.StreamKind{}
+	exchange := map[int64]string{} // an HTTP exchange stream -> what it is
 	for i, st := range streams {
 		kinds[st.ID] = st.Kind
 		label[st.ID] = fmt.Sprintf("%s#%d", st.Kind, i+1)
+		if st.Kind == store.HTTPStream {
+			exchange[st.ID] = authwire.Label(st.URL)
+		}
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 1, ' ', 0)
 	fmt.Fprintln(tw, "OFFSET\tDIR\tSTREAM\tKIND\tMETHOD\tID\tSIZE\tFLAGS")
@@ -73,7 +78,11 @@ func writeTimeline(e *env, s store.Session, streams []store.Stream, frames []sto
 		if f.Direction == store.ServerToClient {
 			dir = "<"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", fmtOffset(f.Offset), dir, label[f.StreamID], f.Kind, dash(f.Method), dash(f.ID), len(f.Raw), flags(f, kinds[f.StreamID]))
+		kind, method := f.Kind.String(), dash(f.Method)
+		if what, ok := exchange[f.StreamID]; ok {
+			kind, method = "http", what // not JSON-RPC: a plain exchange
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", fmtOffset(f.Offset), dir, label[f.StreamID], kind, method, dash(f.ID), len(f.Raw), flags(f, kinds[f.StreamID]))
 	}
 	for ; si < len(streams); si++ {
 		writeStreamLine(tw, streams[si], label)
@@ -97,7 +106,12 @@ func writeStreamLine(tw *tabwriter.Writer, st store.Stream, label map[int64]stri
 	if st.LastEventID != "" {
 		what += " Last-Event-ID=" + st.LastEventID
 	}
-	fmt.Fprintf(tw, "%s\t=\t%s\t%s\t\t\t\t\n", fmtOffset(st.Opened), label[st.ID], what)
+	if st.Kind == store.HTTPStream {
+		what += " (" + authwire.Label(st.URL) + ")"
+	}
+	// The last cell has no tab after it, so that a long URL does not
+	// widen the frame lines' columns.
+	fmt.Fprintf(tw, "%s\t=\t%s\t%s\n", fmtOffset(st.Opened), label[st.ID], what)
 }
 
 func fmtOffset(d interface{ Seconds() float64 }) string {

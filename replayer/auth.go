@@ -1,0 +1,247 @@
+package replayer
+
+import (
+	"bytes"
+	"encoding/json"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/mcpvcr/mcpvcr/internal/authwire"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// Replay of plain HTTP exchanges: the OAuth dance beside MCP.
+//
+// A client of an OAuth-protected server gets the recorded 401 with
+// WWW-Authenticate from the MCP endpoint (resource_metadata rewritten to
+// name the replay server), then the recorded protected-resource metadata
+// (resource naming the replay server, every authorization server fronted
+// at authwire.FrontPrefix paths), the recorded authorization-server
+// metadata (its endpoints pointing back here), registration and token
+// answers. The authorization endpoint redirects the browser straight back
+// to the client's redirect URI with the code the recorded client
+// exchanged and the live state. Tokens were stored as placeholders; the
+// client presents the placeholder it was handed and the MCP matching,
+// which never compares credential values, accepts it.
+//
+// An exchange is matched from a pool across every recorded session: by
+// method, path and the request's parameters other than those that differ
+// from run to run (state, PKCE values, codes, secrets, the resource URL,
+// the redirect URI). Among equal recorded exchanges the k-th live request
+// gets the k-th, then the last again.
+
+// exchangeState is what a replay server tracks of plain HTTP exchanges.
+// The zero value is ready to use.
+type exchangeState struct {
+	mu   sync.Mutex           // guards used
+	used map[*store.Stream]int // recorded exchange -> live requests it answered
+}
+
+// exchangeIgnored are the parameters whose values are not compared.
+var exchangeIgnored = map[string]bool{
+	"state": true, "code_challenge": true, "code_verifier": true, "code": true,
+	"resource": true, "redirect_uri": true, "client_secret": true, "nonce": true,
+}
+
+// serveExchange answers a plain HTTP exchange (a request to a well-known
+// or fronted path) from the recordings; it reports false for any other
+// request, which is MCP.
+func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []byte) bool {
+	if !authwire.IsExchange(r.URL.Path) {
+		return false
+	}
+	origin := "http://" + r.Host
+	rec, st := s.findExchange(r, body)
+	if st == nil {
+		s.logger().Warn("no recorded OAuth exchange matches", "method", r.Method, "url", r.URL.RequestURI())
+		b, _ := json.Marshal(map[string]string{"error": "invalid_request",
+			"error_description": "mcpvcr replay: nothing recorded for " + r.Method + " " + r.URL.Path})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_, _ = w.Write(b)
+		return true
+	}
+	front, isFront := authwire.ParseFront(r.URL.Path)
+	if isFront && front.Endpoint == "authorization_endpoint" {
+		s.authorizeBack(w, r, rec, st)
+		return true
+	}
+	var out []byte
+	for _, f := range rec.serverFrames()[st.ID] {
+		out = append(out, f.Raw...)
+	}
+	if st.Status == http.StatusOK {
+		switch {
+		case authwire.IsResourceMetadata(r.URL.Path):
+			if nb, _, err := authwire.RewriteResourceMetadata(out, origin, true); err == nil {
+				out = nb
+			}
+		case isFront && front.Endpoint == "":
+			if nb, _, err := authwire.RewriteAuthServerMetadata(out, origin+authwire.FrontPrefix+front.ID); err == nil {
+				out = nb
+			}
+		}
+	}
+	h := w.Header()
+	for k, vs := range st.ResponseHeader {
+		if !isHop(k) {
+			h[k] = append([]string(nil), vs...)
+		}
+	}
+	w.WriteHeader(st.Status)
+	_, _ = w.Write(out)
+	return true
+}
+
+// findExchange picks the recorded exchange that answers r.
+func (s *Server) findExchange(r *http.Request, body []byte) (*Recording, *store.Stream) {
+	want := exchangeKey(r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), body)
+	type cand struct {
+		rec *Recording
+		st  *store.Stream
+	}
+	var cands []cand
+	for _, rec := range s.Recordings {
+		for i := range rec.Streams {
+			st := &rec.Streams[i]
+			if st.Kind != store.HTTPStream || st.Method != r.Method {
+				continue
+			}
+			u, err := url.Parse(st.URL)
+			if err != nil || u.Path != r.URL.Path {
+				continue
+			}
+			var c2s []byte
+			for j := range rec.Frames {
+				if f := &rec.Frames[j]; f.StreamID == st.ID && f.Direction == store.ClientToServer {
+					c2s = append(c2s, f.Raw...)
+				}
+			}
+			if exchangeKey(st.Method, u.Path, u.RawQuery, st.RequestHeader.Get("Content-Type"), c2s) == want {
+				cands = append(cands, cand{rec, st})
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	ex := &s.http().exchanges
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	if ex.used == nil {
+		ex.used = map[*store.Stream]int{}
+	}
+	pick := cands[len(cands)-1]
+	for _, c := range cands {
+		if ex.used[c.st] == 0 {
+			pick = c
+			break
+		}
+	}
+	ex.used[pick.st]++
+	return pick.rec, pick.st
+}
+
+// exchangeKey is what identifies an exchange for matching: method, path
+// and the query and form parameters whose values are stable across runs.
+// JSON bodies (registration metadata) are not compared.
+func exchangeKey(method, path, rawQuery, contentType string, body []byte) string {
+	params := formParams(rawQuery)
+	if mt, _, _ := mime.ParseMediaType(contentType); mt == "application/x-www-form-urlencoded" {
+		params = append(params, formParams(string(body))...)
+	}
+	sort.Strings(params)
+	return method + " " + path + "?" + strings.Join(params, "&")
+}
+
+func formParams(raw string) []string {
+	q, err := url.ParseQuery(raw)
+	if err != nil {
+		return nil
+	}
+	var ps []string
+	for k, vs := range q {
+		if exchangeIgnored[k] {
+			continue
+		}
+		for _, v := range vs {
+			if strings.HasPrefix(v, "REDACTED-") {
+				v = "REDACTED"
+			}
+			if k == "scope" {
+				// A set: clients order it as they please.
+				f := strings.Fields(v)
+				sort.Strings(f)
+				v = strings.Join(f, " ")
+			}
+			ps = append(ps, k+"="+v)
+		}
+	}
+	return ps
+}
+
+// authorizeBack answers the browser's visit to a fronted authorization
+// endpoint as the user's login would end: a redirect to the client's
+// redirect URI with the code the recorded client went on to exchange and
+// the live state.
+func (s *Server) authorizeBack(w http.ResponseWriter, r *http.Request, rec *Recording, st *store.Stream) {
+	q := r.URL.Query()
+	back, err := url.Parse(q.Get("redirect_uri"))
+	if err != nil || !back.IsAbs() {
+		http.Error(w, "mcpvcr replay: redirect_uri is missing or not absolute", http.StatusBadRequest)
+		return
+	}
+	code := "mcpvcr-replay-code"
+	tokenPath := strings.TrimSuffix(r.URL.Path, "authorization_endpoint") + "token_endpoint"
+	found := false
+	for i := range rec.Streams {
+		t := &rec.Streams[i]
+		if found || t.Kind != store.HTTPStream || t.Opened < st.Opened || !strings.HasPrefix(t.URL, tokenPath) {
+			continue
+		}
+		for j := range rec.Frames {
+			f := &rec.Frames[j]
+			if f.StreamID != t.ID || f.Direction != store.ClientToServer {
+				continue
+			}
+			if form, err := url.ParseQuery(string(bytes.TrimSpace(f.Raw))); err == nil && form.Get("code") != "" {
+				code, found = form.Get("code"), true
+			}
+		}
+	}
+	bq := back.Query()
+	bq.Set("code", code)
+	if state := q.Get("state"); state != "" {
+		bq.Set("state", state)
+	}
+	back.RawQuery = bq.Encode()
+	http.Redirect(w, r, back.String(), http.StatusFound)
+}
+
+// challengeWriter rewrites resource_metadata in a recorded
+// WWW-Authenticate (a 401 or 403 of the MCP endpoint) to name the replay
+// server at origin.
+type challengeWriter struct {
+	http.ResponseWriter
+	origin string
+}
+
+func (w *challengeWriter) WriteHeader(code int) {
+	if vs := w.Header().Values("WWW-Authenticate"); len(vs) > 0 {
+		w.Header()["Www-Authenticate"] = authwire.RewriteChallenges(vs, w.origin)
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// refused reports whether recorded stream id of rec was answered 401 or
+// 403: refused for want of authorization.
+func refused(rec *Recording, id int64) bool {
+	st := streamByID(rec, id)
+	return st != nil && (st.Status == http.StatusUnauthorized || st.Status == http.StatusForbidden)
+}
