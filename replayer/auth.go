@@ -37,7 +37,7 @@ import (
 // exchangeState is what a replay server tracks of plain HTTP exchanges.
 // The zero value is ready to use.
 type exchangeState struct {
-	mu   sync.Mutex           // guards used
+	mu   sync.Mutex            // guards used
 	used map[*store.Stream]int // recorded exchange -> live requests it answered
 }
 

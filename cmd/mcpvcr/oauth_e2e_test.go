@@ -166,4 +166,5 @@ func oauthSecrets(as *mcptest.AuthServer, extra ...string) []string {
 }
 
 var _ = fmt.Sprint
+
 const replayClientName = "oauth-client" // TEMP
