@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -227,6 +228,80 @@ func TestRedactionAudit(t *testing.T) {
 	for _, want := range []string{"Bearer REDACTED-", "Basic REDACTED-", "access_token=REDACTED-", "tenant=REDACTED-", "token=REDACTED-", "audit:REDACTED-", "--token REDACTED-", "--api-key=REDACTED-", "key=REDACTED-", `"X-Tenant-Signature":["REDACTED-`} {
 		if !strings.Contains(export, want) {
 			t.Errorf("the export lacks %q: the credential was not recorded at all, or not as a placeholder", want)
+		}
+	}
+}
+
+// TestRedactionAudit_OAuth records OAuth flows through mcpvcr record, with
+// the authorization server fronted: dynamic registration (client secret
+// and registration access token issued, client_secret_basic at the token
+// endpoint) with step-up, and a pre-registered client using
+// client_secret_post. Every credential of the flows (codes, code
+// verifiers, access and refresh tokens, client secrets, registration
+// access tokens, Authorization values) reached its peer unchanged, since
+// the flows succeeded, and none of their bytes is in the cassette's
+// files, its export, ls or show. The access token is stored as the same
+// placeholder in the token answer and in the Authorization header of the
+// requests that carried it, so replay can hand it out and recognise it.
+func TestRedactionAudit_OAuth(t *testing.T) {
+	ctx := testCtx(t)
+	db := filepath.Join(t.TempDir(), "oauth-audit.db")
+	dumpOnFailure(t, db)
+	var secrets []string
+	for _, sc := range []oauthScenario{oauthScenarios[2], oauthScenarios[1]} {
+		as := mcptest.StartAuthServer(t, sc.asPath)
+		if sc.client.ID != "" {
+			as.Register(sc.client.ID, sc.client.Secret, mcptest.RedirectURI)
+		}
+		cfg := sc.cfg
+		cfg.AS = as
+		p := mcptest.StartProtected(t, cfg)
+		rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0")
+		oauthRun(ctx, t, rec.URL, sc.version, "audit", sc.client, "audit")
+		if code := rec.Stop(); code != 0 {
+			t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
+		}
+		secrets = append(secrets, oauthSecrets(as)...)
+	}
+	if len(secrets) < 12 {
+		t.Fatalf("the flows used only %d credentials: %v", len(secrets), secrets)
+	}
+	places := map[string]string{}
+	files, _ := filepath.Glob(db + "*")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		places[filepath.Base(f)] = string(b)
+	}
+	places["ls"] = mcpvcr(t, "", "ls", "--cassette", db).stdout
+	places["export"] = mcpvcr(t, "", "export", "--cassette", db).stdout
+	for i := 1; i <= 2; i++ {
+		places[fmt.Sprintf("show %d", i)] = mcpvcr(t, "", "show", fmt.Sprint(i), "--cassette", db).stdout
+	}
+	for _, s := range secrets {
+		for place, content := range places {
+			if strings.Contains(content, s) {
+				t.Errorf("%s holds the credential %q", place, s)
+			}
+		}
+	}
+	export := places["export"]
+	for _, want := range []string{`access_token\":\"REDACTED-`, `refresh_token\":\"REDACTED-`, `client_secret\":\"REDACTED-`,
+		`registration_access_token\":\"REDACTED-`, "code=REDACTED-", "code_verifier=REDACTED-", "client_secret=REDACTED-",
+		"Basic REDACTED-", "Bearer REDACTED-", `token_type\":\"Bearer`} {
+		if !strings.Contains(export, want) {
+			t.Errorf("the export lacks %q: the credential was not recorded at all, or not as a placeholder", want)
+		}
+	}
+	handed := regexp.MustCompile(`\\"access_token\\":\\"(REDACTED-[0-9a-f]+)`).FindAllStringSubmatch(export, -1)
+	if len(handed) != 3 {
+		t.Errorf("found %d access tokens handed out; want 3 (two for step-up, one pre-registered)", len(handed))
+	}
+	for _, m := range handed {
+		if !strings.Contains(export, "Bearer "+m[1]) {
+			t.Errorf("the access token %s handed out is never presented as Bearer %s: placeholders are not stable", m[1], m[1])
 		}
 	}
 }

@@ -1,0 +1,89 @@
+package authwire
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestRewriteChallenges(t *testing.T) {
+	tests := []struct{ name, in, want string }{
+		{"Quoted", `Bearer resource_metadata="http://up:1/.well-known/oauth-protected-resource/mcp", scope="a b"`,
+			`Bearer resource_metadata="http://proxy:2/.well-known/oauth-protected-resource/mcp", scope="a b"`},
+		{"Token", `Bearer error="insufficient_scope", Resource_Metadata=http://up:1/x`,
+			`Bearer error="insufficient_scope", Resource_Metadata=http://proxy:2/x`},
+		{"None", `Bearer realm="x"`, `Bearer realm="x"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := RewriteChallenges([]string{tt.in}, "http://proxy:2")[0]; got != tt.want {
+				t.Errorf("RewriteChallenges(%q) = %q; want %q", tt.in, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRewriteResourceMetadata(t *testing.T) {
+	in := `{"resource":"http://up:1/mcp", "authorization_servers" : ["http://as:3/t"],"scopes_supported":["a"]}`
+	got, md, err := RewriteResourceMetadata([]byte(in), "http://proxy:2", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"resource":"http://proxy:2/mcp", "authorization_servers" : ["http://proxy:2/_mcpvcr/as/` + FrontID("http://as:3/t") + `"],"scopes_supported":["a"]}`
+	if string(got) != want {
+		t.Errorf("RewriteResourceMetadata = %s; want %s", got, want)
+	}
+	if diff := cmp.Diff(ResourceMetadata{Resource: "http://up:1/mcp", ClientResource: "http://proxy:2/mcp", Issuers: []string{"http://as:3/t"}}, md); diff != "" {
+		t.Errorf("metadata mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestRewriteAuthServerMetadata(t *testing.T) {
+	in := `{"issuer":"http://as:3/t","authorization_endpoint":"http://as:3/t/authorize","token_endpoint":"http://as:3/t/token","jwks_uri":"http://as:3/jwks"}`
+	got, real, err := RewriteAuthServerMetadata([]byte(in), "http://proxy:2/_mcpvcr/as/ab")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `{"issuer":"http://proxy:2/_mcpvcr/as/ab","authorization_endpoint":"http://proxy:2/_mcpvcr/as/ab/authorization_endpoint","token_endpoint":"http://proxy:2/_mcpvcr/as/ab/token_endpoint","jwks_uri":"http://as:3/jwks"}`
+	if string(got) != want {
+		t.Errorf("RewriteAuthServerMetadata = %s; want %s", got, want)
+	}
+	if diff := cmp.Diff(map[string]string{"authorization_endpoint": "http://as:3/t/authorize", "token_endpoint": "http://as:3/t/token"}, real); diff != "" {
+		t.Errorf("endpoints mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseFront(t *testing.T) {
+	tests := []struct {
+		path   string
+		want   Front
+		ok     bool
+		metaOf string // MetadataURL for issuer http://as/t
+	}{
+		{"/.well-known/oauth-authorization-server/_mcpvcr/as/ab", Front{ID: "ab", WellKnown: AuthServerPath}, true, "http://as/.well-known/oauth-authorization-server/t"},
+		{"/.well-known/openid-configuration/_mcpvcr/as/ab", Front{ID: "ab", WellKnown: OpenIDPath}, true, "http://as/.well-known/openid-configuration/t"},
+		{"/_mcpvcr/as/ab/.well-known/openid-configuration", Front{ID: "ab", WellKnown: OpenIDPath, Append: true}, true, "http://as/t/.well-known/openid-configuration"},
+		{"/_mcpvcr/as/ab/token_endpoint", Front{ID: "ab", Endpoint: "token_endpoint"}, true, ""},
+		{"/_mcpvcr/as/ab/other", Front{}, false, ""},
+		{"/mcp", Front{}, false, ""},
+	}
+	for _, tt := range tests {
+		got, ok := ParseFront(tt.path)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("ParseFront(%q) = %+v, %t; want %+v, %t", tt.path, got, ok, tt.want, tt.ok)
+		}
+		if tt.metaOf != "" {
+			if u, _ := got.MetadataURL("http://as/t"); u != tt.metaOf {
+				t.Errorf("ParseFront(%q).MetadataURL = %q; want %q", tt.path, u, tt.metaOf)
+			}
+		}
+	}
+}
+
+func TestMapForm(t *testing.T) {
+	in := "grant_type=authorization_code&resource=http%3A%2F%2Fproxy%3A2%2Fmcp&code=x"
+	got := MapForm(in, "resource", func(v string) string { return Rebase(v, "http://up:1") })
+	if want := "grant_type=authorization_code&resource=http%3A%2F%2Fup%3A1%2Fmcp&code=x"; got != want {
+		t.Errorf("MapForm = %q; want %q", got, want)
+	}
+}
