@@ -143,7 +143,7 @@ func TestOAuth(t *testing.T) {
 					t.Logf("replay stderr:\n%s", rep.stderr)
 				}
 			})
-			replayed := oauthRun(ctx, t, rep.URL+"/mcp", sc.version, replayClientName, sc.client, "first")
+			replayed := oauthRun(ctx, t, rep.URL+"/mcp", sc.version, "another-oauth-client", sc.client, "first")
 			code := rep.Stop()
 			if diff := cmp.Diff(recorded, replayed); diff != "" {
 				t.Errorf("replay differs from the recording (-record +replay):\n%s\nreplay stderr:\n%s", diff, rep.stderr)
@@ -167,4 +167,3 @@ func oauthSecrets(as *mcptest.AuthServer, extra ...string) []string {
 
 var _ = fmt.Sprint
 
-const replayClientName = "oauth-client" // TEMP
