@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/clock"
@@ -67,6 +68,10 @@ type HTTP struct {
 
 	once  sync.Once
 	proxy *httputil.ReverseProxy
+	// stopping is set by Stop: streams cut from then on were cut by the
+	// proxy, not by their client.
+	stopping atomic.Bool
+	inflight sync.WaitGroup // ServeHTTP calls under way
 	red   *Redactor
 	log   *slog.Logger
 
@@ -77,7 +82,8 @@ type HTTP struct {
 	modern      *httpSession            // the modern-era recording run
 	all         []*httpSession          // every session, to end them on Close
 	pendingInit map[*http.Request]*httpSession
-	err         error // first sink error
+	open        map[*exchange]bool // exchanges under way
+	err         error              // first sink error
 	// lastRefused is the session last answered 401 or 403: the OAuth
 	// exchanges that follow belong to it.
 	lastRefused *httpSession
@@ -152,6 +158,7 @@ func (h *HTTP) init() {
 		h.byEndpoint = map[string]*httpSession{}
 		h.pendingInit = map[*http.Request]*httpSession{}
 		h.fronts = map[string]*frontAS{}
+		h.open = map[*exchange]bool{}
 		h.resources = map[string]string{}
 		h.proxy = &httputil.ReverseProxy{
 			Rewrite:        h.rewrite,
@@ -167,6 +174,8 @@ func (h *HTTP) init() {
 // ServeHTTP forwards one request upstream and records it.
 func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.init()
+	h.inflight.Add(1)
+	defer h.inflight.Done()
 	if h.Upstream == nil || h.Sink == nil {
 		http.Error(w, "mcpvcr: recorder has no upstream or sink", http.StatusInternalServerError)
 		return
@@ -194,6 +203,14 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithoutCancel(r.Context())
 	x := h.begin(ctx, r, body)
 	x.client = r.Context()
+	h.mu.Lock()
+	h.open[x] = true
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.open, x)
+		h.mu.Unlock()
+	}()
 	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
 	h.proxy.ServeHTTP(w, r)
 }
@@ -439,7 +456,7 @@ func (h *HTTP) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	x, _ := r.Context().Value(exchangeKey{}).(*exchange)
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		if x != nil {
-			x.hs.closeStream(context.WithoutCancel(r.Context()), x.st, store.EndClientAborted, nil)
+			x.hs.closeStream(context.WithoutCancel(r.Context()), x.st, h.abortEnd(), nil)
 		}
 		return
 	}
@@ -461,10 +478,50 @@ func (h *HTTP) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	_, _ = w.Write(body)
 }
 
-// Close ends every session recorded so far. It does not stop a server
-// serving h; shut that down first.
+// OpenStreams counts the MCP streams under way (requests being answered,
+// GET streams held open) by kind.
+func (h *HTTP) OpenStreams() map[store.StreamKind]int {
+	h.init()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := map[store.StreamKind]int{}
+	for x := range h.open {
+		n[x.st.Kind]++
+	}
+	return n
+}
+
+// Stop marks the proxy as stopping: streams cut from now on (by closing
+// the server serving h) are recorded as ended by the proxy
+// (store.EndProxyShutdown), not by their client. Call it just before
+// closing connections.
+func (h *HTTP) Stop() {
+	h.init()
+	h.stopping.Store(true)
+}
+
+// abortEnd is how a stream whose client connection went away ended.
+func (h *HTTP) abortEnd() store.End {
+	if h.stopping.Load() {
+		return store.EndProxyShutdown
+	}
+	return store.EndClientAborted
+}
+
+// Close waits for the requests under way to finish (or ctx to be done),
+// then ends every session recorded so far. It does not stop a server
+// serving h; shut that down (or close it) first.
 func (h *HTTP) Close(ctx context.Context) error {
 	h.init()
+	done := make(chan struct{})
+	go func() {
+		h.inflight.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 	h.mu.Lock()
 	all := append([]*httpSession(nil), h.all...)
 	err := h.err

@@ -227,7 +227,7 @@ func (b *recordingBody) finish(err error) {
 	switch {
 	case err != nil && x.client != nil && x.client.Err() != nil:
 		// The client went away, which cancelled the upstream request.
-		end, err = store.EndClientAborted, nil
+		end, err = b.h.abortEnd(), nil
 	case err != nil:
 		end = store.EndUpstreamError
 	case len(x.reqIDs) > 0 && x.st.Status < 300 && x.st.Status != http.StatusAccepted:
@@ -250,7 +250,7 @@ func (b *recordingBody) Close() error {
 				_ = b.event(ev)
 			}
 		}
-		b.x.hs.closeStream(b.ctx, b.x.st, store.EndClientAborted, nil)
+		b.x.hs.closeStream(b.ctx, b.x.st, b.h.abortEnd(), nil)
 		b.h.rememberPending(b.x)
 	}
 	b.mu.Unlock()

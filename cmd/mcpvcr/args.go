@@ -9,7 +9,8 @@ import (
 // hoistFlags lets flags follow positional arguments, as in
 // "mcpvcr show 3 --cassette bug.db": urfave/cli stops reading flags at
 // the first positional argument, so the command's flags are moved in
-// front of its positional arguments. Everything after "--" is left alone.
+// front of its positional arguments. Everything after "--" is left alone,
+// and so is everything from the server command of record on.
 func hoistFlags(app *cli.App, args []string) []string {
 	if len(args) < 2 {
 		return args
@@ -48,12 +49,20 @@ func hoistFlags(app *cli.App, args []string) []string {
 			}
 			continue
 		}
+		if takesCommand[cmd.Name] {
+			// The rest is the server's argv, unchanged, flags and all.
+			break
+		}
 		positional = append(positional, a)
 	}
 	out = append(out, flags...)
 	out = append(out, positional...)
 	return append(out, args[i:]...)
 }
+
+// takesCommand are the commands whose first positional argument starts a
+// command line of its own: nothing from there on is theirs.
+var takesCommand = map[string]bool{"record": true}
 
 // takesValue reports whether arg names a flag that takes a separate value
 // ("--cassette x", not "--cassette=x" or a boolean flag).

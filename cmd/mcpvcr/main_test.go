@@ -54,7 +54,20 @@ type result struct {
 // mcpvcr runs the binary to completion with stdin.
 func mcpvcr(tb testing.TB, stdin string, args ...string) result {
 	tb.Helper()
+	return runBin(tb, stdin, nil, args...)
+}
+
+// mcpvcrEnv runs the binary to completion with env added to the
+// environment and no stdin.
+func mcpvcrEnv(tb testing.TB, env []string, args ...string) result {
+	tb.Helper()
+	return runBin(tb, "", env, args...)
+}
+
+func runBin(tb testing.TB, stdin string, env []string, args ...string) result {
+	tb.Helper()
 	cmd := exec.Command(mcpvcrBin, args...)
+	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

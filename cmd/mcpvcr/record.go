@@ -21,9 +21,13 @@ func recordCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "record",
 		Usage:     "record MCP sessions: run a stdio server, or proxy an HTTP one",
-		ArgsUsage: "-- SERVER_COMMAND [ARGS...]  |  --upstream URL [--listen ADDR]",
+		ArgsUsage: "[--] SERVER_COMMAND [ARGS...]  |  --server 'COMMAND ARGS'  |  --upstream URL [--listen ADDR]",
 		Description: "stdio: mcpvcr starts the server and is the server command your client runs:\n" +
 			"   mcpvcr record --cassette bug.db -- npx @modelcontextprotocol/server-everything stdio\n" +
+			"Everything from the first argument that is not a record flag is the server's command,\n" +
+			"unchanged (like env or timeout), so the -- may be left out: mcpvcr record node --no-warnings s.js.\n" +
+			"A -- before the command is dropped (-- -- passes a literal --). For configs that carry only\n" +
+			"flags or environment: --server 'node s.js --port 3' or MCPVCR_SERVER (quoted like a shell).\n" +
 			"Every byte is forwarded unchanged; nothing but the server's output reaches stdout.\n" +
 			"The server's stderr is passed through and recorded too. Signals are forwarded to the\n" +
 			"server and mcpvcr exits with the server's exit code.\n\n" +
@@ -32,7 +36,9 @@ func recordCommand(e *env) *cli.Command {
 			"Streamable HTTP (JSON and SSE answers, GET streams, resumption, sessions) and the\n" +
 			"2024-11-05 HTTP+SSE transport are recorded; each Mcp-Session-Id is one session.\n" +
 			"Credentials (Authorization, cookies, token-like query parameters) are stored as\n" +
-			"placeholders, never forwarded changed. Stop with Ctrl-C.",
+			"placeholders, never forwarded changed. OAuth-protected servers: the resource is rewritten to\n" +
+			"name the proxy and the authorization server is fronted (see --proxy-auth). Stop with Ctrl-C:\n" +
+			"it says what it waits for (at most 5s); a second Ctrl-C stops at once.",
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.StringFlag{Name: "name", Usage: "a `NAME` for the recorded session"},
@@ -40,18 +46,25 @@ func recordCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "record HTTP: the `ADDR` the proxy listens on"},
 			&cli.StringSliceFlag{Name: "redact-header", Usage: "also store this `HEADER`'s values as placeholders (repeatable)"},
 			&cli.StringSliceFlag{Name: "redact-query", Usage: "also store this query `PARAM`'s values as placeholders (repeatable)"},
+			&cli.StringFlag{Name: "server", EnvVars: []string{"MCPVCR_SERVER"}, Usage: "record stdio: the server `COMMAND` as one string, quoted like a shell (for configs without an args list)"},
+			&cli.GenericFlag{Name: "header", Value: &headerList{}, Usage: "record HTTP: add `\"NAME: VALUE\"` to every upstream request, such as a token you hold (repeatable; also MCPVCR_HEADER, one per line); stored redacted"},
+			&cli.BoolFlag{Name: "proxy-auth", Value: true, Usage: "record HTTP: front the OAuth authorization servers of a protected upstream (record their exchanges, map the token's resource to the upstream); --proxy-auth=false lets the client talk to them directly"},
 		},
 		Action: func(c *cli.Context) error {
+			argv, err := serverArgv(c)
+			if err != nil {
+				return err
+			}
 			if c.String("upstream") != "" {
-				if c.NArg() > 0 {
+				if argv != nil {
 					return usageErr("mcpvcr record --upstream URL, or mcpvcr record -- COMMAND", "record takes --upstream or a server command, not both")
 				}
 				return recordHTTP(c, e)
 			}
-			if c.NArg() == 0 {
-				return usageErr("mcpvcr record -- SERVER_COMMAND [ARGS...]", "record needs the server command after --")
+			if argv == nil {
+				return usageErr("mcpvcr record [--] SERVER_COMMAND [ARGS...]", "record needs the server command (or --upstream URL)")
 			}
-			return recordStdio(c, e, c.Args().Slice())
+			return recordStdio(c, e, argv)
 		},
 	}
 }

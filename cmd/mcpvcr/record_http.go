@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -19,8 +21,15 @@ func recordHTTP(c *cli.Context, e *env) error {
 		return usageErr("--upstream http://127.0.0.1:3001/mcp", "--upstream %q is not an http(s) URL", raw)
 	}
 	red := redactor(c)
+	hdr, err := upstreamHeader(c, e)
+	if err != nil {
+		return err
+	}
 	if err := reachable(u); err != nil {
 		return failErr(fmt.Errorf("upstream %s is not reachable: %w", red.URL(raw), err), "start the server first, or check --upstream")
+	}
+	if warn := probeUpstream(c.Context, u, hdr, red.URL(raw)); warn != "" {
+		fmt.Fprintf(e.stderr, "mcpvcr: warning: %s\n", warn)
 	}
 	db, err := openForWrite(c)
 	if err != nil {
@@ -31,14 +40,15 @@ func recordHTTP(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	rec := &recorder.HTTP{Upstream: u, Sink: db, Redactor: red, Name: c.String("name"), Logger: e.logger}
+	rec := &recorder.HTTP{Upstream: u, Sink: db, Redactor: red, Name: c.String("name"), Logger: e.logger,
+		Header: hdr, AuthDirect: !c.Bool("proxy-auth")}
 	path := u.EscapedPath()
 	if path == "" {
 		path = "/"
 	}
 	fmt.Fprintf(e.stderr, "mcpvcr: recording to %s; point your client at http://%s%s (upstream %s); stop with Ctrl-C\n",
 		cassettePath(c), ln.Addr(), path, red.URL(raw))
-	serr := serve(c.Context, ln, rec, nil)
+	serr := serve(c.Context, e, ln, rec, stopHooks{waiting: func() string { return openStreams(rec) }, beforeClose: rec.Stop})
 	cerr := rec.Close(context.WithoutCancel(c.Context)) // c.Context is done: Ctrl-C stopped serving
 	if err := db.Close(); err != nil {
 		return failErr(fmt.Errorf("save cassette %s: %w", cassettePath(c), err), "")
@@ -70,4 +80,23 @@ func reachable(u *url.URL) error {
 		return err
 	}
 	return conn.Close()
+}
+
+// openStreams says what a stopping recorder waits for: "2 open streams
+// (get, post)", or "" when none is open.
+func openStreams(rec *recorder.HTTP) string {
+	n, kinds := 0, []string{}
+	for k, c := range rec.OpenStreams() {
+		n += c
+		kinds = append(kinds, fmt.Sprintf("%d %s", c, k))
+	}
+	if n == 0 {
+		return ""
+	}
+	sort.Strings(kinds)
+	word := "streams"
+	if n == 1 {
+		word = "stream"
+	}
+	return fmt.Sprintf("%d open %s (%s)", n, word, strings.Join(kinds, ", "))
 }

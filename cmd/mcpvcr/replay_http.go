@@ -29,8 +29,9 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 		return err
 	}
 	srv := &replayer.Server{Recordings: recs, Pace: pace, Logger: e.logger, Faults: faults, Strict: c.Bool("strict"), Match: mt, Wait: waitFlag(c)}
-	fmt.Fprintf(e.stderr, "mcpvcr: replaying %d session(s) on http://%s; stop with Ctrl-C\n", len(recs), ln.Addr())
-	if err := serve(c.Context, ln, srv, srv.Close); err != nil {
+	fmt.Fprintf(e.stderr, "mcpvcr: replaying %d session(s) on http://%s; point your client at http://%s%s; stop with Ctrl-C\n",
+		len(recs), ln.Addr(), ln.Addr(), endpointPath(recs))
+	if err := serve(c.Context, e, ln, srv, stopHooks{beforeShutdown: srv.Close}); err != nil {
 		return failErr(fmt.Errorf("serve: %w", err), "")
 	}
 	ok := true
