@@ -72,8 +72,8 @@ type HTTP struct {
 	// proxy, not by their client.
 	stopping atomic.Bool
 	inflight sync.WaitGroup // ServeHTTP calls under way
-	red   *Redactor
-	log   *slog.Logger
+	red      *Redactor
+	log      *slog.Logger
 
 	mu          sync.Mutex              // guards the fields below
 	byID        map[string]*httpSession // Mcp-Session-Id -> session

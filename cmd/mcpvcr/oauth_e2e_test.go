@@ -166,4 +166,3 @@ func oauthSecrets(as *mcptest.AuthServer, extra ...string) []string {
 }
 
 var _ = fmt.Sprint
-
