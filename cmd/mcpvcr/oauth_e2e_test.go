@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -144,6 +143,9 @@ func TestOAuth(t *testing.T) {
 				}
 			})
 			replayed := oauthRun(ctx, t, rep.URL+"/mcp", sc.version, "another-oauth-client", sc.client, "first")
+			if want := "point your client at " + rep.URL + "/mcp"; !strings.Contains(rep.stderr.String(), want) {
+				t.Errorf("replay did not say %q:\n%s", want, rep.stderr)
+			}
 			code := rep.Stop()
 			if diff := cmp.Diff(recorded, replayed); diff != "" {
 				t.Errorf("replay differs from the recording (-record +replay):\n%s\nreplay stderr:\n%s", diff, rep.stderr)
@@ -164,5 +166,3 @@ func oauthSecrets(as *mcptest.AuthServer, extra ...string) []string {
 	s := append(as.Secrets(), extra...)
 	return slices.DeleteFunc(s, func(v string) bool { return v == "" })
 }
-
-var _ = fmt.Sprint

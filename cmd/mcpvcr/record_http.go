@@ -28,9 +28,10 @@ func recordHTTP(c *cli.Context, e *env) error {
 	if err := reachable(u); err != nil {
 		return failErr(fmt.Errorf("upstream %s is not reachable: %w", red.URL(raw), err), "start the server first, or check --upstream")
 	}
-	if warn := probeUpstream(c.Context, u, hdr, red.URL(raw)); warn != "" {
-		fmt.Fprintf(e.stderr, "mcpvcr: warning: %s\n", warn)
-	}
+
+	// One probe, straight to the upstream (not recorded); its warning
+	// follows the URL to give the client.
+	warn := probeUpstream(c.Context, u, hdr, red.URL(raw))
 	db, err := openForWrite(c)
 	if err != nil {
 		return err
@@ -48,6 +49,9 @@ func recordHTTP(c *cli.Context, e *env) error {
 	}
 	fmt.Fprintf(e.stderr, "mcpvcr: recording to %s; point your client at http://%s%s (upstream %s); stop with Ctrl-C\n",
 		cassettePath(c), ln.Addr(), path, red.URL(raw))
+	if warn != "" {
+		fmt.Fprintf(e.stderr, "mcpvcr: warning: %s\n", warn)
+	}
 	serr := serve(c.Context, e, ln, rec, stopHooks{waiting: func() string { return openStreams(rec) }, beforeClose: rec.Stop})
 	cerr := rec.Close(context.WithoutCancel(c.Context)) // c.Context is done: Ctrl-C stopped serving
 	if err := db.Close(); err != nil {

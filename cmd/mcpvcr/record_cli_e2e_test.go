@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+)
+
+// cliUpstream serves the Go SDK test server over Streamable HTTP (/mcp)
+// and HTTP+SSE (/sse), an HTML page (/html) and 404 elsewhere. It writes
+// the headers of every request to seen, and sends each GET's path to
+// gets once the request has arrived.
+func cliUpstream(tb testing.TB, seen *syncBuffer, gets chan<- string) string {
+	server := mcptest.NewServer(mcptest.V1)
+	get := func(*http.Request) *mcp.Server { return server }
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(get, nil))
+	mux.Handle("/sse", mcp.NewSSEHandler(get, nil))
+	mux.HandleFunc("/html", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, "<html><body>Welcome</body></html>")
+	})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if seen != nil {
+			seen.Write([]byte(r.Method + " " + r.URL.Path + " " + r.Header.Get("Authorization") + " " + r.Header.Get("X-Extra") + "\n"))
+		}
+		if gets != nil && r.Method == http.MethodGet {
+			gets <- r.URL.Path
+		}
+		mux.ServeHTTP(w, r)
+	}))
+	tb.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// TestRecord_UpstreamProbe starts mcpvcr record in front of a wrong path
+// (404), an HTML page, the right MCP endpoint and an HTTP+SSE stream:
+// the first two get a warning naming the URL and what came back, the
+// others none; every one starts and prints the exact URL to give the
+// client, path included.
+func TestRecord_UpstreamProbe(t *testing.T) {
+	base := cliUpstream(t, nil, nil)
+	tests := []struct {
+		path string
+		warn string // "" for no warning
+	}{
+		{"/wrong", "answered an MCP POST with 404 Not Found: is the path right?"},
+		{"/html", "answered an MCP POST with an HTML page (200 OK)"},
+		{"/mcp", ""},
+		{"/sse", ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimPrefix(tt.path, "/"), func(t *testing.T) {
+			rec := startServing(t, "record", "--cassette", filepath.Join(t.TempDir(), "c.db"), "--upstream", base+tt.path, "--listen", "127.0.0.1:0")
+			if !strings.HasSuffix(rec.URL, tt.path) {
+				t.Errorf("record said to point the client at %s; want the path %s", rec.URL, tt.path)
+			}
+			// The warning follows the URL line: read it once record is done.
+			if code := rec.Stop(); code != 0 {
+				t.Errorf("record exited %d:\n%s", code, rec.stderr)
+			}
+			stderr := rec.stderr.String()
+			if tt.warn == "" && strings.Contains(stderr, "warning") {
+				t.Errorf("record warned about a good upstream:\n%s", stderr)
+			}
+			if tt.warn != "" && !strings.Contains(stderr, "mcpvcr: warning: "+base+tt.path+" "+tt.warn) {
+				t.Errorf("record did not warn %q:\n%s", tt.warn, stderr)
+			}
+		})
+	}
+}
+
+// TestRecord_Header records with --header and MCPVCR_HEADER: the upstream
+// gets the headers on every request, the client sent none, and the
+// token is nowhere in the cassette.
+func TestRecord_Header(t *testing.T) {
+	t.Setenv("MCPVCR_HEADER", "X-Extra: from env, with a comma\n")
+	ctx := testCtx(t)
+	seen := &syncBuffer{}
+	base := cliUpstream(t, seen, nil)
+	db := filepath.Join(t.TempDir(), "c.db")
+	rec := startServing(t, "record", "--cassette", db, "--upstream", base+"/mcp", "--listen", "127.0.0.1:0",
+		"--header", "Authorization: Bearer header-secret-0001")
+	cs, err := mcptest.NewClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: rec.URL}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, rec.stderr)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(seen.String()), "\n") {
+		if strings.HasPrefix(line, "POST /mcp") && !strings.HasSuffix(line, " Bearer header-secret-0001 from env, with a comma") {
+			t.Errorf("the upstream got %q; want the --header and MCPVCR_HEADER values", line)
+		}
+	}
+	if export := mcpvcr(t, "", "export", "--cassette", db).stdout; strings.Contains(export, "header-secret-0001") || !strings.Contains(export, "tools/list") {
+		t.Errorf("the export holds the --header token, or lacks the session:\n%s", export)
+	}
+}
+
+// TestRecord_StopWithOpenStream interrupts mcpvcr record while the
+// client holds a GET stream open: the first Ctrl-C says what it waits
+// for and for how long, the second stops at once, and the cut stream is
+// recorded as ended by the proxy.
+func TestRecord_StopWithOpenStream(t *testing.T) {
+	ctx := testCtx(t)
+	gets := make(chan string, 4)
+	base := cliUpstream(t, nil, gets)
+	db := filepath.Join(t.TempDir(), "c.db")
+	cmd := exec.Command(mcpvcrBin, "record", "--cassette", db, "--upstream", base+"/mcp", "--listen", "127.0.0.1:0")
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 64)
+	var all syncBuffer
+	go func() {
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			all.Write([]byte(sc.Text() + "\n"))
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait(); pw.Close() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	waitLine := func(substr string) string {
+		t.Helper()
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok {
+					t.Fatalf("record ended before saying %q:\n%s", substr, all.String())
+				}
+				if strings.Contains(l, substr) {
+					return l
+				}
+			case <-ctx.Done():
+				t.Fatalf("record never said %q:\n%s", substr, all.String())
+			}
+		}
+	}
+	url := urlRE.FindString(waitLine("point your client at"))
+	cs, err := mcptest.NewClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	select {
+	case <-gets: // the client's GET stream is open through the proxy
+	case <-ctx.Done():
+		t.Fatal("the client never opened its GET stream")
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	if l := waitLine("stopping:"); !strings.Contains(l, "waiting up to 5s for 1 open stream (1 get)") || !strings.Contains(l, "Ctrl-C again") {
+		t.Errorf("the first Ctrl-C said %q; want what it waits for and for how long", l)
+	}
+	_ = cmd.Process.Signal(os.Interrupt)
+	// The grace period is 5s: stopping within 3s shows the second Ctrl-C
+	// cut it short.
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("record exited with %v:\n%s", err, all.String())
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatalf("record did not stop at the second Ctrl-C:\n%s", all.String())
+	}
+	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
+	if !regexpMatch(`get#\d+ proxy-shutdown`, show) {
+		t.Errorf("the cut GET stream is not recorded as ended by the proxy:\n%s", show)
+	}
+}
+
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
