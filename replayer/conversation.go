@@ -96,7 +96,11 @@ type receipt struct {
 // candidates it does not match, and releases what it caused. When nothing
 // matches, the candidates are kept and a Mismatch (from the first
 // candidate's point of view) is returned.
-func (c *cursor) receive(live jsonrpc.Message) receipt {
+//
+// accept, if not nil, vets each recorded frame that would match: over
+// HTTP, a frame the server refused at the HTTP level matches only a
+// request of the same shape.
+func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) receipt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var kept []*engine
@@ -106,7 +110,7 @@ func (c *cursor) receive(live jsonrpc.Message) receipt {
 			break
 		}
 		for _, e := range c.cands {
-			if i, ok := e.match(live, loose); ok {
+			if i, ok := e.match(live, loose, accept); ok {
 				kept = append(kept, e)
 				idx = append(idx, i)
 			}

@@ -303,7 +303,7 @@ func (e *engine) bodyKey(m jsonrpc.Message) string {
 // answer to a request this replay has sent; one whose content differs
 // from the recorded answer's matches when loose is set. It changes
 // nothing.
-func (e *engine) match(live jsonrpc.Message, loose bool) (int, bool) {
+func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, int) bool) (int, bool) {
 	k, members := e.matchKey(live, e.rids)
 	body := ""
 	if live.Kind.IsResponse() {
@@ -317,13 +317,13 @@ func (e *engine) match(live jsonrpc.Message, loose bool) (int, bool) {
 		if !fr.c2s || fr.done {
 			continue
 		}
+		var ok bool
 		if live.Kind == jsonrpc.KindBatch {
-			if fr.msg.Kind == jsonrpc.KindBatch && slices.Equal(fr.memberKeys, members) {
-				return i, true
-			}
-			continue
+			ok = fr.msg.Kind == jsonrpc.KindBatch && slices.Equal(fr.memberKeys, members)
+		} else {
+			ok = fr.key == k && (fr.body == body || loose)
 		}
-		if fr.key == k && (fr.body == body || loose) {
+		if ok && (accept == nil || accept(e, i)) {
 			return i, true
 		}
 	}

@@ -353,7 +353,7 @@ func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *
 func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, line []byte) {
 	rep.Received++
 	live := jsonrpc.Parse(line)
-	rc := cur.receive(live)
+	rc := cur.receive(live, nil)
 	if rc.unrecorded {
 		rep.Unrecorded++
 		return
