@@ -372,10 +372,15 @@ func (h *HTTP) rewrite(pr *httputil.ProxyRequest) {
 	in := pr.In
 	u := *h.Upstream
 	out := pr.Out
-	if x, _ := in.Context().Value(exchangeKey{}).(*exchange); x != nil && x.auth != nil && x.auth.target != nil {
-		out.URL = x.auth.target
-		out.Host = ""
-		return
+	if x, _ := in.Context().Value(exchangeKey{}).(*exchange); x != nil && x.auth != nil {
+		// The recorder may have to rewrite the answer (metadata): ask for
+		// it uncompressed.
+		out.Header.Del("Accept-Encoding")
+		if x.auth.target != nil {
+			out.URL = x.auth.target
+			out.Host = ""
+			return
+		}
 	}
 	for k, vs := range h.Header {
 		out.Header[k] = append([]string(nil), vs...)
@@ -466,6 +471,18 @@ func (h *HTTP) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 		return
 	}
 	h.log.Warn("upstream request failed", "url", h.red.URL(h.Upstream.String()), "err", err)
+	if x != nil && x.auth != nil {
+		// An OAuth exchange: answer as an OAuth server would (RFC 6749
+		// §5.2), naming where it failed.
+		x.st.Status = http.StatusBadGateway
+		x.hs.closeStream(context.WithoutCancel(r.Context()), x.st, store.EndUpstreamError, err)
+		body, _ := json.Marshal(map[string]string{"error": "temporarily_unavailable",
+			"error_description": fmt.Sprintf("mcpvcr: %s %s failed: %v", r.Method, h.red.URL(r.URL.String()), err)})
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = w.Write(body)
+		return
+	}
 	id := json.RawMessage("null")
 	if x != nil {
 		if m := jsonrpc.Parse(x.reqBody); m.HasID() {

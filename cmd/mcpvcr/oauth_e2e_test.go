@@ -166,3 +166,32 @@ func oauthSecrets(as *mcptest.AuthServer, extra ...string) []string {
 	s := append(as.Secrets(), extra...)
 	return slices.DeleteFunc(s, func(v string) bool { return v == "" })
 }
+
+// TestOAuth_ProxyAuthOff shows why fronting is the default: with
+// --proxy-auth=false the client, which sees mcpvcr as the resource, gets
+// from the authorization server (directly, unrecorded) a token for
+// mcpvcr's URL, and the server rejects a token issued for another
+// audience.
+func TestOAuth_ProxyAuthOff(t *testing.T) {
+	ctx := testCtx(t)
+	as := mcptest.StartAuthServer(t, "")
+	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})
+	db := filepath.Join(t.TempDir(), "direct.db")
+	rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0", "--proxy-auth=false")
+	transport := &mcp.StreamableClientTransport{Endpoint: rec.URL, OAuthHandler: mcptest.OAuthHandler(t, mcptest.OAuthClient{})}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "direct", Version: "1.0.0"}, nil).Connect(ctx, transport, nil)
+	if err == nil {
+		cs.Close()
+		t.Fatal("the client connected with a token issued for mcpvcr's URL; want the server to refuse it")
+	}
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
+	}
+	if !slices.Contains(as.Requests(), "POST /token") {
+		t.Errorf("the client never asked the authorization server for a token: %v", as.Requests())
+	}
+	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
+	if !strings.Contains(show, "(resource-metadata)") || strings.Contains(show, "(token)") {
+		t.Errorf("want the metadata recorded and the token exchange not (it went straight to the authorization server):\n%s", show)
+	}
+}
