@@ -30,6 +30,17 @@ import (
 // browser-facing authorization endpoint is answered with a redirect to
 // the real one (the login page itself is never proxied).
 
+// Pseudo-headers that an exchange stream's recorded headers carry beside
+// the real ones, so that the recording keeps both what the client sent or
+// got and what mcpvcr forwarded: the real URL a fronted request went to,
+// the resource it asked for there, and the values rewritten in the answer
+// the client got. They never go on the wire.
+const (
+	ForwardedToHeader       = "Mcpvcr-Forwarded-To"
+	ForwardedResourceHeader = "Mcpvcr-Forwarded-Resource"
+	RewrittenHeader         = "Mcpvcr-Rewritten"
+)
+
 // authExchange is what a plain HTTP exchange needs beyond exchange.
 type authExchange struct {
 	// origin is the proxy as the client addressed it (http://host).
@@ -59,6 +70,9 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 		Method:        r.Method,
 		URL:           h.red.URL(r.URL.RequestURI()),
 		RequestHeader: h.red.Header(r.Header),
+	}
+	if st.RequestHeader == nil {
+		st.RequestHeader = http.Header{}
 	}
 	ax := &authExchange{origin: "http://" + r.Host, path: r.URL.Path}
 	x := &exchange{hs: hs, st: st, reqIDs: map[string]bool{}, reqBody: body, host: r.Host, client: r.Context(), auth: ax}
@@ -96,8 +110,18 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 			h.refuseExchange(ctx, w, x, "mcpvcr: endpoint "+real+" is not a URL")
 			return
 		}
+		// What was forwarded, beside what the client sent (the stream's
+		// fields are all written again when it closes).
+		st.RequestHeader.Set(ForwardedToHeader, h.red.URL(ax.target.String()))
 		if mt, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")); mt == "application/x-www-form-urlencoded" {
-			body = []byte(authwire.MapForm(string(body), "resource", func(v string) string { return h.upstreamResource(v, ax.origin) }))
+			mapped := ""
+			body = []byte(authwire.MapForm(string(body), "resource", func(v string) string {
+				mapped = h.upstreamResource(v, ax.origin)
+				return mapped
+			}))
+			if mapped != "" {
+				st.RequestHeader.Set(ForwardedResourceHeader, mapped)
+			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
 			r.ContentLength = int64(len(body))
 		}
@@ -198,14 +222,29 @@ func (h *HTTP) exchangeResponse(resp *http.Response, x *exchange) error {
 			if err == nil {
 				out = nb
 				h.learnResource(md)
+				rw := []string{fmt.Sprintf("resource=%q", md.ClientResource)}
+				for _, iss := range md.Issuers {
+					if !h.AuthDirect {
+						rw = append(rw, fmt.Sprintf("authorization_servers=%q", authwire.FrontIssuer(x.auth.origin, iss)))
+					}
+				}
+				x.st.ResponseHeader.Set(RewrittenHeader, strings.Join(rw, ", "))
 			}
 		case x.auth.frontID != "":
 			h.mu.Lock()
 			as := h.fronts[x.auth.frontID]
 			h.mu.Unlock()
-			nb, eps, err := authwire.RewriteAuthServerMetadata(body, authwire.FrontIssuer(x.auth.origin, as.issuer))
+			fi := authwire.FrontIssuer(x.auth.origin, as.issuer)
+			nb, eps, err := authwire.RewriteAuthServerMetadata(body, fi)
 			if err == nil {
 				out = nb
+				rw := []string{fmt.Sprintf("issuer=%q", fi)}
+				for _, ep := range authwire.Endpoints {
+					if eps[ep] != "" {
+						rw = append(rw, fmt.Sprintf("%s=%q", ep, fi+"/"+ep))
+					}
+				}
+				x.st.ResponseHeader.Set(RewrittenHeader, strings.Join(rw, ", "))
 				h.mu.Lock()
 				for k, v := range eps {
 					as.endpoints[k] = v

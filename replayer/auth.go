@@ -88,7 +88,8 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 	}
 	h := w.Header()
 	for k, vs := range st.ResponseHeader {
-		if !isHop(k) {
+		// Mcpvcr-* are the recorder's notes (what it rewrote), never sent.
+		if !isHop(k) && !strings.HasPrefix(k, "Mcpvcr-") {
 			h[k] = append([]string(nil), vs...)
 		}
 	}

@@ -133,6 +133,18 @@ func TestOAuth(t *testing.T) {
 			if ls := mcpvcr(t, "", "ls", "--cassette", db); strings.Count(ls.stdout, "\n") != 3 {
 				t.Errorf("ls: want two sessions:\n%s", ls.stdout)
 			}
+			if chk := mcpvcr(t, "", "check", db); chk.code != 0 {
+				t.Errorf("check found problems (exit %d):\n%s%s", chk.code, chk.stdout, chk.stderr)
+			}
+			// The recording keeps what the client sent and got and what was
+			// forwarded: the token request went upstream for the real
+			// resource, and the metadata reached the client rewritten.
+			export := mcpvcr(t, "", "export", "--cassette", db).stdout
+			for _, want := range []string{`"Mcpvcr-Forwarded-Resource":["` + p.Resource + `"]`, `"Mcpvcr-Forwarded-To":["` + as.Issuer, `"Mcpvcr-Rewritten":["resource=\"http://127.0.0.1:`} {
+				if !strings.Contains(export, want) {
+					t.Errorf("the export lacks %s", want)
+				}
+			}
 
 			// Replay, offline, to a client with another clientInfo.
 			asBefore, serverBefore := len(as.Requests()), len(p.Requests())
