@@ -239,10 +239,3 @@ func (w *challengeWriter) WriteHeader(code int) {
 }
 
 func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// refused reports whether recorded stream id of rec was answered 401 or
-// 403: refused for want of authorization.
-func refused(rec *Recording, id int64) bool {
-	st := streamByID(rec, id)
-	return st != nil && (st.Status == http.StatusUnauthorized || st.Status == http.StatusForbidden)
-}

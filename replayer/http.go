@@ -242,9 +242,7 @@ func (ls *liveSession) usedKind(k store.StreamKind) bool {
 
 // onlyDiscovered reports whether the session has matched a
 // server/discover and no initialize yet: a dual-era client about to fall
-// back. An initialize refused for want of authorization counts as such a
-// probe (auth.go): the client retries it with a token, in the same
-// session.
+// back.
 func (ls *liveSession) onlyDiscovered() bool {
 	ls.cur.mu.Lock()
 	defer ls.cur.mu.Unlock()
@@ -253,10 +251,7 @@ func (ls *liveSession) onlyDiscovered() bool {
 		if fr.c2s && fr.done {
 			switch fr.msg.Method {
 			case "initialize":
-				if !refused(ls.cur.cands[0].rec, fr.f.StreamID) {
-					return false
-				}
-				discovered = true
+				return false
 			case "server/discover":
 				discovered = true
 			}
