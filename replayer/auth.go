@@ -37,8 +37,9 @@ import (
 // exchangeState is what a replay server tracks of plain HTTP exchanges.
 // The zero value is ready to use.
 type exchangeState struct {
-	mu   sync.Mutex            // guards used
-	used map[*store.Stream]int // recorded exchange -> live requests it answered
+	mu     sync.Mutex            // guards used and missed
+	used   map[*store.Stream]int // recorded exchange -> live requests it answered
+	missed []string              // "METHOD /path" of live exchanges nothing recorded answered
 }
 
 // exchangeIgnored are the parameters whose values are not compared.
@@ -58,6 +59,10 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 	rec, st := s.findExchange(r, body)
 	if st == nil {
 		s.logger().Warn("no recorded OAuth exchange matches", "method", r.Method, "url", r.URL.RequestURI())
+		ex := &s.http().exchanges
+		ex.mu.Lock()
+		ex.missed = append(ex.missed, r.Method+" "+r.URL.Path)
+		ex.mu.Unlock()
 		b, _ := json.Marshal(map[string]string{"error": "invalid_request",
 			"error_description": "mcpvcr replay: nothing recorded for " + r.Method + " " + r.URL.Path})
 		w.Header().Set("Content-Type", "application/json")
@@ -239,3 +244,13 @@ func (w *challengeWriter) WriteHeader(code int) {
 }
 
 func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// UnmatchedExchanges returns "METHOD /path" of each plain HTTP exchange
+// (OAuth metadata, registration, token, authorization) a live client
+// made that no recorded exchange answered; it was answered 404.
+func (s *Server) UnmatchedExchanges() []string {
+	ex := &s.http().exchanges
+	ex.mu.Lock()
+	defer ex.mu.Unlock()
+	return append([]string(nil), ex.missed...)
+}

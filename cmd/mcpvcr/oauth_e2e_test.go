@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"net/http"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -205,5 +206,31 @@ func TestOAuth_ProxyAuthOff(t *testing.T) {
 	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
 	if !strings.Contains(show, "(resource-metadata)") || strings.Contains(show, "(token)") {
 		t.Errorf("want the metadata recorded and the token exchange not (it went straight to the authorization server):\n%s", show)
+	}
+}
+
+// TestOAuth_ReplayUnrecordedExchange asks mcpvcr replay for OAuth metadata
+// the recording does not hold: it answers 404 and exits 1, naming it.
+func TestOAuth_ReplayUnrecordedExchange(t *testing.T) {
+	ctx := testCtx(t)
+	as := mcptest.StartAuthServer(t, "")
+	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})
+	db := filepath.Join(t.TempDir(), "oauth.db")
+	rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0")
+	oauthRun(ctx, t, rec.URL, mcptest.V20250618, "oauth-client", mcptest.OAuthClient{}, "first")
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
+	}
+	rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
+	resp, err := http.Get(rep.URL + "/.well-known/oauth-protected-resource/elsewhere")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound {
+		t.Errorf("unrecorded metadata answered %s; want 404", resp.Status)
+	}
+	if code := rep.Stop(); code != 1 || !strings.Contains(rep.stderr.String(), "unmatched OAuth exchange GET /.well-known/oauth-protected-resource/elsewhere") {
+		t.Errorf("replay exited %d; want 1 and the unmatched exchange named:\n%s", code, rep.stderr)
 	}
 }

@@ -39,6 +39,10 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 		return failErr(fmt.Errorf("serve: %w", err), "")
 	}
 	ok := true
+	for _, x := range srv.UnmatchedExchanges() {
+		fmt.Fprintf(e.stderr, "replay: unmatched OAuth exchange %s: nothing recorded answers it (answered 404)\n", x)
+		ok = false
+	}
 	for _, rep := range srv.Reports() {
 		rep.WriteSummary(e.stderr)
 		ok = ok && rep.OK()

@@ -1,6 +1,7 @@
 package authwire
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -85,5 +86,27 @@ func TestMapForm(t *testing.T) {
 	got := MapForm(in, "resource", func(v string) string { return Rebase(v, "http://up:1") })
 	if want := "grant_type=authorization_code&resource=http%3A%2F%2Fup%3A1%2Fmcp&code=x"; got != want {
 		t.Errorf("MapForm = %q; want %q", got, want)
+	}
+}
+
+func TestEditJSON(t *testing.T) {
+	in := "{ \"a\\u0062\" : {\"resource\":\"x\"},\n\t\"resource\"\t:\t\"http://up/mcp\" , \"n\":[1,{\"resource\":2}] }"
+	got, err := EditJSON([]byte(in), func(key string, v json.RawMessage) (json.RawMessage, bool) {
+		if key == "resource" {
+			return json.RawMessage(`"R"`), true
+		}
+		return nil, false
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Only the top-level member changes; nested ones and every other
+	// byte stay.
+	want := "{ \"a\\u0062\" : {\"resource\":\"x\"},\n\t\"resource\"\t:\t\"R\" , \"n\":[1,{\"resource\":2}] }"
+	if string(got) != want {
+		t.Errorf("EditJSON = %q; want %q", got, want)
+	}
+	if _, err := EditJSON([]byte(`[1]`), nil); err == nil {
+		t.Error("EditJSON of an array: want an error")
 	}
 }
