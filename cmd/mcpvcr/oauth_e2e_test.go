@@ -126,6 +126,9 @@ func TestOAuth(t *testing.T) {
 					t.Errorf("show 1 lacks %q:\n%s", want, show.stdout)
 				}
 			}
+			if len(sc.cfg.StepUp) > 0 && strings.Count(show.stdout, "(token)") != 2 || !strings.Contains(show.stdout, "POST /mcp -> 401") {
+				t.Errorf("show 1 lacks the refusals and token exchanges of the scenario:\n%s", show.stdout)
+			}
 			for _, line := range strings.Split(show.stdout, "\n") {
 				if strings.Contains(line, " http#") && strings.Contains(line, "malformed") {
 					t.Errorf("an OAuth exchange is flagged malformed: %s", line)

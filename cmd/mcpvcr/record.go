@@ -51,7 +51,7 @@ func recordCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "proxy-auth", Value: true, Usage: "record HTTP: front the OAuth authorization servers of a protected upstream (record their exchanges, map the token's resource to the upstream); --proxy-auth=false lets the client talk to them directly"},
 		},
 		Action: func(c *cli.Context) error {
-			argv, err := serverArgv(c)
+			argv, err := serverArgv(c, e)
 			if err != nil {
 				return err
 			}

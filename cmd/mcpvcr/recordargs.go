@@ -19,8 +19,11 @@ import (
 
 // serverArgv returns the server command of record, or nil when there is
 // none (HTTP recording).
-func serverArgv(c *cli.Context) ([]string, error) {
+func serverArgv(c *cli.Context, e *env) ([]string, error) {
 	s := c.String("server")
+	if env := e.getenv("MCPVCR_SERVER"); s == env && c.String("upstream") != "" {
+		s = "" // an MCPVCR_SERVER left in the environment: --upstream says HTTP
+	}
 	if c.NArg() > 0 {
 		if s != "" {
 			return nil, usageErr("mcpvcr record -- COMMAND, or mcpvcr record --server 'COMMAND'",
