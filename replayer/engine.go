@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -29,7 +30,7 @@ type recFrame struct {
 // client's frames to recorded ones and releases the recorded server frames
 // whose causes have happened. It is not safe for concurrent use.
 type engine struct {
-	rec    *Recording
+	rec    *recording
 	frames []recFrame
 	// lo is the index of the first frame not yet done: every frame
 	// before it is matched or sent, so scans start there.
@@ -51,7 +52,7 @@ type engine struct {
 	unsentS2C int
 }
 
-func newEngine(rec *Recording) *engine {
+func newEngine(rec *recording) *engine {
 	t := rec.template()
 	e := &engine{rec: rec, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{},
 		frames: slices.Clone(t.frames), dependents: t.dependents, unsentS2C: t.unsentS2C}
@@ -62,12 +63,12 @@ func newEngine(rec *Recording) *engine {
 // protocol frames parsed and linked, with nothing received or sent yet.
 // It is computed once; engines copy its frames and share the rest, which
 // they only read.
-func (r *Recording) template() *engine {
+func (r *recording) template() *engine {
 	r.templateOnce.Do(func() { r.tmpl = buildTemplate(r) })
 	return r.tmpl
 }
 
-func buildTemplate(rec *Recording) *engine {
+func buildTemplate(rec *recording) *engine {
 	e := &engine{rec: rec}
 	protocol := map[int64]bool{}
 	for _, st := range rec.Streams {
@@ -135,7 +136,7 @@ func (e *engine) link() {
 					// sends on it is tied to it by its subscription id.
 					inflight = append(inflight, string(m.ID))
 				}
-				if t := progressToken(m.Params); t != nil {
+				if t := mcpwire.ProgressToken(m.Params); t != nil {
 					groupOfToken[string(t)] = g
 				}
 			case jsonrpc.KindBatch:
@@ -158,7 +159,7 @@ func (e *engine) link() {
 				}
 			case jsonrpc.KindNotification:
 				if m.Method == "notifications/cancelled" {
-					id := string(requestIDParam(m.Params))
+					id := string(mcpwire.CancelledRequestID(m.Params))
 					g, ok = groupOfReq[id]
 					dropInflight(id)
 				}
@@ -185,11 +186,11 @@ func (e *engine) link() {
 			case jsonrpc.KindNotification:
 				switch m.Method {
 				case "notifications/progress":
-					g, ok = groupOfToken[string(progressTokenParam(m.Params))]
+					g, ok = groupOfToken[string(mcpwire.ProgressNotificationToken(m.Params))]
 				case "notifications/cancelled":
-					g, ok = groupOfSrvReq[string(requestIDParam(m.Params))]
+					g, ok = groupOfSrvReq[string(mcpwire.CancelledRequestID(m.Params))]
 				}
-				if sub := subscriptionID(m.Params); sub != nil && !ok {
+				if sub := mcpwire.SubscriptionID(m.Params); sub != nil && !ok {
 					// A listen stream's notification: after its listen
 					// request, and after what the client did before it.
 					g, ok = groupOfReq[string(sub)]
@@ -235,12 +236,12 @@ func matchKey(m jsonrpc.Message, rids map[string]string) (string, []string) {
 		params := canonical(m.Params)
 		if m.Method == "notifications/cancelled" && rids != nil {
 			if obj, ok := params.(map[string]any); ok {
-				if rec, ok := rids[string(requestIDParam(m.Params))]; ok {
+				if rec, ok := rids[string(mcpwire.CancelledRequestID(m.Params))]; ok {
 					obj["requestId"] = json.RawMessage(rec)
 				}
 			}
 		}
-		return m.Kind.String() + " " + m.Method + " " + key(params), nil
+		return m.Kind.String() + " " + m.Method + " " + jsonrpc.Key(params), nil
 	}
 	return "raw " + string(m.Raw), nil
 }
@@ -279,7 +280,7 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 		}
 		e.ids[string(rec.ID)] = string(got.ID)
 		e.rids[string(got.ID)] = string(rec.ID)
-		if rt, lt := progressToken(rec.Params), progressToken(got.Params); rt != nil && lt != nil {
+		if rt, lt := mcpwire.ProgressToken(rec.Params), mcpwire.ProgressToken(got.Params); rt != nil && lt != nil {
 			e.tokens[string(rt)] = string(lt)
 		}
 	}

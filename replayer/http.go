@@ -232,15 +232,15 @@ func (s *Server) bindEndpoint(r *http.Request, data []byte, ls *liveSession) {
 	}
 }
 
-func (s *Server) httpRecordings() []*Recording {
-	var recs []*Recording
-	for _, r := range s.Recordings {
+func (s *Server) httpRecordings() []*recording {
+	var recs []*recording
+	for _, r := range s.recordings() {
 		if r.Session.Transport == store.StreamableHTTP || r.Session.Transport == store.LegacySSE {
 			recs = append(recs, r)
 		}
 	}
 	if len(recs) == 0 {
-		return s.Recordings
+		return s.recordings()
 	}
 	return recs
 }
@@ -284,7 +284,7 @@ func (ls *liveSession) publish(outs []Out) {
 // caughtUp reports whether the live client has done everything the
 // recorded client did before offset t: sent every client frame and every
 // DELETE.
-func (ls *liveSession) caughtUp(rec *Recording, t time.Duration) bool {
+func (ls *liveSession) caughtUp(rec *recording, t time.Duration) bool {
 	ls.mu.Lock()
 	for i := range rec.Streams {
 		st := &rec.Streams[i]
@@ -299,7 +299,7 @@ func (ls *liveSession) caughtUp(rec *Recording, t time.Duration) bool {
 
 // waitCaughtUp waits until caughtUp(t), the client goes away or the
 // server closes; it reports whether the session caught up.
-func (ls *liveSession) waitCaughtUp(r *http.Request, rec *Recording, t time.Duration) bool {
+func (ls *liveSession) waitCaughtUp(r *http.Request, rec *recording, t time.Duration) bool {
 	for {
 		ls.mu.Lock()
 		ch := ls.changed
@@ -338,7 +338,7 @@ func (ls *liveSession) waitReleased(r *http.Request, f *store.Frame) (Out, bool)
 	}
 }
 
-func (ls *liveSession) recording() *Recording { return ls.cur.leader().rec }
+func (ls *liveSession) recording() *recording { return ls.cur.leader().rec }
 
 func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) {
 	ls.mu.Lock()
@@ -411,7 +411,7 @@ func (ls *liveSession) deleteSession(w http.ResponseWriter, r *http.Request) {
 
 // nextUnused returns the first recorded stream that ok accepts and no live
 // request has taken yet, and takes it.
-func (ls *liveSession) nextUnused(rec *Recording, ok func(*store.Stream) bool) *store.Stream {
+func (ls *liveSession) nextUnused(rec *recording, ok func(*store.Stream) bool) *store.Stream {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	for i := range rec.Streams {
@@ -431,7 +431,7 @@ func (ls *liveSession) nextUnused(rec *Recording, ok func(*store.Stream) bool) *
 // the end of the recorded exchange that carried the next of them, leaving
 // out id-less transport events (a priming or a close with retry), which an
 // event store does not keep.
-func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *Recording, eventID string) {
+func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *recording, eventID string) {
 	ls.mu.Lock()
 	ls.rep.Resumed++
 	ls.mu.Unlock()
@@ -472,7 +472,7 @@ func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *Recor
 
 // chainOf returns the server frames of stream id and of every stream that
 // resumes it, in recorded order.
-func chainOf(rec *Recording, id int64) []*store.Frame {
+func chainOf(rec *recording, id int64) []*store.Frame {
 	in := map[int64]bool{id: true}
 	// Resumes can chain: a resume of a resume.
 	for changed := true; changed; {
@@ -496,7 +496,7 @@ func chainOf(rec *Recording, id int64) []*store.Frame {
 	return fs
 }
 
-func streamByID(rec *Recording, id int64) *store.Stream {
+func streamByID(rec *recording, id int64) *store.Stream {
 	for i := range rec.Streams {
 		if rec.Streams[i].ID == id {
 			return &rec.Streams[i]
@@ -506,7 +506,7 @@ func streamByID(rec *Recording, id int64) *store.Stream {
 }
 
 // framesOf returns the server frames of a stream after seq.
-func framesOf(rec *Recording, streamID, after int64) []*store.Frame {
+func framesOf(rec *recording, streamID, after int64) []*store.Frame {
 	if after == 0 {
 		return rec.serverFrames()[streamID]
 	}

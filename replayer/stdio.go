@@ -23,8 +23,9 @@ var ErrNoRecordings = errors.New("no recorded sessions to replay")
 // client that connects is matched against every recording until its
 // frames single one out.
 type Server struct {
-	// Recordings are the sessions to replay. Required.
-	Recordings []*Recording
+	// Recordings are the sessions to replay. Required. They must not
+	// change once the Server has served a client.
+	Recordings []*store.Recording
 	// Pace scales the recorded gaps between frames: 0 sends everything as
 	// soon as it is due, 1 keeps the recorded timing, 2 doubles it.
 	Pace float64
@@ -41,6 +42,19 @@ type Server struct {
 
 	httpOnce sync.Once
 	hs       *httpState
+	recsOnce sync.Once
+	recs     []*recording
+}
+
+// recordings returns Recordings with what replay derives from each,
+// built once and shared by every client.
+func (s *Server) recordings() []*recording {
+	s.recsOnce.Do(func() {
+		for _, r := range s.Recordings {
+			s.recs = append(s.recs, &recording{Recording: r})
+		}
+	})
+	return s.recs
 }
 
 // Report is what one replay saw.
@@ -128,7 +142,7 @@ func (s *Server) ServeStdio(ctx context.Context, client io.ReadWriter) (*Report,
 	if len(s.Recordings) == 0 {
 		return nil, ErrNoRecordings
 	}
-	cur := newCursor(s.Recordings)
+	cur := newCursor(s.recordings())
 	rep := &Report{}
 	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []Out, 256), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(ctx)
@@ -194,7 +208,7 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 
 // serverClosedFirst reports whether the recorded server closed its stdout
 // before the client closed its stdin: the server exited mid-session.
-func serverClosedFirst(rec *Recording) bool {
+func serverClosedFirst(rec *recording) bool {
 	var in, out *store.Stream
 	for i := range rec.Streams {
 		switch rec.Streams[i].Kind {

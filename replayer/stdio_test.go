@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/clock"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 type pipeClient struct {
@@ -28,7 +29,7 @@ func TestServeStdio_Pace(t *testing.T) {
 	rec.Frames[0].Offset = 10 * time.Millisecond
 	rec.Frames[1].Offset = 510 * time.Millisecond
 	fake := clock.NewFake(time.Unix(0, 0))
-	srv := &Server{Recordings: []*Recording{rec}, Pace: 1, Clock: fake}
+	srv := &Server{Recordings: []*store.Recording{rec.Recording}, Pace: 1, Clock: fake}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	done := make(chan *Report, 1)
@@ -75,7 +76,7 @@ func TestServeStdio_NoLeak(t *testing.T) {
 		)
 		// A reader, not a pipe: no goroutine of the test's own to count.
 		in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"nope"}` + "\n")
-		rep, err := (&Server{Recordings: []*Recording{rec}}).ServeStdio(context.Background(), pipeClient{in, io.Discard})
+		rep, err := (&Server{Recordings: []*store.Recording{rec.Recording}}).ServeStdio(context.Background(), pipeClient{in, io.Discard})
 		if err != nil || rep.Matched != 1 || len(rep.Mismatches) != 1 {
 			t.Fatalf("ServeStdio = %+v, %v", rep, err)
 		}

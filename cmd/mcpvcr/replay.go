@@ -102,7 +102,7 @@ func sessionArg(c *cli.Context, i int) (int64, error) {
 
 // loadRecordings loads the SESSION argument, or every session of the
 // transport when none is given.
-func loadRecordings(c *cli.Context, db *store.DB, ts ...store.Transport) ([]*replayer.Recording, error) {
+func loadRecordings(c *cli.Context, db *store.DB, ts ...store.Transport) ([]*store.Recording, error) {
 	id, err := sessionArg(c, 0)
 	if err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func loadRecordings(c *cli.Context, db *store.DB, ts ...store.Transport) ([]*rep
 			return nil, failErr(fmt.Errorf("cassette %s has no %s sessions: %s", cassettePath(c), ts[0], have), "record one with mcpvcr record, or name another --cassette")
 		}
 	}
-	recs, err := replayer.Load(c.Context, db, ids...)
+	recs, err := db.Recordings(c.Context, ids...)
 	if err != nil {
 		return nil, failErr(err, "")
 	}

@@ -1,4 +1,4 @@
-package replayer
+package verify
 
 import (
 	"encoding/json"

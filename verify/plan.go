@@ -1,9 +1,11 @@
-package replayer
+package verify
 
 import (
 	"slices"
 
+	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -41,7 +43,7 @@ func countKey(m jsonrpc.Message) string {
 	case m.Kind == jsonrpc.KindRequest:
 		return "request " + m.Method
 	case m.Method == "notifications/progress":
-		return "progress " + string(progressTokenParam(m.Params))
+		return "progress " + string(mcpwire.ProgressNotificationToken(m.Params))
 	}
 	return "notification " + m.Method
 }
@@ -78,7 +80,7 @@ type plan struct {
 }
 
 // buildPlan cuts rec into steps.
-func buildPlan(rec *Recording) *plan {
+func buildPlan(rec *store.Recording) *plan {
 	p := &plan{responses: map[string]jsonrpc.Message{}, firstRequest: -1}
 	var (
 		inflight  []string              // client request ids, oldest first
@@ -97,8 +99,8 @@ func buildPlan(rec *Recording) *plan {
 	drop := func(id string) {
 		inflight = slices.DeleteFunc(inflight, func(x string) bool { return x == id })
 	}
-	for _, f := range protocolFrames(rec) {
-		msgs := messages(f)
+	for _, f := range rec.ProtocolFrames() {
+		msgs := jsonrpc.Messages(f.Data)
 		if f.Direction == store.ServerToClient {
 			for _, m := range msgs {
 				switch m.Kind {
@@ -112,7 +114,7 @@ func buildPlan(rec *Recording) *plan {
 					counts[k]++
 					owner := last()
 					if m.Method == "notifications/progress" {
-						owner = owners[string(progressTokenParam(m.Params))]
+						owner = owners[string(mcpwire.ProgressNotificationToken(m.Params))]
 						if !slices.Contains(inflight, owner) {
 							owner = ""
 						}
@@ -121,7 +123,7 @@ func buildPlan(rec *Recording) *plan {
 						pending = append(pending, wait{kind: waitCount, key: k, n: counts[k], owner: owner})
 					}
 					if m.Kind == jsonrpc.KindRequest {
-						sr := &srvReq{method: m.Method, mkey: m.Method + " " + key(normalize(m.Params))}
+						sr := &srvReq{method: m.Method, mkey: m.Method + " " + diff.Key(m.Params)}
 						p.srvReqs = append(p.srvReqs, sr)
 						srvByID[string(m.ID)] = sr
 					}
@@ -145,11 +147,11 @@ func buildPlan(rec *Recording) *plan {
 					p.firstRequest = len(p.steps) - 1
 				}
 				inflight = append(inflight, string(m.ID))
-				if t := progressToken(m.Params); t != nil {
+				if t := mcpwire.ProgressToken(m.Params); t != nil {
 					owners[string(t)] = string(m.ID)
 				}
 			case m.Method == "notifications/cancelled":
-				drop(string(requestIDParam(m.Params)))
+				drop(string(mcpwire.CancelledRequestID(m.Params)))
 			}
 		}
 	}
@@ -182,7 +184,7 @@ func answers(msgs []jsonrpc.Message, srvByID map[string]*srvReq, f *store.Frame)
 // when they opened.
 // Resuming GETs are left out: they answered a broken stream, which the
 // live run may not have.
-func streamOpens(rec *Recording) []*store.Stream {
+func streamOpens(rec *store.Recording) []*store.Stream {
 	withFrame := map[int64]bool{}
 	for i := range rec.Frames {
 		if rec.Frames[i].Direction == store.ClientToServer {
@@ -212,7 +214,7 @@ func streamOpens(rec *Recording) []*store.Stream {
 // first unused one with the same method and params, else the first
 // unused one with the same method. It marks it used.
 func (p *plan) pick(live jsonrpc.Message) *srvReq {
-	k := live.Method + " " + key(normalize(live.Params))
+	k := live.Method + " " + diff.Key(live.Params)
 	var best *srvReq
 	for _, sr := range p.srvReqs {
 		if sr.used || sr.answer == nil || sr.method != live.Method {

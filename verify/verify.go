@@ -1,4 +1,4 @@
-package replayer
+package verify
 
 import (
 	"cmp"
@@ -10,14 +10,16 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/internal/clock"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// DefaultVerifyTimeout is how long a Verifier waits for each answer when
+// DefaultTimeout is how long a Verifier waits for each answer when
 // its Timeout is zero.
-const DefaultVerifyTimeout = 30 * time.Second
+const DefaultTimeout = 30 * time.Second
 
 // cancelGrace is how long a Verifier waits for the answer to a request
 // it has cancelled: servers may answer it or not.
@@ -49,9 +51,9 @@ var (
 // nothing but the Recording, which they only read.
 type Verifier struct {
 	// Recording is the session to send. Required.
-	Recording *Recording
+	Recording *store.Recording
 	// Timeout bounds the wait for each answer. If zero,
-	// DefaultVerifyTimeout.
+	// DefaultTimeout.
 	Timeout time.Duration
 	// Clock times the waits. If nil, the real clock is used.
 	Clock clock.Clock
@@ -59,8 +61,8 @@ type Verifier struct {
 	Logger *slog.Logger
 }
 
-// VerifyRun is what a Verifier run did.
-type VerifyRun struct {
+// Run is what a Verifier run did.
+type Run struct {
 	// Sent counts the client frames sent.
 	Sent int
 	// NoAnswer maps the recorded seq of each client request that got no
@@ -77,14 +79,14 @@ type VerifyRun struct {
 // Annotate adds to r, which compares the recording with the run's
 // session, why requests got no answer and how the server ended. A request
 // that was not sent because the server had gone counts as unanswered.
-func (vr *VerifyRun) Annotate(r *DiffReport) {
+func (vr *Run) Annotate(r *diff.Report) {
 	for i := range r.Requests {
 		rd := &r.Requests[i]
 		why, ok := vr.NoAnswer[rd.Seq]
-		if !ok || (rd.Status != StatusUnanswered && rd.Status != StatusMissing) {
+		if !ok || (rd.Status != diff.StatusUnanswered && rd.Status != diff.StatusMissing) {
 			continue
 		}
-		rd.Status, rd.Reason = StatusUnanswered, why
+		rd.Status, rd.Reason = diff.StatusUnanswered, why
 	}
 	if vr.ServerGone != nil {
 		r.Notes = append(r.Notes, "the server went away during the run: "+vr.ServerGone.Error())
@@ -149,7 +151,7 @@ func (v *Verifier) Check() error {
 	return nil
 }
 
-func (v *Verifier) run(ctx context.Context, c conn) (*VerifyRun, error) {
+func (v *Verifier) run(ctx context.Context, c conn) (*Run, error) {
 	if err := v.Check(); err != nil {
 		return nil, err
 	}
@@ -162,7 +164,7 @@ func (v *Verifier) run(ctx context.Context, c conn) (*VerifyRun, error) {
 		d.clock = clock.Real{}
 	}
 	if d.timeout <= 0 {
-		d.timeout = DefaultVerifyTimeout
+		d.timeout = DefaultTimeout
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)
@@ -170,9 +172,9 @@ func (v *Verifier) run(ctx context.Context, c conn) (*VerifyRun, error) {
 	return d.run(ctx)
 }
 
-func (d *driver) run(ctx context.Context) (*VerifyRun, error) {
+func (d *driver) run(ctx context.Context) (*Run, error) {
 	d.c.start(ctx, d)
-	vr := &VerifyRun{NoAnswer: map[int64]string{}}
+	vr := &Run{NoAnswer: map[int64]string{}}
 	sent := make([]bool, len(d.p.steps))
 	var runErr error
 	firstDone := false
@@ -387,7 +389,7 @@ func (d *driver) send(ctx context.Context, st *step) error {
 			delete(d.ended, id)
 			delete(d.timedOut, id)
 		case m.Method == "notifications/cancelled":
-			d.cancelled[string(requestIDParam(m.Params))] = now
+			d.cancelled[string(mcpwire.CancelledRequestID(m.Params))] = now
 		}
 	}
 	if len(st.msgs) == 1 {

@@ -1,4 +1,4 @@
-package replayer
+package diff
 
 import (
 	"bytes"
@@ -9,38 +9,16 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// lineRecording builds a stdio recording from lines prefixed "> " (client
-// to server) or "< " (server to client); "! " lines go to stderr.
-func lineRecording(tb testing.TB, id int64, lines ...string) *Recording {
-	tb.Helper()
-	rec := &Recording{
-		Session: store.Session{ID: id, Transport: store.Stdio, Revision: "2025-06-18"},
-		Streams: []store.Stream{{ID: 1, Kind: store.StdinStream}, {ID: 2, Kind: store.StdoutStream}, {ID: 3, Kind: store.StderrStream}},
-	}
-	for i, l := range lines {
-		dir, st, kind := store.ClientToServer, int64(1), store.StdinStream
-		switch l[:2] {
-		case "< ":
-			dir, st, kind = store.ServerToClient, 2, store.StdoutStream
-		case "! ":
-			dir, st, kind = store.ServerToClient, 3, store.StderrStream
-		case "> ":
-		default:
-			tb.Fatalf("line %d: want a >, < or ! prefix: %q", i, l)
-		}
-		f := store.Frame{SessionID: id, StreamID: st, Seq: int64(i + 1), Direction: dir, Raw: []byte(l[2:] + "\n")}
-		f.Derive(kind)
-		rec.Frames = append(rec.Frames, f)
-	}
-	return rec
-}
+// lineRecording is mcptest.LineRecording.
+var lineRecording = mcptest.LineRecording
 
 // changesOf flattens a report as "label path kind" lines, or
 // "label status" for requests without changes.
-func changesOf(r *DiffReport) []string {
+func changesOf(r *Report) []string {
 	var out []string
 	for _, rd := range r.all() {
 		if !rd.Differs() {
@@ -64,7 +42,7 @@ const (
 	callReq  = `> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"info","arguments":{}}}`
 )
 
-func TestDiff(t *testing.T) {
+func TestCompare(t *testing.T) {
 	base := []string{initReq, initResp, inited,
 		listReq, `< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a","description":"A"},{"name":"b"}]}}`,
 		callReq, `< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"{\"v\":\"1\"}"}],"structuredContent":{"v":"1"}}}`,
@@ -110,13 +88,13 @@ func TestDiff(t *testing.T) {
 		`< {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"b"}}`)...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var oldRec *Recording
+			var oldRec *store.Recording
 			if tt.name == "NotificationsInterleaved" {
 				oldRec = old
 			} else {
 				oldRec = lineRecording(t, 1, base...)
 			}
-			r := Diff(oldRec, lineRecording(t, 2, tt.new...), tt.noise)
+			r := Compare(oldRec, lineRecording(t, 2, tt.new...), tt.noise)
 			if diff := cmp.Diff(tt.want, changesOf(r)); diff != "" {
 				t.Errorf("Diff (-want +got):\n%s", diff)
 			}
@@ -129,7 +107,7 @@ func TestDiff(t *testing.T) {
 
 // TestDiff_Progress compares progress notifications per request, and
 // cancelled requests whether or not they were answered.
-func TestDiff_Progress(t *testing.T) {
+func TestCompare_Progress(t *testing.T) {
 	slow := `> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p1"}}}`
 	started := `< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":1,"message":"started"}}`
 	cancel := `> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`
@@ -149,7 +127,7 @@ func TestDiff_Progress(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := Diff(old, lineRecording(t, 2, tt.new...), Noise{})
+			r := Compare(old, lineRecording(t, 2, tt.new...), Noise{})
 			if diff := cmp.Diff(tt.want, changesOf(r)); diff != "" {
 				t.Errorf("Diff (-want +got):\n%s", diff)
 			}
@@ -157,10 +135,10 @@ func TestDiff_Progress(t *testing.T) {
 	}
 }
 
-func TestDiffReport_Write(t *testing.T) {
+func TestReport_Write(t *testing.T) {
 	old := lineRecording(t, 1, initReq, initResp, callReq, `< {"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"v":"1.0.0"}}}`)
 	new := lineRecording(t, 2, initReq, initResp, callReq, `< {"jsonrpc":"2.0","id":3,"result":{"structuredContent":{"v":"2.0.0"}}}`)
-	r := Diff(old, new, Noise{})
+	r := Compare(old, new, Noise{})
 
 	var text bytes.Buffer
 	if err := r.WriteText(&text); err != nil {
@@ -181,8 +159,8 @@ func TestDiffReport_Write(t *testing.T) {
 		t.Fatal(err)
 	}
 	var decoded struct {
-		Differ  bool          `json:"differ"`
-		Reports []*DiffReport `json:"reports"`
+		Differ  bool      `json:"differ"`
+		Reports []*Report `json:"reports"`
 	}
 	if err := json.Unmarshal(js.Bytes(), &decoded); err != nil {
 		t.Fatalf("WriteJSON output does not decode: %v\n%s", err, js.String())

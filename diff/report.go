@@ -1,4 +1,4 @@
-package replayer
+package diff
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // Status says how a request's answers compare.
@@ -85,7 +87,7 @@ type SessionInfo struct {
 	Upstream  string `json:"upstream,omitempty"`
 }
 
-func infoOf(rec *Recording) SessionInfo {
+func infoOf(rec *store.Recording) SessionInfo {
 	s := rec.Session
 	return SessionInfo{ID: s.ID, Name: s.Name, Transport: s.Transport.String(), Revision: s.Revision, Upstream: s.Upstream}
 }
@@ -108,8 +110,8 @@ func (si SessionInfo) String() string {
 	return s + " (" + strings.Join(parts, ", ") + ")"
 }
 
-// DiffReport is the outcome of comparing two sessions.
-type DiffReport struct {
+// Report is the outcome of comparing two sessions.
+type Report struct {
 	Old SessionInfo `json:"old"`
 	New SessionInfo `json:"new"`
 	// Requests holds every request of the old session in order, then those
@@ -124,7 +126,7 @@ type DiffReport struct {
 }
 
 // Differs reports whether anything differs.
-func (r *DiffReport) Differs() bool {
+func (r *Report) Differs() bool {
 	for i := range r.Requests {
 		if r.Requests[i].Differs() {
 			return true
@@ -134,7 +136,7 @@ func (r *DiffReport) Differs() bool {
 }
 
 // all returns the requests and the server traffic, if any.
-func (r *DiffReport) all() []*RequestDiff {
+func (r *Report) all() []*RequestDiff {
 	var out []*RequestDiff
 	for i := range r.Requests {
 		out = append(out, &r.Requests[i])
@@ -148,7 +150,7 @@ func (r *DiffReport) all() []*RequestDiff {
 // Counts returns how many requests were compared, how many of them
 // differ, and how many changes those hold. The server's own traffic is
 // not counted; see Server.
-func (r *DiffReport) Counts() (requests, differ, changes int) {
+func (r *Report) Counts() (requests, differ, changes int) {
 	for i := range r.Requests {
 		rd := &r.Requests[i]
 		requests++
@@ -165,7 +167,7 @@ const maxShown = 300
 
 // WriteText writes the report for people: each request that differs,
 // with its JSON paths and old and new values, then a summary line.
-func (r *DiffReport) WriteText(w io.Writer) error {
+func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "comparing %s with %s\n", r.Old, r.New)
 	for _, rd := range r.all() {
@@ -183,7 +185,7 @@ func (r *DiffReport) WriteText(w io.Writer) error {
 }
 
 // summary is the report's last line.
-func (r *DiffReport) summary() string {
+func (r *Report) summary() string {
 	requests, differ, changes := r.Counts()
 	serverDiffers := r.Server != nil && r.Server.Differs()
 	if differ == 0 {
@@ -251,10 +253,10 @@ func plural(n int, noun string) string {
 
 // WriteJSON writes reports as one JSON object: {"differ": bool,
 // "reports": [...]}.
-func WriteJSON(w io.Writer, reports ...*DiffReport) error {
+func WriteJSON(w io.Writer, reports ...*Report) error {
 	out := struct {
-		Differ  bool          `json:"differ"`
-		Reports []*DiffReport `json:"reports"`
+		Differ  bool      `json:"differ"`
+		Reports []*Report `json:"reports"`
 	}{Reports: reports}
 	for _, r := range reports {
 		out.Differ = out.Differ || r.Differs()
@@ -292,7 +294,7 @@ type junitFailure struct {
 // WriteJUnit writes reports as JUnit XML for CI: one test suite per
 // report, one test case per request; a request that differs fails, and
 // its failure carries the differences.
-func WriteJUnit(w io.Writer, reports ...*DiffReport) error {
+func WriteJUnit(w io.Writer, reports ...*Report) error {
 	var doc junitSuites
 	for _, r := range reports {
 		s := junitSuite{Name: fmt.Sprintf("mcpvcr: %s vs %s", r.Old, r.New), Output: strings.Join(r.Notes, "\n")}

@@ -1,4 +1,4 @@
-package replayer
+package verify
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ import (
 // makes the requests; if nil, a client without timeouts is used.
 //
 // Errors are as for RunStdio.
-func (v *Verifier) RunHTTP(ctx context.Context, endpoint string, client *http.Client, header http.Header) (*VerifyRun, error) {
+func (v *Verifier) RunHTTP(ctx context.Context, endpoint string, client *http.Client, header http.Header) (*Run, error) {
 	if v.Recording == nil {
 		return nil, errors.New("verifier has no recording")
 	}

@@ -1,4 +1,4 @@
-package replayer
+package diff
 
 import (
 	"bytes"
@@ -6,17 +6,19 @@ import (
 	"reflect"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// Diff compares the answers of two recorded sessions, request by request:
+// Compare compares the answers of two recorded sessions, request by request:
 // old is the expectation, new the run under test. Client requests are
 // paired in order by method and normalised params; each pair's answers
 // (result or error, and progress notifications) are compared, and so is
 // what the server sent on its own (requests and notifications, per
 // method). noise says what does not count; its defaults always apply.
-func Diff(old, new *Recording, noise Noise) *DiffReport {
+func Compare(old, new *store.Recording, noise Noise) *Report {
 	a, b := converse(old), converse(new)
-	r := &DiffReport{Old: infoOf(old), New: infoOf(new)}
+	r := &Report{Old: infoOf(old), New: infoOf(new)}
 	pairs := pair(a.exchanges, b.exchanges)
 	used := make([]bool, len(b.exchanges))
 	for i, x := range a.exchanges {

@@ -1,4 +1,4 @@
-package replayer
+package diff
 
 import (
 	"encoding/json"

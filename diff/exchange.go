@@ -1,10 +1,11 @@
-package replayer
+package diff
 
 import (
 	"encoding/json"
 	"slices"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -73,7 +74,7 @@ func (t *traffic) value() map[string]any {
 				items = append(items, normalize(p))
 			}
 			slices.SortStableFunc(items, func(a, b any) int {
-				ka, kb := key(a), key(b)
+				ka, kb := jsonrpc.Key(a), jsonrpc.Key(b)
 				switch {
 				case ka < kb:
 					return -1
@@ -97,54 +98,25 @@ type conversation struct {
 	server    traffic
 }
 
-// protocolFrames returns the frames of rec that carry protocol messages:
-// not stderr, SSE comments or events without data.
-func protocolFrames(rec *Recording) []*store.Frame {
-	stderr := map[int64]bool{}
-	for _, st := range rec.Streams {
-		if st.Kind == store.StderrStream {
-			stderr[st.ID] = true
-		}
-	}
-	var fs []*store.Frame
-	for i := range rec.Frames {
-		f := &rec.Frames[i]
-		if stderr[f.StreamID] || f.Comment || (f.SSE && f.Kind == jsonrpc.KindEmpty) {
-			continue
-		}
-		fs = append(fs, f)
-	}
-	return fs
-}
-
-// messages returns the messages of a frame: its own, or a batch's members.
-func messages(f *store.Frame) []jsonrpc.Message {
-	m := f.Message()
-	if m.Kind == jsonrpc.KindBatch {
-		return m.Members
-	}
-	return []jsonrpc.Message{m}
-}
-
 // converse cuts rec into exchanges, in the order the client sent them.
-func converse(rec *Recording) *conversation {
+func converse(rec *store.Recording) *conversation {
 	c := &conversation{server: traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}}
 	open := map[string]*exchange{}    // client request id -> its unanswered exchange
 	byToken := map[string]*exchange{} // progress token -> exchange
-	for _, f := range protocolFrames(rec) {
-		for _, m := range messages(f) {
+	for _, f := range rec.ProtocolFrames() {
+		for _, m := range jsonrpc.Messages(f.Data) {
 			if f.Direction == store.ClientToServer {
 				switch {
 				case m.Kind == jsonrpc.KindRequest:
 					x := &exchange{seq: f.Seq, method: m.Method, name: subject(m.Params), req: m}
-					x.mkey = m.Method + " " + key(normalize(m.Params))
+					x.mkey = m.Method + " " + Key(m.Params)
 					c.exchanges = append(c.exchanges, x)
 					open[string(m.ID)] = x
-					if t := progressToken(m.Params); t != nil {
+					if t := mcpwire.ProgressToken(m.Params); t != nil {
 						byToken[string(t)] = x
 					}
 				case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/cancelled":
-					if x := open[string(requestIDParam(m.Params))]; x != nil {
+					if x := open[string(mcpwire.CancelledRequestID(m.Params))]; x != nil {
 						x.cancelled = true
 					}
 				}
@@ -160,7 +132,7 @@ func converse(rec *Recording) *conversation {
 				c.server.requests[m.Method] = append(c.server.requests[m.Method], m.Params)
 			case jsonrpc.KindNotification:
 				if m.Method == "notifications/progress" {
-					if x := byToken[string(progressTokenParam(m.Params))]; x != nil {
+					if x := byToken[string(mcpwire.ProgressNotificationToken(m.Params))]; x != nil {
 						x.progress = append(x.progress, m.Params)
 						continue
 					}

@@ -1,6 +1,10 @@
-package replayer
+package diff
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
 
 // Learn returns the noise of a server: every path whose value differs
 // between a and b, two runs of the same server release verified against
@@ -8,7 +12,7 @@ import "strconv"
 // they belong to (#SEQ) or to the server's own traffic (server). A list
 // whose length differs is ignored whole; a request answered in one run
 // only is ignored whole (**).
-func Learn(expected, a, b *Recording) Noise {
+func Learn(expected, a, b *store.Recording) Noise {
 	ex, ax := converse(expected), converse(a)
 	seqOf := map[int64]int64{} // seq in a -> seq in expected
 	for i, j := range pair(ex.exchanges, ax.exchanges) {
@@ -31,7 +35,7 @@ func Learn(expected, a, b *Recording) Noise {
 		}
 		n = n.With(Noise{Paths: []Path{p}})
 	}
-	r := Diff(a, b, Noise{})
+	r := Compare(a, b, Noise{})
 	for _, rd := range r.Requests {
 		seq, ok := seqOf[rd.Seq]
 		if !ok || !rd.Differs() {
@@ -57,7 +61,7 @@ func Learn(expected, a, b *Recording) Noise {
 // Rescope returns n with the #SEQ scopes of expected's requests moved to
 // the matching requests of next, for when next becomes the expectation
 // (verify --update). Paths of requests next lacks are dropped.
-func (n Noise) Rescope(expected, next *Recording) Noise {
+func (n Noise) Rescope(expected, next *store.Recording) Noise {
 	ex, nx := converse(expected), converse(next)
 	to := map[string]string{}
 	for i, j := range pair(ex.exchanges, nx.exchanges) {

@@ -1,15 +1,17 @@
-package replayer
+package diff
 
 import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 func TestLearn(t *testing.T) {
 	clock := `> {"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"x://clock"}}`
 	logs := `> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"logs"}}`
-	run := func(id int64, now string, items string, notes ...string) *Recording {
+	run := func(id int64, now string, items string, notes ...string) *store.Recording {
 		lines := []string{initReq, initResp, inited, clock,
 			`< {"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"x://clock","text":"it is ` + now + `"}]}}`,
 			logs, `< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"[` + items + `]"}]}}`,
@@ -30,13 +32,13 @@ func TestLearn(t *testing.T) {
 	}
 	// What was learned hides those differences, and only those.
 	c := run(4, "4:00:00 PM", "7", note)
-	if r := Diff(expected, c, got); r.Differs() {
+	if r := Compare(expected, c, got); r.Differs() {
 		t.Errorf("Diff with the learned noise: %q; want no differences", changesOf(r))
 	}
 	changed := lineRecording(t, 5, initReq, `< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"2"}}}`,
 		inited, clock, `< {"jsonrpc":"2.0","id":3,"result":{"contents":[{"uri":"x://clock","text":"x"}]}}`,
 		logs, `< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"[1]"}]}}`)
-	if diff := cmp.Diff([]string{"initialize (seq 1) result.serverInfo.version changed"}, changesOf(Diff(expected, changed, got))); diff != "" {
+	if diff := cmp.Diff([]string{"initialize (seq 1) result.serverInfo.version changed"}, changesOf(Compare(expected, changed, got))); diff != "" {
 		t.Errorf("Diff of a real change with the learned noise (-want +got):\n%s", diff)
 	}
 }

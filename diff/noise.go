@@ -1,4 +1,4 @@
-package replayer
+package diff
 
 import (
 	"bytes"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -138,6 +140,11 @@ func decodeJSON(raw []byte) (any, bool) {
 	return v, true
 }
 
+// Key returns the canonical text of raw after the default noise rules
+// (see Compare): two JSON values that differ only by noise have the same
+// Key. Bytes that are not JSON are their own key.
+func Key(raw []byte) string { return jsonrpc.Key(normalize(raw)) }
+
 // normalize decodes raw and applies the default noise rules; it returns
 // the raw text as a string when raw is not JSON.
 func normalize(raw []byte) any {
@@ -178,7 +185,7 @@ func normalizeValue(v any) any {
 
 func normalizeObject(m map[string]any) any {
 	if meta, ok := m["_meta"].(map[string]any); ok {
-		for _, k := range volatileMeta {
+		for _, k := range mcpwire.VolatileMeta {
 			delete(meta, k)
 		}
 		if len(meta) == 0 {
@@ -236,13 +243,13 @@ func markMirrors(m map[string]any) {
 	if !ok {
 		return
 	}
-	want := key(sc)
+	want := jsonrpc.Key(sc)
 	for _, item := range content {
 		it, ok := item.(map[string]any)
 		if !ok || it["type"] != "text" {
 			continue
 		}
-		if t, isObj := it["text"].(map[string]any); isObj && key(t) == want {
+		if t, isObj := it["text"].(map[string]any); isObj && jsonrpc.Key(t) == want {
 			it["text"] = mirrorPlaceholder
 		}
 	}

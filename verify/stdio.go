@@ -1,4 +1,4 @@
-package replayer
+package verify
 
 import (
 	"bufio"
@@ -26,7 +26,7 @@ var errOutputClosed = errors.New("the server closed its output (it exited or cra
 // It returns ErrNoClientFrames, ErrNoAnswer (wrapped) or a
 // *RevisionError when the server could not be verified; what the server
 // answered is to be compared with Diff.
-func (v *Verifier) RunStdio(ctx context.Context, server io.ReadWriteCloser) (*VerifyRun, error) {
+func (v *Verifier) RunStdio(ctx context.Context, server io.ReadWriteCloser) (*Run, error) {
 	if v.Recording != nil && v.Recording.Session.Transport != store.Stdio {
 		return nil, fmt.Errorf("verify over stdio: session %d was recorded over %s", v.Recording.Session.ID, v.Recording.Session.Transport)
 	}
