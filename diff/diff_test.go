@@ -9,12 +9,12 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/internal/storetest"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// lineRecording is mcptest.LineRecording.
-var lineRecording = mcptest.LineRecording
+// lineRecording is storetest.LineRecording.
+var lineRecording = storetest.LineRecording
 
 // changesOf flattens a report as "label path kind" lines, or
 // "label status" for requests without changes.

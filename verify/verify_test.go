@@ -16,10 +16,10 @@ import (
 	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/internal/clock"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/internal/storetest"
 )
 
-// Lines of a stdio recording, as mcptest.LineRecording reads them.
+// Lines of a stdio recording, as storetest.LineRecording reads them.
 const (
 	initReq  = `> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
 	initResp = `< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
@@ -110,7 +110,7 @@ func TestVerifier_RunStdio(t *testing.T) {
 	page2 := `> {"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"rec-cursor"}}`
 	call := `> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sample"}}`
 	sampled := `> {"jsonrpc":"2.0","id":1,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}`
-	rec := mcptest.LineRecording(t, 1, initReq, initResp, inited,
+	rec := storetest.LineRecording(t, 1, initReq, initResp, inited,
 		listReq, `< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"a"}],"nextCursor":"rec-cursor"}}`,
 		page2, `< {"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"sample"}]}}`,
 		call, `< {"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`,
@@ -149,7 +149,7 @@ func TestVerifier_RunStdio(t *testing.T) {
 func TestVerifier_WaitsForProgress(t *testing.T) {
 	slow := `> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":"p"}}}`
 	cancel := `> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`
-	rec := mcptest.LineRecording(t, 1, initReq, initResp, inited, slow,
+	rec := storetest.LineRecording(t, 1, initReq, initResp, inited, slow,
 		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1}}`,
 		cancel, `< {"jsonrpc":"2.0","id":5,"result":{"content":[]}}`)
 	release := make(chan struct{})
@@ -180,7 +180,7 @@ func TestVerifier_WaitsForProgress(t *testing.T) {
 
 func TestVerifier_RunStdio_Failures(t *testing.T) {
 	call := `> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"info"}}`
-	rec := mcptest.LineRecording(t, 1, initReq, initResp, inited, listReq, `< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
+	rec := storetest.LineRecording(t, 1, initReq, initResp, inited, listReq, `< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
 		call, `< {"jsonrpc":"2.0","id":3,"result":{}}`)
 	t.Run("OtherRevision", func(t *testing.T) {
 		srv := startFake(t, func(m jsonrpc.Message) ([]string, error) {
@@ -243,7 +243,7 @@ func TestVerifier_RunStdio_Failures(t *testing.T) {
 		}
 	})
 	t.Run("NoClientFrames", func(t *testing.T) {
-		empty := mcptest.LineRecording(t, 1, "! starting")
+		empty := storetest.LineRecording(t, 1, "! starting")
 		if err := (&Verifier{Recording: empty}).Check(); !errors.Is(err, ErrNoClientFrames) {
 			t.Errorf("Check = %v; want ErrNoClientFrames", err)
 		}
@@ -251,8 +251,8 @@ func TestVerifier_RunStdio_Failures(t *testing.T) {
 }
 
 func TestVerifyRun_Annotate(t *testing.T) {
-	old := mcptest.LineRecording(t, 1, initReq, initResp, listReq, `< {"jsonrpc":"2.0","id":2,"result":{}}`, callReq, `< {"jsonrpc":"2.0","id":3,"result":{}}`)
-	new := mcptest.LineRecording(t, 2, initReq, initResp, listReq)
+	old := storetest.LineRecording(t, 1, initReq, initResp, listReq, `< {"jsonrpc":"2.0","id":2,"result":{}}`, callReq, `< {"jsonrpc":"2.0","id":3,"result":{}}`)
+	new := storetest.LineRecording(t, 2, initReq, initResp, listReq)
 	r := diff.Compare(old, new, diff.Noise{})
 	vr := &Run{NoAnswer: map[int64]string{3: "no answer: the server went away first", 5: "not sent: the server had gone away"},
 		ServerGone: errors.New("it crashed")}

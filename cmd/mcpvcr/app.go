@@ -146,23 +146,34 @@ func cassettePath(c *cli.Context) string {
 	return c.String("cassette")
 }
 
+// cassetteArg returns the cassette named by the only positional
+// argument, or else by --cassette.
+func cassetteArg(c *cli.Context) (string, error) {
+	switch c.NArg() {
+	case 0:
+		return cassettePath(c), nil
+	case 1:
+		return c.Args().First(), nil
+	}
+	return "", usageErr("mcpvcr "+c.Command.Name+" [CASSETTE]", "%s takes one cassette, got %d arguments", c.Command.Name, c.NArg())
+}
+
 // openForRead opens a cassette (.db or .jsonl) that must exist.
 func openForRead(c *cli.Context) (*store.DB, error) {
-	path := cassettePath(c)
-	fi, err := os.Stat(path)
-	if err == nil && fi.Size() == 0 {
+	return openPath(c, cassettePath(c))
+}
+
+// openPath opens the cassette (.db or .jsonl) at path, which must exist.
+func openPath(c *cli.Context, path string) (*store.DB, error) {
+	db, err := store.OpenFile(c.Context, path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, failErr(fmt.Errorf("cassette %s does not exist", path),
+			"record one first (mcpvcr record -- SERVER...), or name it with --cassette PATH")
+	case errors.Is(err, store.ErrEmpty):
 		return nil, failErr(fmt.Errorf("cassette %s is empty (0 bytes): nothing has been recorded into it", path),
 			"record into it with mcpvcr record --cassette "+path)
-	}
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, failErr(fmt.Errorf("cassette %s does not exist", path),
-				"record one first (mcpvcr record -- SERVER...), or name it with --cassette PATH")
-		}
-		return nil, failErr(fmt.Errorf("cassette %s: %w", path, err), "")
-	}
-	db, err := store.OpenFile(c.Context, path)
-	if err != nil {
+	case err != nil:
 		return nil, openErr(path, err)
 	}
 	return db, nil
@@ -180,7 +191,7 @@ func openForWrite(c *cli.Context) (*store.DB, error) {
 
 func openErr(path string, err error) error {
 	switch {
-	case errors.Is(err, store.ErrNotCassette):
+	case errors.Is(err, store.ErrNotCassette), errors.Is(err, store.ErrNotExport):
 		return failErr(err, "name an mcpvcr cassette with --cassette PATH (a .db file mcpvcr wrote, or a .jsonl export)")
 	case errors.Is(err, store.ErrNewerSchema):
 		return failErr(err, "install a newer mcpvcr: go install github.com/mcpvcr/mcpvcr/cmd/mcpvcr@latest")

@@ -1,4 +1,5 @@
-package mcptest
+// Package storetest builds store values for tests.
+package storetest
 
 import (
 	"testing"
