@@ -195,10 +195,10 @@ func newCursor(recs []*recording) *cursor {
 }
 
 // start returns the server frames recorded before any client frame.
-func (c *cursor) start() []Out {
+func (c *cursor) start() []outFrame {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var outs []Out
+	var outs []outFrame
 	for i, e := range c.cands {
 		o := e.release()
 		if i == 0 {
@@ -212,7 +212,7 @@ func (c *cursor) start() []Out {
 // it matched and what the server sends next. When nothing matches, the
 // candidates are kept and a Mismatch (from the leader's point of view) is
 // returned.
-func (c *cursor) receive(live jsonrpc.Message) ([]Out, *store.Frame, *Mismatch) {
+func (c *cursor) receive(live jsonrpc.Message) ([]outFrame, *store.Frame, *Mismatch) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var kept []*engine
@@ -233,7 +233,7 @@ func (c *cursor) receive(live jsonrpc.Message) ([]Out, *store.Frame, *Mismatch) 
 		return nil, nil, c.cands[0].closest(live)
 	}
 	c.cands = kept
-	var outs []Out
+	var outs []outFrame
 	for n, e := range kept {
 		e.consume(idx[n], live)
 		o := e.release()

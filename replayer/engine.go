@@ -81,7 +81,7 @@ func buildTemplate(rec *recording) *engine {
 		if !protocol[f.StreamID] || !isProtocol(f) {
 			continue
 		}
-		e.frames = append(e.frames, recFrame{f: f, msg: f.Message(), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1})
+		e.frames = append(e.frames, recFrame{f: f, msg: jsonrpc.Parse(f.Data), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1})
 	}
 	e.link()
 	e.dependents = make([][]int, len(e.frames))
@@ -301,8 +301,8 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 	}
 }
 
-// Out is a recorded server frame released for sending.
-type Out struct {
+// outFrame is a recorded server frame released for sending.
+type outFrame struct {
 	// Frame is the recorded frame.
 	Frame *store.Frame
 	// Data is the payload to send: the recorded Data, or a copy with the
@@ -320,7 +320,7 @@ type Out struct {
 // that wait for something that happened since the last call (all frames
 // on the first), so a session of n frames costs O(n) in all, not O(n)
 // per client frame.
-func (e *engine) release() []Out {
+func (e *engine) release() []outFrame {
 	defer e.advance()
 	var work []int
 	if !e.started {
@@ -348,7 +348,7 @@ func (e *engine) release() []Out {
 		work = append(work, e.dependents[i]...)
 	}
 	slices.Sort(idx)
-	var outs []Out
+	var outs []outFrame
 	for _, i := range idx {
 		fr := &e.frames[i]
 		var trigger time.Duration
@@ -358,7 +358,7 @@ func (e *engine) release() []Out {
 			}
 		}
 		data, changed := e.rewrite(fr)
-		outs = append(outs, Out{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0)})
+		outs = append(outs, outFrame{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0)})
 	}
 	return outs
 }

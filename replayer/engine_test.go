@@ -32,7 +32,7 @@ func stdioRecording(tb testing.TB, id int64, lines ...string) *recording {
 	return rec
 }
 
-func datas(outs []Out) []string {
+func datas(outs []outFrame) []string {
 	var s []string
 	for _, o := range outs {
 		s = append(s, strings.TrimSuffix(string(o.Data), "\n"))

@@ -53,7 +53,7 @@ type liveSession struct {
 	rep Report
 
 	mu        sync.Mutex // guards the fields below
-	released  map[*store.Frame]Out
+	released  map[*store.Frame]outFrame
 	changed   chan struct{} // closed and replaced when released grows
 	used      map[int64]bool
 	requests  int
@@ -161,7 +161,7 @@ func (s *Server) liveSessionFor(r *http.Request, live jsonrpc.Message) (*liveSes
 		return ls, 0
 	}
 	if s.opens(r, live, hs.anonymous) {
-		ls := &liveSession{srv: s, cur: newCursor(s.httpRecordings()), released: map[*store.Frame]Out{},
+		ls := &liveSession{srv: s, cur: newCursor(s.httpRecordings()), released: map[*store.Frame]outFrame{},
 			changed: make(chan struct{}), used: map[int64]bool{}, cutEvents: map[int64]int{}}
 		ls.publish(ls.cur.start())
 		hs.anonymous = ls
@@ -271,7 +271,7 @@ func (ls *liveSession) issueID(recorded string) string {
 
 // publish stores released frames for the streams that will send them,
 // and wakes every stream waiting for the session to move on.
-func (ls *liveSession) publish(outs []Out) {
+func (ls *liveSession) publish(outs []outFrame) {
 	ls.mu.Lock()
 	for _, o := range outs {
 		ls.released[o.Frame] = o
@@ -319,7 +319,7 @@ func (ls *liveSession) waitCaughtUp(r *http.Request, rec *recording, t time.Dura
 
 // waitReleased waits until f is released, the client goes away or the
 // server closes.
-func (ls *liveSession) waitReleased(r *http.Request, f *store.Frame) (Out, bool) {
+func (ls *liveSession) waitReleased(r *http.Request, f *store.Frame) (outFrame, bool) {
 	for {
 		ls.mu.Lock()
 		o, ok := ls.released[f]
@@ -331,9 +331,9 @@ func (ls *liveSession) waitReleased(r *http.Request, f *store.Frame) (Out, bool)
 		select {
 		case <-ch:
 		case <-r.Context().Done():
-			return Out{}, false
+			return outFrame{}, false
 		case <-ls.srv.http().done:
-			return Out{}, false
+			return outFrame{}, false
 		}
 	}
 }
@@ -543,9 +543,13 @@ func isHop(k string) bool {
 	return false
 }
 
-// Close ends the HTTP streams that are held open (standalone GET streams,
-// streams whose recorded client left first), so that an http.Server
-// serving s can shut down. Call it before Shutdown.
+// Close releases everything s holds: it ends the HTTP streams held open
+// (standalone GET streams, streams whose recorded client left first) and
+// makes every ServeStdio return. The recordings are plain data in memory;
+// nothing else needs closing. An http.Server (or httptest.Server) serving
+// s waits for held streams when it shuts down, so close s first, or call
+// Close from http.Server.RegisterOnShutdown. Close is safe to call more
+// than once, and concurrently with serving.
 func (s *Server) Close() {
 	hs := s.http()
 	hs.mu.Lock()

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/sse"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -187,7 +186,7 @@ func isProtocol(f *store.Frame) bool {
 	if f.Comment {
 		return false
 	}
-	return !(f.SSE && (f.Kind == jsonrpc.KindEmpty || f.Event == "endpoint"))
+	return !(f.SSE && (f.Kind == store.KindEmpty || f.Event == "endpoint"))
 }
 
 // ordinalOf returns the number of a stream within its session, from 1, as

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpvcr/mcpvcr/internal/clock"
+	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -135,48 +135,90 @@ func (s *Server) logger() *slog.Logger {
 }
 
 // ServeStdio is the recorded server on a stdio pair: it reads the client's
-// lines from client and writes the recorded server's lines to it. It
-// returns when the client closes its side, when the recorded server ended
-// the conversation first, or when ctx is done.
+// lines from client and writes the recorded server's lines to it. To serve
+// a separate reader and writer (stdin and stdout), join them:
+// struct{ io.Reader; io.Writer }{os.Stdin, os.Stdout}.
+//
+// It returns when the client closes its side, when the recorded server
+// ended the conversation first, when ctx is done or when s is closed, even
+// if the client has stopped reading or writing: a Read or Write on client
+// that blocks then is left to end when the caller closes client. The
+// Report covers what was received and sent until then.
 func (s *Server) ServeStdio(ctx context.Context, client io.ReadWriter) (*Report, error) {
 	if len(s.Recordings) == 0 {
 		return nil, ErrNoRecordings
 	}
 	cur := newCursor(s.recordings())
 	rep := &Report{}
-	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []Out, 256), done: make(chan struct{})}
+	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []outFrame, 256), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() { w.run(ctx) })
+	closed := s.http().done
+	go w.run(ctx)
 	finish := func() (*Report, error) {
 		close(w.queue)
-		wg.Wait()
+		select {
+		case <-w.done:
+		case <-ctx.Done():
+			// The client stopped reading: a write may block until the
+			// caller closes client. What was written is reported.
+		}
 		lead := cur.leader()
 		rep.SessionID = lead.rec.Session.ID
 		rep.Unsent = lead.unsent()
-		return rep, w.err
+		return rep, w.error()
 	}
 	w.send(ctx, cur.start())
 
-	r := bufio.NewReaderSize(client, 64<<10)
+	lines := make(chan []byte)
+	rerr := make(chan error, 1)
+	lr := &lineReader{r: bufio.NewReaderSize(client, 64<<10), lines: lines, errc: rerr}
+	go lr.run(ctx)
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
+		select {
+		case line := <-lines:
 			s.handle(ctx, cur, rep, w, line)
-		}
-		if err != nil {
+			if lead := cur.leader(); lead.exhausted() && serverClosedFirst(lead.rec) {
+				s.logger().Info("the recorded server ended the conversation here")
+				return finish()
+			}
+		case err := <-rerr:
 			if !errors.Is(err, io.EOF) {
 				s.logger().Warn("reading from the client failed", "err", err)
 			}
 			return finish()
-		}
-		if lead := cur.leader(); lead.exhausted() && serverClosedFirst(lead.rec) {
-			s.logger().Info("the recorded server ended the conversation here")
+		case <-closed:
+			cancel()
+			return finish()
+		case <-ctx.Done():
 			return finish()
 		}
-		if ctx.Err() != nil {
-			return finish()
+	}
+}
+
+// lineReader reads the client's non-blank lines and hands them over one
+// at a time; its last word is the error that ended the reading. It stops
+// early when ctx is done, unless it is blocked in a Read, which ends when
+// the client's reader is closed.
+type lineReader struct {
+	r     *bufio.Reader
+	lines chan<- []byte
+	errc  chan<- error
+}
+
+func (lr *lineReader) run(ctx context.Context) {
+	for {
+		line, err := lr.r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			select {
+			case lr.lines <- line:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err != nil {
+			lr.errc <- err
+			return
 		}
 	}
 }
@@ -196,13 +238,13 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 	}
 	if live.Kind == jsonrpc.KindRequest && live.Method == "ping" {
 		rep.Synthesized++
-		w.send(ctx, []Out{{Data: append(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{}}`, live.ID), '\n')}})
+		w.send(ctx, []outFrame{{Data: append(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{}}`, live.ID), '\n')}})
 		return
 	}
 	rep.Mismatches = append(rep.Mismatches, mm)
 	s.logger().Warn("unmatched client frame", "frame", mm.Error())
 	if reply := noMatchReply(live, mm); reply != nil {
-		w.send(ctx, []Out{{Data: append(reply, '\n')}})
+		w.send(ctx, []outFrame{{Data: append(reply, '\n')}})
 	}
 }
 
@@ -230,12 +272,12 @@ type pacedWriter struct {
 	dst   io.Writer
 	clock clock.Clock
 	pace  float64
-	queue chan []Out
+	queue chan []outFrame
 	done  chan struct{}
 	err   error // set by run before it returns
 }
 
-func (w *pacedWriter) send(ctx context.Context, outs []Out) {
+func (w *pacedWriter) send(ctx context.Context, outs []outFrame) {
 	if len(outs) == 0 {
 		return
 	}
@@ -245,7 +287,18 @@ func (w *pacedWriter) send(ctx context.Context, outs []Out) {
 	}
 }
 
+// error returns the first write error, once run has returned.
+func (w *pacedWriter) error() error {
+	select {
+	case <-w.done:
+		return w.err
+	default:
+		return nil
+	}
+}
+
 func (w *pacedWriter) run(ctx context.Context) {
+	defer close(w.done)
 	for outs := range w.queue {
 		for _, o := range outs {
 			if w.pace > 0 && o.Gap > 0 {

@@ -6,10 +6,11 @@ import (
 	"io"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
-	"github.com/mcpvcr/mcpvcr/internal/clock"
+	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -81,10 +82,65 @@ func TestServeStdio_NoLeak(t *testing.T) {
 			t.Fatalf("ServeStdio = %+v, %v", rep, err)
 		}
 	}
-	for i := 0; runtime.NumGoroutine() > before && i < 1000; i++ {
+	for i := 0; runtime.NumGoroutine() > before && i < 100000; i++ {
 		runtime.Gosched()
 	}
 	if after := runtime.NumGoroutine(); after > before {
-		t.Errorf("goroutines: %d before, %d after", before, after)
+		buf := make([]byte, 1<<16)
+		t.Errorf("goroutines: %d before, %d after\n%s", before, after, buf[:runtime.Stack(buf, true)])
+	}
+}
+
+// stuckWriter is a client that stops reading: Write reports the first
+// call on called and then blocks until release is closed.
+type stuckWriter struct {
+	once    sync.Once
+	called  chan struct{}
+	release chan struct{}
+}
+
+func (w *stuckWriter) Write(p []byte) (int, error) {
+	w.once.Do(func() { close(w.called) })
+	<-w.release
+	return 0, io.ErrClosedPipe
+}
+
+// TestServeStdio_StopsWithoutTheClient: ServeStdio returns when its ctx
+// ends, or when the Server is closed, although the client neither reads
+// the answer waiting for it nor sends anything more.
+func TestServeStdio_StopsWithoutTheClient(t *testing.T) {
+	for _, stop := range []string{"Context", "Close"} {
+		t.Run(stop, func(t *testing.T) {
+			rec := stdioRecording(t, 1,
+				`> {"jsonrpc":"2.0","id":1,"method":"ping"}`,
+				`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+				`> {"jsonrpc":"2.0","id":2,"method":"ping"}`,
+				`< {"jsonrpc":"2.0","id":2,"result":{}}`,
+			)
+			srv := &Server{Recordings: []*store.Recording{rec.Recording}}
+			inR, inW := io.Pipe()
+			out := &stuckWriter{called: make(chan struct{}), release: make(chan struct{})}
+			defer close(out.release)
+			defer inW.Close()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan *Report, 1)
+			go func() {
+				rep, _ := srv.ServeStdio(ctx, pipeClient{inR, out})
+				done <- rep
+			}()
+			if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			<-out.called // the answer is being written, and nobody reads it
+			if stop == "Close" {
+				srv.Close()
+			} else {
+				cancel()
+			}
+			if rep := <-done; rep == nil || rep.Received != 1 || rep.Matched != 1 {
+				t.Errorf("report = %+v; want the one frame received and matched", rep)
+			}
+		})
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/sse"
 )
 
@@ -114,7 +113,7 @@ func (c *contentChecker) frame(rec *frameRecord) {
 	}
 	f.Derive(c.kinds[rec.Stream])
 	kind := ""
-	if !f.Comment && (f.Kind != jsonrpc.KindInvalid || f.Malformed) {
+	if !f.Comment && (f.Kind != KindInvalid || f.Malformed) {
 		kind = f.Kind.String()
 	}
 	if kind != rec.Kind {

@@ -14,8 +14,6 @@ import (
 	"slices"
 	"time"
 	"unicode/utf8"
-
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 )
 
 // The JSONL text form: a header line, then for each session its session
@@ -147,7 +145,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 	}
 	rec := sessionRecord{
 		Type: "session", ID: fileID, Name: s.Name, Transport: s.Transport.String(),
-		Revision: s.Revision, Era: s.Era, Upstream: s.Upstream, ExternalID: s.ExternalID,
+		Revision: s.Revision, Era: string(s.Era), Upstream: s.Upstream, ExternalID: s.ExternalID,
 		StartedAt: formatTime(s.StartedAt), EndedAt: formatTime(s.EndedAt), ExitCode: s.ExitCode,
 		Labels: s.Labels, Note: s.Note,
 	}
@@ -190,7 +188,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 				return fmt.Errorf("frame %d: stream %d is not a stream of session %d", f.Seq, f.StreamID, id)
 			}
 		}
-		if !f.Comment && (f.Kind != jsonrpc.KindInvalid || f.Malformed) {
+		if !f.Comment && (f.Kind != KindInvalid || f.Malformed) {
 			rec.Kind = f.Kind.String()
 		}
 		if f.HasEventID || f.EventID != "" {
@@ -348,7 +346,7 @@ func (im *importer) session(t *txn, rec *sessionRecord) error {
 		return fmt.Errorf("session %d appears twice", rec.ID)
 	}
 	s := Session{
-		Name: rec.Name, Revision: rec.Revision, Era: rec.Era, Upstream: rec.Upstream,
+		Name: rec.Name, Revision: rec.Revision, Era: Era(rec.Era), Upstream: rec.Upstream,
 		ExternalID: rec.ExternalID, ExitCode: rec.ExitCode, Labels: rec.Labels, Note: rec.Note,
 	}
 	var err error

@@ -3,8 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 )
 
 // Recording is one recorded session as plain data: the session, its
@@ -69,10 +67,28 @@ func (r *Recording) ProtocolFrames() []*Frame {
 	var fs []*Frame
 	for i := range r.Frames {
 		f := &r.Frames[i]
-		if stderr[f.StreamID] || f.Comment || (f.SSE && f.Kind == jsonrpc.KindEmpty) {
+		if stderr[f.StreamID] || f.Comment || (f.SSE && f.Kind == KindEmpty) {
 			continue
 		}
 		fs = append(fs, f)
 	}
 	return fs
+}
+
+// LoadFile reads the sessions with the given ids (every session when none
+// is given) from the cassette or JSONL export at path, and closes it: the
+// recordings are plain data, and nothing is left to release.
+func LoadFile(ctx context.Context, path string, ids ...int64) ([]*Recording, error) {
+	d, err := OpenFile(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	recs, err := d.Recordings(ctx, ids...)
+	if cerr := d.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("close cassette %s: %w", path, cerr)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return recs, nil
 }

@@ -56,7 +56,7 @@ func checkRevision(s store.Session, req, rec, live jsonrpc.Message) error {
 	switch {
 	case req.Method == "initialize" && r.ProtocolVersion != want:
 		return &RevisionError{Recorded: want, Live: r.ProtocolVersion}
-	case req.Method == "server/discover" && mcpwire.EraOf(want) == mcpwire.EraModern && !slices.Contains(r.SupportedVersions, want):
+	case req.Method == "server/discover" && mcpwire.IsModern(want) && !slices.Contains(r.SupportedVersions, want):
 		return &RevisionError{Recorded: want, Detail: "its server/discover lists only " + strings.Join(r.SupportedVersions, ", ")}
 	}
 	return nil

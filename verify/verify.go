@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/diff"
-	"github.com/mcpvcr/mcpvcr/internal/clock"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"

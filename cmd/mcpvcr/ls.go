@@ -34,7 +34,7 @@ func lsCommand(e *env) *cli.Command {
 				if !s.EndedAt.IsZero() {
 					dur = s.EndedAt.Sub(s.StartedAt).Round(time.Millisecond).String()
 				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, dash(s.Name), s.Transport, dash(s.Revision), dash(s.Era),
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, dash(s.Name), s.Transport, dash(s.Revision), dash(s.Era.String()),
 					s.StartedAt.UTC().Format(time.DateTime), dur, dash(s.Upstream))
 			}
 			return tw.Flush()

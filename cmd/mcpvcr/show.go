@@ -54,7 +54,7 @@ func showCommand(e *env) *cli.Command {
 }
 
 func writeTimeline(e *env, s store.Session, streams []store.Stream, frames []store.Frame) {
-	fmt.Fprintf(e.stdout, "session %d %s  transport=%s revision=%s era=%s upstream=%s\n", s.ID, s.Name, s.Transport, dash(s.Revision), dash(s.Era), dash(s.Upstream))
+	fmt.Fprintf(e.stdout, "session %d %s  transport=%s revision=%s era=%s upstream=%s\n", s.ID, s.Name, s.Transport, dash(s.Revision), dash(s.Era.String()), dash(s.Upstream))
 	label := map[int64]string{}
 	kinds := map[int64]store.StreamKind{}
 	for i, st := range streams {
@@ -109,8 +109,8 @@ func flags(f store.Frame, kind store.StreamKind) string {
 	if f.Batch {
 		fl = append(fl, fmt.Sprintf("batch(%d)", len(f.Members)))
 	}
-	if f.Kind == jsonrpc.KindRequest {
-		if v := mcpwire.RequestMeta(f.Message().Params).ProtocolVersion; v != "" {
+	if f.Kind == store.KindRequest {
+		if v := mcpwire.RequestMeta(jsonrpc.Parse(f.Data).Params).ProtocolVersion; v != "" {
 			fl = append(fl, "rev="+v) // a modern request names its revision
 		}
 	}
