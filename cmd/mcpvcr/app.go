@@ -13,38 +13,8 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// Exit codes, as design.md §1 sets them.
-const (
-	exitOK          = 0
-	exitDiffer      = 1 // differences found, or a replay saw unmatched traffic
-	exitUsage       = 2
-	exitFailure     = 3
-	defaultCassette = "mcpvcr.db"
-)
-
-// exitError carries an exit code and a hint for the user.
-type exitError struct {
-	code int
-	err  error
-	hint string
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// usageErr is a mistake in how mcpvcr was called.
-func usageErr(hint string, format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...), hint: hint}
-}
-
-// failErr is a failure to do what was asked.
-func failErr(err error, hint string) error {
-	return &exitError{code: exitFailure, err: err, hint: hint}
-}
-
-// differErr reports differences or unmatched traffic; the details have
-// already been written.
-var errDiffer = &exitError{code: exitDiffer, err: errors.New("differences found")}
+// defaultCassette is the cassette used when none is named.
+const defaultCassette = "mcpvcr.db"
 
 // env is what every command gets besides its flags.
 type env struct {
@@ -62,28 +32,6 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	app := newApp(e)
 	err := app.RunContext(ctx, hoistFlags(app, args))
 	return report(stderr, err)
-}
-
-// report prints err the way users read it and returns its exit code.
-func report(w io.Writer, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee == errDiffer {
-			return exitDiffer
-		}
-		fmt.Fprintf(w, "mcpvcr: %v\n", ee.err)
-		if ee.hint != "" {
-			fmt.Fprintf(w, "try: %s\n", ee.hint)
-		}
-		return ee.code
-	}
-	// Errors from urfave/cli itself are about flags and arguments.
-	fmt.Fprintf(w, "mcpvcr: %v\n", err)
-	fmt.Fprintln(w, "try: mcpvcr --help")
-	return exitUsage
 }
 
 func newApp(e *env) *cli.App {
@@ -187,14 +135,4 @@ func openForWrite(c *cli.Context) (*store.DB, error) {
 		return nil, openErr(path, err)
 	}
 	return db, nil
-}
-
-func openErr(path string, err error) error {
-	switch {
-	case errors.Is(err, store.ErrNotCassette), errors.Is(err, store.ErrNotExport):
-		return failErr(err, "name an mcpvcr cassette with --cassette PATH (a .db file mcpvcr wrote, or a .jsonl export)")
-	case errors.Is(err, store.ErrNewerSchema):
-		return failErr(err, "install a newer mcpvcr: go install github.com/mcpvcr/mcpvcr/cmd/mcpvcr@latest")
-	}
-	return failErr(err, "check that "+path+" is a writable file path")
 }

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 
 	"github.com/urfave/cli/v2"
 
@@ -53,15 +51,4 @@ func checkCommand(e *env) *cli.Command {
 			return &exitError{code: exitDiffer, err: fmt.Errorf("cassette %s: %s found", path, problems), hint: hint}
 		},
 	}
-}
-
-// checkErr maps a check that could not run to exit 3 and a hint.
-func checkErr(path string, err error) error {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return failErr(fmt.Errorf("cassette %s does not exist", path), "name a cassette: mcpvcr check PATH (a .db cassette or a .jsonl export)")
-	case errors.Is(err, store.ErrEmpty):
-		return failErr(fmt.Errorf("cassette %s is empty (0 bytes): nothing has been recorded into it", path), "")
-	}
-	return openErr(path, err)
 }

@@ -35,19 +35,11 @@ func showCommand(e *env) *cli.Command {
 				return err
 			}
 			defer db.Close()
-			s, err := db.Session(c.Context, id)
+			rec, err := db.Recording(c.Context, id)
 			if err != nil {
-				return failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+				return failErr(err, "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
 			}
-			streams, err := db.Streams(c.Context, id)
-			if err != nil {
-				return failErr(fmt.Errorf("streams of session %d: %w", id, err), "")
-			}
-			frames, err := db.Frames(c.Context, id)
-			if err != nil {
-				return failErr(fmt.Errorf("frames of session %d: %w", id, err), "")
-			}
-			writeTimeline(e, s, streams, frames)
+			writeTimeline(e, rec.Session, rec.Streams, rec.Frames)
 			return nil
 		},
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,8 +12,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/diff"
-	"github.com/mcpvcr/mcpvcr/recorder"
-	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/verify"
 )
 
@@ -147,56 +144,6 @@ func parseUpstream(raw string) (*url.URL, error) {
 		return nil, usageErr("--upstream http://127.0.0.1:3001/mcp", "--upstream %q is not an http(s) URL", raw)
 	}
 	return u, nil
-}
-
-// verifyErr maps what verify.Cassette returned to an exit code and hint.
-func verifyErr(c *cli.Context, id int64, t verify.Target, err error) error {
-	path := cassettePath(c)
-	var (
-		ue *verify.UnverifiableError
-		re *verify.RevisionError
-		se *recorder.StartError
-	)
-	switch {
-	case errors.Is(err, verify.ErrTemporary):
-		return usageErr("mcpvcr import "+path+" --cassette bug.db, then verify with --cassette bug.db",
-			"--learn and --update store into the cassette, and %s is a JSONL export", path)
-	case errors.Is(err, verify.ErrWrongTransport):
-		hint := fmt.Sprintf("mcpvcr verify %d --upstream URL", id)
-		if t.URL != nil {
-			hint = fmt.Sprintf("mcpvcr verify %d -- SERVER_COMMAND [ARGS...]", id)
-		}
-		return usageErr(hint, "%w", err)
-	case errors.Is(err, store.ErrNotFound):
-		return failErr(err, "mcpvcr ls --cassette "+path+" to see the sessions")
-	case errors.Is(err, verify.ErrNoSessions):
-		hint := "record one first: mcpvcr record -- SERVER_COMMAND"
-		if t.URL != nil {
-			hint = "record one first: mcpvcr record --upstream URL"
-		}
-		return failErr(fmt.Errorf("cassette %s: %w", path, err), hint)
-	case errors.As(err, &se):
-		return failErr(err, "check that the command after -- runs on its own: "+t.String())
-	case errors.Is(err, verify.ErrUnreachable):
-		return failErr(err, "start the server first, or check --upstream")
-	case errors.Is(err, verify.ErrNotRecorded):
-		return failErr(err, "free disk space or choose another --cassette")
-	case errors.Is(err, verify.ErrNotLearned):
-		return failErr(err, "learn with a server release that runs the session to the end")
-	case errors.Is(err, verify.ErrNotUpdated):
-		return &exitError{code: exitDiffer, err: err, hint: "fix the server, then run verify --update again"}
-	case errors.Is(err, diff.ErrBadPath):
-		return failErr(err, "fix or delete the label with mcpvcr export/import")
-	case errors.Is(err, verify.ErrNoClientFrames):
-		return failErr(err, "verify a session in which a client spoke: mcpvcr ls, mcpvcr show SESSION")
-	case errors.Is(err, verify.ErrUnsupported):
-		return failErr(err, "verify a session recorded over stdio, Streamable HTTP or HTTP+SSE")
-	case errors.As(err, &re):
-		return failErr(err, fmt.Sprintf("run a server that speaks %s, or record a new session at the revision this one speaks", re.Recorded))
-	case errors.As(err, &ue) && errors.Is(err, verify.ErrNoAnswer):
-		return failErr(err, "check that the server starts and answers: run "+t.String()+" on its own")
-	}
-	return failErr(err, "")
 }
 
 func writeReports(w io.Writer, format string, reports []*diff.Report) error {
