@@ -30,6 +30,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv,
 		logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	app := newApp(e)
+	if err := unknownCommand(app, args); err != nil {
+		return report(stderr, err)
+	}
 	err := app.RunContext(ctx, hoistFlags(app, args))
 	return report(stderr, err)
 }
@@ -41,11 +44,11 @@ func newApp(e *env) *cli.App {
 		Description: "mcpvcr sits between an MCP client and an MCP server, forwards every byte unchanged and\n" +
 			"records each frame into a cassette (one SQLite file). It then replays a session as the\n" +
 			"server, offline and deterministically, for tests and bug reports.",
+		Version:              version(),
 		Reader:               e.stdin,
 		Writer:               e.stdout,
 		ErrWriter:            e.stderr,
-		HideHelpCommand:      true,
-		EnableBashCompletion: false,
+		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // run() reports errors
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageErr("mcpvcr --help", "%v", err)
@@ -61,8 +64,10 @@ func newApp(e *env) *cli.App {
 			verifyCommand(e),
 			diffCommand(e),
 			checkCommand(e),
+			completionCommand(e),
 		},
 	}
+	addExitCodes(app)
 	for _, c := range app.Commands {
 		if c.OnUsageError == nil {
 			c.OnUsageError = func(cc *cli.Context, err error, _ bool) error {
@@ -108,11 +113,15 @@ func cassetteArg(c *cli.Context) (string, error) {
 
 // openForRead opens a cassette (.db or .jsonl) that must exist.
 func openForRead(c *cli.Context) (*store.DB, error) {
-	return openPath(c, cassettePath(c))
+	return openPath(c, "")
 }
 
-// openPath opens the cassette (.db or .jsonl) at path, which must exist.
+// openPath opens the cassette (.db or .jsonl) at path, or the one
+// --cassette names when path is "". It must exist.
 func openPath(c *cli.Context, path string) (*store.DB, error) {
+	if path == "" {
+		path = cassettePath(c)
+	}
 	db, err := store.OpenFile(c.Context, path)
 	switch {
 	case errors.Is(err, os.ErrNotExist):

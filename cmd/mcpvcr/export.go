@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -12,7 +13,7 @@ func exportCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "export",
 		Usage:     "write sessions as deterministic JSONL text",
-		ArgsUsage: "[SESSION...]",
+		ArgsUsage: "[CASSETTE] [SESSION...]",
 		Description: "Writes the named sessions (all when none is named) as JSONL: one record per line,\n" +
 			"raw frame bytes kept exactly. The text is what cassettes/ commits for review, and\n" +
 			"mcpvcr import (or replay --cassette FILE.jsonl) reads it back losslessly.",
@@ -25,15 +26,11 @@ func exportCommand(e *env) *cli.Command {
 			if f := c.String("format"); f != "jsonl" {
 				return usageErr("mcpvcr export --format jsonl", "export format %q is not supported", f)
 			}
-			var ids []int64
-			for i := range c.NArg() {
-				id, err := sessionArg(c, i)
-				if err != nil {
-					return err
-				}
-				ids = append(ids, id)
+			path, ids, err := positional(c, math.MaxInt)
+			if err != nil {
+				return err
 			}
-			db, err := openForRead(c)
+			db, err := openPath(c, path)
 			if err != nil {
 				return err
 			}

@@ -10,11 +10,16 @@ import (
 
 func lsCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:  "ls",
-		Usage: "list the sessions in a cassette",
-		Flags: []cli.Flag{cassetteFlag()},
+		Name:      "ls",
+		Usage:     "list the sessions in a cassette",
+		ArgsUsage: "[CASSETTE]",
+		Flags:     []cli.Flag{cassetteFlag()},
 		Action: func(c *cli.Context) error {
-			db, err := openForRead(c)
+			path, _, err := positional(c, 0)
+			if err != nil {
+				return err
+			}
+			db, err := openPath(c, path)
 			if err != nil {
 				return err
 			}

@@ -34,10 +34,10 @@ func recordCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.StringFlag{Name: "name", Usage: "a `NAME` for the recorded session"},
-			&cli.StringFlag{Name: "upstream", Usage: "record HTTP: the server's MCP endpoint (or HTTP+SSE stream) `URL`"},
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "record HTTP: the `ADDR` the proxy listens on"},
-			&cli.StringSliceFlag{Name: "redact-header", Usage: "also store this `HEADER`'s values as placeholders (repeatable)"},
-			&cli.StringSliceFlag{Name: "redact-query", Usage: "also store this query `PARAM`'s values as placeholders (repeatable)"},
+			&cli.StringFlag{Name: "upstream", Usage: "record HTTP: the server's MCP endpoint (or HTTP+SSE stream) `URL`", EnvVars: []string{"MCPVCR_UPSTREAM"}},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "record HTTP: the `ADDR` the proxy listens on", EnvVars: []string{"MCPVCR_LISTEN"}},
+			&cli.StringSliceFlag{Name: "redact-header", Usage: "also store this `HEADER`'s values as placeholders (repeatable)", EnvVars: []string{"MCPVCR_REDACT_HEADER"}},
+			&cli.StringSliceFlag{Name: "redact-query", Usage: "also store this query `PARAM`'s values as placeholders (repeatable)", EnvVars: []string{"MCPVCR_REDACT_QUERY"}},
 		},
 		Action: func(c *cli.Context) error {
 			if c.String("upstream") != "" {

@@ -28,14 +28,17 @@ func replayCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.BoolFlag{Name: "stdio", Usage: "serve on stdin and stdout"},
-			&cli.StringFlag{Name: "listen", Usage: "serve HTTP (Streamable HTTP or HTTP+SSE, as recorded) on `ADDR`, such as 127.0.0.1:8080"},
+			&cli.StringFlag{Name: "listen", Usage: "serve HTTP (Streamable HTTP or HTTP+SSE, as recorded) on `ADDR`, such as 127.0.0.1:8080", EnvVars: []string{"MCPVCR_LISTEN"}},
 			&cli.StringSliceFlag{Name: "cut", Usage: "HTTP fault: cut SSE stream N after E events, as `N:E` (N as mcpvcr show numbers streams; repeatable)"},
 			&cli.IntFlag{Name: "expire-after", Usage: "HTTP fault: answer 404 (session expired) after `N` requests of a session"},
-			&cli.BoolFlag{Name: "strict", Usage: "HTTP: also check the client's headers (MCP-Protocol-Version, Mcp-Session-Id, Accept) as the negotiated revision requires"},
+			&cli.BoolFlag{Name: "strict", EnvVars: []string{"MCPVCR_STRICT"}, Usage: "HTTP: also check the client's headers (MCP-Protocol-Version, Mcp-Session-Id, Accept) as the negotiated revision requires"},
 			&cli.DurationFlag{Name: "delay", Usage: "HTTP fault: wait `D` before every event and answer"},
-			&cli.StringFlag{Name: "pace", Value: "fast", Usage: "`fast` (as soon as due), real (recorded timing), or a factor such as 0.5"},
+			&cli.StringFlag{Name: "pace", Value: "fast", Usage: "`fast` (as soon as due), real (recorded timing), or a factor such as 0.5", EnvVars: []string{"MCPVCR_PACE"}},
 		},
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c, 1); err != nil {
+				return err
+			}
 			if c.Bool("stdio") == (c.String("listen") != "") {
 				return usageErr("mcpvcr replay [SESSION] --stdio, or mcpvcr replay [SESSION] --listen 127.0.0.1:8080", "replay needs one of --stdio or --listen")
 			}

@@ -16,21 +16,22 @@ func showCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print the timeline of a session",
-		ArgsUsage: "SESSION",
+		ArgsUsage: "SESSION [CASSETTE]",
 		Description: "One line per frame: offset from the session start, direction (> client to server,\n" +
 			"< server to client), stream, JSON-RPC kind, method, id, size in bytes and flags\n" +
 			"(batch, malformed, sse id/event/retry, comment, rev= for a 2026-07-28 request's revision).\n" +
 			"Stream opens (with HTTP method, URL, status, Last-Event-ID) and how each stream ended are shown too.",
 		Flags: []cli.Flag{cassetteFlag()},
 		Action: func(c *cli.Context) error {
-			id, err := sessionArg(c, 0)
+			path, ids, err := positional(c, 1)
 			if err != nil {
 				return err
 			}
-			if id == 0 {
+			if len(ids) == 0 {
 				return usageErr("mcpvcr ls to see the sessions, then mcpvcr show N", "show needs a SESSION number")
 			}
-			db, err := openForRead(c)
+			id := ids[0]
+			db, err := openPath(c, path)
 			if err != nil {
 				return err
 			}
