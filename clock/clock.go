@@ -1,5 +1,12 @@
 // Package clock abstracts time so that recording offsets and replay pacing
-// can be driven by a fake clock in tests.
+// can be driven by a fake clock in tests. recorder.Stdio, recorder.HTTP
+// and replayer.Server take a Clock; nil means Real. Implement Clock to
+// control time yourself, or use Fake, which moves only when Advance is
+// called:
+//
+//	fake := clock.NewFake(time.Unix(0, 0))
+//	srv := &replayer.Server{Recordings: recs, Pace: 1, Clock: fake}
+//	// ... a paced answer waits until fake.Advance covers its gap
 package clock
 
 import (
