@@ -16,7 +16,8 @@ import (
 
 // Replay a recorded Streamable HTTP session with httptest: the server
 // answers the client's initialize as recorded, with the client's own id
-// (7, where the recording has 1), and issues the recorded session id.
+// (7, where the recording has 1), and issues the recorded session id,
+// although this client names itself differently from the recorded one.
 func ExampleServer_http() {
 	recs, err := store.LoadFile(context.Background(), filepath.Join("..", "cassettes", "gosdk-http-2025-06-18.jsonl"))
 	if err != nil {
@@ -28,7 +29,7 @@ func ExampleServer_http() {
 	defer srv.Close() // runs first: ends held streams so that ts can close
 
 	body := `{"jsonrpc":"2.0","id":7,"method":"initialize","params":{"protocolVersion":"2025-06-18",` +
-		`"capabilities":{"sampling":{},"elicitation":{},"roots":{"listChanged":true}},"clientInfo":{"name":"mcptest-client","version":"1.0.0"}}}`
+		`"capabilities":{"sampling":{},"elicitation":{},"roots":{"listChanged":true}},"clientInfo":{"name":"example","version":"0.1"}}}`
 	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
