@@ -319,11 +319,11 @@ func (sc scope) in(s string) bool {
 	return sc.name != "" && s == sc.method+" "+sc.name
 }
 
-// Strip removes from msg, a client request or notification decoded as
-// {"method": …, "params": …}, every value p names, for replay's --ignore
-// matching rules. The scope is the message's method (and tool, prompt or
+// Apply removes from msg, a client request or notification decoded as
+// {"method": …, "params": …}, every value p names: a Path is a replay
+// matching rule (replayer.Rule) for --ignore. The scope is the message's method (and tool, prompt or
 // resource name); #SEQ and server scopes match nothing here.
-func (p Path) Strip(msg map[string]any) {
+func (p Path) Apply(msg map[string]any) {
 	method, _ := msg["method"].(string)
 	sc := scope{seq: -1, method: method}
 	if params, ok := msg["params"].(map[string]any); ok {

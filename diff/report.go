@@ -327,3 +327,31 @@ func WriteJUnit(w io.Writer, reports ...*Report) error {
 	_, err := io.WriteString(w, "\n")
 	return err
 }
+
+// Formats are the report formats Write takes.
+var Formats = []string{"text", "json", "junit"}
+
+// Write writes reports to w in format: "text" (WriteText, one report
+// after another), "json" (WriteJSON) or "junit" (WriteJUnit).
+func Write(w io.Writer, format string, reports ...*Report) error {
+	switch format {
+	case "json":
+		return WriteJSON(w, reports...)
+	case "junit":
+		return WriteJUnit(w, reports...)
+	case "text":
+	default:
+		return fmt.Errorf("unknown report format %q", format)
+	}
+	for i, r := range reports {
+		if i > 0 {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		if err := r.WriteText(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}

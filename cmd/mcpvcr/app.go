@@ -22,12 +22,11 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	logger *slog.Logger
-	getenv func(string) string
 }
 
 // run builds the app and runs it; it returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv,
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,
 		logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	app := newApp(e)
 	if err := unknownCommand(app, args); err != nil {
@@ -97,18 +96,6 @@ func cassettePath(c *cli.Context) string {
 		}
 	}
 	return c.String("cassette")
-}
-
-// cassetteArg returns the cassette named by the only positional
-// argument, or else by --cassette.
-func cassetteArg(c *cli.Context) (string, error) {
-	switch c.NArg() {
-	case 0:
-		return cassettePath(c), nil
-	case 1:
-		return c.Args().First(), nil
-	}
-	return "", usageErr("mcpvcr "+c.Command.Name+" [CASSETTE]", "%s takes one cassette, got %d arguments", c.Command.Name, c.NArg())
 }
 
 // openForRead opens a cassette (.db or .jsonl) that must exist.

@@ -22,9 +22,12 @@ func checkCommand(e *env) *cli.Command {
 			"disk) passes: what was committed is a gap-free prefix.",
 		Flags: []cli.Flag{cassetteFlag()},
 		Action: func(c *cli.Context) error {
-			path, err := cassetteArg(c)
+			path, _, err := positional(c, 0)
 			if err != nil {
 				return err
+			}
+			if path == "" {
+				path = cassettePath(c)
 			}
 			r, err := store.CheckFile(c.Context, path)
 			if err != nil {

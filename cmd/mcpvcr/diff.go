@@ -55,7 +55,7 @@ func diffCommand(e *env) *cli.Command {
 			case err != nil:
 				return failErr(err, "")
 			}
-			if err := writeReports(e.stdout, format, []*diff.Report{r}); err != nil {
+			if err := diff.Write(e.stdout, format, r); err != nil {
 				return failErr(fmt.Errorf("write the report: %w", err), "")
 			}
 			if r.Differs() {

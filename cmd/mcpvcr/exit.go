@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/verify"
 )
@@ -138,6 +139,22 @@ func verifyErr(c *cli.Context, id int64, t verify.Target, err error) error {
 		return failErr(err, fmt.Sprintf("run a server that speaks %s, or record a new session at the revision this one speaks", re.Recorded))
 	case errors.As(err, &ue) && errors.Is(err, verify.ErrNoAnswer):
 		return failErr(err, "check that the server starts and answers: run "+t.String()+" on its own")
+	}
+	return failErr(err, "")
+}
+
+// replayErr maps a replay session selection failure to exit 3 and a hint.
+func replayErr(c *cli.Context, err error) error {
+	var te *replayer.TransportError
+	switch {
+	case errors.As(err, &te) && te.Transport == store.Stdio:
+		return failErr(err, "mcpvcr replay "+a(te.Session)+" --stdio")
+	case errors.As(err, &te):
+		return failErr(err, "mcpvcr replay "+a(te.Session)+" --listen 127.0.0.1:8080")
+	case errors.Is(err, store.ErrNotFound):
+		return failErr(err, "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+	case errors.Is(err, replayer.ErrNoRecordings):
+		return failErr(fmt.Errorf("cassette %s: %w", cassettePath(c), err), "record one with mcpvcr record, or name another --cassette")
 	}
 	return failErr(err, "")
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,24 +58,11 @@ func replayCommand(e *env) *cli.Command {
 			if c.String("listen") != "" {
 				return replayHTTP(c, e, db, pace)
 			}
-			ss, err := replaySessions(c, db, store.Stdio)
+			srv, err := replayServer(c, e, db, store.Stdio)
 			if err != nil {
 				return err
 			}
-			mt, err := matchRules(c, ss)
-			if err != nil {
-				return err
-			}
-			srv := &replayer.Server{Pace: pace, Logger: e.logger, Match: mt, Wait: waitFlag(c)}
-			if len(ss) > 1 {
-				// Many sessions: through the replay index, loading only the
-				// candidates in play.
-				if srv.Source, err = replayer.NewSource(c.Context, db, e.logger, ids(ss)...); err != nil {
-					return failErr(err, "")
-				}
-			} else if srv.Recordings, err = loadSessions(c, db, ss); err != nil {
-				return err
-			}
+			srv.Pace = pace
 			client := struct {
 				io.Reader
 				io.Writer
@@ -105,29 +91,23 @@ func matchRules(c *cli.Context, ss []store.Session) (replayer.Match, error) {
 	default:
 		return mt, usageErr("--match tolerant or --match exact", "--match %q is not tolerant or exact", c.String("match"))
 	}
-	paths := c.StringSlice("ignore")
+	rules := strings.Join(c.StringSlice("ignore"), "\n")
 	for _, s := range ss {
-		for _, p := range strings.Split(s.Labels[replayer.MatchIgnoreLabel], "\n") {
-			if p = strings.TrimSpace(p); p != "" && !slices.Contains(paths, p) {
-				paths = append(paths, p)
-			}
-		}
+		rules += "\n" + s.Labels[replayer.MatchIgnoreLabel]
 	}
-	for _, p := range paths {
-		path, err := diff.ParsePath(p)
-		if err != nil {
-			return mt, usageErr("--ignore 'tools/call:params.arguments.when' (see mcpvcr help verify for the path syntax)", "--ignore %q: %v", p, err)
+	n, err := diff.ParseNoise(rules)
+	if err != nil {
+		return mt, usageErr("--ignore 'tools/call:params.arguments.when' (see mcpvcr help verify for the path syntax)", "--ignore: %w", err)
+	}
+	seen := map[string]bool{}
+	for _, p := range n.Paths {
+		if !seen[p.String()] {
+			seen[p.String()] = true
+			mt.Ignore = append(mt.Ignore, p)
 		}
-		mt.Ignore = append(mt.Ignore, ignoreRule{path})
 	}
 	return mt, nil
 }
-
-// ignoreRule is a --ignore path as a replay matching rule.
-type ignoreRule struct{ p diff.Path }
-
-func (r ignoreRule) Apply(msg map[string]any) { r.p.Strip(msg) }
-func (r ignoreRule) String() string           { return r.p.String() }
 
 // waitFlag reads --wait: 0 on the command line waits for good.
 func waitFlag(c *cli.Context) time.Duration {
@@ -138,14 +118,8 @@ func waitFlag(c *cli.Context) time.Duration {
 }
 
 func parsePace(s string) (float64, error) {
-	switch s {
-	case "", "fast":
-		return 0, nil
-	case "real":
-		return 1, nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 {
+	f, err := replayer.ParsePace(s)
+	if err != nil {
 		return 0, usageErr("--pace fast, --pace real or --pace 2", "--pace %q is not fast, real or a factor", s)
 	}
 	return f, nil
@@ -164,64 +138,27 @@ func sessionArg(c *cli.Context, i int) (int64, error) {
 	return id, nil
 }
 
-// replaySessions returns the SESSION argument's session, or every
-// session of the transports when none is given.
-func replaySessions(c *cli.Context, db *store.DB, ts ...store.Transport) ([]store.Session, error) {
+// replayServer selects the SESSION argument's session (or every session
+// of the transports), reads the matching rules and loads the sessions
+// into a Server: many stdio sessions through the replay index.
+func replayServer(c *cli.Context, e *env, db *store.DB, ts ...store.Transport) (*replayer.Server, error) {
 	id, err := sessionArg(c, 0)
 	if err != nil {
 		return nil, err
 	}
-	if id != 0 {
-		s, err := db.Session(c.Context, id)
-		if err != nil {
-			return nil, failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
-		}
-		if !slices.Contains(ts, s.Transport) {
-			hint := "mcpvcr replay " + a(id) + " --listen 127.0.0.1:8080"
-			if s.Transport == store.Stdio {
-				hint = "mcpvcr replay " + a(id) + " --stdio"
-			}
-			return nil, failErr(fmt.Errorf("session %d was recorded over %s", id, s.Transport), hint)
-		}
-		return []store.Session{s}, nil
-	}
-	all, err := db.Sessions(c.Context)
+	ss, err := replayer.Select(c.Context, db, id, ts...)
 	if err != nil {
-		return nil, failErr(fmt.Errorf("list sessions: %w", err), "")
+		return nil, replayErr(c, err)
 	}
-	var ss []store.Session
-	var kinds []string
-	for _, s := range all {
-		if slices.Contains(ts, s.Transport) {
-			ss = append(ss, s)
-		}
-		kinds = append(kinds, s.Transport.String())
-	}
-	if len(ss) == 0 {
-		have := "it is empty"
-		if len(kinds) > 0 {
-			have = "it holds " + strings.Join(kinds, ", ") + " sessions"
-		}
-		return nil, failErr(fmt.Errorf("cassette %s has no %s sessions: %s", cassettePath(c), ts[0], have), "record one with mcpvcr record, or name another --cassette")
-	}
-	return ss, nil
-}
-
-func ids(ss []store.Session) []int64 {
-	out := make([]int64, len(ss))
-	for i, s := range ss {
-		out[i] = s.ID
-	}
-	return out
-}
-
-// loadSessions loads sessions ss for replay.
-func loadSessions(c *cli.Context, db *store.DB, ss []store.Session) ([]*store.Recording, error) {
-	recs, err := db.Recordings(c.Context, ids(ss)...)
+	mt, err := matchRules(c, ss)
 	if err != nil {
+		return nil, err
+	}
+	srv := &replayer.Server{Logger: e.logger, Match: mt, Wait: waitFlag(c)}
+	if err := srv.Load(c.Context, db, ss, ts[0] == store.Stdio); err != nil {
 		return nil, failErr(err, "")
 	}
-	return recs, nil
+	return srv, nil
 }
 
 func a(id int64) string { return strconv.FormatInt(id, 10) }

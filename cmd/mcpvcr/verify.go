@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"slices"
@@ -70,7 +69,7 @@ func verifyCommand(e *env) *cli.Command {
 			if err != nil {
 				return verifyErr(c, id, t, err)
 			}
-			if err := writeReports(e.stdout, format, reports); err != nil {
+			if err := diff.Write(e.stdout, format, reports...); err != nil {
 				return failErr(fmt.Errorf("write the report: %w", err), "")
 			}
 			for _, r := range reports {
@@ -146,30 +145,10 @@ func parseUpstream(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-func writeReports(w io.Writer, format string, reports []*diff.Report) error {
-	switch format {
-	case "json":
-		return diff.WriteJSON(w, reports...)
-	case "junit":
-		return diff.WriteJUnit(w, reports...)
-	}
-	for i, r := range reports {
-		if i > 0 {
-			if _, err := io.WriteString(w, "\n"); err != nil {
-				return err
-			}
-		}
-		if err := r.WriteText(w); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 // reportFlags reads the --format and --ignore flags verify and diff share.
 func reportFlags(c *cli.Context) (format string, extra diff.Noise, err error) {
 	format = c.String("format")
-	if format != "text" && format != "json" && format != "junit" {
+	if !slices.Contains(diff.Formats, format) {
 		return "", diff.Noise{}, usageErr("--format text, --format json or --format junit", "--format %q is not text, json or junit", format)
 	}
 	for _, s := range c.StringSlice("ignore") {
