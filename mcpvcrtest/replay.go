@@ -149,6 +149,6 @@ func check(t testing.TB, fn, cassette string, reps []*replayer.Report) {
 		}
 	}
 	if b.Len() > 0 {
-		t.Errorf("mcpvcrtest.%s: the client sent traffic that %s does not match:\n%s", fn, cassette, b.String())
+		t.Errorf("mcpvcrtest.%s: the client sent traffic that %s does not match (answered with JSON-RPC error %d):\n%s", fn, cassette, replayer.NoMatchCode, b.String())
 	}
 }
