@@ -295,7 +295,7 @@ func (s multiSuite) replayAll(t *testing.T, info *mcp.Implementation, extra ...s
 				stderrs[i] = &syncBuffer{}
 				rep := exec.Command(mcpvcrBin, append([]string{"replay", "--stdio", "--cassette", s.cassette()}, extra...)...)
 				rep.Stderr = stderrs[i]
-				got[i] = s.clientRun(ctx, info, &mcp.CommandTransport{Command: rep, TerminateDuration: time.Second}, i)
+				got[i] = s.clientRun(ctx, info, &mcp.CommandTransport{Command: rep, TerminateDuration: 5 * time.Second}, i)
 				if rep.ProcessState == nil && rep.Process != nil {
 					// The client gave up before it started closing.
 					_ = rep.Process.Kill()
