@@ -182,3 +182,49 @@ func TestClientUpgrade_Exact(t *testing.T) {
 		}
 	})
 }
+
+// TestMultiSession_Wait: a client that calls tool roots but never answers
+// the server's roots/list waits on an answer the recording gives only after
+// a frame the client has not sent. Replay says so on stderr at once, and
+// after --wait answers the call with -32019 naming the awaited frame; the
+// summary counts it and replay exits 1.
+func TestMultiSession_Wait(t *testing.T) {
+	cassette := filepath.Join(cassetteDir, "multi-gosdk-stdio.jsonl")
+	client, _ := cassetteFrames(t, cassette, 5)
+	if len(client) != 5 || !strings.Contains(client[3], `"name":"roots"`) {
+		t.Fatalf("session 5 of multi-gosdk-stdio is not run 4 (tools/call roots):\n%s", strings.Join(client, ""))
+	}
+	rep := startBoundedLineClient(t, "replay", "--stdio", "--wait", "500ms", "--cassette", cassette)
+	rep.call(strings.TrimSpace(client[0]))
+	rep.send(strings.TrimSpace(client[1]))
+	rep.call(strings.TrimSpace(client[2]))
+	start := time.Now()
+	got := jsonrpc.Parse([]byte(rep.call(strings.TrimSpace(client[3]))))
+	if got.Kind != jsonrpc.KindRequest || got.Method != "roots/list" {
+		t.Fatalf("after tools/call roots: got %s; want the server's roots/list request", got.Raw)
+	}
+	// Not answering roots/list: the call's answer must come as -32019.
+	line, err := rep.out.ReadString('\n')
+	if err != nil {
+		t.Fatalf("read the answer to tools/call roots: %v\n%s", err, rep.stderr)
+	}
+	waited := time.Since(start)
+	ans := jsonrpc.Parse([]byte(line))
+	var e struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	if ans.Kind != jsonrpc.KindError || json.Unmarshal(ans.Error, &e) != nil || e.Code != -32019 || string(ans.ID) != string(jsonrpc.Parse([]byte(client[3])).ID) {
+		t.Errorf("answer to the unanswered tools/call roots = %s; want error -32019 with the call's id", line)
+	}
+	if waited < 500*time.Millisecond {
+		t.Errorf("answered after %v; want after --wait 500ms", waited)
+	}
+	code := rep.close()
+	if code != 1 {
+		t.Errorf("replay exited %d; want 1:\n%s", code, rep.stderr)
+	}
+	if stderr := rep.stderr.String(); !strings.Contains(stderr, "seq") || strings.Contains(stderr, " 0 unmatched") {
+		t.Errorf("stderr does not name the awaited frame, or reports nothing unmatched:\n%s", stderr)
+	}
+}
