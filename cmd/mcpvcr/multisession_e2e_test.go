@@ -355,3 +355,44 @@ func TestMultiSession(t *testing.T) {
 		})
 	}
 }
+
+// TestClientUpgrade_ExactMulti replays run 0 of each multi-session
+// cassette with --match exact to the upgraded client: its first frame
+// (initialize, or server/discover with the client info in _meta) matches
+// nothing, the client is refused, and replay reports the clientInfo
+// difference and exits 1.
+func TestClientUpgrade_ExactMulti(t *testing.T) {
+	for _, s := range multiSuites() {
+		t.Run(s.name, func(t *testing.T) {
+			t.Parallel()
+			ctx, cancel := context.WithTimeout(context.Background(), multiRunTimeout)
+			defer cancel()
+			var (
+				got    map[string]any
+				code   int
+				stderr string
+			)
+			if s.stdio != nil {
+				var buf syncBuffer
+				rep := exec.Command(mcpvcrBin, "replay", "--stdio", "--match", "exact", "--cassette", s.cassette())
+				rep.Stderr = &buf
+				got = s.clientRun(ctx, upgradedClient, &mcp.CommandTransport{Command: rep}, 0)
+				if rep.ProcessState == nil && rep.Process != nil {
+					_ = rep.Process.Kill()
+					_ = rep.Wait()
+				}
+				code, stderr = rep.ProcessState.ExitCode(), buf.String()
+			} else {
+				rep := startServing(t, "replay", "--match", "exact", "--cassette", s.cassette(), "--listen", "127.0.0.1:0")
+				got = s.clientRun(ctx, upgradedClient, s.transport(rep.URL+s.path), 0)
+				code, stderr = rep.Stop(), rep.stderr.String()
+			}
+			if _, failed := got["01 connect"].(string); !failed {
+				t.Errorf("the upgraded client connected under --match exact; want it refused:\n%v", got)
+			}
+			if code != 1 || !strings.Contains(stderr, "clientInfo") || !strings.Contains(stderr, upgradedClient.Version) {
+				t.Errorf("replay --match exact exited %d; want 1 and a report naming the clientInfo difference:\n%s", code, stderr)
+			}
+		})
+	}
+}

@@ -228,6 +228,12 @@ func TestStateless(t *testing.T) {
 			t.Errorf("check %q: replay differs from the live server (-live +replay):\n%s", c.name, diff)
 		}
 	}
+	// A newer client build (other clientInfo in _meta) gets the valid
+	// answer too: by default matching ignores the client info.
+	upgraded := statelessCheck{name: "valid", body: strings.Replace(echoBody, `"version":"0.9.0"`, `"version":"0.9.1"`, 1), header: goodHeaders}
+	if diff := cmp.Diff(want["valid"], upgraded.do(t, url)); diff != "" {
+		t.Errorf("valid request of a newer client (clientInfo 0.9.1 in _meta): replay differs from the live server (-live +replay):\n%s", diff)
+	}
 	code := rep.Stop()
 	if t.Failed() {
 		t.Logf("replay stderr:\n%s", rep.stderr)
