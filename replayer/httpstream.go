@@ -167,6 +167,11 @@ func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool
 	if !o.Rewritten {
 		return f.Raw, true
 	}
+	return rewriteEvent(f, o.Data), true
+}
+
+// rewriteEvent returns f's event block with data in place of its data.
+func rewriteEvent(f *store.Frame, data []byte) []byte {
 	var sp sse.Splitter
 	evs := sp.Feed(nil, f.Raw)
 	if len(evs) == 0 {
@@ -175,9 +180,9 @@ func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool
 		}
 	}
 	if len(evs) != 1 {
-		return f.Raw, true
+		return f.Raw
 	}
-	return evs[0].WithData(o.Data).Raw, true
+	return evs[0].WithData(data).Raw
 }
 
 // isProtocol reports whether the replay engine matches or releases f:
