@@ -387,8 +387,8 @@ func TestClientUpgrade_ExactMulti(t *testing.T) {
 				got = s.clientRun(ctx, upgradedClient, s.transport(rep.URL+s.path), 0)
 				code, stderr = rep.Stop(), rep.stderr.String()
 			}
-			if _, failed := got["01 connect"].(string); !failed {
-				t.Errorf("the upgraded client connected under --match exact; want it refused:\n%v", got)
+			if msg, failed := got["01 connect"].(string); !failed || ctx.Err() != nil {
+				t.Errorf("the upgraded client under --match exact: connect = %v; want it refused at once", msg)
 			}
 			if code != 1 || !strings.Contains(stderr, "clientInfo") || !strings.Contains(stderr, upgradedClient.Version) {
 				t.Errorf("replay --match exact exited %d; want 1 and a report naming the clientInfo difference:\n%s", code, stderr)
