@@ -219,8 +219,25 @@ func (s multiSuite) record(t *testing.T) {
 	for i := range multiRuns {
 		name := fmt.Sprintf("multi-%s-%d", s.name, i)
 		if s.stdio != nil {
+			// The server is named without its directory, found on PATH, and
+			// its arguments inside the repository relative to its root, so
+			// that the cassette does not record this machine's paths.
 			argv := s.stdio(t)
-			rec := exec.Command(mcpvcrBin, append([]string{"record", "--cassette", db, "--name", name, "--"}, argv...)...)
+			dir, base := filepath.Split(argv[0])
+			root, err := filepath.Abs(filepath.Join(cassetteDir, ".."))
+			if err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"record", "--cassette", db, "--name", name, "--", base}
+			for _, a := range argv[1:] {
+				if rel, err := filepath.Rel(root, a); err == nil && filepath.IsAbs(a) && !strings.HasPrefix(rel, "..") {
+					a = filepath.ToSlash(rel)
+				}
+				args = append(args, a)
+			}
+			rec := exec.Command(mcpvcrBin, args...)
+			rec.Dir = root
+			rec.Env = append(os.Environ(), "PATH="+filepath.Clean(dir)+string(os.PathListSeparator)+os.Getenv("PATH"))
 			live[i] = s.clientRun(ctx, recordedClient, &mcp.CommandTransport{Command: rec, TerminateDuration: 200 * time.Millisecond}, i)
 			continue
 		}
