@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -38,6 +39,25 @@ type cursor struct {
 	// selfAnswered holds the live ids of requests replay answered itself
 	// (after --wait): their recorded answers are not sent any more.
 	selfAnswered map[string]bool
+
+	// For a cursor reading a Source (stdio): src loads sessions as they
+	// are needed, ctx is the replay's lifetime, history the client frames
+	// matched so far, emitted how many released frames went out.
+	src     *Source
+	ctx     context.Context
+	history []jsonrpc.Message
+	emitted int
+}
+
+// newLazyCursor returns a queued cursor over every session of src.
+func newLazyCursor(ctx context.Context, src *Source, mt Match) (*cursor, error) {
+	c := &cursor{queued: true, changed: make(chan struct{}), outstanding: map[string]bool{}, selfAnswered: map[string]bool{}, src: src, ctx: ctx}
+	cands, err := src.candidates(ctx, mt)
+	if err != nil {
+		return nil, err
+	}
+	c.cands = cands
+	return c, nil
 }
 
 func newCursor(recs []*Recording, mt Match, queued bool) *cursor {
@@ -74,6 +94,7 @@ func (c *cursor) start() []Out {
 		}
 		outs = append(outs, o...)
 	}
+	c.splitLazy(nil)
 	c.notify()
 	return outs
 }
@@ -96,9 +117,14 @@ type receipt struct {
 // candidates it does not match, and releases what it caused. When nothing
 // matches, the candidates are kept and a Mismatch (from the first
 // candidate's point of view) is returned.
-func (c *cursor) receive(live jsonrpc.Message) receipt {
+//
+// accept, if not nil, vets each recorded frame that would match: over
+// HTTP, a frame the server refused at the HTTP level matches only a
+// request of the same shape.
+func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) receipt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.splitLazy(&live)
 	var kept []*engine
 	var idx []int
 	for _, loose := range []bool{false, true} {
@@ -106,7 +132,7 @@ func (c *cursor) receive(live jsonrpc.Message) receipt {
 			break
 		}
 		for _, e := range c.cands {
-			if i, ok := e.match(live, loose); ok {
+			if i, ok := e.match(live, loose, accept); ok {
 				kept = append(kept, e)
 				idx = append(idx, i)
 			}
@@ -134,6 +160,10 @@ func (c *cursor) receive(live jsonrpc.Message) receipt {
 	}
 	for _, id := range requestIDs(live) {
 		c.outstanding[id] = true
+	}
+	if c.src != nil {
+		c.history = append(c.history, live)
+		c.splitLazy(nil)
 	}
 	c.notify()
 	return rc
@@ -202,7 +232,7 @@ func (c *cursor) emit() []Out {
 		if len(lead.queue) == 0 {
 			break
 		}
-		if len(c.cands) == 1 {
+		if len(c.cands) == 1 && len(lead.members) < 2 {
 			outs = append(outs, lead.queue...)
 			lead.queue = nil
 			break
@@ -223,6 +253,7 @@ func (c *cursor) emit() []Out {
 			e.queue = e.queue[1:]
 		}
 	}
+	c.emitted += len(outs)
 	kept := outs[:0]
 	for _, o := range outs {
 		if c.sent(o) {

@@ -61,6 +61,12 @@ type engine struct {
 	index map[*store.Frame]int
 	// queue holds released frames the cursor has not sent yet (stdio).
 	queue []Out
+	// touched is one past the last frame received or sent.
+	touched int
+	// members are, for a cursor reading a Source, the sessions e speaks
+	// for (its own first): they all hold the same first shared frames.
+	members []*indexEntry
+	shared  int
 }
 
 func newEngine(rec *Recording, mt Match) *engine {
@@ -303,7 +309,7 @@ func (e *engine) bodyKey(m jsonrpc.Message) string {
 // answer to a request this replay has sent; one whose content differs
 // from the recorded answer's matches when loose is set. It changes
 // nothing.
-func (e *engine) match(live jsonrpc.Message, loose bool) (int, bool) {
+func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, int) bool) (int, bool) {
 	k, members := e.matchKey(live, e.rids)
 	body := ""
 	if live.Kind.IsResponse() {
@@ -317,13 +323,13 @@ func (e *engine) match(live jsonrpc.Message, loose bool) (int, bool) {
 		if !fr.c2s || fr.done {
 			continue
 		}
+		var ok bool
 		if live.Kind == jsonrpc.KindBatch {
-			if fr.msg.Kind == jsonrpc.KindBatch && slices.Equal(fr.memberKeys, members) {
-				return i, true
-			}
-			continue
+			ok = fr.msg.Kind == jsonrpc.KindBatch && slices.Equal(fr.memberKeys, members)
+		} else {
+			ok = fr.key == k && (fr.body == body || loose)
 		}
-		if fr.key == k && (fr.body == body || loose) {
+		if ok && (accept == nil || accept(e, i)) {
 			return i, true
 		}
 	}
@@ -335,6 +341,7 @@ func (e *engine) match(live jsonrpc.Message, loose bool) (int, bool) {
 func (e *engine) consume(i int, live jsonrpc.Message) {
 	fr := &e.frames[i]
 	fr.done = true
+	e.touched = max(e.touched, i+1)
 	e.ready = append(e.ready, e.dependents[i]...)
 	learn := func(rec, got jsonrpc.Message) {
 		if rec.Kind != jsonrpc.KindRequest {
@@ -406,6 +413,7 @@ func (e *engine) release() []Out {
 		}
 		fr.done = true
 		e.unsentS2C--
+		e.touched = max(e.touched, i+1)
 		idx = append(idx, i)
 		work = append(work, e.dependents[i]...)
 	}

@@ -43,7 +43,7 @@ func datas(outs []Out) []string {
 // recv is receive then emit, as ServeStdio does: what the client sent,
 // the leader's recorded frame it matched, and what goes back.
 func (c *cursor) recv(m jsonrpc.Message) ([]Out, *store.Frame, *Mismatch) {
-	rc := c.receive(m)
+	rc := c.receive(m, nil)
 	if rc.mm != nil {
 		return nil, nil, rc.mm
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -207,7 +208,10 @@ func (s *Server) opens(r *http.Request, live jsonrpc.Message, cur *liveSession) 
 	case r.Method == http.MethodPost && live.Method == "server/discover":
 		return true
 	case r.Method == http.MethodPost && live.Method == "initialize":
-		return cur.sawInitialize()
+		// Only a client that probed with server/discover and was refused
+		// goes on in the same conversation; any other initialize is a new
+		// client (several may connect at once).
+		return !cur.onlyDiscovered()
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "":
 		return cur.recording().Session.Transport == store.LegacySSE && cur.usedKind(store.SSEGetStream)
 	}
@@ -228,16 +232,24 @@ func (ls *liveSession) usedKind(k store.StreamKind) bool {
 	return false
 }
 
-// sawInitialize reports whether the session has matched an initialize.
-func (ls *liveSession) sawInitialize() bool {
+// onlyDiscovered reports whether the session has matched a
+// server/discover and no initialize yet: a dual-era client about to fall
+// back.
+func (ls *liveSession) onlyDiscovered() bool {
 	ls.cur.mu.Lock()
 	defer ls.cur.mu.Unlock()
+	discovered := false
 	for _, fr := range ls.cur.cands[0].frames {
-		if fr.c2s && fr.done && fr.msg.Method == "initialize" {
-			return true
+		if fr.c2s && fr.done {
+			switch fr.msg.Method {
+			case "initialize":
+				return false
+			case "server/discover":
+				discovered = true
+			}
 		}
 	}
-	return false
+	return discovered
 }
 
 // boundEndpoint reports whether r is addressed to an HTTP+SSE endpoint
@@ -251,19 +263,37 @@ func (s *Server) boundEndpoint(r *http.Request) bool {
 }
 
 // bindEndpoint routes the POSTs to an HTTP+SSE endpoint, as announced by
-// a replayed endpoint event, to ls.
-func (s *Server) bindEndpoint(r *http.Request, data []byte, ls *liveSession) {
-	u, err := r.URL.Parse(strings.TrimSpace(string(data)))
+// a replayed endpoint event, to ls, and returns the endpoint to announce:
+// the recorded one, or, when another live client holds it already, the
+// recorded one with a query parameter that makes it this client's own.
+func (s *Server) bindEndpoint(r *http.Request, data []byte, ls *liveSession) []byte {
+	raw := strings.TrimSpace(string(data))
+	u, err := r.URL.Parse(raw)
 	if err != nil {
-		return
+		return data
 	}
 	hs := s.http()
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
+	announce := raw
+	for n := 2; hs.byEndpoint[u.RequestURI()] != nil && hs.byEndpoint[u.RequestURI()] != ls; n++ {
+		sep := "?"
+		if strings.Contains(raw, "?") {
+			sep = "&"
+		}
+		announce = fmt.Sprintf("%s%smcpvcrClient=%d", raw, sep, n)
+		if u, err = r.URL.Parse(announce); err != nil {
+			return data
+		}
+	}
 	hs.byEndpoint[u.RequestURI()] = ls
 	if hs.anonymous == ls {
 		hs.anonymous = nil
 	}
+	if announce == raw {
+		return data
+	}
+	return []byte(announce)
 }
 
 func (s *Server) httpRecordings() []*Recording {
@@ -378,7 +408,11 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	ls.mu.Lock()
 	ls.rep.Received++
 	ls.mu.Unlock()
-	rc := ls.cur.receive(live)
+	sh := liveShape(r)
+	rc := ls.cur.receive(live, func(e *engine, i int) bool {
+		st := streamByID(e.rec, e.frames[i].f.StreamID)
+		return st == nil || !slices.Contains(refusedStatus, st.Status) || recordedShape(st).same(sh)
+	})
 	if rc.mm != nil {
 		ls.mismatch(rc.mm)
 		if reply := noMatchReply(live, rc.mm); reply != nil {

@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"bytes"
 	"mime"
 	"net/http"
 	"time"
@@ -149,7 +150,9 @@ func (ls *liveSession) isReleased(f *store.Frame) bool {
 // the replay engine releases it when it is a protocol frame.
 func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool) {
 	if f.SSE && f.Event == "endpoint" {
-		ls.srv.bindEndpoint(r, f.Data, ls)
+		if data := ls.srv.bindEndpoint(r, f.Data, ls); !bytes.Equal(data, f.Data) {
+			return rewriteEvent(f, data), true
+		}
 	}
 	if !isProtocol(f) {
 		return f.Raw, true
