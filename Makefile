@@ -43,7 +43,7 @@ golden:
 ##             server-everything); review the diff like code
 recassette:
 	@./scripts/peers.sh
-	$(GO) test ./cmd/mcpvcr -run '^TestCassettes_' -recassette
+	$(GO) test ./cmd/mcpvcr -recassette
 
 ## peers: install the npm test peers from the lock file
 peers:

@@ -23,12 +23,13 @@ func (e *TransportError) Error() string {
 	return fmt.Sprintf("session %d was recorded over %s", e.Session, e.Transport)
 }
 
-// Select returns the sessions of db that a replay over one of ts serves:
-// session id, or when id is 0 every session recorded over one of ts. A
+// Select returns the ids of the sessions of db that a replay over one of
+// ts serves: session id, or when id is 0 every session recorded over one
+// of ts (only their ids are read, for cassettes of many sessions). A
 // missing session wraps store.ErrNotFound; one recorded over another
 // transport is a *TransportError; a cassette with none over ts wraps
 // ErrNoRecordings.
-func Select(ctx context.Context, db *store.DB, id int64, ts ...store.Transport) ([]store.Session, error) {
+func Select(ctx context.Context, db *store.DB, id int64, ts ...store.Transport) ([]int64, error) {
 	if id != 0 {
 		s, err := db.Session(ctx, id)
 		if err != nil {
@@ -37,39 +38,35 @@ func Select(ctx context.Context, db *store.DB, id int64, ts ...store.Transport) 
 		if !slices.Contains(ts, s.Transport) {
 			return nil, &TransportError{Session: id, Transport: s.Transport}
 		}
-		return []store.Session{s}, nil
+		return []int64{id}, nil
+	}
+	ids, err := db.SessionIDs(ctx, ts...)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	if len(ids) > 0 {
+		return ids, nil
 	}
 	all, err := db.Sessions(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	var ss []store.Session
-	var kinds []string
-	for _, s := range all {
-		if slices.Contains(ts, s.Transport) {
-			ss = append(ss, s)
+	have := "it is empty"
+	if len(all) > 0 {
+		kinds := make([]string, len(all))
+		for i, s := range all {
+			kinds[i] = s.Transport.String()
 		}
-		kinds = append(kinds, s.Transport.String())
+		have = "it holds " + strings.Join(kinds, ", ") + " sessions"
 	}
-	if len(ss) == 0 {
-		have := "it is empty"
-		if len(kinds) > 0 {
-			have = "it holds " + strings.Join(kinds, ", ") + " sessions"
-		}
-		return nil, fmt.Errorf("%w: the cassette has no %s sessions: %s", ErrNoRecordings, ts[0], have)
-	}
-	return ss, nil
+	return nil, fmt.Errorf("%w: the cassette has no %s sessions: %s", ErrNoRecordings, ts[0], have)
 }
 
-// Load gives s sessions ss of db to replay: through a Source (the
+// Load gives s sessions ids of db to replay: through a Source (the
 // cassette's replay index, loading only the candidates in play) when lazy
 // is set and there are several, else as Recordings read now. With a
 // Source, db must stay open while s serves.
-func (s *Server) Load(ctx context.Context, db *store.DB, ss []store.Session, lazy bool) error {
-	ids := make([]int64, len(ss))
-	for i, x := range ss {
-		ids[i] = x.ID
-	}
+func (s *Server) Load(ctx context.Context, db *store.DB, ids []int64, lazy bool) error {
 	if lazy && len(ids) > 1 {
 		src, err := NewSource(ctx, db, s.Logger, ids...)
 		s.Source = src

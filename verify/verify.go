@@ -25,7 +25,9 @@ const DefaultTimeout = 30 * time.Second
 // it has cancelled: servers may answer it or not.
 const cancelGrace = 2 * time.Second
 
-// Errors of Verifier runs that mean the server could not be verified.
+// Errors of verify. ErrNoClientFrames, ErrNoAnswer and ErrUnsupported are
+// Verifier runs that mean the server could not be verified; the others
+// come from the expectation workflow (Cassette).
 var (
 	// ErrNoClientFrames means the session holds no client request to send.
 	ErrNoClientFrames = errors.New("the session holds no client requests to send")
@@ -34,6 +36,26 @@ var (
 	ErrNoAnswer = errors.New("the server did not answer the first request")
 	// ErrUnsupported means verify cannot drive the session's transport yet.
 	ErrUnsupported = errors.New("not supported yet")
+	// ErrNoSessions means the cassette holds no session to verify over
+	// the target's kind of transport.
+	ErrNoSessions = errors.New("no sessions to verify")
+	// ErrWrongTransport means the target reaches the server another way
+	// than the session was recorded (a command for an HTTP session, or a
+	// URL for a stdio one).
+	ErrWrongTransport = errors.New("the target does not match the session's transport")
+	// ErrTemporary means Learn or Update asked to store into a cassette
+	// that is a temporary import of a JSONL export.
+	ErrTemporary = errors.New("the cassette is a JSONL export: what verify stores would be lost")
+	// ErrUnreachable means the HTTP target could not be dialled.
+	ErrUnreachable = errors.New("not reachable")
+	// ErrNotRecorded means the verify run could not be recorded (a full
+	// disk, say).
+	ErrNotRecorded = errors.New("the verify run could not be recorded")
+	// ErrNotLearned means Learn could not run the server twice to the end.
+	ErrNotLearned = errors.New("learn noise")
+	// ErrNotUpdated means Update refused a run in which the server went
+	// away.
+	ErrNotUpdated = errors.New("not updating the expectation")
 )
 
 // Verifier sends the client side of a recorded session to a live server,
@@ -46,7 +68,7 @@ var (
 // HTTP the Mcp-Session-Id) are rewritten to the live server's.
 //
 // A Verifier only drives the conversation: record it (with package
-// recorder) and compare the recordings with Diff. Recording is required.
+// recorder) and compare the recordings with diff.Compare. Recording is required.
 // A Verifier may run any number of times, also concurrently: runs share
 // nothing but the Recording, which they only read.
 type Verifier struct {

@@ -28,30 +28,6 @@ const (
 	LabelSupersedes = "mcpvcr.supersedes"
 )
 
-// Errors of the expectation workflow, besides those of Verifier.
-var (
-	// ErrNoSessions means the cassette holds no session to verify over
-	// the target's kind of transport.
-	ErrNoSessions = errors.New("no sessions to verify")
-	// ErrWrongTransport means the target reaches the server another way
-	// than the session was recorded (a command for an HTTP session, or a
-	// URL for a stdio one).
-	ErrWrongTransport = errors.New("the target does not match the session's transport")
-	// ErrTemporary means Learn or Update asked to store into a cassette
-	// that is a temporary import of a JSONL export.
-	ErrTemporary = errors.New("the cassette is a JSONL export: what verify stores would be lost")
-	// ErrUnreachable means the HTTP target could not be dialled.
-	ErrUnreachable = errors.New("not reachable")
-	// ErrNotRecorded means the verify run could not be recorded (a full
-	// disk, say).
-	ErrNotRecorded = errors.New("the verify run could not be recorded")
-	// ErrNotLearned means Learn could not run the server twice to the end.
-	ErrNotLearned = errors.New("learn noise")
-	// ErrNotUpdated means Update refused a run in which the server went
-	// away.
-	ErrNotUpdated = errors.New("not updating the expectation")
-)
-
 // UnverifiableError reports a session that could not be verified against
 // the target: the recording cannot be driven, or the server did not
 // answer or speaks another revision. Err is the Verifier's error.

@@ -82,7 +82,7 @@ func replayCommand(e *env) *cli.Command {
 
 // matchRules reads --match and --ignore, and the rules stored with the
 // sessions replayed (label match-ignore, one path per line).
-func matchRules(c *cli.Context, ss []store.Session) (replayer.Match, error) {
+func matchRules(c *cli.Context, db *store.DB, ids []int64) (replayer.Match, error) {
 	var mt replayer.Match
 	switch c.String("match") {
 	case "", "tolerant":
@@ -91,10 +91,11 @@ func matchRules(c *cli.Context, ss []store.Session) (replayer.Match, error) {
 	default:
 		return mt, usageErr("--match tolerant or --match exact", "--match %q is not tolerant or exact", c.String("match"))
 	}
-	rules := strings.Join(c.StringSlice("ignore"), "\n")
-	for _, s := range ss {
-		rules += "\n" + s.Labels[replayer.MatchIgnoreLabel]
+	stored, err := db.LabelValues(c.Context, replayer.MatchIgnoreLabel, ids...)
+	if err != nil {
+		return mt, failErr(err, "")
 	}
+	rules := strings.Join(append(c.StringSlice("ignore"), stored...), "\n")
 	n, err := diff.ParseNoise(rules)
 	if err != nil {
 		return mt, usageErr("--ignore 'tools/call:params.arguments.when' (see mcpvcr help verify for the path syntax)", "--ignore: %w", err)
@@ -146,16 +147,16 @@ func replayServer(c *cli.Context, e *env, db *store.DB, ts ...store.Transport) (
 	if err != nil {
 		return nil, err
 	}
-	ss, err := replayer.Select(c.Context, db, id, ts...)
+	ids, err := replayer.Select(c.Context, db, id, ts...)
 	if err != nil {
 		return nil, replayErr(c, err)
 	}
-	mt, err := matchRules(c, ss)
+	mt, err := matchRules(c, db, ids)
 	if err != nil {
 		return nil, err
 	}
 	srv := &replayer.Server{Logger: e.logger, Match: mt, Wait: waitFlag(c)}
-	if err := srv.Load(c.Context, db, ss, ts[0] == store.Stdio); err != nil {
+	if err := srv.Load(c.Context, db, ids, ts[0] == store.Stdio); err != nil {
 		return nil, failErr(err, "")
 	}
 	return srv, nil

@@ -166,3 +166,37 @@ func mentions(n ast.Node, internal map[string]bool) bool {
 	})
 	return found
 }
+
+// TestImportDirections: imports point one way (design.md §6): replayer
+// imports neither diff nor verify, diff neither replayer nor verify, and
+// recorder and replayer never import each other.
+func TestImportDirections(t *testing.T) {
+	const mod = "github.com/mcpvcr/mcpvcr/"
+	forbidden := map[string][]string{
+		"replayer": {"diff", "verify", "recorder"},
+		"diff":     {"replayer", "verify", "recorder"},
+		"recorder": {"replayer", "diff", "verify"},
+		"store":    {"replayer", "diff", "verify", "recorder"},
+	}
+	for pkg, bad := range forbidden {
+		fset := token.NewFileSet()
+		pkgs, err := parser.ParseDir(fset, filepath.Join("..", "..", pkg), func(fi fs.FileInfo) bool {
+			return !strings.HasSuffix(fi.Name(), "_test.go")
+		}, parser.ImportsOnly)
+		if err != nil {
+			t.Fatalf("parse %s: %v", pkg, err)
+		}
+		for _, p := range pkgs {
+			for name, f := range p.Files {
+				for _, imp := range f.Imports {
+					path, _ := strconv.Unquote(imp.Path.Value)
+					for _, b := range bad {
+						if path == mod+b {
+							t.Errorf("%s imports %s", name, path)
+						}
+					}
+				}
+			}
+		}
+	}
+}
