@@ -208,3 +208,13 @@ func ExampleProxy() {
 	// record 5
 	// replay 5
 }
+
+// Main goes in the TestMain of each package whose tests use Command: the
+// test binary then serves the replays Command starts. (Not run: Main exits.)
+func ExampleMain() {
+	// main_test.go
+	//
+	//	func TestMain(m *testing.M) { mcpvcrtest.Main(m) }
+	var testMain func(*testing.M) = mcpvcrtest.Main
+	_ = testMain
+}

@@ -38,7 +38,8 @@ func (e *GoVCRError) Error() string {
 // Each HTTP exchange becomes one interaction, in the order the requests
 // started. The URL is baseURL (the scheme and host the client addressed; if
 // empty, the session's upstream's) with the path and query exactly as the
-// client sent them; headers are the recorded (redacted) ones; an SSE answer
+// client sent them (a redacted query value as its placeholder); headers are
+// the recorded (redacted) ones; an SSE answer
 // is its raw event-stream text, every event as recorded. go-vcr answers
 // with whole bodies, so what only a live stream can do is refused with a
 // *GoVCRError saying why: a standalone GET stream or a subscriptions/listen
