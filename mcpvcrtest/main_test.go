@@ -20,6 +20,10 @@ const (
 	httpSSECassette  = "../cassettes/multi-gosdk-http-sse.jsonl"
 	stdioCassette    = "../cassettes/multi-gosdk-stdio.jsonl"
 	modernCassette   = "../cassettes/multi-gosdk-http-2026-07-28.jsonl"
+	// The same runs over stdio at 2026-07-28, and over the 2024-11-05
+	// HTTP+SSE transport.
+	modernStdioCassette = "../cassettes/multi-gosdk-stdio-2026-07-28.jsonl"
+	legacySSECassette   = "../cassettes/multi-gosdk-sse.jsonl"
 )
 
 // newClient is a client whose clientInfo differs from the recording's

@@ -45,10 +45,6 @@ func (m *memRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		pr.CloseWithError(req.Context().Err())
 		return nil, req.Context().Err()
 	}
-	if req.Body != nil {
-		// The handler has answered; what it did not read is not wanted.
-		defer req.Body.Close()
-	}
 	resp := &http.Response{
 		Status:        http.StatusText(w.status),
 		StatusCode:    w.status,
@@ -66,6 +62,7 @@ func (m *memRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 // serve runs the handler for one request.
 func (m *memRoundTripper) serve(w *memResponse, r *http.Request, pw *io.PipeWriter) {
 	defer m.wg.Done()
+	defer r.Body.Close() // the client's request body: RoundTrip's to close
 	defer pw.Close()
 	defer w.writeHeader(http.StatusOK) // a handler that wrote nothing answered 200
 	m.h.ServeHTTP(w, r)

@@ -64,6 +64,11 @@ func TestReplay(t *testing.T) {
 		{"NewServer20260728", "2026-07-28", func(t *testing.T) mcp.Transport {
 			return &mcp.StreamableClientTransport{Endpoint: mcpvcrtest.Endpoint(mcpvcrtest.NewServer(t, modernCassette))}
 		}},
+		{"NewServerHTTPSSE", "2024-11-05", func(t *testing.T) mcp.Transport {
+			return &mcp.SSEClientTransport{Endpoint: mcpvcrtest.Endpoint(mcpvcrtest.NewServer(t, legacySSECassette))}
+		}},
+		{"TransportHTTPSSE", "2024-11-05", func(t *testing.T) mcp.Transport { return mcpvcrtest.Transport(t, legacySSECassette) }},
+		{"TransportStdio20260728", "2026-07-28", func(t *testing.T) mcp.Transport { return mcpvcrtest.Transport(t, modernStdioCassette) }},
 		{"TransportStdio", "2025-11-25", func(t *testing.T) mcp.Transport { return mcpvcrtest.Transport(t, stdioCassette) }},
 		{"TransportHTTP", "2025-11-25", func(t *testing.T) mcp.Transport { return mcpvcrtest.Transport(t, httpSSECassette) }},
 		{"Transport20260728", "2026-07-28", func(t *testing.T) mcp.Transport { return mcpvcrtest.Transport(t, modernCassette) }},

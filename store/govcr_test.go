@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -243,4 +244,81 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestWriteGoVCR_Shapes covers what real peers rarely produce on demand:
+// exchanges recorded out of id order, a resumed stream, a stream the
+// server closed early, a listen stream with messages, a GET stream with
+// only a keep-alive comment.
+func TestWriteGoVCR_Shapes(t *testing.T) {
+	post := func(id int64, opened time.Duration, end store.End) store.Stream {
+		return store.Stream{ID: id, SessionID: 1, Kind: store.PostStream, Method: "POST", URL: "/mcp?x=1", Status: 200, Opened: opened, Closed: opened + time.Millisecond, End: end,
+			RequestHeader: http.Header{"Content-Type": {"application/json"}}, ResponseHeader: http.Header{"Content-Type": {"text/event-stream"}}}
+	}
+	frame := func(stream, seq int64, dir store.Direction, raw string) store.Frame {
+		f := store.Frame{SessionID: 1, StreamID: stream, Seq: seq, Direction: dir, Raw: []byte(raw)}
+		kind := store.PostStream
+		if dir == store.ServerToClient {
+			f.SSE = true
+			f.Comment = strings.HasPrefix(raw, ":")
+		}
+		f.Derive(kind)
+		return f
+	}
+	base := func(streams []store.Stream, frames ...store.Frame) *store.Recording {
+		return &store.Recording{Session: store.Session{ID: 1, Transport: store.StreamableHTTP, Upstream: "http://up.example:8080/mcp"}, Streams: streams, Frames: frames}
+	}
+	t.Run("Order", func(t *testing.T) {
+		rec := base([]store.Stream{post(1, 5*time.Millisecond, store.EndComplete), post(2, time.Millisecond, store.EndComplete),
+			{ID: 3, SessionID: 1, Kind: store.GetStream, Method: "GET", URL: "/mcp", Status: 200, Opened: 3 * time.Millisecond, End: store.EndClientAborted}},
+			frame(2, 1, store.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"initialize"}`),
+			frame(2, 2, store.ServerToClient, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"),
+			frame(3, 3, store.ServerToClient, ": ok\n\n"),
+			frame(1, 4, store.ClientToServer, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`),
+			frame(1, 5, store.ServerToClient, "id: 7\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n"),
+		)
+		name := filepath.Join(t.TempDir(), "order")
+		if err := store.WriteGoVCR(rec, name+".yaml", ""); err != nil {
+			t.Fatal(err)
+		}
+		c, err := cassette.Load(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, i := range c.Interactions {
+			got = append(got, fmt.Sprintf("%s %s %d %q", i.Request.Method, i.Request.URL, i.Response.Code, i.Response.Body))
+		}
+		want := []string{
+			`POST http://up.example:8080/mcp?x=1 200 "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"`,
+			`GET http://up.example:8080/mcp 405 ""`,
+			`POST http://up.example:8080/mcp?x=1 200 "id: 7\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n"`,
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("interactions mismatch (-want +got):\n%s", diff)
+		}
+	})
+	for _, tt := range []struct {
+		name string
+		rec  *store.Recording
+		want string
+	}{
+		{"Resumed", base([]store.Stream{post(1, 0, store.EndServerClosed), {ID: 2, SessionID: 1, Kind: store.ResumeStream, Method: "GET", URL: "/mcp", Status: 200, ResumesID: 1, LastEventID: "3", End: store.EndComplete}}),
+			"stream 1 (POST /mcp?x=1) ended server-closed"},
+		{"ResumeOnly", base([]store.Stream{{ID: 2, SessionID: 1, Kind: store.ResumeStream, Method: "GET", URL: "/mcp", Status: 200, ResumesID: 1, LastEventID: "3", End: store.EndComplete}}),
+			`stream 2 resumes stream 1 (Last-Event-ID "3")`},
+		{"Cancelled", base([]store.Stream{post(1, 0, store.EndClientAborted)}), "ended client-aborted"},
+		{"Listen", base([]store.Stream{{ID: 1, SessionID: 1, Kind: store.ListenStream, Method: "POST", URL: "/mcp", Status: 200, End: store.EndComplete}},
+			frame(1, 1, store.ServerToClient, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/resources/updated\"}\n\n")),
+			"(a subscriptions/listen stream) carried 1 server message(s)"},
+		{"HTTPSSE", &store.Recording{Session: store.Session{ID: 1, Transport: store.LegacySSE}}, "HTTP+SSE (2024-11-05) session"},
+		{"NoBase", &store.Recording{Session: store.Session{ID: 1, Transport: store.StreamableHTTP, Upstream: "[redacted]"}, Streams: []store.Stream{post(1, 0, store.EndComplete)}}, "gives no base URL"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			err := store.WriteGoVCR(tt.rec, filepath.Join(t.TempDir(), "x.yaml"), "")
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("WriteGoVCR = %v; want an error with %q", err, tt.want)
+			}
+		})
+	}
 }
