@@ -13,6 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/mcpvcrtest"
 )
 
@@ -288,4 +289,33 @@ func ours(now, before map[string]string) []string {
 		}
 	}
 	return left
+}
+
+// TestTransport_Clock: with Pace(1) and a fake clock, the recorded
+// answer to initialize waits until the test advances the clock past its
+// recorded gap.
+func TestTransport_Clock(t *testing.T) {
+	fake := clock.NewFake(time.Unix(0, 0))
+	tr := mcpvcrtest.Transport(t, stdioCassette, mcpvcrtest.Pace(1), mcpvcrtest.Clock(fake))
+	done := make(chan error, 1)
+	var cs *mcp.ClientSession
+	go func() {
+		var err error
+		cs, err = newClient().Connect(context.Background(), tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		done <- err
+	}()
+	// The replay waits on the fake clock for the answer's recorded offset.
+	for fake.Waiters() == 0 {
+		select {
+		case err := <-done:
+			t.Fatalf("Connect returned (%v) before the clock moved", err)
+		default:
+			runtime.Gosched()
+		}
+	}
+	fake.Advance(time.Hour)
+	if err := <-done; err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	cs.Close()
 }

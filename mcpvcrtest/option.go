@@ -54,12 +54,12 @@ func ParseMode(s string) (Mode, error) {
 	return Replay, fmt.Errorf("mcpvcr mode %q is not replay, record, replay-or-record or off", s)
 }
 
-// ModeEnv is the environment variable that sets the Mode when neither the
-// Mode option nor the -mcpvcr flag does.
+// ModeEnv is the environment variable that sets Proxy's Mode when neither
+// a Mode option nor the -mcpvcr flag does.
 const ModeEnv = "MCPVCR_MODE"
 
-// ModeFlag is the test binary's flag that sets the Mode when the Mode
-// option does not: go test -mcpvcr=record.
+// ModeFlag is the test binary's flag that sets Proxy's Mode when no Mode
+// option does: go test ./... -mcpvcr=record.
 const ModeFlag = "mcpvcr"
 
 func init() {
@@ -121,8 +121,9 @@ func Pace(factor float64) Option {
 	return optionFunc(func(c *config) { c.pace = factor })
 }
 
-// Clock paces the replay (see Pace) with c, a clock.Fake in tests that
-// control time. It does not cross into Command's child process.
+// Clock paces the replay (see Pace) with c, such as a clock.Fake that the
+// test advances, and times Proxy's recordings. Command refuses it: its
+// replay runs in a child process (use Transport).
 func Clock(c clock.Clock) Option {
 	return optionFunc(func(cf *config) { cf.clock = c })
 }
