@@ -3,6 +3,7 @@ package mcpvcrtest_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"runtime"
 	"slices"
 	"strings"
@@ -318,4 +319,35 @@ func TestTransport_Clock(t *testing.T) {
 		t.Fatalf("Connect: %v", err)
 	}
 	cs.Close()
+}
+
+// TestStrict: with Strict, a request without the MCP-Protocol-Version
+// header the negotiated revision requires is refused with 400 and fails
+// the test; the SDK client's own requests pass.
+func TestStrict(t *testing.T) {
+	ctx := context.Background()
+	rt := &recTB{TB: t}
+	srv := mcpvcrtest.NewServer(rt, httpJSONCassette, mcpvcrtest.Strict())
+	cs, err := newClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpvcrtest.Endpoint(srv)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer cs.Close()
+	listTools(ctx, t, cs)
+	req, _ := http.NewRequest("POST", mcpvcrtest.Endpoint(srv), strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"tools/list"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", cs.ID())
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("POST without MCP-Protocol-Version: %s; want 400 under Strict", resp.Status)
+	}
+	cs.Close()
+	if got := rt.finish(); !strings.Contains(got, "MCP-Protocol-Version") {
+		t.Errorf("the test's failure does not name the missing header:\n%s", got)
+	}
 }
