@@ -27,8 +27,10 @@
 //
 // # Modes
 //
-// Proxy records or replays as the Mode option says, else the -mcpvcr test
-// flag (go test ./... -mcpvcr=record), else MCPVCR_MODE, else Replay:
+// Proxy records or replays as a Mode option says, else the -mcpvcr test
+// flag (go test ./mypkg -mcpvcr=record; across ./... set MCPVCR_MODE
+// instead, since test binaries that do not import this package lack the
+// flag), else MCPVCR_MODE, else Replay:
 // Replay, Record, ReplayOrRecord (record when the cassette does not exist)
 // and Off (forward, keep nothing), as go-vcr's recorder modes. NewServer,
 // Transport and Command only replay.

@@ -59,7 +59,8 @@ func ParseMode(s string) (Mode, error) {
 const ModeEnv = "MCPVCR_MODE"
 
 // ModeFlag is the test binary's flag that sets Proxy's Mode when no Mode
-// option does: go test ./... -mcpvcr=record.
+// option does: go test ./mypkg -mcpvcr=record. (Across ./..., set
+// MCPVCR_MODE: test binaries that do not import this package lack the flag.)
 const ModeFlag = "mcpvcr"
 
 func init() {
