@@ -92,3 +92,34 @@ func TestReplay(t *testing.T) {
 		})
 	}
 }
+
+// TestReplay_Everything replays recordings of
+// @modelcontextprotocol/server-everything (eight runs each, over stdio and
+// Streamable HTTP with SSE answers): run 1 echoes "run 1".
+func TestReplay_Everything(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name string
+		tr   func(t *testing.T) mcp.Transport
+	}{
+		{"TransportStdio", func(t *testing.T) mcp.Transport {
+			return mcpvcrtest.Transport(t, "../cassettes/multi-everything-stdio.jsonl")
+		}},
+		{"NewServerHTTP", func(t *testing.T) mcp.Transport {
+			return &mcp.StreamableClientTransport{Endpoint: mcpvcrtest.Endpoint(mcpvcrtest.NewServer(t, "../cassettes/multi-everything-http-sse.jsonl"))}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cs := connect(ctx, t, tt.tr(t), "2025-11-25")
+			defer cs.Close()
+			listTools(ctx, t, cs)
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"message": "run 1"}})
+			if err != nil {
+				t.Fatalf("CallTool: %v", err)
+			}
+			if got, want := res.Content[0].(*mcp.TextContent).Text, "Echo: run 1"; got != want {
+				t.Errorf("echo = %q; want %q", got, want)
+			}
+		})
+	}
+}
