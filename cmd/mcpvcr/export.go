@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 
@@ -88,6 +89,11 @@ func exportCommand(e *env) *cli.Command {
 func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
 	if len(ids) != 1 {
 		return usageErr("mcpvcr export SESSION --format go-vcr -o FILE.yaml (mcpvcr ls shows the sessions)", "--format go-vcr writes one session, got %d", len(ids))
+	}
+	if b := c.String("base-url"); b != "" {
+		if u, err := url.Parse(b); err != nil || u.Scheme == "" || u.Host == "" {
+			return usageErr("--base-url http://127.0.0.1:3001", "--base-url %q is not a scheme and host", b)
+		}
 	}
 	db, err := openPath(c, path)
 	if err != nil {

@@ -41,6 +41,7 @@ func TestExport_GoVCR(t *testing.T) {
 	}{
 		{[]string{"5"}, exitFailure, "session 5 cannot be a go-vcr cassette: stream 26 (the standalone GET stream) carried 1 server message(s), the first roots/list at seq 8"},
 		{[]string{"4", "5"}, exitUsage, "--format go-vcr writes one session, got 2"},
+		{[]string{"4", "--base-url", "/mcp"}, exitUsage, `--base-url "/mcp" is not a scheme and host`},
 	} {
 		res := mcpvcr(t, "", append([]string{"export", "--cassette", c, "--format", "go-vcr"}, tt.args...)...)
 		if res.code != tt.code || !strings.Contains(res.stderr, tt.want) || !strings.Contains(res.stderr, "try: ") {
