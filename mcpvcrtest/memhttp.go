@@ -1,6 +1,7 @@
 package mcpvcrtest
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -34,14 +35,18 @@ func (m *memRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	m.wg.Add(1)
 	m.mu.Unlock()
 
-	sreq := serverRequest(req)
+	// The handler's context ends when the client's does or when the
+	// client closes the body, as a server's ends when its connection does.
+	ctx, cancel := context.WithCancel(req.Context())
+	sreq := serverRequest(req.WithContext(ctx))
 	pr, pw := io.Pipe()
 	w := &memResponse{header: http.Header{}, body: pw, ready: make(chan struct{})}
-	go m.serve(w, sreq, pw)
+	go m.serve(w, sreq, pw, cancel)
 
 	select {
 	case <-w.ready:
 	case <-req.Context().Done():
+		cancel()
 		pr.CloseWithError(req.Context().Err())
 		return nil, req.Context().Err()
 	}
@@ -52,7 +57,7 @@ func (m *memRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        w.sent,
-		Body:          pr,
+		Body:          &memBody{pr: pr, cancel: cancel},
 		ContentLength: -1,
 		Request:       req,
 	}
@@ -60,8 +65,9 @@ func (m *memRoundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // serve runs the handler for one request.
-func (m *memRoundTripper) serve(w *memResponse, r *http.Request, pw *io.PipeWriter) {
+func (m *memRoundTripper) serve(w *memResponse, r *http.Request, pw *io.PipeWriter, cancel context.CancelFunc) {
 	defer m.wg.Done()
+	defer cancel()
 	defer r.Body.Close() // the client's request body: RoundTrip's to close
 	defer pw.Close()
 	defer w.writeHeader(http.StatusOK) // a handler that wrote nothing answered 200
@@ -76,6 +82,20 @@ func (m *memRoundTripper) Close() {
 	m.closed = true
 	m.mu.Unlock()
 	m.wg.Wait()
+}
+
+// memBody is the client's side of an in-memory response body.
+type memBody struct {
+	pr     *io.PipeReader
+	cancel context.CancelFunc
+}
+
+func (b *memBody) Read(p []byte) (int, error) { return b.pr.Read(p) }
+
+// Close ends the handler: its context is done and its writes fail.
+func (b *memBody) Close() error {
+	b.cancel()
+	return b.pr.Close()
 }
 
 // serverRequest is req as a server would see it: a path-only URL and the
