@@ -232,7 +232,7 @@ func (c *cursor) emit() []outFrame {
 		if len(lead.queue) == 0 {
 			break
 		}
-		if len(c.cands) == 1 && len(lead.members) < 2 {
+		if len(c.cands) == 1 && (lead.node == nil || lead.node.size < 2) {
 			outs = append(outs, lead.queue...)
 			lead.queue = nil
 			break

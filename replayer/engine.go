@@ -64,10 +64,9 @@ type engine struct {
 	queue []outFrame
 	// touched is one past the last frame received or sent.
 	touched int
-	// members are, for a cursor reading a Source, the sessions e speaks
-	// for (its own first): they all hold the same first shared frames.
-	members []*indexEntry
-	shared  int
+	// node is, for a cursor reading a Source, the node of the candidate
+	// tree whose sessions e speaks for: they share their first frames.
+	node *treeNode
 }
 
 func newEngine(rec *recording, mt Match) *engine {

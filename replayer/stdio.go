@@ -222,7 +222,9 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	wg.Go(func() { readLines(ctx, client, lines, readErr) })
-	stop := context.AfterFunc(ctx, func() { unblock(client) })
+	// Only a stop from outside (ctx, Close) unblocks the client: on an
+	// ordinary end the writer still drains what is queued.
+	stop := context.AfterFunc(parent, func() { unblock(client) })
 	defer stop()
 	finish := func(err error) (*Report, error) {
 		if err != nil && !errors.Is(err, io.EOF) {
@@ -281,6 +283,7 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 			}
 		case <-waitC:
 		case <-closed:
+			unblock(client)
 			return finish(nil)
 		case <-ctx.Done():
 			return finish(nil)

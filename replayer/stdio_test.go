@@ -3,10 +3,13 @@ package replayer
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -142,5 +145,61 @@ func TestServeStdio_StopsWithoutTheClient(t *testing.T) {
 				t.Errorf("report = %+v; want the one frame received and matched", rep)
 			}
 		})
+	}
+}
+
+// pipeCloser is a client on OS pipes whose Close closes the pipe the
+// server writes to, as closing a connection would.
+type pipeCloser struct {
+	in     io.Reader
+	out    *os.File
+	closes atomic.Int32
+}
+
+func (c *pipeCloser) Read(p []byte) (int, error)  { return c.in.Read(p) }
+func (c *pipeCloser) Write(p []byte) (int, error) { return c.out.Write(p) }
+func (c *pipeCloser) Close() error                { c.closes.Add(1); return c.out.Close() }
+
+// TestServeStdio_EndDrainsAndLeavesClientOpen: when the client ends its
+// side, every answer already due still reaches it (more than a pipe
+// holds), and ServeStdio does not close a client it did not open: only a
+// stop from outside does.
+func TestServeStdio_EndDrainsAndLeavesClientOpen(t *testing.T) {
+	const n = 40
+	big := strings.Repeat("x", 8<<10)
+	var lines []string
+	var in strings.Builder
+	for i := 1; i <= n; i++ {
+		lines = append(lines, fmt.Sprintf(`> {"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"n%d"}}`, i, i),
+			fmt.Sprintf(`< {"jsonrpc":"2.0","id":%d,"result":{"n":%d,"pad":%q}}`, i, i, big))
+		fmt.Fprintf(&in, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"n%d"}}`+"\n", i, i)
+	}
+	rec := stdioRecording(t, 1, lines...)
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c := &pipeCloser{in: strings.NewReader(in.String()), out: w}
+	got := make(chan int, 1)
+	go func() {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		count := 0
+		for sc.Scan() {
+			count++
+		}
+		got <- count
+	}()
+	rep, err := (&Server{Recordings: []*store.Recording{rec.Recording}}).ServeStdio(context.Background(), c)
+	if err != nil || rep.Matched != n {
+		t.Fatalf("ServeStdio = %+v, %v", rep, err)
+	}
+	if closes := c.closes.Load(); closes != 0 {
+		t.Errorf("ServeStdio closed the client %d times; want 0 after an ordinary end", closes)
+	}
+	w.Close()
+	if count := <-got; count != n {
+		t.Errorf("client got %d answers; want %d", count, n)
 	}
 }
