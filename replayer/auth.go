@@ -104,14 +104,14 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 }
 
 // findExchange picks the recorded exchange that answers r.
-func (s *Server) findExchange(r *http.Request, body []byte) (*Recording, *store.Stream) {
+func (s *Server) findExchange(r *http.Request, body []byte) (*recording, *store.Stream) {
 	want := exchangeKey(r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), body)
 	type cand struct {
-		rec *Recording
+		rec *recording
 		st  *store.Stream
 	}
 	var cands []cand
-	for _, rec := range s.Recordings {
+	for _, rec := range s.recordings() {
 		for i := range rec.Streams {
 			st := &rec.Streams[i]
 			if st.Kind != store.HTTPStream || st.Method != r.Method {
@@ -194,7 +194,7 @@ func formParams(raw string) []string {
 // endpoint as the user's login would end: a redirect to the client's
 // redirect URI with the code the recorded client went on to exchange and
 // the live state.
-func (s *Server) authorizeBack(w http.ResponseWriter, r *http.Request, rec *Recording, st *store.Stream) {
+func (s *Server) authorizeBack(w http.ResponseWriter, r *http.Request, rec *recording, st *store.Stream) {
 	q := r.URL.Query()
 	back, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil || !back.IsAbs() {

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/google/go-cmp/cmp"
 	"io"
 	"os"
 	"os/exec"
@@ -15,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // mcpvcrBin is the mcpvcr binary built for this test run.
@@ -54,20 +55,7 @@ type result struct {
 // mcpvcr runs the binary to completion with stdin.
 func mcpvcr(tb testing.TB, stdin string, args ...string) result {
 	tb.Helper()
-	return runBin(tb, stdin, nil, args...)
-}
-
-// mcpvcrEnv runs the binary to completion with env added to the
-// environment and no stdin.
-func mcpvcrEnv(tb testing.TB, env []string, args ...string) result {
-	tb.Helper()
-	return runBin(tb, "", env, args...)
-}
-
-func runBin(tb testing.TB, stdin string, env []string, args ...string) result {
-	tb.Helper()
 	cmd := exec.Command(mcpvcrBin, args...)
-	cmd.Env = append(os.Environ(), env...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

@@ -3,11 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,22 +13,22 @@ import (
 
 func recordHTTP(c *cli.Context, e *env) error {
 	raw := c.String("upstream")
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErr("--upstream http://127.0.0.1:3001/mcp", "--upstream %q is not an http(s) URL", raw)
-	}
-	red := redactor(c)
-	hdr, err := upstreamHeader(c, e)
+	u, err := parseUpstream(raw)
 	if err != nil {
 		return err
 	}
-	if err := reachable(u); err != nil {
+	red := redactor(c)
+	hdr, err := upstreamHeader(c)
+	if err != nil {
+		return err
+	}
+	if err := recorder.Reachable(c.Context, u); err != nil {
 		return failErr(fmt.Errorf("upstream %s is not reachable: %w", red.URL(raw), err), "start the server first, or check --upstream")
 	}
 
 	// One probe, straight to the upstream (not recorded); its warning
 	// follows the URL to give the client.
-	warn := probeUpstream(c.Context, u, hdr, red.URL(raw))
+	warn := recorder.Probe(c.Context, u, hdr, red.URL(raw))
 	db, err := openForWrite(c)
 	if err != nil {
 		return err
@@ -68,26 +65,8 @@ func recordHTTP(c *cli.Context, e *env) error {
 	return nil
 }
 
-// reachable dials the upstream once, so that a wrong URL fails at start
-// rather than on the client's first request.
-func reachable(u *url.URL) error {
-	host := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		host = net.JoinHostPort(u.Hostname(), port)
-	}
-	conn, err := net.DialTimeout("tcp", host, 5*time.Second)
-	if err != nil {
-		return err
-	}
-	return conn.Close()
-}
-
 // openStreams says what a stopping recorder waits for: "2 open streams
-// (get, post)", or "" when none is open.
+// (1 get, 1 post)", or "" when none is open.
 func openStreams(rec *recorder.HTTP) string {
 	n, kinds := 0, []string{}
 	for k, c := range rec.OpenStreams() {

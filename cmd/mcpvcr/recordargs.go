@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/textproto"
+	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -19,9 +20,9 @@ import (
 
 // serverArgv returns the server command of record, or nil when there is
 // none (HTTP recording).
-func serverArgv(c *cli.Context, e *env) ([]string, error) {
+func serverArgv(c *cli.Context) ([]string, error) {
 	s := c.String("server")
-	if env := e.getenv("MCPVCR_SERVER"); s == env && c.String("upstream") != "" {
+	if env := os.Getenv("MCPVCR_SERVER"); s == env && c.String("upstream") != "" {
 		s = "" // an MCPVCR_SERVER left in the environment: --upstream says HTTP
 	}
 	if c.NArg() > 0 {
@@ -102,27 +103,27 @@ func splitCommand(s string) ([]string, error) {
 }
 
 // headerList is the value of --header: "Name: value" lines, kept whole
-// (a value may hold commas).
+// (a value may hold commas). A value of several lines (MCPVCR_HEADER) is
+// one header per line.
 type headerList []string
 
 func (h *headerList) Set(v string) error {
-	*h = append(*h, v)
+	for _, l := range strings.Split(v, "\n") {
+		if l = strings.TrimRight(l, "\r"); strings.TrimSpace(l) != "" {
+			*h = append(*h, l)
+		}
+	}
 	return nil
 }
 
 func (h *headerList) String() string { return strings.Join(*h, "\n") }
 
-// upstreamHeader parses --header values and MCPVCR_HEADER (one header per
-// line) into the header record adds to every upstream request.
-func upstreamHeader(c *cli.Context, e *env) (http.Header, error) {
+// upstreamHeader parses --header values (or MCPVCR_HEADER, one header
+// per line) into the header record adds to every upstream request.
+func upstreamHeader(c *cli.Context) (http.Header, error) {
 	var lines []string
 	if hl, ok := c.Generic("header").(*headerList); ok && hl != nil {
 		lines = append(lines, *hl...)
-	}
-	for _, l := range strings.Split(e.getenv("MCPVCR_HEADER"), "\n") {
-		if strings.TrimSpace(l) != "" {
-			lines = append(lines, strings.TrimRight(l, "\r"))
-		}
 	}
 	if len(lines) == 0 {
 		return nil, nil
