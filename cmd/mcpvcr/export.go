@@ -11,19 +11,22 @@ import (
 func exportCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "export",
-		Usage:     "write sessions as deterministic JSONL text",
+		Usage:     "write sessions as JSONL text, HAR or an HTML report",
 		ArgsUsage: "[SESSION...]",
 		Description: "Writes the named sessions (all when none is named) as JSONL: one record per line,\n" +
 			"raw frame bytes kept exactly. The text is what cassettes/ commits for review, and\n" +
-			"mcpvcr import (or replay --cassette FILE.jsonl) reads it back losslessly.",
+			"mcpvcr import (or replay --cassette FILE.jsonl) reads it back losslessly.\n" +
+			"--format har writes an HTTP Archive 1.2 file (one entry per HTTP exchange; SSE events in\n" +
+			"_eventSourceMessages) that a browser's DevTools network panel imports.",
 		Flags: []cli.Flag{
 			cassetteFlag(),
-			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl"},
+			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl or har"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 		},
 		Action: func(c *cli.Context) error {
-			if f := c.String("format"); f != "jsonl" {
-				return usageErr("mcpvcr export --format jsonl", "export format %q is not supported", f)
+			format := c.String("format")
+			if format != "jsonl" && format != "har" {
+				return usageErr("mcpvcr export --format jsonl (or har)", "export format %q is not supported", format)
 			}
 			var ids []int64
 			for i := range c.NArg() {
@@ -54,7 +57,11 @@ func exportCommand(e *env) *cli.Command {
 				out = file
 			}
 			bw := bufio.NewWriter(out)
-			if err := db.Export(c.Context, bw, ids...); err != nil {
+			write := db.Export
+			if format == "har" {
+				write = db.ExportHAR
+			}
+			if err := write(c.Context, bw, ids...); err != nil {
 				return failErr(fmt.Errorf("export: %w", err), "")
 			}
 			if err := bw.Flush(); err != nil {
