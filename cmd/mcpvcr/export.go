@@ -2,10 +2,14 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mcpvcr/mcpvcr/view"
 )
 
 func exportCommand(e *env) *cli.Command {
@@ -17,16 +21,18 @@ func exportCommand(e *env) *cli.Command {
 			"raw frame bytes kept exactly. The text is what cassettes/ commits for review, and\n" +
 			"mcpvcr import (or replay --cassette FILE.jsonl) reads it back losslessly.\n" +
 			"--format har writes an HTTP Archive 1.2 file (one entry per HTTP exchange; SSE events in\n" +
-			"_eventSourceMessages) that a browser's DevTools network panel imports.",
+			"_eventSourceMessages) that a browser's DevTools network panel imports.\n" +
+			"--format html writes a self-contained HTML report (the timeline, every frame's bytes and\n" +
+			"JSON, search and filters) that opens from file:// with no network; mcpvcr view opens one.",
 		Flags: []cli.Flag{
 			cassetteFlag(),
-			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl or har"},
+			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl, har or html"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 		},
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
-			if format != "jsonl" && format != "har" {
-				return usageErr("mcpvcr export --format jsonl (or har)", "export format %q is not supported", format)
+			if format != "jsonl" && format != "har" && format != "html" {
+				return usageErr("mcpvcr export --format jsonl (or har, or html)", "export format %q is not supported", format)
 			}
 			var ids []int64
 			for i := range c.NArg() {
@@ -58,8 +64,11 @@ func exportCommand(e *env) *cli.Command {
 			}
 			bw := bufio.NewWriter(out)
 			write := db.Export
-			if format == "har" {
+			switch format {
+			case "har":
 				write = db.ExportHAR
+			case "html":
+				write = func(ctx context.Context, w io.Writer, ids ...int64) error { return view.ExportHTML(ctx, db, w, ids...) }
 			}
 			if err := write(c.Context, bw, ids...); err != nil {
 				return failErr(fmt.Errorf("export: %w", err), "")

@@ -1,0 +1,243 @@
+package view_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/view"
+)
+
+// ArtifactsEnv names the directory where the browser tests leave their
+// screenshots; without it they go to artifacts/ at the repository root.
+const artifactsEnv = "MCPVCR_ARTIFACTS"
+
+func artifacts(t testing.TB) string {
+	t.Helper()
+	dir := os.Getenv(artifactsEnv)
+	if dir == "" {
+		dir = filepath.Join("..", "artifacts")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// browse starts a headless Chromium (with the flags it needs on a machine
+// without network or GPU, and a fresh profile) and returns a context for
+// one tab. The browser is stopped when the test ends.
+func browse(t *testing.T) context.Context {
+	t.Helper()
+	exe := mcptest.Chromium(t)
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(exe),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1400, 900),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+	}
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelTab := chromedp.NewContext(actx)
+	t.Cleanup(func() { cancelTab(); cancelAlloc() })
+	// The first call starts the browser, which lives as long as its
+	// context: no timeout on that one; later steps get one each.
+	if err := chromedp.Do(ctx); err != nil {
+		t.Fatalf("start %s: %v", exe, err)
+	}
+	return ctx
+}
+
+// do runs steps with a deadline, failing the test on an error.
+func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := chromedp.Do(ctx, steps...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// open writes the report of r to a file and loads it from file://, waiting
+// until the page has drawn. It returns the file's size and the page's own
+// time to ready (performance.now() when the first rows are drawn).
+func open(t *testing.T, ctx context.Context, r *store.Recorded) (size int, ready float64) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := view.WriteHTML(&buf, view.Page{Sessions: []*store.Recorded{r}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "load "+path, chromedp.Navigate("file://"+path))
+	// Wait in the page for the report to say it has drawn (or failed).
+	at := eval[string](t, ctx, `new Promise(done => {
+		window.addEventListener('error', e => done('error: ' + e.message));
+		const check = () => document.body.dataset.ready ? done(document.body.dataset.ready) : setTimeout(check, 5);
+		check();
+	})`)
+	ready, err := strconv.ParseFloat(at, 64)
+	if err != nil {
+		t.Fatalf("data-ready = %q", at)
+	}
+	return buf.Len(), ready
+}
+
+func eval[T any](t *testing.T, ctx context.Context, js string) T {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](js, chromedp.EvalAwaitPromise))
+	if err != nil {
+		t.Fatalf("evaluate %s: %v", js, err)
+	}
+	return v
+}
+
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(artifacts(t), name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}
+
+func TestHTML_Browser(t *testing.T) {
+	// The report of a Streamable HTTP session (SSE answers, a GET stream,
+	// a resume, a stream the server closed early) in headless Chromium:
+	// one row per frame, end markers, a click shows the frame's bytes,
+	// the method filter keeps only that method.
+	r := cassette(t, "gosdk-http-2025-11-25.jsonl")
+	ctx := browse(t)
+	size, ready := open(t, ctx, r)
+	t.Logf("%d frames: %d bytes, ready in %.0f ms", len(r.Frames), size, ready)
+
+	if got, want := eval[int](t, ctx, `document.querySelectorAll('#rows .row.f').length`), len(r.Frames); got != want {
+		t.Errorf("frame rows = %d; want %d, one per frame", got, want)
+	}
+	ended := 0
+	for _, st := range r.Streams {
+		if st.End != store.EndOpen {
+			ended++
+		}
+	}
+	if got := eval[int](t, ctx, `document.querySelectorAll('#rows .row.e').length`); got != ended {
+		t.Errorf("end markers = %d; want %d", got, ended)
+	}
+	if got := eval[int](t, ctx, `document.querySelectorAll('#rows .row.e.end-server-closed').length`); got != 1 {
+		t.Errorf("server-closed end markers = %d; want 1", got)
+	}
+	if got := eval[string](t, ctx, `(document.querySelector('#rows .row.o .c-wide')||{}).textContent||''`); got == "" {
+		t.Error("no stream-open row")
+	}
+
+	// Click a result: the detail shows its exact bytes and the request it answers.
+	links := store.Link(r.Frames)
+	var pick store.Frame
+	for _, f := range r.Frames {
+		if f.SSE && links.Method[f.Seq] == "tools/call" {
+			pick = f
+			break
+		}
+	}
+	if pick.Seq == 0 {
+		t.Fatal("no tools/call answer in the cassette")
+	}
+	sel := fmt.Sprintf(`#rows .row.f[data-seq="%d"]`, pick.Seq)
+	do(t, ctx, fmt.Sprintf("click frame %d", pick.Seq), chromedp.ScrollIntoView(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+	if got, want := eval[string](t, ctx, `document.getElementById('raw').textContent`), string(pick.Raw); got != want {
+		t.Errorf("bytes shown for frame %d = %q; want %q", pick.Seq, got, want)
+	}
+	if got := eval[string](t, ctx, `document.getElementById('json') ? document.getElementById('json').textContent : ''`); !bytes.Contains([]byte(got), []byte(`"result": {`)) {
+		t.Errorf("pretty JSON shown = %q; want the result pretty-printed", got)
+	}
+	if got, want := eval[int](t, ctx, `document.querySelectorAll('#rows .row.sel').length`), 1; got != want {
+		t.Errorf("selected rows = %d; want %d", got, want)
+	}
+	screenshot(t, ctx, "report-http.png")
+
+	// The method filter keeps the method's requests and their answers.
+	eval[bool](t, ctx, `(() => { const s = document.getElementById('method'); s.value = 'tools/call'; s.dispatchEvent(new Event('change')); return true })()`)
+	want := countMethod(r, "tools/call")
+	if got := eval[int](t, ctx, `document.querySelectorAll('#rows .row').length`); got != want {
+		t.Errorf("rows after the tools/call filter = %d; want %d", got, want)
+	}
+	if got := eval[int](t, ctx, `[...document.querySelectorAll('#rows .row')].filter(r => r.dataset.method !== 'tools/call').length`); got != 0 {
+		t.Errorf("%d rows of other methods after the tools/call filter", got)
+	}
+	if got := eval[string](t, ctx, `document.getElementById('count').textContent`); got != fmt.Sprintf("%d of %d frames · %d streams", want, len(r.Frames), len(r.Streams)) {
+		t.Errorf("count = %q", got)
+	}
+}
+
+func TestHTML_BrowserLarge(t *testing.T) {
+	// A 10,000-frame session opens, keeps only the rows in view in the
+	// DOM, and scrolls to its end: the load time and the slowest scroll
+	// step are logged.
+	const n = 10000
+	r := synthetic(n)
+	ctx := browse(t)
+	size, ready := open(t, ctx, r)
+	t.Logf("%d frames: %d bytes, ready in %.0f ms", n, size, ready)
+	if got := eval[int](t, ctx, `document.querySelectorAll('#rows .row').length`); got == 0 || got > 400 {
+		t.Errorf("rows in the DOM = %d; want a window of the session (lazy rendering)", got)
+	}
+	// Scroll the list from top to bottom in 40 steps, one per animation
+	// frame, and time each step's drawing.
+	worst := eval[float64](t, ctx, `new Promise(done => {
+		const list = document.getElementById('list'), steps = 40, step = (list.scrollHeight - list.clientHeight) / steps;
+		let i = 0, worst = 0, last = performance.now();
+		function next() {
+			const now = performance.now();
+			if (i > 0) { worst = Math.max(worst, now - last); (window.steps = window.steps || []).push(Math.round(now - last)); }
+			last = now;
+			if (i++ === steps) return done(worst);
+			list.scrollTop = Math.round(i * step);
+			requestAnimationFrame(() => requestAnimationFrame(next));
+		}
+		next();
+	})`)
+	t.Logf("slowest scroll step (two animation frames): %.1f ms", worst)
+	t.Logf("steps: %s", eval[string](t, ctx, `JSON.stringify(window.steps)`))
+	last := fmt.Sprintf(`#rows .row.f[data-seq="%d"]`, n)
+	if got := eval[int](t, ctx, `document.querySelectorAll('`+last+`').length`); got != 1 {
+		t.Errorf("after scrolling to the end, frame %d is not drawn", n)
+	}
+	if got := eval[int](t, ctx, `document.querySelectorAll('#rows .row').length`); got > 400 {
+		t.Errorf("rows in the DOM after scrolling = %d; want a window", got)
+	}
+	do(t, ctx, "click the last frame", chromedp.Click(chromedp.CSS(last)))
+	if got, want := eval[string](t, ctx, `document.getElementById('raw').textContent`), string(r.Frames[n-1].Raw); got != want {
+		t.Errorf("bytes shown = %q; want %q", got, want)
+	}
+	screenshot(t, ctx, "report-10000.png")
+}

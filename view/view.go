@@ -1,0 +1,42 @@
+package view
+
+import (
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// Kind names what a frame is for people. It is the JSON-RPC kind, except
+// for what is not JSON-RPC and is not wrong either: "stderr" (a line of
+// the server's stderr), "comment" (an SSE keep-alive), "endpoint" (the
+// HTTP+SSE endpoint event), "priming" (an SSE event with an id and no
+// data), "empty" (an event with neither) and "body" (an HTTP body that is
+// not JSON, such as "Accepted").
+func Kind(f *store.Frame, stream store.StreamKind) string {
+	switch {
+	case stream == store.StderrStream:
+		return "stderr"
+	case f.Comment:
+		return "comment"
+	case f.SSE && f.Event == "endpoint":
+		return "endpoint"
+	}
+	k := f.Kind.String()
+	switch {
+	case k == "empty" && f.SSE && f.HasEventID:
+		return "priming"
+	case k == "empty" && f.SSE:
+		return "empty"
+	case (k == "invalid" || k == "empty") && !f.SSE && isHTTP(stream):
+		return "body"
+	}
+	return k
+}
+
+// isHTTP reports whether frames of a stream of kind k travel over HTTP.
+// Kinds this build does not know are taken to be HTTP exchanges.
+func isHTTP(k store.StreamKind) bool {
+	switch k {
+	case store.StdinStream, store.StdoutStream, store.StderrStream:
+		return false
+	}
+	return true
+}
