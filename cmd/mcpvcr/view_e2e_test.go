@@ -1,0 +1,87 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestExport_HARAndHTML: export --format har and --format html of a
+// recorded Streamable HTTP session, and view, which writes the report
+// and hands it to $BROWSER.
+func TestExport_HARAndHTML(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	if res := mcpvcr(t, "", "import", filepath.Join("..", "..", "cassettes", "gosdk-http-2025-11-25.jsonl"), "--cassette", db); res.code != 0 {
+		t.Fatalf("import exited %d: %s", res.code, res.stderr)
+	}
+
+	har := mcpvcr(t, "", "export", "1", "--cassette", db, "--format", "har")
+	var doc struct {
+		Log struct {
+			Version string
+			Entries []struct {
+				Messages []json.RawMessage `json:"_eventSourceMessages"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(har.stdout), &doc); err != nil || har.code != 0 {
+		t.Fatalf("export --format har exited %d (%s): %v", har.code, har.stderr, err)
+	}
+	if doc.Log.Version != "1.2" || len(doc.Log.Entries) != 28 || len(doc.Log.Entries[0].Messages) == 0 {
+		t.Errorf("HAR version %q, %d entries; want 1.2 and one per exchange (28) with SSE events", doc.Log.Version, len(doc.Log.Entries))
+	}
+
+	out := filepath.Join(t.TempDir(), "report.html")
+	if res := mcpvcr(t, "", "export", "1", "--cassette", db, "--format", "html", "-o", out); res.code != 0 {
+		t.Fatalf("export --format html exited %d: %s", res.code, res.stderr)
+	}
+	page, err := os.ReadFile(out)
+	if err != nil || !strings.HasPrefix(string(page), "<!doctype html>") || !strings.Contains(string(page), `"transport":"http"`) {
+		t.Fatalf("report: %v\n%.300s", err, page)
+	}
+
+	// view hands the report to $BROWSER; here a script that writes its
+	// argument into a FIFO, which the test reads once the detached script
+	// runs.
+	dir := t.TempDir()
+	got := filepath.Join(dir, "opened")
+	if err := syscall.Mkfifo(got, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	browser := filepath.Join(dir, "browser")
+	if err := os.WriteFile(browser, []byte("#!/bin/sh\necho \"$1\" > "+got+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(mcpvcrBin, "view", "1", "--cassette", db)
+	cmd.Env = append(os.Environ(), "BROWSER="+browser)
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("view: %v", err)
+	}
+	path := strings.TrimSpace(strings.TrimPrefix(string(stdout), "opened "))
+	t.Cleanup(func() { os.Remove(path) })
+	if !strings.HasSuffix(path, ".html") {
+		t.Fatalf("view printed %q", stdout)
+	}
+	viewed, err := os.ReadFile(path)
+	if err != nil || string(viewed) != string(page) {
+		t.Errorf("view wrote %s (%v), not the report export writes", path, err)
+	}
+	if b, _ := os.ReadFile(got); strings.TrimSpace(string(b)) != path {
+		t.Errorf("$BROWSER got %q; want %q", b, path)
+	}
+
+	noOpen := mcpvcr(t, "", "view", "1", "--cassette", db, "--no-open")
+	p := strings.TrimSpace(noOpen.stdout)
+	t.Cleanup(func() { os.Remove(p) })
+	if noOpen.code != 0 || !strings.HasSuffix(p, ".html") {
+		t.Errorf("view --no-open exited %d, printed %q", noOpen.code, noOpen.stdout)
+	}
+	if res := mcpvcr(t, "", "export", "1", "--cassette", db, "--format", "pdf"); res.code != 2 {
+		t.Errorf("export --format pdf exited %d; want 2", res.code)
+	}
+}
