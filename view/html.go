@@ -133,6 +133,7 @@ type frameData struct {
 	Offset    int64   `json:"o"` // µs
 	Kind      string  `json:"k"`
 	Method    string  `json:"m,omitempty"`
+	Name      string  `json:"nm,omitempty"` // the tool, prompt or resource a request (or its answer) names
 	ID        string  `json:"i,omitempty"`
 	Raw       string  `json:"r"`
 	Base64    bool    `json:"b64,omitempty"` // Raw is base64: the bytes are not UTF-8
@@ -195,10 +196,11 @@ func sessionOf(r *store.Recorded) sessionData {
 		sd.Streams = append(sd.Streams, d)
 	}
 	links := store.Link(r.Frames)
+	named := names(r.Frames, links)
 	for i := range r.Frames {
 		f := &r.Frames[i]
 		fd := frameData{Seq: f.Seq, Stream: -1, Offset: f.Offset.Microseconds(), Kind: Kind(f, kinds[f.StreamID]),
-			Method: f.Method, ID: f.ID, Malformed: f.Malformed, Event: f.Event}
+			Method: f.Method, Name: named[f.Seq], ID: f.ID, Malformed: f.Malformed, Event: f.Event}
 		if j, ok := index[f.StreamID]; ok {
 			fd.Stream = j
 		}

@@ -55,6 +55,7 @@ type FrameJSON struct {
 	OffsetMS    float64         `json:"offset_ms"`
 	Kind        string          `json:"kind"`
 	Method      string          `json:"method,omitempty"` // for an answer, the method of its request
+	Name        string          `json:"name,omitempty"`   // the tool, prompt or resource it names (or its request named)
 	ID          string          `json:"id,omitempty"`
 	Size        int             `json:"size"`
 	AnswerSeq   int64           `json:"answer_seq,omitempty"`
@@ -104,6 +105,7 @@ func WriteSessionsJSON(w io.Writer, ss []store.Session) error {
 func WriteJSON(w io.Writer, r *store.Recorded, o Options) error {
 	links := store.Link(r.Frames)
 	labels := labelsOf(r.Streams)
+	named := names(r.Frames, links)
 	t := TimelineJSON{Session: SessionOf(r.Session), Streams: []StreamJSON{}, Frames: []FrameJSON{}}
 	index := map[int64]int{}
 	for i, st := range r.Streams {
@@ -128,7 +130,7 @@ func WriteJSON(w io.Writer, r *store.Recorded, o Options) error {
 			continue
 		}
 		kind := store.StreamUnknown
-		fj := FrameJSON{Seq: f.Seq, Dir: f.Direction.String(), OffsetMS: ms(f.Offset), Method: f.Method, ID: f.ID, Size: len(f.Raw)}
+		fj := FrameJSON{Seq: f.Seq, Dir: f.Direction.String(), OffsetMS: ms(f.Offset), Method: f.Method, Name: named[f.Seq], ID: f.ID, Size: len(f.Raw)}
 		if rw.stream >= 0 {
 			fj.Stream, kind = labels[rw.stream], r.Streams[rw.stream].Kind
 		}

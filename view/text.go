@@ -180,6 +180,7 @@ func WriteText(w io.Writer, r *store.Recorded, o Options) error {
 			pad("METHOD", wMethod, false)+" "+pad("ID", wID, false)+" "+pad("SIZE", wSize, true)+" "+pad("PAIRS WITH", wPair, false)+" FLAGS", " ")))
 	links := store.Link(r.Frames)
 	labels := labelsOf(r.Streams)
+	named := names(r.Frames, links)
 	bySeq := map[int64]*store.Frame{}
 	for i := range r.Frames {
 		bySeq[r.Frames[i].Seq] = &r.Frames[i]
@@ -192,7 +193,7 @@ func WriteText(w io.Writer, r *store.Recorded, o Options) error {
 		case rw.frame == nil:
 			line = endLine(r.Streams[rw.stream], labels[rw.stream], c)
 		default:
-			line = frameLine(r, rw, labels, links, bySeq, c)
+			line = frameLine(r, rw, labels, links, named, bySeq, c)
 		}
 		b.WriteString(strings.TrimRight(line, " "))
 		b.WriteByte('\n')
@@ -247,7 +248,7 @@ func endLine(st store.Stream, label string, c painter) string {
 		pad("", wPair, false) + " " + st.Err
 }
 
-func frameLine(r *store.Recorded, rw row, labels []string, links store.Links, bySeq map[int64]*store.Frame, c painter) string {
+func frameLine(r *store.Recorded, rw row, labels []string, links store.Links, named map[int64]string, bySeq map[int64]*store.Frame, c painter) string {
 	f := rw.frame
 	label, kind := "", store.StreamUnknown
 	if rw.stream >= 0 {
@@ -268,6 +269,9 @@ func frameLine(r *store.Recorded, rw row, labels []string, links store.Links, by
 	}
 	if q, ok := links.Cancel[f.Seq]; ok {
 		pair = "cancels #" + strconv.FormatInt(q, 10)
+	}
+	if n := named[f.Seq]; n != "" {
+		method += " " + n
 	}
 	var text string
 	if k == "stderr" || k == "body" || k == "endpoint" {

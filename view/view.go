@@ -1,6 +1,9 @@
 package view
 
 import (
+	"encoding/json"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -39,4 +42,31 @@ func isHTTP(k store.StreamKind) bool {
 		return false
 	}
 	return true
+}
+
+// names returns, for each request that names a tool, prompt or resource
+// (tools/call, prompts/get: params.name; resources/read and the like:
+// params.uri), that name by seq, and the same for the answers to them.
+func names(frames []store.Frame, links store.Links) map[int64]string {
+	out := map[int64]string{}
+	for i := range frames {
+		f := &frames[i]
+		if f.Kind.String() != "request" {
+			continue
+		}
+		params := jsonrpc.Parse(f.Data).Params
+		for _, key := range []string{"name", "uri"} {
+			if v, ok := jsonrpc.Lookup(params, key); ok {
+				var s string
+				if json.Unmarshal(v, &s) == nil && s != "" {
+					out[f.Seq] = s
+					if a, ok := links.Answer[f.Seq]; ok {
+						out[a] = s
+					}
+				}
+				break
+			}
+		}
+	}
+	return out
 }

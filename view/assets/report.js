@@ -112,7 +112,7 @@
       if (F.d !== '' && f.d !== +F.d) return false;
       if (F.q) {
         var st = S.streams[f.t];
-        var hay = (f.m || '') + '\n' + (f.i || '') + '\n' + f.k + '\n' + (st ? st.label : '') + '\n' + rawText(f);
+        var hay = (f.m || '') + '\n' + (f.nm || '') + '\n' + (f.i || '') + '\n' + f.k + '\n' + (st ? st.label : '') + '\n' + rawText(f);
         if (hay.toLowerCase().indexOf(F.q) < 0) return false;
       }
       return true;
@@ -212,7 +212,8 @@
     var cls = 'row f k-' + kindClass(f.k) + ' d' + f.d + (sel === f.s ? ' sel' : '') + (diffAt[f.s] ? ' dif' : '');
     return '<div class="' + cls + '" data-seq="' + f.s + '" data-method="' + esc(f.m || '') + '" ' + top + '><span class="c-seq">' + f.s + '</span><span class="c-off">' + secs(f.o) + '</span>' +
       gutter() + '<span class="c-dir" title="' + (f.d ? 'server → client' : 'client → server') + '">' + (f.d ? '←' : '→') + '</span><span class="c-st">' + esc(st ? st.label : '') +
-      '</span><span class="c-k"><b>' + esc(f.k) + '</b></span><span class="c-m" title="' + esc(f.m || '') + '">' + esc(f.m || '') + '</span><span class="c-id">' + esc(f.i || '') +
+      '</span><span class="c-k"><b>' + esc(f.k) + '</b></span><span class="c-m" title="' + esc((f.m || '') + (f.nm ? ' ' + f.nm : '')) + '">' + esc(f.m || '') +
+      (f.nm ? ' <i>' + esc(f.nm) + '</i>' : '') + '</span><span class="c-id">' + esc(f.i || '') +
       '</span><span class="c-x">' + x + '</span><span class="c-fl">' + fl + '</span></div>';
   }
   function render(force) {
@@ -294,7 +295,7 @@
   function showFrame(f) {
     var st = f.t >= 0 ? S.streams[f.t] : null, raw = rawText(f);
     var h = '<h2>#' + f.s + ' <span class="pill" style="background:' + (f.d ? '#ccfbf1' : '#dbeafe') + '">' + (f.d ? 'server → client' : 'client → server') + '</span> ' +
-      '<span class="pill">' + esc(f.k) + '</span> ' + esc(f.m || '') + '</h2><dl>';
+      '<span class="pill">' + esc(f.k) + '</span> ' + esc(f.m || '') + (f.nm ? ' <i class="nm">' + esc(f.nm) + '</i>' : '') + '</h2><dl>';
     h += '<dt>stream</dt><dd><a data-st="' + f.t + '">' + esc(st ? st.label : '–') + '</a>' + (st && st.method ? ' · ' + esc(st.method + ' ' + st.url) : '') + '</dd>';
     h += '<dt>offset</dt><dd>' + secs(f.o) + '</dd>';
     if (f.i) h += '<dt>id</dt><dd>' + esc(f.i) + '</dd>';
