@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -34,6 +35,9 @@ func replayCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "strict", Usage: "HTTP: also check the client's headers (MCP-Protocol-Version, Mcp-Session-Id, Accept) as the negotiated revision requires"},
 			&cli.DurationFlag{Name: "delay", Usage: "HTTP fault: wait `D` before every event and answer"},
 			&cli.StringFlag{Name: "pace", Value: "fast", Usage: "`fast` (as soon as due), real (recorded timing), or a factor such as 0.5"},
+			&cli.StringFlag{Name: "match", Value: "tolerant", EnvVars: []string{"MCPVCR_MATCH"}, Usage: "`tolerant` (clientInfo ignored, absent params = {}, numbers by value, keys in any order) or exact (the recorded JSON values)"},
+			&cli.StringSliceFlag{Name: "ignore", Usage: "also ignore `PATH` when matching client frames, such as 'initialize:params.capabilities' (repeatable; " + "the path syntax of verify --ignore, from the client message: params.…)"},
+			&cli.DurationFlag{Name: "wait", Value: replayer.DefaultWait, EnvVars: []string{"MCPVCR_WAIT"}, Usage: "answer a request with -32019 after `D` when the recording answers it only after client frames this client has not sent (0: wait for good)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Bool("stdio") == (c.String("listen") != "") {
@@ -55,7 +59,11 @@ func replayCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			srv := &replayer.Server{Recordings: recs, Pace: pace, Logger: e.logger}
+			mt, err := matchRules(c, recs)
+			if err != nil {
+				return err
+			}
+			srv := &replayer.Server{Recordings: recs, Pace: pace, Logger: e.logger, Match: mt, Wait: waitFlag(c)}
 			client := struct {
 				io.Reader
 				io.Writer
@@ -71,6 +79,49 @@ func replayCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// matchRules reads --match and --ignore, and the rules stored with the
+// sessions replayed (label match-ignore, one path per line).
+func matchRules(c *cli.Context, recs []*replayer.Recording) (replayer.Match, error) {
+	var mt replayer.Match
+	switch c.String("match") {
+	case "", "tolerant":
+	case "exact":
+		mt.Exact = true
+	default:
+		return mt, usageErr("--match tolerant or --match exact", "--match %q is not tolerant or exact", c.String("match"))
+	}
+	paths := c.StringSlice("ignore")
+	for _, r := range recs {
+		for _, p := range strings.Split(r.Session.Labels[replayer.MatchIgnoreLabel], "\n") {
+			if p = strings.TrimSpace(p); p != "" && !slices.Contains(paths, p) {
+				paths = append(paths, p)
+			}
+		}
+	}
+	for _, p := range paths {
+		path, err := replayer.ParsePath(p)
+		if err != nil {
+			return mt, usageErr("--ignore 'tools/call:params.arguments.when' (see mcpvcr help verify for the path syntax)", "--ignore %q: %v", p, err)
+		}
+		mt.Ignore = append(mt.Ignore, ignoreRule{path})
+	}
+	return mt, nil
+}
+
+// ignoreRule is a --ignore path as a replay matching rule.
+type ignoreRule struct{ p replayer.Path }
+
+func (r ignoreRule) Apply(msg map[string]any) { r.p.Strip(msg) }
+func (r ignoreRule) String() string           { return r.p.String() }
+
+// waitFlag reads --wait: 0 on the command line waits for good.
+func waitFlag(c *cli.Context) time.Duration {
+	if d := c.Duration("wait"); d > 0 {
+		return d
+	}
+	return -1
 }
 
 func parsePace(s string) (float64, error) {
