@@ -3,6 +3,7 @@ package view_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -240,4 +241,60 @@ func TestHTML_BrowserLarge(t *testing.T) {
 		t.Errorf("bytes shown = %q; want %q", got, want)
 	}
 	screenshot(t, ctx, "report-10000.png")
+}
+
+func TestHTML_BrowserDiff(t *testing.T) {
+	// A diff report over two sessions: the differences are listed on top,
+	// marked on their frames, and a click on one shows the session and
+	// frame it concerns, with its changes in place.
+	old := cassette(t, "gosdk-stdio-2025-06-18.jsonl")
+	cur := cassette(t, "gosdk-stdio-2025-11-25.jsonl")
+	cur.Session.ID = 2
+	var seq, newSeq int64
+	for _, f := range old.Frames {
+		if f.Method == "tools/list" {
+			seq = f.Seq
+		}
+	}
+	for _, f := range cur.Frames {
+		if f.Method == "tools/list" {
+			newSeq = f.Seq
+		}
+	}
+	diff := fmt.Sprintf(`{"old":{"id":1,"transport":"stdio"},"new":{"id":2,"transport":"stdio"},"requests":[
+		{"seq":%d,"new_seq":%d,"method":"tools/list","status":"changed","changes":[{"path":"result.tools[name=add].description","change":"changed","old":"Adds a and b.","new":"Adds numbers."}]},
+		{"seq":1,"new_seq":1,"method":"initialize","status":"same"}]}`, seq, newSeq)
+	var buf bytes.Buffer
+	if err := view.WriteHTML(&buf, view.Page{Title: "diff", Sessions: []*store.Recorded{old, cur}, Diffs: []json.RawMessage{json.RawMessage(diff)}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "diff.html")
+	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browse(t)
+	do(t, ctx, "load", chromedp.Navigate("file://"+path))
+	eval[string](t, ctx, `new Promise(done => { const c = () => document.body.dataset.ready ? done('') : setTimeout(c, 5); c() })`)
+	if got := eval[int](t, ctx, `document.querySelectorAll('#diffs .drq').length`); got != 1 {
+		t.Errorf("differences listed = %d; want 1 (the same request is not listed)", got)
+	}
+	links := store.Link(old.Frames)
+	if got, want := eval[string](t, ctx, `[...document.querySelectorAll('#rows .row.dif')].map(r => r.dataset.seq).join()`), fmt.Sprintf("%d,%d", seq, links.Answer[seq]); got != want {
+		t.Errorf("rows marked in the old session = %q; want the request and its answer, %s", got, want)
+	}
+	eval[bool](t, ctx, `(() => { document.querySelector('#tabs button[data-i="1"]').click(); return true })()`)
+	if got, want := eval[string](t, ctx, `[...document.querySelectorAll('#rows .row.dif')].map(r => r.dataset.seq).join()`), fmt.Sprintf("%d,%d", newSeq, store.Link(cur.Frames).Answer[newSeq]); got != want {
+		t.Errorf("rows marked in the new session = %q; want %s", got, want)
+	}
+	eval[bool](t, ctx, `(() => { document.querySelector('#diffs .drq').click(); return true })()`)
+	if got := eval[string](t, ctx, `document.getElementById('title').textContent`); got != "Session 1 · gosdk-stdio-2025-06-18" {
+		t.Errorf("after a click on the difference the page shows %q; want the old session", got)
+	}
+	detail := eval[string](t, ctx, `document.getElementById('detail').textContent`)
+	for _, want := range []string{"#" + fmt.Sprint(seq), "differences (changed)", "result.tools[name=add].description", `"Adds numbers."`} {
+		if !bytes.Contains([]byte(detail), []byte(want)) {
+			t.Errorf("detail lacks %q: %s", want, detail)
+		}
+	}
+	screenshot(t, ctx, "report-diff.png")
 }

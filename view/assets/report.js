@@ -471,6 +471,10 @@
     meta();
     diffs();
     build();
+    Object.keys(diffAt).forEach(function (seq) { // an answer shows its request's differences too
+      var r = bySeq[seq];
+      if (r && r.f.ans && !diffAt[r.f.ans]) diffAt[r.f.ans] = diffAt[seq];
+    });
     var methods = {};
     S.frames.forEach(function (f) { if (f.m) methods[f.m] = (methods[f.m] || 0) + 1; });
     $('method').innerHTML = '<option value="">all methods</option>' + Object.keys(methods).sort().map(function (m) {
