@@ -11,8 +11,9 @@ import (
 // for what is not JSON-RPC and is not wrong either: "stderr" (a line of
 // the server's stderr), "comment" (an SSE keep-alive), "endpoint" (the
 // HTTP+SSE endpoint event), "priming" (an SSE event with an id and no
-// data), "empty" (an event with neither) and "body" (an HTTP body that is
-// not JSON, such as "Accepted").
+// data), "empty" (an event with neither), "body" (an HTTP body that is
+// not JSON, such as "Accepted") and "http" (a body of a plain HTTP
+// exchange beside MCP, such as an OAuth token request).
 func Kind(f *store.Frame, stream store.StreamKind) string {
 	switch {
 	case stream == store.StderrStream:
@@ -21,6 +22,8 @@ func Kind(f *store.Frame, stream store.StreamKind) string {
 		return "comment"
 	case f.SSE && f.Event == "endpoint":
 		return "endpoint"
+	case stream.String() == "http":
+		return "http" // a plain HTTP exchange beside MCP (OAuth metadata, token), never JSON-RPC
 	}
 	k := f.Kind.String()
 	switch {
