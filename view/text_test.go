@@ -162,3 +162,18 @@ func TestWriteJSON(t *testing.T) {
 		t.Errorf("session %+v, %d streams", got.Session, len(got.Streams))
 	}
 }
+
+func TestWriteText_UnknownStreamKind(t *testing.T) {
+	// A stream kind this build does not know (a newer cassette) is shown
+	// as what it is, not dropped: its frames keep their rows.
+	r := cassette(t, "gosdk-http-2025-11-25.jsonl")
+	r.Streams[0].Kind = store.StreamKind(99)
+	out := text(t, r, view.Options{})
+	if !strings.Contains(out, "unknown#1") || !strings.Contains(out, "initialize") {
+		t.Errorf("stream of unknown kind not shown:\n%s", out)
+	}
+	var b bytes.Buffer
+	if err := view.WriteHTML(&b, view.Page{Sessions: []*store.Recorded{r}}); err != nil {
+		t.Fatal(err)
+	}
+}
