@@ -41,6 +41,19 @@ func TestWriteHTML_Size(t *testing.T) {
 	}
 }
 
+func TestWriteHTML_Size64(t *testing.T) {
+	// A 64-frame session: well under the budget.
+	r := synthetic(64)
+	var buf bytes.Buffer
+	if err := view.WriteHTML(&buf, view.Page{Sessions: []*store.Recorded{r}}); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("64 frames: %d bytes", buf.Len())
+	if buf.Len() > maxSmallPage {
+		t.Errorf("report of 64 frames is %d bytes; want at most %d", buf.Len(), maxSmallPage)
+	}
+}
+
 func TestWriteHTML_Escapes(t *testing.T) {
 	// Frame bytes that look like markup stay data: the page has exactly
 	// its own two closing script tags.
