@@ -41,7 +41,7 @@ const (
 	wOffset = 10
 	wStream = 9
 	wKind   = 12
-	wMethod = 30
+	wMethod = 40
 	wID     = 8
 	wSize   = 7
 	wPair   = 15

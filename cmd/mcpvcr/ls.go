@@ -6,14 +6,23 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mcpvcr/mcpvcr/view"
 )
 
 func lsCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:  "ls",
 		Usage: "list the sessions in a cassette",
-		Flags: []cli.Flag{cassetteFlag()},
+		Flags: []cli.Flag{
+			cassetteFlag(),
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
+		},
 		Action: func(c *cli.Context) error {
+			format := c.String("format")
+			if format != "text" && format != "json" {
+				return usageErr("--format text or --format json", "--format %q is not text or json", format)
+			}
 			db, err := openForRead(c)
 			if err != nil {
 				return err
@@ -22,6 +31,9 @@ func lsCommand(e *env) *cli.Command {
 			ss, err := db.Sessions(c.Context)
 			if err != nil {
 				return failErr(fmt.Errorf("list sessions: %w", err), "")
+			}
+			if format == "json" {
+				return view.WriteSessionsJSON(e.stdout, ss)
 			}
 			if len(ss) == 0 {
 				fmt.Fprintf(e.stderr, "cassette %s holds no sessions yet\n", cassettePath(c))

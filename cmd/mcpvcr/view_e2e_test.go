@@ -85,3 +85,52 @@ func TestExport_HARAndHTML(t *testing.T) {
 		t.Errorf("export --format pdf exited %d; want 2", res.code)
 	}
 }
+
+// TestShow_FiltersAndJSON: show's filters and formats, and ls --format
+// json, on a recorded Streamable HTTP session.
+func TestShow_FiltersAndJSON(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	if res := mcpvcr(t, "", "import", filepath.Join("..", "..", "cassettes", "gosdk-http-2025-11-25.jsonl"), "--cassette", db); res.code != 0 {
+		t.Fatalf("import exited %d: %s", res.code, res.stderr)
+	}
+	all := mcpvcr(t, "", "show", "1", "--cassette", db)
+	if all.code != 0 || strings.Contains(all.stdout, "\x1b[") {
+		t.Fatalf("show exited %d (piped output must have no colour):\n%s", all.code, all.stdout)
+	}
+	for _, want := range []string{"POST 200", "GET 200", "server-closed", "← #1 "} {
+		if !strings.Contains(all.stdout, want) {
+			t.Errorf("show lacks %q", want)
+		}
+	}
+	calls := mcpvcr(t, "", "show", "1", "--cassette", db, "--method", "tools/call", "--dir", "s2c", "-v")
+	lines := 0
+	for _, l := range strings.Split(calls.stdout, "\n") {
+		if strings.Contains(l, " < ") {
+			lines++
+			if !strings.Contains(l, "tools/call") {
+				t.Errorf("--method tools/call --dir s2c kept %q", l)
+			}
+		}
+		if strings.Contains(l, " > ") {
+			t.Errorf("--dir s2c kept %q", l)
+		}
+	}
+	if lines == 0 || !strings.Contains(calls.stdout, `        "jsonrpc": "2.0",`) {
+		t.Errorf("show --method tools/call --dir s2c -v:\n%s", calls.stdout)
+	}
+	var tl struct {
+		Frames []struct{ Seq int64 }
+	}
+	js := mcpvcr(t, "", "show", "1", "--cassette", db, "--format", "json")
+	if err := json.Unmarshal([]byte(js.stdout), &tl); err != nil || len(tl.Frames) != 81 {
+		t.Errorf("show --format json: %v, %d frames; want 81", err, len(tl.Frames))
+	}
+	var ss []struct{ ID int64 }
+	ls := mcpvcr(t, "", "ls", "--cassette", db, "--format", "json")
+	if err := json.Unmarshal([]byte(ls.stdout), &ss); err != nil || len(ss) != 1 || ss[0].ID != 1 {
+		t.Errorf("ls --format json = %s (%v)", ls.stdout, err)
+	}
+	if res := mcpvcr(t, "", "show", "1", "--cassette", db, "--dir", "up"); res.code != 2 {
+		t.Errorf("show --dir up exited %d; want 2", res.code)
+	}
+}
