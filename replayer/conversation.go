@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"bytes"
+	"context"
 	"slices"
 	"sync"
 	"time"
@@ -38,6 +39,25 @@ type cursor struct {
 	// selfAnswered holds the live ids of requests replay answered itself
 	// (after --wait): their recorded answers are not sent any more.
 	selfAnswered map[string]bool
+
+	// For a cursor reading a Source (stdio): src loads sessions as they
+	// are needed, ctx is the replay's lifetime, history the client frames
+	// matched so far, emitted how many released frames went out.
+	src     *Source
+	ctx     context.Context
+	history []jsonrpc.Message
+	emitted int
+}
+
+// newLazyCursor returns a queued cursor over every session of src.
+func newLazyCursor(ctx context.Context, src *Source, mt Match) (*cursor, error) {
+	c := &cursor{queued: true, changed: make(chan struct{}), outstanding: map[string]bool{}, selfAnswered: map[string]bool{}, src: src, ctx: ctx}
+	cands, err := src.candidates(ctx, mt)
+	if err != nil {
+		return nil, err
+	}
+	c.cands = cands
+	return c, nil
 }
 
 func newCursor(recs []*Recording, mt Match, queued bool) *cursor {
@@ -74,6 +94,7 @@ func (c *cursor) start() []Out {
 		}
 		outs = append(outs, o...)
 	}
+	c.splitLazy(nil)
 	c.notify()
 	return outs
 }
@@ -103,6 +124,7 @@ type receipt struct {
 func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) receipt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.splitLazy(&live)
 	var kept []*engine
 	var idx []int
 	for _, loose := range []bool{false, true} {
@@ -138,6 +160,10 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 	}
 	for _, id := range requestIDs(live) {
 		c.outstanding[id] = true
+	}
+	if c.src != nil {
+		c.history = append(c.history, live)
+		c.splitLazy(nil)
 	}
 	c.notify()
 	return rc
@@ -206,7 +232,7 @@ func (c *cursor) emit() []Out {
 		if len(lead.queue) == 0 {
 			break
 		}
-		if len(c.cands) == 1 {
+		if len(c.cands) == 1 && len(lead.members) < 2 {
 			outs = append(outs, lead.queue...)
 			lead.queue = nil
 			break
@@ -227,6 +253,7 @@ func (c *cursor) emit() []Out {
 			e.queue = e.queue[1:]
 		}
 	}
+	c.emitted += len(outs)
 	kept := outs[:0]
 	for _, o := range outs {
 		if c.sent(o) {

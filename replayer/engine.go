@@ -61,6 +61,12 @@ type engine struct {
 	index map[*store.Frame]int
 	// queue holds released frames the cursor has not sent yet (stdio).
 	queue []Out
+	// touched is one past the last frame received or sent.
+	touched int
+	// members are, for a cursor reading a Source, the sessions e speaks
+	// for (its own first): they all hold the same first shared frames.
+	members []*indexEntry
+	shared  int
 }
 
 func newEngine(rec *Recording, mt Match) *engine {
@@ -335,6 +341,7 @@ func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, in
 func (e *engine) consume(i int, live jsonrpc.Message) {
 	fr := &e.frames[i]
 	fr.done = true
+	e.touched = max(e.touched, i+1)
 	e.ready = append(e.ready, e.dependents[i]...)
 	learn := func(rec, got jsonrpc.Message) {
 		if rec.Kind != jsonrpc.KindRequest {
@@ -406,6 +413,7 @@ func (e *engine) release() []Out {
 		}
 		fr.done = true
 		e.unsentS2C--
+		e.touched = max(e.touched, i+1)
 		idx = append(idx, i)
 		work = append(work, e.dependents[i]...)
 	}

@@ -65,6 +65,9 @@ type liveSession struct {
 	// stallReports the ones replay answered itself to their reports.
 	stalled      map[string]time.Time
 	stallReports map[string]*Mismatch
+	// injected are answers of replay's own waiting for the HTTP+SSE
+	// stream (guarded by mu).
+	injected [][]byte
 }
 
 func (s *Server) http() *httpState {
@@ -415,7 +418,11 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	})
 	if rc.mm != nil {
 		ls.mismatch(rc.mm)
-		if reply := noMatchReply(live, rc.mm); reply != nil {
+		if reply := noMatchReply(live, rc.mm); reply != nil && ls.recording().Session.Transport == store.LegacySSE {
+			ls.inject(reply)
+			w.WriteHeader(http.StatusAccepted)
+			return
+		} else if reply != nil {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(reply)
 			return

@@ -21,6 +21,9 @@ type streamStep struct {
 	f  *store.Frame  // the frame to send; nil at the end of the stream
 	// self is set when replay answered the request itself after a stall.
 	self bool
+	// inject is set when replay has answers of its own to send on this
+	// HTTP+SSE stream first.
+	inject bool
 }
 
 // agree waits until every candidate gives the same value for position k
@@ -28,10 +31,13 @@ type streamStep struct {
 // and returns the leader's step. While they disagree and the client
 // waits for an answer, it settles after Server.Settle. It reports false
 // when the client left or the server closed.
-func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string) (streamStep, bool) {
+func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string, injectable bool) (streamStep, bool) {
 	for {
 		if liveID != "" && ls.cur.selfAnsweredID(liveID) {
 			return streamStep{self: true}, true
+		}
+		if injectable && ls.hasInjected() {
+			return streamStep{inject: true}, true
 		}
 		ls.mu.Lock()
 		changed := ls.changed
@@ -62,12 +68,24 @@ func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string)
 		if anyReady && ls.cur.waiting() && len(cands) > 1 {
 			settle = ls.srv.clock().After(ls.srv.settle())
 		}
+		stalledID := liveID
 		if liveID != "" && !allReady {
 			wait = ls.watchStall(liveID)
+		} else if injectable {
+			// On an HTTP+SSE stream every answer is awaited here.
+			for _, st := range ls.cur.stalls() {
+				if c := ls.watchStall(st.ID); c != nil {
+					wait, stalledID = c, st.ID
+					break
+				}
+			}
 		}
 		select {
 		case <-wait:
-			ls.giveUp(liveID)
+			ls.giveUp(stalledID)
+			if injectable {
+				ls.inject(noMatchAnswer([]byte(stalledID), ls.stallReport(stalledID)))
+			}
 		case <-changed:
 		case <-curChanged:
 		case <-settle:
@@ -121,7 +139,7 @@ func (ls *liveSession) value(e *engine, pick picker, k int) (string, streamStep,
 // frames single out. liveID is the request the stream answers ("" for a
 // GET): when replay answers it itself after a stall, so does the stream.
 func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picker, liveID string, none func()) {
-	hd, ok := ls.agree(r, pick, -1, liveID)
+	hd, ok := ls.agree(r, pick, -1, liveID, false)
 	if !ok {
 		return
 	}
@@ -152,7 +170,7 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 	if mt != "text/event-stream" {
 		var body []byte
 		for k := 0; ; k++ {
-			s, ok := ls.agree(r, pick, k, liveID)
+			s, ok := ls.agree(r, pick, k, liveID, false)
 			if !ok {
 				return
 			}
@@ -181,10 +199,25 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 	w.WriteHeader(st.Status)
 	_ = rc.Flush()
 	paced := ls.srv.Faults.Delay > 0 || ls.srv.Pace > 0
+	injectable := st.Kind == store.SSEGetStream
 	for k := 0; ; k++ {
-		s, ok := ls.agree(r, pick, k, liveID)
+		s, ok := ls.agree(r, pick, k, liveID, injectable)
 		if !ok {
 			return
+		}
+		if s.inject {
+			// Answers of replay's own (-32019) go on the HTTP+SSE stream,
+			// where the client waits for every answer.
+			for _, b := range ls.takeInjected() {
+				if _, err := w.Write(b); err != nil {
+					return
+				}
+			}
+			if err := rc.Flush(); err != nil {
+				return
+			}
+			k--
+			continue
 		}
 		if s.self {
 			ls.writeStallAnswer(w, liveID, true)
@@ -372,13 +405,7 @@ func (ls *liveSession) watchStall(id string) <-chan time.Time {
 // writeStallAnswer answers a request replay gave up waiting for with
 // -32019: as a JSON body, or as an SSE event on a stream already open.
 func (ls *liveSession) writeStallAnswer(w http.ResponseWriter, id string, sse bool) {
-	mm := &Mismatch{Reason: "replay gave up waiting for the recorded answer"}
-	ls.mu.Lock()
-	if m, ok := ls.stallReports[id]; ok {
-		mm = m
-	}
-	ls.mu.Unlock()
-	body := noMatchAnswer([]byte(id), mm)
+	body := noMatchAnswer([]byte(id), ls.stallReport(id))
 	if sse {
 		_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", body)
 		return
@@ -401,4 +428,36 @@ func (ls *liveSession) giveUp(id string) {
 	ls.mu.Unlock()
 	ls.cur.answerSelf(id)
 	ls.mismatch(mm)
+}
+
+// inject queues an answer of replay's own for the HTTP+SSE stream.
+func (ls *liveSession) inject(msg []byte) {
+	ls.mu.Lock()
+	ls.injected = append(ls.injected, fmt.Appendf(nil, "event: message\ndata: %s\n\n", msg))
+	ls.mu.Unlock()
+	ls.publish(nil)
+}
+
+func (ls *liveSession) hasInjected() bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return len(ls.injected) > 0
+}
+
+func (ls *liveSession) takeInjected() [][]byte {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	b := ls.injected
+	ls.injected = nil
+	return b
+}
+
+// stallReport returns the report of a request replay answered itself.
+func (ls *liveSession) stallReport(id string) *Mismatch {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if m, ok := ls.stallReports[id]; ok {
+		return m
+	}
+	return &Mismatch{Reason: "replay gave up waiting for the recorded answer"}
 }

@@ -55,7 +55,7 @@ func (s *Server) pool() *pool {
 		p := &pool{srv: s, uses: map[string]int{}, served: map[*store.Frame]bool{}, changed: make(chan struct{})}
 		keys := &engine{mt: s.Match}
 		for _, rec := range s.Recordings {
-			if rec.Session.Transport != store.StreamableHTTP || rec.Session.Era != mcpwire.EraModern {
+			if !pooled(rec) {
 				continue
 			}
 			first := map[int64]*store.Frame{}
@@ -67,7 +67,7 @@ func (s *Server) pool() *pool {
 			}
 			for i := range rec.Streams {
 				st := &rec.Streams[i]
-				if st.Kind != store.PostStream && st.Kind != store.ListenStream && st.Kind != store.GetStream && st.Kind != store.DeleteStream {
+				if st.Kind != store.PostStream && st.Kind != store.ListenStream && st.Kind != store.GetStream && st.Kind != store.SSEGetStream && st.Kind != store.DeleteStream {
 					continue
 				}
 				x := &poolEntry{rec: rec, st: st, req: first[st.ID], shape: recordedShape(st),
@@ -83,6 +83,28 @@ func (s *Server) pool() *pool {
 		}
 	})
 	return s.pl
+}
+
+// pooled reports whether rec's exchanges are replayed from the pool: a
+// 2026-07-28 session, or a run of refusals with no session id (an
+// initialize and a GET that a 2026-07-28 server refused, say), which
+// holds no conversation to follow.
+func pooled(rec *Recording) bool {
+	if rec.Session.Transport != store.StreamableHTTP {
+		return false
+	}
+	if rec.Session.Era == mcpwire.EraModern {
+		return true
+	}
+	if rec.Session.ExternalID != "" || len(rec.Streams) == 0 {
+		return false
+	}
+	for _, st := range rec.Streams {
+		if !slices.Contains(refusedStatus, st.Status) {
+			return false
+		}
+	}
+	return true
 }
 
 // bodyKey is the match key of a whole request body.

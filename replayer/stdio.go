@@ -28,8 +28,15 @@ const DefaultWait = 10 * time.Second
 // client that connects is matched against every recording until its
 // frames single one out.
 type Server struct {
-	// Recordings are the sessions to replay. Required.
+	// Recordings are the sessions to replay. Required unless Source is
+	// set.
 	Recordings []*Recording
+	// Source, if set and Recordings is empty, is where stdio replay finds
+	// its sessions: through the cassette's replay index, loading only the
+	// candidates in play, so that start and memory do not grow with the
+	// cassette. (Matching rules other than the tolerant default, and HTTP
+	// replay, load every session of Source up front.)
+	Source *Source
 	// Pace scales the recorded gaps between frames: 0 sends everything as
 	// soon as it is due, 1 keeps the recorded timing, 2 doubles it.
 	Pace float64
@@ -148,6 +155,24 @@ func (s *Server) logger() *slog.Logger {
 	return s.Logger
 }
 
+// stdioCursor returns the cursor a stdio client starts with.
+func (s *Server) stdioCursor(ctx context.Context) (*cursor, error) {
+	if len(s.Recordings) > 0 {
+		return newCursor(s.Recordings, s.Match, true), nil
+	}
+	if s.Source == nil {
+		return nil, ErrNoRecordings
+	}
+	if !s.Match.Exact && len(s.Match.Ignore) == 0 {
+		return newLazyCursor(ctx, s.Source, s.Match)
+	}
+	recs, err := s.Source.all(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newCursor(recs, s.Match, true), nil
+}
+
 func (s *Server) wait() time.Duration {
 	if s.Wait == 0 {
 		return DefaultWait
@@ -170,10 +195,10 @@ func (s *Server) settle() time.Duration {
 // io.Closer (or sets a past deadline if it has SetDeadline) to unblock;
 // otherwise a read or write in progress is left to finish on its own.
 func (s *Server) ServeStdio(ctx context.Context, client io.ReadWriter) (*Report, error) {
-	if len(s.Recordings) == 0 {
-		return nil, ErrNoRecordings
+	cur, err := s.stdioCursor(ctx)
+	if err != nil {
+		return nil, err
 	}
-	cur := newCursor(s.Recordings, s.Match, true)
 	rep := &Report{}
 	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []Out, 256), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(ctx)

@@ -99,3 +99,17 @@ PRAGMA user_version = 1;
 DROP INDEX frames_session_method;
 
 PRAGMA user_version = 2;
+
+-- migration 3
+-- Replay's index of ended sessions: per session, a hash of each protocol
+-- frame as replay matches it (a client frame's normalised match key, a
+-- server frame's payload), so that replay can find the candidates for a
+-- client and tell which sessions agree without loading them. Built by
+-- replay on first use (mode names the hashing), dropped with its session.
+CREATE TABLE replay_index (
+	session_id INTEGER PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+	mode       TEXT    NOT NULL,
+	hashes     BLOB    NOT NULL
+);
+
+PRAGMA user_version = 3;

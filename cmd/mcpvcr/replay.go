@@ -55,15 +55,24 @@ func replayCommand(e *env) *cli.Command {
 			if c.String("listen") != "" {
 				return replayHTTP(c, e, db, pace)
 			}
-			recs, err := loadRecordings(c, db, store.Stdio)
+			ss, err := replaySessions(c, db, store.Stdio)
 			if err != nil {
 				return err
 			}
-			mt, err := matchRules(c, recs)
+			mt, err := matchRules(c, ss)
 			if err != nil {
 				return err
 			}
-			srv := &replayer.Server{Recordings: recs, Pace: pace, Logger: e.logger, Match: mt, Wait: waitFlag(c)}
+			srv := &replayer.Server{Pace: pace, Logger: e.logger, Match: mt, Wait: waitFlag(c)}
+			if len(ss) > 1 {
+				// Many sessions: through the replay index, loading only the
+				// candidates in play.
+				if srv.Source, err = replayer.NewSource(c.Context, db, e.logger, ids(ss)...); err != nil {
+					return failErr(err, "")
+				}
+			} else if srv.Recordings, err = loadSessions(c, db, ss); err != nil {
+				return err
+			}
 			client := struct {
 				io.Reader
 				io.Writer
@@ -83,7 +92,7 @@ func replayCommand(e *env) *cli.Command {
 
 // matchRules reads --match and --ignore, and the rules stored with the
 // sessions replayed (label match-ignore, one path per line).
-func matchRules(c *cli.Context, recs []*replayer.Recording) (replayer.Match, error) {
+func matchRules(c *cli.Context, ss []store.Session) (replayer.Match, error) {
 	var mt replayer.Match
 	switch c.String("match") {
 	case "", "tolerant":
@@ -93,8 +102,8 @@ func matchRules(c *cli.Context, recs []*replayer.Recording) (replayer.Match, err
 		return mt, usageErr("--match tolerant or --match exact", "--match %q is not tolerant or exact", c.String("match"))
 	}
 	paths := c.StringSlice("ignore")
-	for _, r := range recs {
-		for _, p := range strings.Split(r.Session.Labels[replayer.MatchIgnoreLabel], "\n") {
+	for _, s := range ss {
+		for _, p := range strings.Split(s.Labels[replayer.MatchIgnoreLabel], "\n") {
 			if p = strings.TrimSpace(p); p != "" && !slices.Contains(paths, p) {
 				paths = append(paths, p)
 			}
@@ -151,14 +160,13 @@ func sessionArg(c *cli.Context, i int) (int64, error) {
 	return id, nil
 }
 
-// loadRecordings loads the SESSION argument, or every session of the
-// transport when none is given.
-func loadRecordings(c *cli.Context, db *store.DB, ts ...store.Transport) ([]*replayer.Recording, error) {
+// replaySessions returns the SESSION argument's session, or every
+// session of the transports when none is given.
+func replaySessions(c *cli.Context, db *store.DB, ts ...store.Transport) ([]store.Session, error) {
 	id, err := sessionArg(c, 0)
 	if err != nil {
 		return nil, err
 	}
-	var ids []int64
 	if id != 0 {
 		s, err := db.Session(c.Context, id)
 		if err != nil {
@@ -171,28 +179,41 @@ func loadRecordings(c *cli.Context, db *store.DB, ts ...store.Transport) ([]*rep
 			}
 			return nil, failErr(fmt.Errorf("session %d was recorded over %s", id, s.Transport), hint)
 		}
-		ids = []int64{id}
-	} else {
-		all, err := db.Sessions(c.Context)
-		if err != nil {
-			return nil, failErr(fmt.Errorf("list sessions: %w", err), "")
-		}
-		var kinds []string
-		for _, s := range all {
-			if slices.Contains(ts, s.Transport) {
-				ids = append(ids, s.ID)
-			}
-			kinds = append(kinds, s.Transport.String())
-		}
-		if len(ids) == 0 {
-			have := "it is empty"
-			if len(kinds) > 0 {
-				have = "it holds " + strings.Join(kinds, ", ") + " sessions"
-			}
-			return nil, failErr(fmt.Errorf("cassette %s has no %s sessions: %s", cassettePath(c), ts[0], have), "record one with mcpvcr record, or name another --cassette")
-		}
+		return []store.Session{s}, nil
 	}
-	recs, err := replayer.Load(c.Context, db, ids...)
+	all, err := db.Sessions(c.Context)
+	if err != nil {
+		return nil, failErr(fmt.Errorf("list sessions: %w", err), "")
+	}
+	var ss []store.Session
+	var kinds []string
+	for _, s := range all {
+		if slices.Contains(ts, s.Transport) {
+			ss = append(ss, s)
+		}
+		kinds = append(kinds, s.Transport.String())
+	}
+	if len(ss) == 0 {
+		have := "it is empty"
+		if len(kinds) > 0 {
+			have = "it holds " + strings.Join(kinds, ", ") + " sessions"
+		}
+		return nil, failErr(fmt.Errorf("cassette %s has no %s sessions: %s", cassettePath(c), ts[0], have), "record one with mcpvcr record, or name another --cassette")
+	}
+	return ss, nil
+}
+
+func ids(ss []store.Session) []int64 {
+	out := make([]int64, len(ss))
+	for i, s := range ss {
+		out[i] = s.ID
+	}
+	return out
+}
+
+// loadSessions loads sessions ss for replay.
+func loadSessions(c *cli.Context, db *store.DB, ss []store.Session) ([]*replayer.Recording, error) {
+	recs, err := replayer.Load(c.Context, db, ids(ss)...)
 	if err != nil {
 		return nil, failErr(err, "")
 	}

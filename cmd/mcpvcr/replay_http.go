@@ -16,7 +16,11 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if err != nil {
 		return err
 	}
-	recs, err := loadRecordings(c, db, store.StreamableHTTP, store.LegacySSE)
+	ss, err := replaySessions(c, db, store.StreamableHTTP, store.LegacySSE)
+	if err != nil {
+		return err
+	}
+	recs, err := loadSessions(c, db, ss)
 	if err != nil {
 		return err
 	}
@@ -24,7 +28,7 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if err != nil {
 		return err
 	}
-	mt, err := matchRules(c, recs)
+	mt, err := matchRules(c, ss)
 	if err != nil {
 		return err
 	}
