@@ -275,3 +275,39 @@ func ExportHTML(ctx context.Context, db *store.DB, w io.Writer, sessionIDs ...in
 	}
 	return WriteHTML(w, p)
 }
+
+// ExportDiffHTML writes one HTML report of the given diff reports (each
+// the JSON that diff and verify write with --format json): the sessions
+// they compare, read from db in the order they first appear, with the
+// differences listed and marked.
+func ExportDiffHTML(ctx context.Context, db *store.DB, w io.Writer, diffs ...json.RawMessage) error {
+	var p Page
+	seen := map[int64]bool{}
+	for i, d := range diffs {
+		var ids struct {
+			Old, New struct{ ID int64 }
+		}
+		if err := json.Unmarshal(d, &ids); err != nil {
+			return fmt.Errorf("write HTML report: diff %d: %w", i+1, err)
+		}
+		for _, id := range []int64{ids.Old.ID, ids.New.ID} {
+			if id == 0 || seen[id] {
+				continue
+			}
+			seen[id] = true
+			r, err := db.Recorded(ctx, id)
+			if err != nil {
+				return fmt.Errorf("write HTML report: %w", err)
+			}
+			p.Sessions = append(p.Sessions, r)
+		}
+	}
+	p.Diffs = diffs
+	if len(p.Sessions) > 0 {
+		p.Title = fmt.Sprintf("mcpvcr: %d comparisons", len(diffs))
+		if len(diffs) == 1 && len(p.Sessions) == 2 {
+			p.Title = fmt.Sprintf("mcpvcr: session %d compared with session %d", p.Sessions[0].Session.ID, p.Sessions[1].Session.ID)
+		}
+	}
+	return WriteHTML(w, p)
+}

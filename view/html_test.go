@@ -2,6 +2,10 @@ package view_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -75,5 +79,39 @@ func TestWriteHTML_Escapes(t *testing.T) {
 func TestWriteHTML_NoSession(t *testing.T) {
 	if err := view.WriteHTML(&bytes.Buffer{}, view.Page{}); err == nil {
 		t.Error("WriteHTML(no session) = nil; want an error")
+	}
+}
+
+func TestExportDiffHTML(t *testing.T) {
+	// The sessions a diff names are read from the cassette, each once.
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, name := range []string{"gosdk-stdio-2025-06-18.jsonl", "gosdk-stdio-2025-11-25.jsonl"} {
+		in, err := os.ReadFile(filepath.Join("..", "cassettes", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Import(ctx, bytes.NewReader(in)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d := json.RawMessage(`{"old":{"id":2},"new":{"id":1},"requests":[{"seq":4,"method":"tools/list","status":"changed"}]}`)
+	var buf bytes.Buffer
+	if err := view.ExportDiffHTML(ctx, db, &buf, d, d); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if got := strings.Count(page, `"transport":"stdio"`); got != 2 {
+		t.Errorf("page holds %d sessions; want 2", got)
+	}
+	if !strings.Contains(page, `"diffs":[{"old":{"id":2}`) || strings.Index(page, `"name":"gosdk-stdio-2025-11-25"`) > strings.Index(page, `"name":"gosdk-stdio-2025-06-18"`) {
+		t.Error("the diff is not in the page, or the old session does not come first")
+	}
+	if err := view.ExportDiffHTML(ctx, db, &buf, json.RawMessage(`{"old":{"id":9},"new":{"id":1}}`)); !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("ExportDiffHTML(missing session) = %v; want ErrNotFound", err)
 	}
 }
