@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -311,4 +312,63 @@ func TestHTML_BrowserDiff(t *testing.T) {
 		}
 	}
 	screenshot(t, ctx, "report-diff.png")
+}
+
+func TestHAR_DevToolsImport(t *testing.T) {
+	// Chromium's own DevTools HAR importer (the code behind Import HAR
+	// file in the Network panel) reads the export: one request per HTTP
+	// exchange, SSE answers as event streams with their events, and a
+	// stdio session's synthetic entries.
+	ctx := browse(t)
+	do(t, ctx, "open DevTools", chromedp.Navigate("devtools://devtools/bundled/devtools_app.html"))
+	type request struct {
+		Method string
+		URL    string
+		Status int
+		Type   string
+		Events int
+	}
+	load := func(r *store.Recorded) []request {
+		var har bytes.Buffer
+		if err := store.WriteHAR(&har, r); err != nil {
+			t.Fatal(err)
+		}
+		lit, err := json.Marshal(har.String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return eval[[]request](t, ctx, `(async () => {
+			const har = await import('./models/har/har.js');
+			const root = new har.HARFormat.HARRoot(JSON.parse(`+string(lit)+`));
+			return har.Importer.Importer.requestsFromHARLog(root.log).map(r => ({
+				Method: r.requestMethod, URL: r.url(), Status: r.statusCode, Type: r.resourceType().name(),
+				Events: r.eventSourceMessages().length}));
+		})()`)
+	}
+
+	r := cassette(t, "gosdk-http-2025-11-25.jsonl")
+	got := load(r)
+	if len(got) != len(r.Streams) {
+		t.Fatalf("DevTools imported %d requests; want %d, one per exchange", len(got), len(r.Streams))
+	}
+	events := map[int64]int{}
+	for _, f := range r.Frames {
+		if f.SSE && !f.Comment {
+			events[f.StreamID]++
+		}
+	}
+	for i, st := range r.Streams { // entries are in the order the streams opened, as stored
+		g := got[i]
+		if g.Method != st.Method || g.Status != st.Status || !strings.HasSuffix(g.URL, st.URL) || g.Events != events[st.ID] {
+			t.Errorf("request %d = %+v; want %s %s %d with %d events", i, g, st.Method, st.URL, st.Status, events[st.ID])
+		}
+		if events[st.ID] > 0 && g.Type != "eventsource" {
+			t.Errorf("request %d is of type %q; want eventsource", i, g.Type)
+		}
+	}
+
+	stdio := load(cassette(t, "everything-stdio.jsonl"))
+	if len(stdio) == 0 || stdio[0].URL != "mcp-stdio://session-1/c2s/initialize?id=1" || stdio[0].Status != 200 {
+		t.Errorf("stdio session imported as %+v", stdio)
+	}
 }
