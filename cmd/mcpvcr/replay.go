@@ -55,23 +55,37 @@ func replayCommand(e *env) *cli.Command {
 			if c.String("listen") != "" {
 				return replayHTTP(c, e, db, pace)
 			}
-			ss, err := replaySessions(c, db, store.Stdio)
+			sel, err := sessionArg(c, 0)
 			if err != nil {
 				return err
 			}
-			mt, err := matchRules(c, ss)
+			var sids []int64
+			if sel == 0 {
+				// Every stdio session: only their ids are read here.
+				if sids, err = db.SessionIDs(c.Context, store.Stdio); err != nil {
+					return failErr(err, "")
+				}
+			}
+			if len(sids) == 0 {
+				ss, err := replaySessions(c, db, store.Stdio)
+				if err != nil {
+					return err
+				}
+				sids = ids(ss)
+			}
+			mt, err := matchRules(c, db, sids)
 			if err != nil {
 				return err
 			}
 			srv := &replayer.Server{Pace: pace, Logger: e.logger, Match: mt, Wait: waitFlag(c)}
-			if len(ss) > 1 {
+			if len(sids) > 1 {
 				// Many sessions: through the replay index, loading only the
 				// candidates in play.
-				if srv.Source, err = replayer.NewSource(c.Context, db, e.logger, ids(ss)...); err != nil {
+				if srv.Source, err = replayer.NewSource(c.Context, db, e.logger, sids...); err != nil {
 					return failErr(err, "")
 				}
-			} else if srv.Recordings, err = loadSessions(c, db, ss); err != nil {
-				return err
+			} else if srv.Recordings, err = replayer.Load(c.Context, db, sids...); err != nil {
+				return failErr(err, "")
 			}
 			client := struct {
 				io.Reader
@@ -92,7 +106,7 @@ func replayCommand(e *env) *cli.Command {
 
 // matchRules reads --match and --ignore, and the rules stored with the
 // sessions replayed (label match-ignore, one path per line).
-func matchRules(c *cli.Context, ss []store.Session) (replayer.Match, error) {
+func matchRules(c *cli.Context, db *store.DB, sids []int64) (replayer.Match, error) {
 	var mt replayer.Match
 	switch c.String("match") {
 	case "", "tolerant":
@@ -102,8 +116,12 @@ func matchRules(c *cli.Context, ss []store.Session) (replayer.Match, error) {
 		return mt, usageErr("--match tolerant or --match exact", "--match %q is not tolerant or exact", c.String("match"))
 	}
 	paths := c.StringSlice("ignore")
-	for _, s := range ss {
-		for _, p := range strings.Split(s.Labels[replayer.MatchIgnoreLabel], "\n") {
+	stored, err := db.LabelValues(c.Context, replayer.MatchIgnoreLabel, sids...)
+	if err != nil {
+		return mt, failErr(err, "")
+	}
+	for _, v := range stored {
+		for _, p := range strings.Split(v, "\n") {
 			if p = strings.TrimSpace(p); p != "" && !slices.Contains(paths, p) {
 				paths = append(paths, p)
 			}

@@ -28,7 +28,7 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if err != nil {
 		return err
 	}
-	mt, err := matchRules(c, ss)
+	mt, err := matchRules(c, db, ids(ss))
 	if err != nil {
 		return err
 	}
