@@ -23,7 +23,7 @@ func diffCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.StringSliceFlag{Name: "ignore", Usage: "do not count differences at `PATH` (repeatable; syntax above)"},
-			&cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json or junit"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json, junit or html (both sessions, the differences marked)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
@@ -60,7 +60,12 @@ func diffCommand(e *env) *cli.Command {
 				return failErr(err, "")
 			}
 			r := replayer.Diff(recs[0], recs[1], noise.With(extra))
-			if err := writeReports(e.stdout, format, []*replayer.DiffReport{r}); err != nil {
+			if format == "html" {
+				err = writeHTMLReports(c.Context, e.stdout, db, []*replayer.DiffReport{r})
+			} else {
+				err = writeReports(e.stdout, format, []*replayer.DiffReport{r})
+			}
+			if err != nil {
 				return failErr(fmt.Errorf("write the report: %w", err), "")
 			}
 			if r.Differs() {

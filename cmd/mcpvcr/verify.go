@@ -59,7 +59,7 @@ func verifyCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "ignore", Usage: "do not count differences at `PATH` (repeatable; syntax above)"},
 			&cli.BoolFlag{Name: "learn", Usage: "run the server twice first and store the paths that differ between the runs as noise"},
 			&cli.BoolFlag{Name: "update", Usage: "make this run the expectation for later verify runs"},
-			&cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json or junit"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json, junit or html (both sessions, the differences marked)"},
 			&cli.DurationFlag{Name: "timeout", Value: replayer.DefaultVerifyTimeout, Usage: "wait this `DURATION` for each answer"},
 			&cli.StringSliceFlag{Name: "header", Usage: "HTTP: send this `NAME: VALUE` header too, such as a credential the recording redacted (repeatable)"},
 		},
@@ -141,7 +141,12 @@ func verify(c *cli.Context, e *env) error {
 		}
 		reports = append(reports, r)
 	}
-	if err := writeReports(e.stdout, format, reports); err != nil {
+	if format == "html" {
+		err = writeHTMLReports(c.Context, e.stdout, db, reports)
+	} else {
+		err = writeReports(e.stdout, format, reports)
+	}
+	if err != nil {
 		return failErr(fmt.Errorf("write the report: %w", err), "")
 	}
 	for _, r := range reports {
@@ -181,8 +186,8 @@ func verifyTarget(c *cli.Context, argv []string) (target, error) {
 // reportFlags reads the --format and --ignore flags verify and diff share.
 func reportFlags(c *cli.Context) (format string, extra replayer.Noise, err error) {
 	format = c.String("format")
-	if format != "text" && format != "json" && format != "junit" {
-		return "", replayer.Noise{}, usageErr("--format text, --format json or --format junit", "--format %q is not text, json or junit", format)
+	if format != "text" && format != "json" && format != "junit" && format != "html" {
+		return "", replayer.Noise{}, usageErr("--format text, json, junit or html", "--format %q is not text, json, junit or html", format)
 	}
 	extra, err = parseIgnore(c.StringSlice("ignore"))
 	return format, extra, err

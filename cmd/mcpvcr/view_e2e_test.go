@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 )
 
 // TestExport_HARAndHTML: export --format har and --format html of a
@@ -132,5 +134,46 @@ func TestShow_FiltersAndJSON(t *testing.T) {
 	}
 	if res := mcpvcr(t, "", "show", "1", "--cassette", db, "--dir", "up"); res.code != 2 {
 		t.Errorf("show --dir up exited %d; want 2", res.code)
+	}
+}
+
+// TestDiffAndVerify_HTML: diff and verify with --format html write one
+// page holding both sessions and the differences, and exit 1 as with
+// any format when answers differ.
+func TestDiffAndVerify_HTML(t *testing.T) {
+	ctx := testCtx(t)
+	server := mcptest.BuildServer(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	recordGoSDK(ctx, t, db, mcptest.V20250618)
+	recordGoSDK(ctx, t, db, mcptest.V20250618, "-variant", "v2")
+	for _, tt := range []struct {
+		name string
+		args []string
+		ids  []string
+	}{
+		{"Diff", []string{"diff", "1", "2"}, []string{`"id":1,`, `"id":2,`}},
+		{"Verify", []string{"verify", "1", "--", server, "-variant", "v2"}, []string{`"id":1,`, `"id":3,`}}, // the run is session 3
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			args := append([]string{tt.args[0], "--cassette", db, "--format", "html"}, tt.args[1:]...)
+			res := mcpvcr(t, "", args...)
+			if res.code != exitDiffer {
+				t.Fatalf("%s exited %d; want %d: %s", strings.Join(args, " "), res.code, exitDiffer, res.stderr)
+			}
+			page := res.stdout
+			if !strings.HasPrefix(page, "<!doctype html>") || !strings.Contains(page, `"diffs":[{"old":{"id":1`) ||
+				!strings.Contains(page, `result.structuredContent.version`) {
+				t.Errorf("page lacks the differences:\n%.400s", page)
+			}
+			sessions := page[strings.Index(page, `"sessions":[`):]
+			for _, id := range tt.ids {
+				if !strings.Contains(sessions, `{`+id+`"`) {
+					t.Errorf("page lacks session %s", id)
+				}
+			}
+			if got := strings.Count(page, `"streams":[`); got != 2 {
+				t.Errorf("page holds %d sessions; want 2", got)
+			}
+		})
 	}
 }
