@@ -68,6 +68,9 @@ type liveSession struct {
 	// injected are answers of replay's own waiting for the HTTP+SSE
 	// stream (guarded by mu).
 	injected [][]byte
+	// sseClaimed reports that a live GET took the session's HTTP+SSE
+	// stream (guarded by the httpState's mu).
+	sseClaimed bool
 }
 
 func (s *Server) http() *httpState {
@@ -188,7 +191,7 @@ func (s *Server) liveSessionFor(r *http.Request, live jsonrpc.Message) (*liveSes
 		return ls, 0
 	}
 	if s.opens(r, live, hs.anonymous) {
-		ls := &liveSession{srv: s, cur: newCursor(s.httpRecordings(), s.Match, false), released: map[*store.Frame]Out{},
+		ls := &liveSession{sseClaimed: r.Method == http.MethodGet,srv: s, cur: newCursor(s.httpRecordings(), s.Match, false), released: map[*store.Frame]Out{},
 			changed: make(chan struct{}), used: map[int64]bool{}, cutEvents: map[int64]int{},
 			sentEvents: map[string]sentEvent{}, stalled: map[string]time.Time{}, stallReports: map[string]*Mismatch{}}
 		ls.publish(ls.cur.start())
@@ -216,24 +219,22 @@ func (s *Server) opens(r *http.Request, live jsonrpc.Message, cur *liveSession) 
 		// client (several may connect at once).
 		return !cur.onlyDiscovered()
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "":
-		return cur.recording().Session.Transport == store.LegacySSE && cur.usedKind(store.SSEGetStream)
+		// An HTTP+SSE GET opens the conversation it carries: it joins the
+		// latest session only if that has none yet (a client that tried
+		// Streamable HTTP first and fell back). Claimed here, under hs.mu,
+		// so that two clients connecting at once never share one.
+		if cur.recording().Session.Transport != store.LegacySSE {
+			return false
+		}
+		if cur.sseClaimed {
+			return true
+		}
+		cur.sseClaimed = true
+		return false
 	}
 	return false
 }
 
-// usedKind reports whether a live request has taken a recorded stream of
-// kind k.
-func (ls *liveSession) usedKind(k store.StreamKind) bool {
-	rec := ls.recording()
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	for _, st := range rec.Streams {
-		if st.Kind == k && ls.used[st.ID] {
-			return true
-		}
-	}
-	return false
-}
 
 // onlyDiscovered reports whether the session has matched a
 // server/discover and no initialize yet: a dual-era client about to fall
