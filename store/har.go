@@ -347,7 +347,7 @@ func stdioEntries(r *Recorded) []harEntry {
 			if stderr < 0 {
 				stderr = len(es)
 				es = append(es, stdioEntry(r, f, prefix+"stderr", label[f.StreamID], nil))
-				es[stderr].Seq = 0
+				es[stderr].Seq = 0 // many frames
 				es[stderr].Request.Method = http.MethodGet
 				es[stderr].Response.Status, es[stderr].Response.StatusText = http.StatusOK, http.StatusText(http.StatusOK)
 				es[stderr].End = "stderr"
@@ -357,7 +357,7 @@ func stdioEntries(r *Recorded) []harEntry {
 			*c.Size += len(f.Raw)
 			es[stderr].Response.BodySize = *c.Size
 			es[stderr].Response.Content.MimeType = "text/plain"
-			es[stderr].Timings.Receive = ms(f.Offset) - ms(offsetOf(es[stderr]))
+			es[stderr].Timings.Receive = ms(f.Offset) - ms(es[stderr].startOffset)
 			es[stderr].Time = es[stderr].Timings.Receive
 			continue
 		}
@@ -367,7 +367,7 @@ func stdioEntries(r *Recorded) []harEntry {
 				if e.AnswerSeq == 0 {
 					e.AnswerSeq = f.Seq
 					e.Response.Status, e.Response.StatusText = http.StatusOK, http.StatusText(http.StatusOK)
-					e.Timings.Wait = ms(f.Offset) - ms(offsetOf(*e))
+					e.Timings.Wait = ms(f.Offset) - ms(e.startOffset)
 					e.Time = e.Timings.Wait
 				}
 				e.Response.Content.Text += string(f.Raw)
@@ -439,8 +439,6 @@ func stdioEntry(r *Recorded, f *Frame, rawURL, stream string, body *[]byte) harE
 	}
 	return e
 }
-
-func offsetOf(e harEntry) time.Duration { return e.startOffset }
 
 func timings(wait, receive time.Duration) harTimings {
 	return harTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1, Send: 0, Wait: ms(wait), Receive: ms(receive)}
