@@ -18,32 +18,6 @@ import (
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 )
 
-// Recorded is one session with its streams and frames, as the exports and
-// views read it.
-type Recorded struct {
-	Session Session
-	Streams []Stream // by ID
-	Frames  []Frame  // by Seq
-}
-
-// Recorded reads session id with its streams and frames, or returns an
-// error wrapping ErrNotFound.
-func (d *DB) Recorded(ctx context.Context, id int64) (*Recorded, error) {
-	s, err := d.Session(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	sts, err := d.Streams(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	fs, err := d.Frames(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return &Recorded{Session: s, Streams: sts, Frames: fs}, nil
-}
-
 // StreamLabels names each stream of a session as show numbers them:
 // its kind and its position among the session's streams ("post#3").
 func StreamLabels(streams []Stream) map[int64]string {
@@ -57,22 +31,9 @@ func StreamLabels(streams []Stream) map[int64]string {
 // ExportHAR writes the sessions with the given IDs (all when none is
 // given) as one HTTP Archive 1.2 document: see WriteHAR.
 func (d *DB) ExportHAR(ctx context.Context, w io.Writer, sessionIDs ...int64) error {
-	if len(sessionIDs) == 0 {
-		ss, err := d.Sessions(ctx)
-		if err != nil {
-			return err
-		}
-		for _, s := range ss {
-			sessionIDs = append(sessionIDs, s.ID)
-		}
-	}
-	var recs []*Recorded
-	for _, id := range sessionIDs {
-		r, err := d.Recorded(ctx, id)
-		if err != nil {
-			return fmt.Errorf("export session %d as HAR: %w", id, err)
-		}
-		recs = append(recs, r)
+	recs, err := d.Recordings(ctx, sessionIDs...)
+	if err != nil {
+		return fmt.Errorf("export as HAR: %w", err)
 	}
 	return WriteHAR(w, recs...)
 }
@@ -92,7 +53,7 @@ func (d *DB) ExportHAR(ctx context.Context, w io.Writer, sessionIDs ...int64) er
 // with its answer as the response (status 200; 202 for a notification,
 // 0 for a request never answered), and the server's stderr one entry at
 // mcp-stdio://session-N/stderr.
-func WriteHAR(w io.Writer, recs ...*Recorded) error {
+func WriteHAR(w io.Writer, recs ...*Recording) error {
 	doc := harDoc{Log: harLog{Version: "1.2", Creator: harCreator{Name: "mcpvcr", Version: version()}, Pages: []harPage{}, Entries: []harEntry{}}}
 	for _, r := range recs {
 		page := "session-" + strconv.FormatInt(r.Session.ID, 10)
@@ -235,7 +196,7 @@ type harMessage struct {
 	Retry     *int    `json:"_retry,omitempty"`
 }
 
-func httpEntries(r *Recorded) []harEntry {
+func httpEntries(r *Recording) []harEntry {
 	label := StreamLabels(r.Streams)
 	byStream := map[int64][]*Frame{}
 	for i := range r.Frames {
@@ -330,7 +291,7 @@ func httpEntries(r *Recorded) []harEntry {
 	return es
 }
 
-func stdioEntries(r *Recorded) []harEntry {
+func stdioEntries(r *Recording) []harEntry {
 	links := Link(r.Frames)
 	label := StreamLabels(r.Streams)
 	kinds := map[int64]StreamKind{}
@@ -412,7 +373,7 @@ func stdioEntries(r *Recorded) []harEntry {
 
 // stdioEntry starts the entry of a stdio frame sent at f's offset, with
 // body (if any) as its request's post data.
-func stdioEntry(r *Recorded, f *Frame, rawURL, stream string, body *[]byte) harEntry {
+func stdioEntry(r *Recording, f *Frame, rawURL, stream string, body *[]byte) harEntry {
 	u, _ := url.Parse(rawURL)
 	zero := 0
 	e := harEntry{
@@ -510,7 +471,7 @@ func resolveURL(base *url.URL, raw string) *url.URL {
 }
 
 func harSessionOf(s Session) harSession {
-	return harSession{ID: s.ID, Transport: s.Transport.String(), Revision: s.Revision, Era: s.Era,
+	return harSession{ID: s.ID, Transport: s.Transport.String(), Revision: s.Revision, Era: s.Era.String(),
 		Upstream: s.Upstream, ClientInfo: s.ClientInfo, ServerInfo: s.ServerInfo, Labels: s.Labels}
 }
 

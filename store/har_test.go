@@ -147,7 +147,7 @@ func TestWriteHAR_HTTP(t *testing.T) {
 	// opened, with headers, status, body and the SSE events listed.
 	d, ids := loadCassette(t, "gosdk-http-2025-11-25.jsonl")
 	ctx := context.Background()
-	r, err := d.Recorded(ctx, ids[0])
+	r, err := d.Recording(ctx, ids[0])
 	must(t, err)
 	var buf bytes.Buffer
 	must(t, store.WriteHAR(&buf, r))
@@ -224,7 +224,7 @@ func TestWriteHAR_Stdio(t *testing.T) {
 	// A stdio session: an entry per request with its answer, at
 	// mcp-stdio:// URLs, and the server's stderr as one entry.
 	d, ids := loadCassette(t, "everything-stdio.jsonl")
-	r, err := d.Recorded(context.Background(), ids[0])
+	r, err := d.Recording(context.Background(), ids[0])
 	must(t, err)
 	var buf bytes.Buffer
 	must(t, store.WriteHAR(&buf, r))

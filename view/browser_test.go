@@ -84,10 +84,10 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 // open writes the report of r to a file and loads it from file://, waiting
 // until the page has drawn. It returns the file's size and the page's own
 // time to ready (performance.now() when the first rows are drawn).
-func open(t *testing.T, ctx context.Context, r *store.Recorded) (size int, ready float64) {
+func open(t *testing.T, ctx context.Context, r *store.Recording) (size int, ready float64) {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := view.WriteHTML(&buf, view.Page{Sessions: []*store.Recorded{r}}); err != nil {
+	if err := view.WriteHTML(&buf, view.Page{Sessions: []*store.Recording{r}}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "report.html")
@@ -280,7 +280,7 @@ func TestHTML_BrowserDiff(t *testing.T) {
 		{"seq":%d,"new_seq":%d,"method":"tools/list","status":"changed","changes":[{"path":"result.tools[name=add].description","change":"changed","old":"Adds a and b.","new":"Adds numbers."}]},
 		{"seq":1,"new_seq":1,"method":"initialize","status":"same"}]}`, seq, newSeq)
 	var buf bytes.Buffer
-	if err := view.WriteHTML(&buf, view.Page{Title: "diff", Sessions: []*store.Recorded{old, cur}, Diffs: []json.RawMessage{json.RawMessage(diff)}}); err != nil {
+	if err := view.WriteHTML(&buf, view.Page{Title: "diff", Sessions: []*store.Recording{old, cur}, Diffs: []json.RawMessage{json.RawMessage(diff)}}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "diff.html")
@@ -328,7 +328,7 @@ func TestHAR_DevToolsImport(t *testing.T) {
 		Type   string
 		Events int
 	}
-	load := func(r *store.Recorded) []request {
+	load := func(r *store.Recording) []request {
 		var har bytes.Buffer
 		if err := store.WriteHAR(&har, r); err != nil {
 			t.Fatal(err)

@@ -14,7 +14,7 @@ import (
 )
 
 // cassette imports a committed cassette and returns its first session.
-func cassette(t testing.TB, name string) *store.Recorded {
+func cassette(t testing.TB, name string) *store.Recording {
 	t.Helper()
 	in, err := os.ReadFile(filepath.Join("..", "cassettes", name))
 	if err != nil {
@@ -30,7 +30,7 @@ func cassette(t testing.TB, name string) *store.Recorded {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := db.Recorded(ctx, ids[0])
+	r, err := db.Recording(ctx, ids[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +39,8 @@ func cassette(t testing.TB, name string) *store.Recorded {
 
 // synthetic builds a stdio session of n frames: tools/call requests with
 // their results, a progress notification now and then, and stderr lines.
-func synthetic(n int) *store.Recorded {
-	r := &store.Recorded{
+func synthetic(n int) *store.Recording {
+	r := &store.Recording{
 		Session: store.Session{ID: 1, Name: "synthetic", Transport: store.Stdio, Revision: "2025-06-18", Era: "legacy",
 			Upstream: "./server", StartedAt: time.Date(2026, 11, 30, 9, 0, 0, 0, time.UTC)},
 		Streams: []store.Stream{{ID: 1, Kind: store.StdinStream}, {ID: 2, Kind: store.StdoutStream}, {ID: 3, Kind: store.StderrStream}},
@@ -73,7 +73,7 @@ func synthetic(n int) *store.Recorded {
 
 // countMethod counts the frames a method filter keeps: the method's
 // requests and notifications, and the answers to its requests.
-func countMethod(r *store.Recorded, method string) int {
+func countMethod(r *store.Recording, method string) int {
 	links := store.Link(r.Frames)
 	n := 0
 	for _, f := range r.Frames {

@@ -33,7 +33,7 @@ type Page struct {
 	// Title heads the page; if empty, it names the first session.
 	Title string
 	// Sessions are shown one at a time, the first at load.
-	Sessions []*store.Recorded
+	Sessions []*store.Recording
 	// Diffs, if any, are listed above the timeline and marked on the
 	// frames they concern. Each is the JSON of a diff report: old and new
 	// session ({"id": …}), and requests with seq, new_seq, method, name,
@@ -150,10 +150,10 @@ type frameData struct {
 	Cancelled int64   `json:"cxd,omitempty"` // seq of the cancellation of this request
 }
 
-func sessionOf(r *store.Recorded) sessionData {
+func sessionOf(r *store.Recording) sessionData {
 	s := r.Session
 	sd := sessionData{
-		ID: s.ID, Name: s.Name, Transport: s.Transport.String(), Revision: s.Revision, Era: s.Era,
+		ID: s.ID, Name: s.Name, Transport: s.Transport.String(), Revision: s.Revision, Era: s.Era.String(),
 		Upstream: s.Upstream, ExternalID: s.ExternalID, ClientInfo: s.ClientInfo, ServerInfo: s.ServerInfo,
 		Labels: s.Labels, Note: s.Note, Streams: []streamData{}, Frames: make([]frameData, 0, len(r.Frames)),
 	}
@@ -267,7 +267,7 @@ func ExportHTML(ctx context.Context, db *store.DB, w io.Writer, sessionIDs ...in
 	}
 	var p Page
 	for _, id := range sessionIDs {
-		r, err := db.Recorded(ctx, id)
+		r, err := db.Recording(ctx, id)
 		if err != nil {
 			return fmt.Errorf("export session %d as HTML: %w", id, err)
 		}
@@ -295,7 +295,7 @@ func ExportDiffHTML(ctx context.Context, db *store.DB, w io.Writer, diffs ...jso
 				continue
 			}
 			seen[id] = true
-			r, err := db.Recorded(ctx, id)
+			r, err := db.Recording(ctx, id)
 			if err != nil {
 				return fmt.Errorf("write HTML report: %w", err)
 			}

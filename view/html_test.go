@@ -31,7 +31,7 @@ func TestWriteHTML_Size(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := cassette(t, filepath.Base(f))
 			var buf bytes.Buffer
-			if err := view.WriteHTML(&buf, view.Page{Sessions: []*store.Recorded{r}}); err != nil {
+			if err := view.WriteHTML(&buf, view.Page{Sessions: []*store.Recording{r}}); err != nil {
 				t.Fatal(err)
 			}
 			t.Logf("%d frames: %d bytes", len(r.Frames), buf.Len())
@@ -49,7 +49,7 @@ func TestWriteHTML_Size64(t *testing.T) {
 	// A 64-frame session: well under the budget.
 	r := synthetic(64)
 	var buf bytes.Buffer
-	if err := view.WriteHTML(&buf, view.Page{Sessions: []*store.Recorded{r}}); err != nil {
+	if err := view.WriteHTML(&buf, view.Page{Sessions: []*store.Recording{r}}); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("64 frames: %d bytes", buf.Len())
@@ -65,7 +65,7 @@ func TestWriteHTML_Escapes(t *testing.T) {
 	r.Frames[0].Raw = []byte(`{"jsonrpc":"2.0","id":1,"method":"x</script><script>alert(1)</script>"}` + "\n")
 	r.Frames[1].Raw = []byte{0xff, 0xfe, '\n'} // not UTF-8
 	var buf bytes.Buffer
-	if err := view.WriteHTML(&buf, view.Page{Sessions: []*store.Recorded{r}}); err != nil {
+	if err := view.WriteHTML(&buf, view.Page{Sessions: []*store.Recording{r}}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := closingScripts(buf.String()), 2; got != want {

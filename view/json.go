@@ -2,7 +2,6 @@ package view
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"time"
 
@@ -77,7 +76,7 @@ type TimelineJSON struct {
 
 // SessionOf returns s as JSON shows it.
 func SessionOf(s store.Session) SessionJSON {
-	j := SessionJSON{ID: s.ID, Name: s.Name, Transport: s.Transport.String(), Revision: s.Revision, Era: fmt.Sprint(s.Era),
+	j := SessionJSON{ID: s.ID, Name: s.Name, Transport: s.Transport.String(), Revision: s.Revision, Era: s.Era.String(),
 		Upstream: s.Upstream, ExternalID: s.ExternalID, ExitCode: s.ExitCode, ClientInfo: s.ClientInfo, ServerInfo: s.ServerInfo,
 		Labels: s.Labels, Note: s.Note}
 	if !s.StartedAt.IsZero() {
@@ -102,7 +101,7 @@ func WriteSessionsJSON(w io.Writer, ss []store.Session) error {
 
 // WriteJSON writes the timeline of r as JSON (a TimelineJSON): the
 // session, its streams, and the frames o's filters keep.
-func WriteJSON(w io.Writer, r *store.Recorded, o Options) error {
+func WriteJSON(w io.Writer, r *store.Recording, o Options) error {
 	links := store.Link(r.Frames)
 	labels := labelsOf(r.Streams)
 	named := names(r.Frames, links)

@@ -58,7 +58,7 @@ type row struct {
 // timeline orders the frames of r with a line where each stream opens
 // (before its first frame, at its offset) and where it ends (after its
 // last frame, at its offset), and applies o's filters.
-func timeline(r *store.Recorded, links store.Links, o Options) []row {
+func timeline(r *store.Recording, links store.Links, o Options) []row {
 	index := map[int64]int{}
 	for i, st := range r.Streams {
 		index[st.ID] = i
@@ -122,7 +122,7 @@ func timeline(r *store.Recorded, links store.Links, o Options) []row {
 	return filter(rows, r, links, o)
 }
 
-func filter(rows []row, r *store.Recorded, links store.Links, o Options) []row {
+func filter(rows []row, r *store.Recording, links store.Links, o Options) []row {
 	if o.Method == "" && o.Stream == "" && o.Dir == store.DirectionUnknown {
 		return rows
 	}
@@ -169,12 +169,12 @@ func labelsOf(streams []store.Stream) []string {
 // direction, stream, kind, method, id, size, the frame it pairs with,
 // flags), with a line where each stream opens (its HTTP method, path and
 // status) and where it ends (how).
-func WriteText(w io.Writer, r *store.Recorded, o Options) error {
+func WriteText(w io.Writer, r *store.Recording, o Options) error {
 	var b bytes.Buffer
 	s := r.Session
 	c := painter(o.Color)
 	fmt.Fprintf(&b, "%s  transport=%s revision=%s era=%s upstream=%s\n",
-		c.bold(strings.TrimSpace(fmt.Sprintf("session %d %s", s.ID, s.Name))), s.Transport, dash(s.Revision), dash(fmt.Sprint(s.Era)), dash(s.Upstream))
+		c.bold(strings.TrimSpace(fmt.Sprintf("session %d %s", s.ID, s.Name))), s.Transport, dash(s.Revision), dash(s.Era.String()), dash(s.Upstream))
 	fmt.Fprintln(&b, c.dim(strings.TrimRight(
 		pad("SEQ", wSeq, true)+" "+pad("OFFSET", wOffset, true)+" D "+pad("STREAM", wStream, false)+" "+pad("KIND", wKind, false)+" "+
 			pad("METHOD", wMethod, false)+" "+pad("ID", wID, false)+" "+pad("SIZE", wSize, true)+" "+pad("PAIRS WITH", wPair, false)+" FLAGS", " ")))
@@ -205,7 +205,7 @@ func WriteText(w io.Writer, r *store.Recorded, o Options) error {
 	return err
 }
 
-func openLine(r *store.Recorded, i int, labels []string, c painter) string {
+func openLine(r *store.Recording, i int, labels []string, c painter) string {
 	st := r.Streams[i]
 	kind, what, flags := "open", "", []string{}
 	if st.Method != "" {
@@ -248,7 +248,7 @@ func endLine(st store.Stream, label string, c painter) string {
 		pad("", wPair, false) + " " + st.Err
 }
 
-func frameLine(r *store.Recorded, rw row, labels []string, links store.Links, named map[int64]string, bySeq map[int64]*store.Frame, c painter) string {
+func frameLine(r *store.Recording, rw row, labels []string, links store.Links, named map[int64]string, bySeq map[int64]*store.Frame, c painter) string {
 	f := rw.frame
 	label, kind := "", store.StreamUnknown
 	if rw.stream >= 0 {

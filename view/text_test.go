@@ -11,7 +11,7 @@ import (
 	"github.com/mcpvcr/mcpvcr/view"
 )
 
-func text(t *testing.T, r *store.Recorded, o view.Options) string {
+func text(t *testing.T, r *store.Recording, o view.Options) string {
 	t.Helper()
 	var b bytes.Buffer
 	if err := view.WriteText(&b, r, o); err != nil {
@@ -125,7 +125,7 @@ func TestWriteText_PayloadAndColor(t *testing.T) {
 	}
 }
 
-func count(r *store.Recorded, keep func(store.Frame) bool) int {
+func count(r *store.Recording, keep func(store.Frame) bool) int {
 	n := 0
 	for _, f := range r.Frames {
 		if keep(f) {
@@ -173,7 +173,7 @@ func TestWriteText_UnknownStreamKind(t *testing.T) {
 		t.Errorf("stream of unknown kind not shown:\n%s", out)
 	}
 	var b bytes.Buffer
-	if err := view.WriteHTML(&b, view.Page{Sessions: []*store.Recorded{r}}); err != nil {
+	if err := view.WriteHTML(&b, view.Page{Sessions: []*store.Recording{r}}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -2,18 +2,18 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/view"
 )
 
 func lsCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:  "ls",
-		Usage: "list the sessions in a cassette",
+		Name:      "ls",
+		Usage:     "list the sessions in a cassette",
+		ArgsUsage: "[CASSETTE]",
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
@@ -23,7 +23,11 @@ func lsCommand(e *env) *cli.Command {
 			if format != "text" && format != "json" {
 				return usageErr("--format text or --format json", "--format %q is not text or json", format)
 			}
-			db, err := openForRead(c)
+			path, _, err := positional(c, 0)
+			if err != nil {
+				return err
+			}
+			db, err := openPath(c, path)
 			if err != nil {
 				return err
 			}
@@ -39,17 +43,7 @@ func lsCommand(e *env) *cli.Command {
 				fmt.Fprintf(e.stderr, "cassette %s holds no sessions yet\n", cassettePath(c))
 				return nil
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tTRANSPORT\tREVISION\tERA\tSTARTED\tDURATION\tUPSTREAM")
-			for _, s := range ss {
-				dur := "open"
-				if !s.EndedAt.IsZero() {
-					dur = s.EndedAt.Sub(s.StartedAt).Round(time.Millisecond).String()
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, dash(s.Name), s.Transport, dash(s.Revision), dash(s.Era),
-					s.StartedAt.UTC().Format(time.DateTime), dur, dash(s.Upstream))
-			}
-			return tw.Flush()
+			return store.WriteSessions(e.stdout, ss)
 		},
 	}
 }

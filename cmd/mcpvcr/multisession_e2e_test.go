@@ -359,12 +359,12 @@ func (s multiSuite) replayAll(t *testing.T, info *mcp.Implementation, extra ...s
 // frames) without a SESSION argument to an upgraded client (other
 // clientInfo name and version) that does every run again, in random order
 // and concurrently. Each run must get the answers its live run got, none
-// from another session. With -update it records the cassettes afresh from
+// from another session. With -recassette it records the cassettes afresh from
 // the live servers.
 func TestMultiSession(t *testing.T) {
 	for _, s := range multiSuites() {
 		t.Run(s.name, func(t *testing.T) {
-			if *update {
+			if *recassette {
 				s.record(t)
 			}
 			t.Parallel()

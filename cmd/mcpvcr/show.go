@@ -15,7 +15,7 @@ func showCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print the timeline of a session",
-		ArgsUsage: "SESSION",
+		ArgsUsage: "SESSION [CASSETTE]",
 		Description: "One line per frame, in fixed-width columns: seq, offset from the session start, direction\n" +
 			"(> client to server, < server to client), stream, kind, method (and the tool, prompt or\n" +
 			"resource it names; an answer shows what it answers), id, size in bytes, the frame it pairs\n" +
@@ -35,15 +35,16 @@ func showCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
 		},
 		Action: func(c *cli.Context) error {
-			id, err := sessionArg(c, 0)
+			path, ids, err := positional(c, 1)
 			if err != nil {
 				return err
 			}
-			if id == 0 {
+			if len(ids) == 0 {
 				return usageErr("mcpvcr ls to see the sessions, then mcpvcr show N", "show needs a SESSION number")
 			}
+			id := ids[0]
 			o := view.Options{Method: c.String("method"), Stream: c.String("stream"), Payload: c.Bool("payload"),
-				Color: colorful(e.stdout, e.getenv("NO_COLOR"))}
+				Color: colorful(e.stdout, os.Getenv("NO_COLOR"))}
 			switch c.String("dir") {
 			case "":
 			case "c2s", ">", "client":
@@ -57,14 +58,14 @@ func showCommand(e *env) *cli.Command {
 			if format != "text" && format != "json" {
 				return usageErr("--format text or --format json", "--format %q is not text or json", format)
 			}
-			db, err := openForRead(c)
+			db, err := openPath(c, path)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			rec, err := db.Recorded(c.Context, id)
+			rec, err := db.Recording(c.Context, id)
 			if err != nil {
-				return failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+				return failErr(err, "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
 			}
 			if format == "json" {
 				err = view.WriteJSON(e.stdout, rec, o)

@@ -181,9 +181,9 @@ func recordStateless(t *testing.T) {
 // Origin and Host, and a GET. Each check, sent in an order other than the
 // recorded one, must get the recorded HTTP status, JSON-RPC error code and
 // body, at once; a valid request after a refused one with the same body
-// gets the valid answer. With -update it records the run afresh.
+// gets the valid answer. With -recassette it records the run afresh.
 func TestStateless(t *testing.T) {
-	if *update {
+	if *recassette {
 		recordStateless(t)
 	}
 	b, err := os.ReadFile(statelessGolden)
@@ -196,7 +196,7 @@ func TestStateless(t *testing.T) {
 	}
 	checks := statelessChecks()
 	if len(live) != len(checks) {
-		t.Fatalf("%s holds %d answers; want %d (re-record with -update)", statelessGolden, len(live), len(checks))
+		t.Fatalf("%s holds %d answers; want %d (re-record with make recassette)", statelessGolden, len(live), len(checks))
 	}
 	want := map[string]statelessAnswer{}
 	for _, a := range live {

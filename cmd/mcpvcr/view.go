@@ -17,7 +17,7 @@ func viewCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "view",
 		Usage:     "open the HTML report of a session in a browser",
-		ArgsUsage: "SESSION",
+		ArgsUsage: "SESSION [CASSETTE]",
 		Description: "Writes the self-contained HTML report of SESSION (as export --format html does) to a\n" +
 			"temporary file and opens it with $BROWSER, xdg-open or open; where there is no browser,\n" +
 			"or with --no-open, it prints the file's path.",
@@ -26,14 +26,15 @@ func viewCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "no-open", Usage: "only write the report and print its path"},
 		},
 		Action: func(c *cli.Context) error {
-			id, err := sessionArg(c, 0)
+			path, ids, err := positional(c, 1)
 			if err != nil {
 				return err
 			}
-			if id == 0 {
+			if len(ids) == 0 {
 				return usageErr("mcpvcr ls to see the sessions, then mcpvcr view N", "view needs a SESSION number")
 			}
-			db, err := openForRead(c)
+			id := ids[0]
+			db, err := openPath(c, path)
 			if err != nil {
 				return err
 			}
@@ -57,7 +58,7 @@ func viewCommand(e *env) *cli.Command {
 				return failErr(fmt.Errorf("write %s: %w", f.Name(), err), "")
 			}
 			if !c.Bool("no-open") {
-				if opener := browserCommand(e.getenv("BROWSER")); opener != nil {
+				if opener := browserCommand(os.Getenv("BROWSER")); opener != nil {
 					cmd := exec.Command(opener[0], append(opener[1:], f.Name())...)
 					if err := cmd.Start(); err == nil {
 						cmd.Process.Release() // the browser outlives mcpvcr
