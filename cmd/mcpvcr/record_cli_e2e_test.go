@@ -185,7 +185,7 @@ func TestRecord_StopWithOpenStream(t *testing.T) {
 		t.Fatalf("record did not stop at the second Ctrl-C:\n%s", all.String())
 	}
 	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
-	if !regexpMatch(`get#\d+ proxy-shutdown`, show) {
+	if !regexpMatch(`get#\d+ +end +proxy-shutdown`, show) {
 		t.Errorf("the cut GET stream is not recorded as ended by the proxy:\n%s", show)
 	}
 }
