@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -380,6 +381,11 @@ type stall struct {
 	// Awaited are the recorded client frames the answer waits for, by
 	// seq; empty when the recording holds no answer at all.
 	Awaited []*store.Frame
+	// Expected reports that the client is expected to send every awaited
+	// frame on its own: its answers to server requests replay has sent,
+	// or its cancellation of this request. Such a wait is ordinary and is
+	// reported only when Server.Wait runs out.
+	Expected bool
 }
 
 // stalls returns the outstanding requests that are stalled in every
@@ -464,6 +470,19 @@ func (e *engine) stalled(id string) (stall, bool) {
 	walk(a)
 	if len(st.Awaited) == 0 {
 		return stall{}, false
+	}
+	st.Expected = true
+	for _, f := range st.Awaited {
+		fr := &e.frames[e.index[f]]
+		switch {
+		case fr.msg.Kind.IsResponse():
+			j, ok := e.srvReq[string(fr.msg.ID)]
+			st.Expected = st.Expected && ok && e.frames[j].done
+		case fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled":
+			st.Expected = st.Expected && string(mcpwire.CancelledRequestID(fr.msg.Params)) == rec
+		default:
+			st.Expected = false
+		}
 	}
 	slices.SortFunc(st.Awaited, func(a, b *store.Frame) int { return int(a.Seq - b.Seq) })
 	return st, true

@@ -393,7 +393,7 @@ func (ls *liveSession) watchStall(id string) <-chan time.Time {
 		ls.stalled[id] = now
 	}
 	ls.mu.Unlock()
-	if !seen {
+	if !seen && !st.Expected {
 		ls.srv.logger().Warn("a request waits: "+st.describe(), "wait", ls.srv.waitText())
 	}
 	if ls.srv.wait() < 0 {

@@ -345,7 +345,9 @@ func (s *Server) checkStalls(cur *cursor, stalled map[string]time.Time) (due []s
 		if !seen {
 			since = now
 			stalled[st.ID] = now
-			s.logger().Warn("a request waits: "+st.describe(), "wait", s.waitText())
+			if !st.Expected {
+				s.logger().Warn("a request waits: "+st.describe(), "wait", s.waitText())
+			}
 		}
 		if s.wait() < 0 {
 			continue
