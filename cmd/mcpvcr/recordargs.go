@@ -2,13 +2,13 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
-	"net/textproto"
 	"os"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mcpvcr/mcpvcr/recorder"
 )
 
 // How record finds the server command: everything from the first
@@ -35,7 +35,7 @@ func serverArgv(c *cli.Context) ([]string, error) {
 	if s == "" {
 		return nil, nil
 	}
-	argv, err := splitCommand(s)
+	argv, err := recorder.SplitCommand(s)
 	if err != nil {
 		return nil, usageErr("quote like a shell: --server 'node \"my server.js\" --port 3'", "--server %q: %v", s, err)
 	}
@@ -43,63 +43,6 @@ func serverArgv(c *cli.Context) ([]string, error) {
 		return nil, usageErr("--server 'COMMAND ARGS'", "--server is empty")
 	}
 	return argv, nil
-}
-
-// splitCommand splits a command line into words as a POSIX shell does
-// for quoting: single quotes keep everything, double quotes keep
-// everything but backslash escapes of \ " $ `, and a backslash outside
-// quotes escapes the next character. Nothing is expanded.
-func splitCommand(s string) ([]string, error) {
-	var (
-		words []string
-		cur   strings.Builder
-		in    bool // inside a word
-	)
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		switch {
-		case ch == ' ' || ch == '\t' || ch == '\n':
-			if in {
-				words = append(words, cur.String())
-				cur.Reset()
-				in = false
-			}
-		case ch == '\\':
-			if i+1 >= len(s) {
-				return nil, errors.New("a backslash ends the command")
-			}
-			i++
-			cur.WriteByte(s[i])
-			in = true
-		case ch == '\'':
-			j := strings.IndexByte(s[i+1:], '\'')
-			if j < 0 {
-				return nil, errors.New("a single quote is not closed")
-			}
-			cur.WriteString(s[i+1 : i+1+j])
-			i += j + 1
-			in = true
-		case ch == '"':
-			i++
-			for ; i < len(s) && s[i] != '"'; i++ {
-				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\\\"$`", s[i+1]) >= 0 {
-					i++
-				}
-				cur.WriteByte(s[i])
-			}
-			if i >= len(s) {
-				return nil, errors.New("a double quote is not closed")
-			}
-			in = true
-		default:
-			cur.WriteByte(ch)
-			in = true
-		}
-	}
-	if in {
-		words = append(words, cur.String())
-	}
-	return words, nil
 }
 
 // headerList is the value of --header: "Name: value" lines, kept whole
@@ -125,31 +68,11 @@ func upstreamHeader(c *cli.Context) (http.Header, error) {
 	if hl, ok := c.Generic("header").(*headerList); ok && hl != nil {
 		lines = append(lines, *hl...)
 	}
-	if len(lines) == 0 {
-		return nil, nil
+	h, err := recorder.ParseHeaderLines(lines)
+	var le *recorder.HeaderLineError
+	if errors.As(err, &le) {
+		// Say which header, not its value: it may be a token.
+		return nil, usageErr(`--header "Authorization: Bearer TOKEN"`, "a --header or MCPVCR_HEADER line is not \"Name: value\" (it starts %q)", le.Start)
 	}
-	h := http.Header{}
-	for _, l := range lines {
-		name, value, ok := strings.Cut(l, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(name, " \t") {
-			// Say which header, not its value: it may be a token.
-			return nil, usageErr(`--header "Authorization: Bearer TOKEN"`, "a --header or MCPVCR_HEADER line is not \"Name: value\" (it starts %q)", firstWord(l))
-		}
-		h.Add(textproto.CanonicalMIMEHeaderKey(name), strings.TrimSpace(value))
-	}
-	return h, nil
-}
-
-// firstWord is the first word of s, at most 20 bytes: enough to name a
-// line without showing a token in it.
-func firstWord(s string) string {
-	f := strings.Fields(s)
-	if len(f) == 0 {
-		return ""
-	}
-	if len(f[0]) > 20 {
-		return fmt.Sprintf("%s…", f[0][:20])
-	}
-	return f[0]
+	return h, err
 }

@@ -4,35 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
 )
-
-func TestSplitCommand(t *testing.T) {
-	tests := []struct {
-		in      string
-		want    []string
-		wantErr bool
-	}{
-		{`node server.js --port 3`, []string{"node", "server.js", "--port", "3"}, false},
-		{`  node   "my server.js"  `, []string{"node", "my server.js"}, false},
-		{`sh -c 'echo "$0" $1' a\ b`, []string{"sh", "-c", `echo "$0" $1`, "a b"}, false},
-		{`x "a \"b\" \n" ''`, []string{"x", `a "b" \n`, ""}, false},
-		{`x 'open`, nil, true},
-		{`x "open`, nil, true},
-		{`x \`, nil, true},
-	}
-	for _, tt := range tests {
-		got, err := splitCommand(tt.in)
-		if (err != nil) != tt.wantErr {
-			t.Errorf("splitCommand(%q) error = %v; want error %t", tt.in, err, tt.wantErr)
-			continue
-		}
-		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("splitCommand(%q) mismatch (-want +got):\n%s", tt.in, diff)
-		}
-	}
-}
 
 // TestRecord_ServerCommandForms runs mcpvcr record with the server
 // command in each form a client config can carry, for a server whose
