@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -49,7 +47,7 @@ func recordHTTP(c *cli.Context, e *env) error {
 	if warn != "" {
 		fmt.Fprintf(e.stderr, "mcpvcr: warning: %s\n", warn)
 	}
-	serr := serve(c.Context, e, ln, rec, stopHooks{waiting: func() string { return openStreams(rec) }, beforeClose: rec.Stop})
+	serr := serve(c.Context, e, ln, &recorder.Graceful{Handler: rec, Waiting: rec.Pending, BeforeClose: rec.Stop})
 	cerr := rec.Close(context.WithoutCancel(c.Context)) // c.Context is done: Ctrl-C stopped serving
 	if err := db.Close(); err != nil {
 		return failErr(fmt.Errorf("save cassette %s: %w", cassettePath(c), err), "")
@@ -63,23 +61,4 @@ func recordHTTP(c *cli.Context, e *env) error {
 	}
 	fmt.Fprintf(e.stderr, "mcpvcr: recorded to %s; see mcpvcr ls --cassette %s\n", cassettePath(c), cassettePath(c))
 	return nil
-}
-
-// openStreams says what a stopping recorder waits for: "2 open streams
-// (1 get, 1 post)", or "" when none is open.
-func openStreams(rec *recorder.HTTP) string {
-	n, kinds := 0, []string{}
-	for k, c := range rec.OpenStreams() {
-		n += c
-		kinds = append(kinds, fmt.Sprintf("%d %s", c, k))
-	}
-	if n == 0 {
-		return ""
-	}
-	sort.Strings(kinds)
-	word := "streams"
-	if n == 1 {
-		word = "stream"
-	}
-	return fmt.Sprintf("%d open %s (%s)", n, word, strings.Join(kinds, ", "))
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -25,7 +26,7 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	}
 	fmt.Fprintf(e.stderr, "mcpvcr: replaying %d session(s) on http://%s; point your client at http://%s%s; stop with Ctrl-C\n",
 		len(srv.Recordings), ln.Addr(), ln.Addr(), endpointPath(srv.Recordings))
-	if err := serve(c.Context, e, ln, srv, stopHooks{beforeShutdown: srv.Close}); err != nil {
+	if err := serve(c.Context, e, ln, &recorder.Graceful{Handler: srv, BeforeShutdown: srv.Close}); err != nil {
 		return failErr(fmt.Errorf("serve: %w", err), "")
 	}
 	ok := true

@@ -1,0 +1,124 @@
+package recorder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// DefaultGrace is how long a Graceful stop waits for open requests and
+// streams when Grace is zero.
+const DefaultGrace = 5 * time.Second
+
+// Graceful serves an http.Handler (an HTTP recorder, or a replay server)
+// on a listener until its context ends, then stops the way a person at a
+// terminal expects: it says on Progress what it waits for and for how
+// long at most, waits up to Grace for open requests and streams to end,
+// and cuts them when the time is up or when Again delivers (a second
+// Ctrl-C).
+//
+// Every field but Handler may be zero. A Graceful serves once.
+type Graceful struct {
+	// Handler answers the requests. Required.
+	Handler http.Handler
+	// Grace is the longest a stop waits. If zero, DefaultGrace.
+	Grace time.Duration
+	// Waiting, if not nil, says what a stop waits for, such as "2 open
+	// streams (1 get, 1 post)" (HTTP.Pending), or "" when nothing.
+	Waiting func() string
+	// BeforeShutdown, if not nil, runs when the stop begins (to end
+	// streams held open); BeforeClose just before the connections still
+	// open are cut.
+	BeforeShutdown, BeforeClose func()
+	// Again, if not nil, cuts a stop short when it delivers. A signal
+	// already in it when the stop begins is the one that ended the
+	// context, and is dropped.
+	Again <-chan os.Signal
+	// Progress gets the stop's messages for the user. If nil, they are
+	// discarded.
+	Progress io.Writer
+}
+
+// Serve runs g.Handler on ln until ctx is done, then stops as the
+// Graceful doc says. It returns an error when serving failed or the stop
+// could not close the server; a stop cut short is not an error.
+func (g *Graceful) Serve(ctx context.Context, ln net.Listener) error {
+	progress, grace := g.Progress, g.Grace
+	if progress == nil {
+		progress = io.Discard
+	}
+	if grace == 0 {
+		grace = DefaultGrace
+	}
+	srv := &http.Server{Handler: g.Handler, ReadHeaderTimeout: 30 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	// The signal that cancelled ctx reached Again too, before ctx was
+	// cancelled; only a later one is a second Ctrl-C.
+	select {
+	case <-g.Again:
+	default:
+	}
+	if g.BeforeShutdown != nil {
+		g.BeforeShutdown()
+	}
+	what := ""
+	if g.Waiting != nil {
+		what = g.Waiting()
+	}
+	if what != "" {
+		fmt.Fprintf(progress, "mcpvcr: stopping: waiting up to %s for %s to end, then saving; press Ctrl-C again to stop now\n", grace, what)
+	}
+	sctx, cancel := context.WithTimeout(context.Background(), grace)
+	defer cancel()
+	go func() {
+		select {
+		case <-g.Again:
+			fmt.Fprintln(progress, "mcpvcr: stopping now")
+			cancel()
+		case <-sctx.Done(): // at the latest when Serve returns
+		}
+	}()
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		if g.BeforeClose != nil {
+			g.BeforeClose()
+		}
+		err = srv.Close()
+	}
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
+		return serr
+	}
+	return err
+}
+
+// Pending says what a stopping h waits for: "2 open streams (1 get,
+// 1 post)", or "" when none is open. It suits Graceful.Waiting.
+func (h *HTTP) Pending() string {
+	n, kinds := 0, []string{}
+	for k, c := range h.OpenStreams() {
+		n += c
+		kinds = append(kinds, fmt.Sprintf("%d %s", c, k))
+	}
+	if n == 0 {
+		return ""
+	}
+	sort.Strings(kinds)
+	word := "streams"
+	if n == 1 {
+		word = "stream"
+	}
+	return fmt.Sprintf("%d open %s (%s)", n, word, strings.Join(kinds, ", "))
+}
