@@ -25,20 +25,11 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "mcpvcr: replaying %d session(s) on http://%s; point your client at http://%s%s; stop with Ctrl-C\n",
-		len(srv.Recordings), ln.Addr(), ln.Addr(), endpointPath(srv.Recordings))
+		len(srv.Recordings), ln.Addr(), ln.Addr(), replayer.EndpointPath(srv.Recordings))
 	if err := serve(c.Context, e, ln, &recorder.Graceful{Handler: srv, BeforeShutdown: srv.Close}); err != nil {
 		return failErr(fmt.Errorf("serve: %w", err), "")
 	}
-	ok := true
-	for _, x := range srv.UnmatchedExchanges() {
-		fmt.Fprintf(e.stderr, "replay: unmatched OAuth exchange %s: nothing recorded answers it (answered 404)\n", x)
-		ok = false
-	}
-	for _, rep := range srv.Reports() {
-		rep.WriteSummary(e.stderr)
-		ok = ok && rep.OK()
-	}
-	if !ok {
+	if !srv.WriteSummary(e.stderr) {
 		return errDiffer
 	}
 	return nil

@@ -1,4 +1,4 @@
-package main
+package replayer
 
 import (
 	"net/url"
@@ -6,11 +6,11 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// endpointPath is the path of the MCP endpoint (or HTTP+SSE stream) the
+// EndpointPath is the path of the MCP endpoint (or HTTP+SSE stream) the
 // recordings were made against, as the upstream URL of the first one
-// names it, so that replay can print the exact URL to give the client.
-// Replay answers on every path; "/mcp" is said when nothing is known.
-func endpointPath(recs []*store.Recording) string {
+// names it, so that a replay can tell a client the exact URL to use.
+// A Server answers on every path; "/mcp" is said when nothing is known.
+func EndpointPath(recs []*store.Recording) string {
 	for _, r := range recs {
 		if u, err := url.Parse(r.Session.Upstream); err == nil && u.Host != "" {
 			if p := u.EscapedPath(); p != "" {
