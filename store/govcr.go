@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -176,4 +178,26 @@ func describe(f *Frame) string {
 		return f.Method
 	}
 	return f.Kind.String()
+}
+
+// EncodeGoVCR writes rec as WriteGoVCR does, to w instead of a file: the
+// cassette is written to a temporary directory, through go-vcr's own
+// cassette package, then copied to w and removed.
+func EncodeGoVCR(w io.Writer, rec *Recording, baseURL string) error {
+	dir, err := os.MkdirTemp("", "mcpvcr-export-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "session.yaml")
+	if err := WriteGoVCR(rec, path, baseURL); err != nil {
+		return err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = io.Copy(w, f)
+	return err
 }

@@ -1,6 +1,7 @@
 package store_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -320,5 +322,35 @@ func TestWriteGoVCR_Shapes(t *testing.T) {
 				t.Errorf("WriteGoVCR = %v; want an error with %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestEncodeGoVCR: the bytes written to w are the file WriteGoVCR writes,
+// and a session go-vcr cannot hold is the same *GoVCRError, with nothing
+// written.
+func TestEncodeGoVCR(t *testing.T) {
+	recs, err := store.LoadFile(context.Background(), "../cassettes/multi-gosdk-http-json.jsonl", 4, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "run3.yaml")
+	if err := store.WriteGoVCR(recs[0], path, "http://mcp.example"); err != nil {
+		t.Fatalf("WriteGoVCR: %v", err)
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := store.EncodeGoVCR(&got, recs[0], "http://mcp.example"); err != nil {
+		t.Fatalf("EncodeGoVCR: %v", err)
+	}
+	if diff := cmp.Diff(string(want), got.String()); diff != "" {
+		t.Errorf("EncodeGoVCR mismatch (-WriteGoVCR +EncodeGoVCR):\n%s", diff)
+	}
+	got.Reset()
+	var ge *store.GoVCRError
+	if err := store.EncodeGoVCR(&got, recs[1], ""); !errors.As(err, &ge) || got.Len() != 0 {
+		t.Errorf("EncodeGoVCR(session 5) = %v, %d bytes; want a *GoVCRError and nothing written", err, got.Len())
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/view"
 )
 
 func diffCommand(e *env) *cli.Command {
@@ -55,12 +56,7 @@ func diffCommand(e *env) *cli.Command {
 			case err != nil:
 				return failErr(err, "")
 			}
-			if format == "html" {
-				err = writeHTMLReports(c.Context, e.stdout, db, []*diff.Report{r})
-			} else {
-				err = diff.Write(e.stdout, format, r)
-			}
-			if err != nil {
+			if err := view.WriteReports(c.Context, e.stdout, db, format, r); err != nil {
 				return failErr(fmt.Errorf("write the report: %w", err), "")
 			}
 			if r.Differs() {

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net/url"
 	"os"
-	"path/filepath"
+	"slices"
 
 	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/view"
@@ -43,7 +40,7 @@ func exportCommand(e *env) *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
-			if format != "jsonl" && format != "har" && format != "html" && format != "go-vcr" {
+			if !slices.Contains(view.ExportFormats, format) {
 				return usageErr("mcpvcr export --format jsonl, har, html or go-vcr", "export format %q is not supported", format)
 			}
 			path, ids, err := positional(c, math.MaxInt)
@@ -73,18 +70,7 @@ func exportCommand(e *env) *cli.Command {
 				defer file.Close()
 				out = file
 			}
-			bw := bufio.NewWriter(out)
-			write := db.Export
-			switch format {
-			case "har":
-				write = db.ExportHAR
-			case "html":
-				write = func(ctx context.Context, w io.Writer, ids ...int64) error { return view.ExportHTML(ctx, db, w, ids...) }
-			}
-			if err := write(c.Context, bw, ids...); err != nil {
-				return failErr(fmt.Errorf("export: %w", err), "")
-			}
-			if err := bw.Flush(); err != nil {
+			if err := view.Export(c.Context, db, out, format, ids...); err != nil {
 				return failErr(fmt.Errorf("export: %w", err), "")
 			}
 			if file != nil {
@@ -117,31 +103,16 @@ func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
 	if err != nil {
 		return failErr(fmt.Errorf("session %d: %w", ids[0], err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
 	}
-	out := c.String("output")
-	if out == "" {
-		dir, err := os.MkdirTemp("", "mcpvcr-export-")
-		if err != nil {
-			return failErr(fmt.Errorf("export: %w", err), "")
-		}
-		defer os.RemoveAll(dir)
-		out = filepath.Join(dir, "session.yaml")
+	if out := c.String("output"); out != "" {
+		err = store.WriteGoVCR(rec, out, c.String("base-url"))
+	} else {
+		err = store.EncodeGoVCR(e.stdout, rec, c.String("base-url"))
 	}
-	if err := store.WriteGoVCR(rec, out, c.String("base-url")); err != nil {
-		var ge *store.GoVCRError
-		if errors.As(err, &ge) {
-			return failErr(err, "mcpvcrtest.NewServer replays every stream of it in Go tests, or mcpvcr replay "+a(ids[0])+" --listen 127.0.0.1:8080")
-		}
-		return failErr(fmt.Errorf("export: %w", err), "")
-	}
-	if c.String("output") != "" {
-		return nil
-	}
-	f, err := os.Open(out)
-	if err != nil {
-		return failErr(fmt.Errorf("export: %w", err), "")
-	}
-	defer f.Close()
-	if _, err := io.Copy(e.stdout, f); err != nil {
+	var ge *store.GoVCRError
+	switch {
+	case errors.As(err, &ge):
+		return failErr(err, "mcpvcrtest.NewServer replays every stream of it in Go tests, or mcpvcr replay "+a(ids[0])+" --listen 127.0.0.1:8080")
+	case err != nil:
 		return failErr(fmt.Errorf("export: %w", err), "")
 	}
 	return nil

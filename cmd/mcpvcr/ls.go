@@ -47,10 +47,3 @@ func lsCommand(e *env) *cli.Command {
 		},
 	}
 }
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}

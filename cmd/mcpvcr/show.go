@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -43,8 +42,9 @@ func showCommand(e *env) *cli.Command {
 				return usageErr("mcpvcr ls to see the sessions, then mcpvcr show N", "show needs a SESSION number")
 			}
 			id := ids[0]
+			// Colour on a terminal, never with NO_COLOR (https://no-color.org).
 			o := view.Options{Method: c.String("method"), Stream: c.String("stream"), Payload: c.Bool("payload"),
-				Color: colorful(e.stdout, os.Getenv("NO_COLOR"))}
+				Color: os.Getenv("NO_COLOR") == "" && view.IsTerminal(e.stdout)}
 			switch c.String("dir") {
 			case "":
 			case "c2s", ">", "client":
@@ -78,19 +78,4 @@ func showCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
-}
-
-// colorful reports whether w is a terminal that should get colour: not
-// when NO_COLOR is set (https://no-color.org), nor when w is a pipe or a
-// file.
-func colorful(w io.Writer, noColor string) bool {
-	if noColor != "" {
-		return false
-	}
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

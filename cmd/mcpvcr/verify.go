@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/verify"
+	"github.com/mcpvcr/mcpvcr/view"
 )
 
 func verifyCommand(e *env) *cli.Command {
@@ -69,12 +70,7 @@ func verifyCommand(e *env) *cli.Command {
 			if err != nil {
 				return verifyErr(c, id, t, err)
 			}
-			if format == "html" {
-				err = writeHTMLReports(c.Context, e.stdout, db, reports)
-			} else {
-				err = diff.Write(e.stdout, format, reports...)
-			}
-			if err != nil {
+			if err := view.WriteReports(c.Context, e.stdout, db, format, reports...); err != nil {
 				return failErr(fmt.Errorf("write the report: %w", err), "")
 			}
 			for _, r := range reports {
@@ -153,7 +149,7 @@ func parseUpstream(raw string) (*url.URL, error) {
 // reportFlags reads the --format and --ignore flags verify and diff share.
 func reportFlags(c *cli.Context) (format string, extra diff.Noise, err error) {
 	format = c.String("format")
-	if !slices.Contains(diff.Formats, format) && format != "html" {
+	if !slices.Contains(view.ReportFormats, format) {
 		return "", diff.Noise{}, usageErr("--format text, json, junit or html", "--format %q is not text, json, junit or html", format)
 	}
 	for _, s := range c.StringSlice("ignore") {

@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"os"
-	"os/exec"
-	"runtime"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -42,56 +38,19 @@ func viewCommand(e *env) *cli.Command {
 			if _, err := db.Session(c.Context, id); err != nil {
 				return failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
 			}
-			f, err := os.CreateTemp("", fmt.Sprintf("mcpvcr-session-%d-*.html", id))
-			if err != nil {
-				return failErr(fmt.Errorf("create the report file: %w", err), "set TMPDIR to a writable directory")
+			name, err := view.WriteTempHTML(c.Context, db, id)
+			switch {
+			case name == "" && err != nil:
+				return failErr(err, "set TMPDIR to a writable directory")
+			case err != nil:
+				return failErr(err, "")
 			}
-			bw := bufio.NewWriter(f)
-			err = view.ExportHTML(c.Context, db, bw, id)
-			if err == nil {
-				err = bw.Flush()
+			if !c.Bool("no-open") && view.Open(name, os.Getenv("BROWSER")) {
+				fmt.Fprintf(e.stdout, "opened %s\n", name)
+				return nil
 			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return failErr(fmt.Errorf("write %s: %w", f.Name(), err), "")
-			}
-			if !c.Bool("no-open") {
-				if opener := browserCommand(os.Getenv("BROWSER")); opener != nil {
-					cmd := exec.Command(opener[0], append(opener[1:], f.Name())...)
-					if err := cmd.Start(); err == nil {
-						cmd.Process.Release() // the browser outlives mcpvcr
-						fmt.Fprintf(e.stdout, "opened %s\n", f.Name())
-						return nil
-					}
-				}
-			}
-			fmt.Fprintf(e.stdout, "%s\n", f.Name())
+			fmt.Fprintf(e.stdout, "%s\n", name)
 			return nil
 		},
 	}
-}
-
-// browserCommand returns the command that opens a file in the user's
-// browser: $BROWSER, else the system's opener; nil if there is none.
-func browserCommand(env string) []string {
-	if env != "" {
-		return strings.Fields(strings.Split(env, ":")[0])
-	}
-	var cands [][]string
-	switch runtime.GOOS {
-	case "darwin":
-		cands = [][]string{{"open"}}
-	case "windows":
-		cands = [][]string{{"rundll32", "url.dll,FileProtocolHandler"}}
-	default:
-		cands = [][]string{{"xdg-open"}, {"wslview"}}
-	}
-	for _, c := range cands {
-		if _, err := exec.LookPath(c[0]); err == nil {
-			return c
-		}
-	}
-	return nil
 }

@@ -1,0 +1,98 @@
+package view
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+
+	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// ReportFormats are the formats WriteReports takes: diff.Formats and
+// "html".
+var ReportFormats = append(slices.Clone(diff.Formats), "html")
+
+// WriteReports writes diff or verify reports to w in format: "html" as one
+// page over the sessions they compare, read from db (ExportDiffHTML, each
+// report passed as the JSON --format json writes), any other format as
+// diff.Write writes it.
+func WriteReports(ctx context.Context, w io.Writer, db *store.DB, format string, reports ...*diff.Report) error {
+	if format != "html" {
+		return diff.Write(w, format, reports...)
+	}
+	raws := make([]json.RawMessage, 0, len(reports))
+	for _, r := range reports {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("encode a report: %w", err)
+		}
+		raws = append(raws, b)
+	}
+	return ExportDiffHTML(ctx, db, w, raws...)
+}
+
+// ExportFormats are the formats Export takes, and "go-vcr", which
+// store.WriteGoVCR writes for one session.
+var ExportFormats = []string{"jsonl", "har", "html", "go-vcr"}
+
+// Export writes the sessions of db with the given IDs (all when none is
+// given) to w in format: "jsonl" (store.DB.Export), "har"
+// (store.DB.ExportHAR) or "html" (ExportHTML). Writes to w are buffered
+// and flushed before Export returns.
+func Export(ctx context.Context, db *store.DB, w io.Writer, format string, ids ...int64) error {
+	write := db.Export
+	switch format {
+	case "jsonl":
+	case "har":
+		write = db.ExportHAR
+	case "html":
+		write = func(ctx context.Context, w io.Writer, ids ...int64) error { return ExportHTML(ctx, db, w, ids...) }
+	default:
+		return fmt.Errorf("export format %q is not supported", format)
+	}
+	bw := bufio.NewWriter(w)
+	if err := write(ctx, bw, ids...); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// WriteTempHTML writes the HTML report of session id of db (as
+// ExportHTML does) to a new file in the system's temporary directory and
+// returns its name. When the file cannot be created the name is ""; when
+// it cannot be written, the error names the file, which is left behind.
+// The caller owns the file.
+func WriteTempHTML(ctx context.Context, db *store.DB, id int64) (string, error) {
+	f, err := os.CreateTemp("", fmt.Sprintf("mcpvcr-session-%d-*.html", id))
+	if err != nil {
+		return "", fmt.Errorf("create the report file: %w", err)
+	}
+	bw := bufio.NewWriter(f)
+	err = ExportHTML(ctx, db, bw, id)
+	if err == nil {
+		err = bw.Flush()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return f.Name(), fmt.Errorf("write %s: %w", f.Name(), err)
+	}
+	return f.Name(), nil
+}
+
+// IsTerminal reports whether w is a terminal, where a timeline may be
+// coloured (Options.Color): not a pipe, a file or a buffer.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
