@@ -24,6 +24,15 @@ type env struct {
 	logger *slog.Logger
 }
 
+// client is stdin and stdout as one stream: the client's side of a stdio
+// session that record or replay serves.
+func (e *env) client() io.ReadWriter {
+	return struct {
+		io.Reader
+		io.Writer
+	}{e.stdin, e.stdout}
+}
+
 // run builds the app and runs it; it returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,

@@ -178,9 +178,10 @@ func completionCommand(e *env) *cli.Command {
 func positional(c *cli.Context, maxSessions int) (path string, ids []int64, err error) {
 	usage := "mcpvcr " + c.Command.Name + " " + c.Command.ArgsUsage
 	for _, a := range c.Args().Slice() {
-		if n, perr := strconv.ParseInt(a, 10, 64); perr == nil {
-			if n <= 0 {
-				return "", nil, usageErr("mcpvcr ls to see the sessions and their numbers", "%q is not a session number", a)
+		if _, perr := strconv.ParseInt(a, 10, 64); perr == nil {
+			n, err := sessionNumber(a)
+			if err != nil {
+				return "", nil, err
 			}
 			if len(ids) == maxSessions {
 				return "", nil, usageErr(usage, "%s takes at most %d SESSION argument(s), got %q", c.Command.Name, maxSessions, a)

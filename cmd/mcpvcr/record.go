@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/signal"
 	"syscall"
@@ -82,13 +81,9 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 		Redactor: redactor(c),
 		Signals:  sigs,
 	}
-	client := struct {
-		io.Reader
-		io.Writer
-	}{e.stdin, e.stdout}
 	// Signals are forwarded rather than cancelling the recording: the
 	// server decides when the session ends.
-	res, err := rec.Run(context.WithoutCancel(c.Context), client)
+	res, err := rec.Run(context.WithoutCancel(c.Context), e.client())
 	var se *recorder.StartError
 	switch {
 	case errors.As(err, &se):

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -63,11 +62,7 @@ func replayCommand(e *env) *cli.Command {
 				return err
 			}
 			srv.Pace = pace
-			client := struct {
-				io.Reader
-				io.Writer
-			}{e.stdin, e.stdout}
-			rep, err := srv.ServeStdio(c.Context, client)
+			rep, err := srv.ServeStdio(c.Context, e.client())
 			if err != nil {
 				return failErr(fmt.Errorf("replay: %w", err), "")
 			}
@@ -100,12 +95,8 @@ func matchRules(c *cli.Context, db *store.DB, ids []int64) (replayer.Match, erro
 	if err != nil {
 		return mt, usageErr("--ignore 'tools/call:params.arguments.when' (see mcpvcr help verify for the path syntax)", "--ignore: %w", err)
 	}
-	seen := map[string]bool{}
-	for _, p := range n.Paths {
-		if !seen[p.String()] {
-			seen[p.String()] = true
-			mt.Ignore = append(mt.Ignore, p)
-		}
+	for _, p := range (diff.Noise{}).With(n).Paths { // each rule once
+		mt.Ignore = append(mt.Ignore, p)
 	}
 	return mt, nil
 }
@@ -132,6 +123,11 @@ func sessionArg(c *cli.Context, i int) (int64, error) {
 	if a == "" {
 		return 0, nil
 	}
+	return sessionNumber(a)
+}
+
+// sessionNumber parses a SESSION argument.
+func sessionNumber(a string) (int64, error) {
 	id, err := strconv.ParseInt(a, 10, 64)
 	if err != nil || id <= 0 {
 		return 0, usageErr("mcpvcr ls to see the sessions and their numbers", "%q is not a session number", a)

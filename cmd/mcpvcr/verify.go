@@ -100,15 +100,11 @@ func verifyArgs(c *cli.Context) (int64, []string, error) {
 	if len(pos) > 1 {
 		return 0, nil, usageErr("mcpvcr verify [SESSION] -- SERVER_COMMAND [ARGS...]", "verify takes one SESSION, got %q", pos)
 	}
-	var id int64
-	if len(pos) == 1 {
-		n, err := strconv.ParseInt(pos[0], 10, 64)
-		if err != nil || n <= 0 {
-			return 0, nil, usageErr("mcpvcr ls to see the sessions and their numbers", "%q is not a session number", pos[0])
-		}
-		id = n
+	if len(pos) == 0 {
+		return 0, argv, nil
 	}
-	return id, argv, nil
+	id, err := sessionNumber(pos[0])
+	return id, argv, err
 }
 
 // verifyTarget reads the live server from the arguments and flags.
