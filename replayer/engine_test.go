@@ -222,3 +222,32 @@ func TestNoMatchReply(t *testing.T) {
 		t.Errorf("reply to a notification = %s; want none", r)
 	}
 }
+
+// TestLink_BodyFollowsItsOwnRequest: an HTTP+SSE POST's "Accepted" body,
+// recorded after the client's next request, is released by its own
+// request: the client waits for it before it sends the next one.
+func TestLink_BodyFollowsItsOwnRequest(t *testing.T) {
+	rec := &recording{Recording: &store.Recording{
+		Session: store.Session{ID: 1, Transport: store.LegacySSE},
+		Streams: []store.Stream{{ID: 1, Kind: store.SSEGetStream}, {ID: 2, Kind: store.PostStream}, {ID: 3, Kind: store.PostStream}},
+	}}
+	add := func(stream int64, dir store.Direction, raw string) {
+		f := store.Frame{SessionID: 1, StreamID: stream, Seq: int64(len(rec.Frames) + 1), Direction: dir, Raw: []byte(raw)}
+		f.Derive(store.PostStream)
+		rec.Frames = append(rec.Frames, f)
+	}
+	add(2, store.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"a"}`)
+	add(1, store.ServerToClient, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	add(3, store.ClientToServer, `{"jsonrpc":"2.0","id":2,"method":"b"}`)
+	add(2, store.ServerToClient, `Accepted`) // post 2's body, recorded late
+	c := newCursor([]*recording{rec}, Match{}, false)
+	c.start()
+	rc := c.receive(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"a"}`)), nil)
+	var got []string
+	for _, o := range rc.outs {
+		got = append(got, string(o.Data))
+	}
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":1,"result":{}}`, `Accepted`}, got); diff != "" {
+		t.Errorf("released after request a (-want +got):\n%s", diff)
+	}
+}
