@@ -251,3 +251,26 @@ func TestLink_BodyFollowsItsOwnRequest(t *testing.T) {
 		t.Errorf("released after request a (-want +got):\n%s", diff)
 	}
 }
+
+// TestStalls_Expected: a request whose answer waits for the client's
+// answer to a server request already sent is an ordinary wait, reported
+// only when Server.Wait runs out; once the client answers, it is over.
+func TestStalls_Expected(t *testing.T) {
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sample"}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"content":{"type":"text","text":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+	)
+	c := newCursor([]*recording{rec}, Match{}, true)
+	c.start()
+	recv(t, c, `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"sample"}}`)
+	st := c.stalls()
+	if len(st) != 1 || !st[0].Expected || len(st[0].Awaited) != 1 || st[0].Awaited[0].Seq != 3 {
+		t.Fatalf("stalls() = %+v; want request a awaiting seq 3, expected", st)
+	}
+	recv(t, c, `{"jsonrpc":"2.0","id":0,"result":{"content":{"type":"text","text":"hi"}}}`)
+	if st := c.stalls(); len(st) != 0 {
+		t.Fatalf("stalls() after the answer = %+v; want none", st)
+	}
+}
