@@ -133,10 +133,14 @@ func inspect(ctx context.Context, db *sql.DB) (version int, err error) {
 }
 
 // migrate applies every migration newer than version, each in its own
-// transaction. Each migration sets PRAGMA user_version itself.
+// transaction. Each migration sets PRAGMA user_version itself. Another
+// process may be migrating the same file at the same time: each
+// transaction takes the write lock first and then reads the version
+// again, so a migration the other process applied meanwhile is skipped.
 func migrate(ctx context.Context, db *sql.DB, version int) error {
 	for _, m := range migrations[version:] {
-		if err := applyMigration(ctx, db, m); err != nil {
+		err := retryBusy(func() error { return applyMigration(ctx, db, m) })
+		if err != nil {
 			return fmt.Errorf("migrate to schema version %d: %w", m.version, err)
 		}
 	}
@@ -149,6 +153,13 @@ func applyMigration(ctx context.Context, db *sql.DB, m migration) error {
 		return err
 	}
 	defer tx.Rollback()
+	var before int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&before); err != nil {
+		return err
+	}
+	if before >= m.version {
+		return nil // another process applied it meanwhile
+	}
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return err
 	}
