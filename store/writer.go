@@ -28,7 +28,7 @@ type op struct {
 	frame     *Frame
 	args      []any // session or stream row, in upsert column order
 	fn        func(t *txn) error
-	deletes   int64 // opExclusive: the session fn deletes, 0 if none
+	deletes   int64   // opExclusive: the session fn deletes, 0 if none
 	pool      *idPool // opReserve: the pool to fill
 	done      chan error
 }
