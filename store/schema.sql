@@ -99,3 +99,13 @@ PRAGMA user_version = 1;
 DROP INDEX frames_session_method;
 
 PRAGMA user_version = 2;
+
+-- migration 3
+-- The stream_id index on frames served no query of mcpvcr's (frames are
+-- read by session, in seq order) and cost a tenth of the insert time of
+-- a small frame. Deleting a session turns foreign keys off for its
+-- transaction, since without the index every deleted stream would scan
+-- the frames for children (it deletes the session's frames first).
+DROP INDEX frames_stream;
+
+PRAGMA user_version = 3;
