@@ -128,6 +128,33 @@ func (t *table) addIngest(size int, rate float64) {
 	t.rows = append(t.rows, r)
 }
 
+// addGrowth adds the rows of the growth measurement: ingest into a big
+// cassette against a new one, and the size of a cassette per recorded
+// byte.
+func (t *table) addGrowth(g growthResult) {
+	dash := func(r *row) {
+		for m := range numModes {
+			r.vals[m] = "-"
+		}
+		r.rec, r.rep = "-", "-"
+	}
+	r := row{load: "store growth", conc: "1", metric: "200B frames/s, new"}
+	dash(&r)
+	r.vals[modeRecord] = fmtRate(g.empty)
+	t.rows = append(t.rows, r)
+	r = row{load: "store growth", conc: "1", metric: fmt.Sprintf("200B frames/s, %.0fMB", g.bigMB)}
+	dash(&r)
+	r.vals[modeRecord] = fmtRate(g.big)
+	gr := ratio(g.big, g.empty)
+	r.target = t.check(gr >= 0.80, "≥0.80× of new (%.3g×), into %d frames", gr, g.bigFrames)
+	t.rows = append(t.rows, r)
+	r = row{load: "store growth", conc: "1", metric: "cassette B per frame B"}
+	dash(&r)
+	r.vals[modeRecord] = fmt.Sprintf("%.2f", g.bytesPerRaw)
+	r.target = "200 B lines; the file after Close"
+	t.rows = append(t.rows, r)
+}
+
 // addRSS adds the peak-memory rows for a stream of about total bytes.
 func (t *table) addRSS(total int64, pass, rec rssResult) {
 	size := fmtSize(int(total))
