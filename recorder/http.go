@@ -181,6 +181,11 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte) *exchang
 		URL:           h.red.URL(r.URL.RequestURI()),
 		RequestHeader: h.red.Header(r.Header),
 	}
+	if st.RequestHeader != nil && r.Host != "" {
+		// Go keeps Host out of Header; replay matches on whether it was
+		// the server's own or foreign (a DNS-rebinding probe).
+		st.RequestHeader.Set("Host", r.Host)
+	}
 	x := &exchange{hs: hs, st: st, reqIDs: map[string]bool{}, reqBody: body, host: r.Host}
 	switch r.Method {
 	case http.MethodPost:

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -27,8 +26,8 @@ type Recording struct {
 
 	byStreamOnce sync.Once
 	byStream     map[int64][]*store.Frame // stream id -> its server frames
-	templateOnce sync.Once
-	tmpl         *engine // see template
+	tmplMu       sync.Mutex               // guards tmpls
+	tmpls        map[string]*engine       // by Match.String(); see template
 }
 
 // serverFrames returns the server frames of each stream, in order,
@@ -86,6 +85,9 @@ type Mismatch struct {
 	Diff string
 	// Reason says why, for checks that are not about matching.
 	Reason string
+	// Hint names the matching rule that would have matched Closest, if
+	// one would.
+	Hint string
 }
 
 // Error describes the mismatch on one line.
@@ -110,7 +112,7 @@ func (m *Mismatch) Error() string {
 // closest returns the mismatch report for live against e's recording.
 func (e *engine) closest(live jsonrpc.Message) *Mismatch {
 	mm := &Mismatch{Live: live.Raw}
-	want := canonical(live.Params)
+	want := e.mt.normalized(live.Method, live.Params)
 	best := -1
 	bestScore := 0
 	for i := range e.frames {
@@ -137,7 +139,8 @@ func (e *engine) closest(live jsonrpc.Message) *Mismatch {
 	}
 	fr := &e.frames[best]
 	mm.Closest = fr.f
-	mm.Diff = cmp.Diff(canonical(fr.msg.Params), want)
+	mm.Diff = cmp.Diff(e.mt.normalized(fr.msg.Method, fr.msg.Params), want)
+	mm.Hint = e.mt.hint(live, fr.msg)
 	if mm.Diff == "" && fr.done {
 		mm.Reason = fmt.Sprintf("matches recorded seq %d, which this client already sent", fr.f.Seq)
 	}
@@ -154,7 +157,8 @@ func noMatchAnswer(id json.RawMessage, mm *Mismatch) []byte {
 	data := struct {
 		Closest *closest `json:"closest,omitempty"`
 		Diff    string   `json:"diff,omitempty"`
-	}{Diff: mm.Diff}
+		Hint    string   `json:"hint,omitempty"`
+	}{Diff: mm.Diff, Hint: mm.Hint}
 	if mm.Closest != nil {
 		data.Closest = &closest{Seq: mm.Closest.Seq, Method: mm.Closest.Method}
 		if json.Valid(mm.Closest.Data) {
@@ -208,108 +212,4 @@ func noMatchReply(live jsonrpc.Message, mm *Mismatch) []byte {
 		return out
 	}
 	return nil
-}
-
-// cursor follows one live client through the recorded sessions that are
-// still candidates for it. The leader, the first survivor, speaks; the
-// others follow silently and take over if the leader stops matching. It is
-// safe for concurrent use.
-type cursor struct {
-	mu    sync.Mutex // guards cands
-	cands []*engine
-}
-
-func newCursor(recs []*Recording) *cursor {
-	c := &cursor{}
-	for _, r := range recs {
-		c.cands = append(c.cands, newEngine(r))
-	}
-	return c
-}
-
-// start returns the server frames recorded before any client frame.
-func (c *cursor) start() []Out {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var outs []Out
-	for i, e := range c.cands {
-		o := e.release()
-		if i == 0 {
-			outs = o
-		}
-	}
-	return outs
-}
-
-// receive matches a client frame and returns the leader's recorded frame
-// it matched and what the server sends next. When nothing matches, the
-// candidates are kept and a Mismatch (from the leader's point of view) is
-// returned.
-func (c *cursor) receive(live jsonrpc.Message) ([]Out, *store.Frame, *Mismatch) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var kept []*engine
-	var idx []int
-	for _, e := range c.cands {
-		if i, ok := e.match(live); ok {
-			kept = append(kept, e)
-			idx = append(idx, i)
-		}
-	}
-	if len(kept) == 0 {
-		if live.Kind.IsResponse() && c.cands[0].unanswered(live.ID) {
-			// An answer to a server request whose recorded answer never
-			// came (the recorded client was gone first): a server takes
-			// it and moves on.
-			return nil, nil, nil
-		}
-		return nil, nil, c.cands[0].closest(live)
-	}
-	c.cands = kept
-	var outs []Out
-	for n, e := range kept {
-		e.consume(idx[n], live)
-		o := e.release()
-		if n == 0 {
-			outs = o
-		}
-	}
-	return outs, kept[0].frames[idx[0]].f, nil
-}
-
-// leader returns the candidate that speaks.
-func (c *cursor) leader() *engine {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.cands[0]
-}
-
-// caughtUp reports whether the leader has received every recorded client
-// frame before offset t.
-func (c *cursor) caughtUp(t time.Duration) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e := c.cands[0]
-	for e.firstC2S < len(e.frames) && (!e.frames[e.firstC2S].c2s || e.frames[e.firstC2S].done) {
-		e.firstC2S++
-	}
-	return e.firstC2S == len(e.frames) || e.frames[e.firstC2S].f.Offset >= t
-}
-
-// unanswered reports whether id is a server request that replay has sent
-// and the recorded client never answered.
-func (e *engine) unanswered(id []byte) bool {
-	sent := false
-	for _, fr := range e.frames {
-		if string(fr.msg.ID) != string(id) {
-			continue
-		}
-		if fr.c2s && fr.msg.Kind.IsResponse() {
-			return false
-		}
-		if !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && fr.done {
-			sent = true
-		}
-	}
-	return sent
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -316,4 +317,44 @@ func (sc scope) in(s string) bool {
 		return true
 	}
 	return sc.name != "" && s == sc.method+" "+sc.name
+}
+
+// Strip removes from msg, a client request or notification decoded as
+// {"method": …, "params": …}, every value p names, for replay's --ignore
+// matching rules. The scope is the message's method (and tool, prompt or
+// resource name); #SEQ and server scopes match nothing here.
+func (p Path) Strip(msg map[string]any) {
+	method, _ := msg["method"].(string)
+	sc := scope{seq: -1, method: method}
+	if params, ok := msg["params"].(map[string]any); ok {
+		for _, k := range []string{"name", "uri"} {
+			if s, ok := params[k].(string); ok {
+				sc.name = s
+				break
+			}
+		}
+	}
+	if len(p.segs) == 0 || !sc.in(p.Scope) {
+		return
+	}
+	stripAt(p.segs, msg, nil)
+}
+
+// stripAt deletes from v (reached by path) every member pattern names.
+func stripAt(pattern []pathSeg, v any, path []pathSeg) {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			p := append(slices.Clip(path), pathSeg{kind: segKey, key: k})
+			if prefixMatch(pattern, p) {
+				delete(x, k)
+				continue
+			}
+			stripAt(pattern, e, p)
+		}
+	case []any:
+		for i, e := range x {
+			stripAt(pattern, e, append(slices.Clip(path), pathSeg{kind: segIndex, index: i}))
+		}
+	}
 }

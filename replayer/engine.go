@@ -18,8 +18,10 @@ type recFrame struct {
 	// prev is the previous frame of the same causal group, extra another
 	// client frame this one waits for; -1 when none.
 	prev, extra int
-	// key is the canonical match key of a client frame.
-	key string
+	// key is the canonical match key of a client frame; for an answer to
+	// a server request it names the id only, and body holds the key of
+	// its result or error.
+	key, body string
 	// memberKeys are the sorted match keys of a client batch's members.
 	memberKeys []string
 	done       bool
@@ -30,6 +32,7 @@ type recFrame struct {
 // whose causes have happened. It is not safe for concurrent use.
 type engine struct {
 	rec    *Recording
+	mt     Match
 	frames []recFrame
 	// lo is the index of the first frame not yet done: every frame
 	// before it is matched or sent, so scans start there.
@@ -49,26 +52,52 @@ type engine struct {
 	firstC2S int
 	// unsentS2C counts the server frames not yet sent.
 	unsentS2C int
+	// srvReq maps a recorded server request's id to its frame.
+	srvReq map[string]int
+	// answerOf maps a recorded client request's id to the index of the
+	// server's answer to it.
+	answerOf map[string]int
+	// index maps a recorded frame to its index in frames.
+	index map[*store.Frame]int
+	// queue holds released frames the cursor has not sent yet (stdio).
+	queue []Out
+	// touched is one past the last frame received or sent.
+	touched int
+	// members are, for a cursor reading a Source, the sessions e speaks
+	// for (its own first): they all hold the same first shared frames.
+	members []*indexEntry
+	shared  int
 }
 
-func newEngine(rec *Recording) *engine {
-	t := rec.template()
-	e := &engine{rec: rec, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{},
-		frames: slices.Clone(t.frames), dependents: t.dependents, unsentS2C: t.unsentS2C}
+func newEngine(rec *Recording, mt Match) *engine {
+	t := rec.template(mt)
+	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{},
+		frames: slices.Clone(t.frames), dependents: t.dependents, unsentS2C: t.unsentS2C,
+		srvReq: t.srvReq, answerOf: t.answerOf, index: t.index}
 	return e
 }
 
-// template returns the engine state every replay of r starts from: the
-// protocol frames parsed and linked, with nothing received or sent yet.
-// It is computed once; engines copy its frames and share the rest, which
-// they only read.
-func (r *Recording) template() *engine {
-	r.templateOnce.Do(func() { r.tmpl = buildTemplate(r) })
-	return r.tmpl
+// template returns the engine state every replay of r under mt starts
+// from: the protocol frames parsed and linked, with nothing received or
+// sent yet. It is computed once per matching mode; engines copy its
+// frames and share the rest, which they only read.
+func (r *Recording) template(mt Match) *engine {
+	r.tmplMu.Lock()
+	defer r.tmplMu.Unlock()
+	k := mt.String()
+	if t, ok := r.tmpls[k]; ok {
+		return t
+	}
+	t := buildTemplate(r, mt)
+	if r.tmpls == nil {
+		r.tmpls = map[string]*engine{}
+	}
+	r.tmpls[k] = t
+	return t
 }
 
-func buildTemplate(rec *Recording) *engine {
-	e := &engine{rec: rec}
+func buildTemplate(rec *Recording, mt Match) *engine {
+	e := &engine{rec: rec, mt: mt, srvReq: map[string]int{}, answerOf: map[string]int{}, index: map[*store.Frame]int{}}
 	protocol := map[int64]bool{}
 	for _, st := range rec.Streams {
 		if st.Kind != store.StderrStream {
@@ -85,8 +114,23 @@ func buildTemplate(rec *Recording) *engine {
 	e.link()
 	e.dependents = make([][]int, len(e.frames))
 	for i, fr := range e.frames {
+		e.index[fr.f] = i
 		if fr.c2s {
 			continue
+		}
+		switch fr.msg.Kind {
+		case jsonrpc.KindRequest:
+			e.srvReq[string(fr.msg.ID)] = i
+		case jsonrpc.KindResult, jsonrpc.KindError:
+			if _, ok := e.answerOf[string(fr.msg.ID)]; !ok {
+				e.answerOf[string(fr.msg.ID)] = i
+			}
+		case jsonrpc.KindBatch:
+			for _, mem := range fr.msg.Members {
+				if _, ok := e.answerOf[string(mem.ID)]; mem.Kind.IsResponse() && !ok {
+					e.answerOf[string(mem.ID)] = i
+				}
+			}
 		}
 		e.unsentS2C++
 		for _, d := range []int{fr.prev, fr.extra} {
@@ -168,7 +212,10 @@ func (e *engine) link() {
 			if g == 0 {
 				g = newGroup()
 			}
-			fr.key, fr.memberKeys = matchKey(m, nil)
+			fr.key, fr.memberKeys = e.matchKey(m, nil)
+			if m.Kind.IsResponse() {
+				fr.body = e.bodyKey(m)
+			}
 			lastC2S = i
 		} else {
 			switch m.Kind {
@@ -219,12 +266,12 @@ func (e *engine) link() {
 // matchKey returns the canonical key of a client message, translating a
 // cancelled request's live id to the recorded one through rids (nil when
 // building keys of recorded frames).
-func matchKey(m jsonrpc.Message, rids map[string]string) (string, []string) {
+func (e *engine) matchKey(m jsonrpc.Message, rids map[string]string) (string, []string) {
 	switch m.Kind {
 	case jsonrpc.KindBatch:
 		var keys []string
 		for _, mem := range m.Members {
-			k, _ := matchKey(mem, rids)
+			k, _ := e.matchKey(mem, rids)
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
@@ -232,7 +279,7 @@ func matchKey(m jsonrpc.Message, rids map[string]string) (string, []string) {
 	case jsonrpc.KindResult, jsonrpc.KindError:
 		return "response " + string(m.ID), nil
 	case jsonrpc.KindRequest, jsonrpc.KindNotification:
-		params := canonical(m.Params)
+		params := e.mt.normalized(m.Method, m.Params)
 		if m.Method == "notifications/cancelled" && rids != nil {
 			if obj, ok := params.(map[string]any); ok {
 				if rec, ok := rids[string(requestIDParam(m.Params))]; ok {
@@ -240,27 +287,49 @@ func matchKey(m jsonrpc.Message, rids map[string]string) (string, []string) {
 				}
 			}
 		}
-		return m.Kind.String() + " " + m.Method + " " + key(params), nil
+		return e.mt.keyOf(m.Kind, m.Method, params), nil
 	}
 	return "raw " + string(m.Raw), nil
 }
 
+// bodyKey is the key of what a client's answer to a server request says.
+func (e *engine) bodyKey(m jsonrpc.Message) string {
+	v := canonical(m.Result)
+	if m.Kind == jsonrpc.KindError {
+		v = canonical(m.Error)
+	}
+	if !e.mt.Exact {
+		v = numbersByValue(v)
+	}
+	return key(v)
+}
+
 // match finds the first unconsumed recorded client frame that live
-// reproduces. It changes nothing.
-func (e *engine) match(live jsonrpc.Message) (int, bool) {
-	k, members := matchKey(live, e.rids)
+// reproduces. An answer to a server request matches only a recorded
+// answer to a request this replay has sent; one whose content differs
+// from the recorded answer's matches when loose is set. It changes
+// nothing.
+func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, int) bool) (int, bool) {
+	k, members := e.matchKey(live, e.rids)
+	body := ""
+	if live.Kind.IsResponse() {
+		if i, ok := e.srvReq[string(live.ID)]; !ok || !e.frames[i].done {
+			return -1, false
+		}
+		body = e.bodyKey(live)
+	}
 	for i := e.lo; i < len(e.frames); i++ {
 		fr := &e.frames[i]
 		if !fr.c2s || fr.done {
 			continue
 		}
+		var ok bool
 		if live.Kind == jsonrpc.KindBatch {
-			if fr.msg.Kind == jsonrpc.KindBatch && slices.Equal(fr.memberKeys, members) {
-				return i, true
-			}
-			continue
+			ok = fr.msg.Kind == jsonrpc.KindBatch && slices.Equal(fr.memberKeys, members)
+		} else {
+			ok = fr.key == k && (fr.body == body || loose)
 		}
-		if fr.key == k {
+		if ok && (accept == nil || accept(e, i)) {
 			return i, true
 		}
 	}
@@ -272,6 +341,7 @@ func (e *engine) match(live jsonrpc.Message) (int, bool) {
 func (e *engine) consume(i int, live jsonrpc.Message) {
 	fr := &e.frames[i]
 	fr.done = true
+	e.touched = max(e.touched, i+1)
 	e.ready = append(e.ready, e.dependents[i]...)
 	learn := func(rec, got jsonrpc.Message) {
 		if rec.Kind != jsonrpc.KindRequest {
@@ -289,9 +359,9 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 	}
 	used := make([]bool, len(live.Members))
 	for _, rm := range fr.msg.Members {
-		rk, _ := matchKey(rm, nil)
+		rk, _ := e.matchKey(rm, nil)
 		for j, lm := range live.Members {
-			if lk, _ := matchKey(lm, e.rids); !used[j] && lk == rk {
+			if lk, _ := e.matchKey(lm, e.rids); !used[j] && lk == rk {
 				used[j] = true
 				learn(rm, lm)
 				break
@@ -343,6 +413,7 @@ func (e *engine) release() []Out {
 		}
 		fr.done = true
 		e.unsentS2C--
+		e.touched = max(e.touched, i+1)
 		idx = append(idx, i)
 		work = append(work, e.dependents[i]...)
 	}

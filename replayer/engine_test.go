@@ -40,9 +40,22 @@ func datas(outs []Out) []string {
 	return s
 }
 
+// recv is receive then emit, as ServeStdio does: what the client sent,
+// the leader's recorded frame it matched, and what goes back.
+func (c *cursor) recv(m jsonrpc.Message) ([]Out, *store.Frame, *Mismatch) {
+	rc := c.receive(m, nil)
+	if rc.mm != nil {
+		return nil, nil, rc.mm
+	}
+	if rc.unrecorded {
+		return nil, nil, nil
+	}
+	return c.emit(), rc.matched[c.leader()], nil
+}
+
 func recv(tb testing.TB, c *cursor, line string) []string {
 	tb.Helper()
-	outs, _, mm := c.receive(jsonrpc.Parse([]byte(line)))
+	outs, _, mm := c.recv(jsonrpc.Parse([]byte(line)))
 	if mm != nil {
 		tb.Fatalf("receive(%s): %v\n%s", line, mm, mm.Diff)
 	}
@@ -55,7 +68,7 @@ func TestCursor_RewritesIDsAndTokens(t *testing.T) {
 		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t1","progress":1}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"ok":true}}`,
 	)
-	c := newCursor([]*Recording{rec})
+	c := newCursor([]*Recording{rec}, Match{}, true)
 	if got := c.start(); len(got) != 0 {
 		t.Fatalf("start() = %v; want nothing", datas(got))
 	}
@@ -76,7 +89,7 @@ func TestCursor_ServerRequestWaitsForClientAnswer(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":0,"result":{"text":"hi"}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"content":"hi"}}`,
 	)
-	c := newCursor([]*Recording{rec})
+	c := newCursor([]*Recording{rec}, Match{}, true)
 	got := recv(t, c, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sample"}}`)
 	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}`}, got); diff != "" {
 		t.Fatalf("after the call (-want +got):\n%s", diff)
@@ -96,7 +109,7 @@ func TestCursor_SequentialClientAgainstConcurrentRecording(t *testing.T) {
 		`< {"jsonrpc":"2.0","id":1,"result":"A"}`,
 		`< {"jsonrpc":"2.0","id":2,"result":"B"}`,
 	)
-	c := newCursor([]*Recording{rec})
+	c := newCursor([]*Recording{rec}, Match{}, true)
 	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":1,"result":"A"}`}, recv(t, c, `{"jsonrpc":"2.0","id":1,"method":"a"}`)); diff != "" {
 		t.Errorf("a (-want +got):\n%s", diff)
 	}
@@ -110,7 +123,7 @@ func TestCursor_Batch(t *testing.T) {
 		`> [{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"b"}]`,
 		`< [{"jsonrpc":"2.0","id":2,"result":"B"}, {"jsonrpc":"2.0","id":1,"result":"A"}]`,
 	)
-	c := newCursor([]*Recording{rec})
+	c := newCursor([]*Recording{rec}, Match{}, true)
 	got := recv(t, c, `[{"jsonrpc":"2.0","id":"y","method":"b"},{"jsonrpc":"2.0","id":"x","method":"a"},{"jsonrpc":"2.0","method":"n"}]`)
 	want := []string{`[{"jsonrpc":"2.0","id":"y","result":"B"}, {"jsonrpc":"2.0","id":"x","result":"A"}]`}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -127,7 +140,7 @@ func TestCursor_CancellationMapsRequestID(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
 		`< {"jsonrpc":"2.0","id":4,"result":{"tools":[]}}`,
 	)
-	c := newCursor([]*Recording{rec})
+	c := newCursor([]*Recording{rec}, Match{}, true)
 	recv(t, c, `{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":30}}}`)
 	got := recv(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":30,"reason":"ctx"}}`)
 	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":30,"error":{"code":-32800,"message":"cancelled"}}`}, got); diff != "" {
@@ -142,7 +155,7 @@ func TestCursor_NarrowsCandidates(t *testing.T) {
 	}
 	a := stdioRecording(t, 1, append(open, `> {"jsonrpc":"2.0","id":1,"method":"x"}`, `< {"jsonrpc":"2.0","id":1,"result":"from 1"}`)...)
 	b := stdioRecording(t, 2, append(open, `> {"jsonrpc":"2.0","id":1,"method":"y"}`, `< {"jsonrpc":"2.0","id":1,"result":"from 2"}`)...)
-	c := newCursor([]*Recording{a, b})
+	c := newCursor([]*Recording{a, b}, Match{}, true)
 	recv(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
 	got := recv(t, c, `{"jsonrpc":"2.0","id":1,"method":"y"}`)
 	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":1,"result":"from 2"}`}, got); diff != "" {
@@ -158,8 +171,8 @@ func TestCursor_Mismatch(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
 	)
-	c := newCursor([]*Recording{rec})
-	_, _, mm := c.receive(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"bye"}}}`)))
+	c := newCursor([]*Recording{rec}, Match{}, true)
+	_, _, mm := c.recv(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"bye"}}}`)))
 	if mm == nil {
 		t.Fatal("receive of a changed call matched; want a mismatch")
 	}
@@ -182,14 +195,14 @@ func TestCursor_UnrecordedAnswer(t *testing.T) {
 		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
 	)
-	c := newCursor([]*Recording{rec})
+	c := newCursor([]*Recording{rec}, Match{}, true)
 	recv(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	outs, matched, mm := c.receive(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`)))
+	outs, matched, mm := c.recv(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`)))
 	if mm != nil || matched != nil || len(outs) != 0 {
 		t.Errorf("receive(answer) = %v, %v, %v; want it taken silently", outs, matched, mm)
 	}
 	// An answer to a request the server never sent is a mismatch.
-	if _, _, mm = c.receive(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":5,"result":{}}`))); mm == nil {
+	if _, _, mm = c.recv(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":5,"result":{}}`))); mm == nil {
 		t.Error("receive(answer to no request) matched; want a mismatch")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -58,6 +59,15 @@ type liveSession struct {
 	used      map[int64]bool
 	requests  int
 	cutEvents map[int64]int // recorded stream id -> events sent on it so far
+	// sentEvents maps an event id sent to where it was sent.
+	sentEvents map[string]sentEvent
+	// stalled maps a stalled live request id to when it stalled, and
+	// stallReports the ones replay answered itself to their reports.
+	stalled      map[string]time.Time
+	stallReports map[string]*Mismatch
+	// injected are answers of replay's own waiting for the HTTP+SSE
+	// stream (guarded by mu).
+	injected [][]byte
 }
 
 func (s *Server) http() *httpState {
@@ -75,10 +85,6 @@ func (s *Server) http() *httpState {
 // and answers a GET with Last-Event-ID with the rest of that stream.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hs := s.http()
-	if !originAllowed(r) {
-		writeJSONError(w, http.StatusForbidden, nil, -32600, "mcpvcr replay: Origin "+r.Header.Get("Origin")+" is not allowed (DNS rebinding protection)")
-		return
-	}
 	var body []byte
 	if r.Body != nil {
 		var err error
@@ -88,6 +94,27 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	live := jsonrpc.Parse(body)
+	if p := s.pool(); p != nil && r.Header.Get("Mcp-Session-Id") == "" && !s.boundEndpoint(r) {
+		// 2026-07-28: an exchange of its own. A recorded refusal answers
+		// only a request of its very shape (a foreign Origin included);
+		// any other request must pass the checks a server makes first.
+		if x, exact := p.find(r, live); x != nil && (exact || originAllowed(r)) {
+			if s.Strict && !exact {
+				ls := &liveSession{srv: s, cur: newCursor([]*Recording{x.rec}, s.Match, false)}
+				if why := ls.strictHTTP(r, live); why != "" {
+					p.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
+					writeJSONError(w, http.StatusBadRequest, live.ID, HeaderMismatchCode, "mcpvcr replay (strict): "+why)
+					return
+				}
+			}
+			p.serve(w, r, live, x)
+			return
+		}
+	}
+	if !originAllowed(r) {
+		writeJSONError(w, http.StatusForbidden, nil, -32600, "mcpvcr replay: Origin "+r.Header.Get("Origin")+" is not allowed (DNS rebinding protection)")
+		return
+	}
 	ls, status := s.liveSessionFor(r, live)
 	if ls == nil {
 		writeJSONError(w, status, nil, -32001, "Session not found")
@@ -161,8 +188,9 @@ func (s *Server) liveSessionFor(r *http.Request, live jsonrpc.Message) (*liveSes
 		return ls, 0
 	}
 	if s.opens(r, live, hs.anonymous) {
-		ls := &liveSession{srv: s, cur: newCursor(s.httpRecordings()), released: map[*store.Frame]Out{},
-			changed: make(chan struct{}), used: map[int64]bool{}, cutEvents: map[int64]int{}}
+		ls := &liveSession{srv: s, cur: newCursor(s.httpRecordings(), s.Match, false), released: map[*store.Frame]Out{},
+			changed: make(chan struct{}), used: map[int64]bool{}, cutEvents: map[int64]int{},
+			sentEvents: map[string]sentEvent{}, stalled: map[string]time.Time{}, stallReports: map[string]*Mismatch{}}
 		ls.publish(ls.cur.start())
 		hs.anonymous = ls
 		hs.all = append(hs.all, ls)
@@ -183,7 +211,10 @@ func (s *Server) opens(r *http.Request, live jsonrpc.Message, cur *liveSession) 
 	case r.Method == http.MethodPost && live.Method == "server/discover":
 		return true
 	case r.Method == http.MethodPost && live.Method == "initialize":
-		return cur.sawInitialize()
+		// Only a client that probed with server/discover and was refused
+		// goes on in the same conversation; any other initialize is a new
+		// client (several may connect at once).
+		return !cur.onlyDiscovered()
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "":
 		return cur.recording().Session.Transport == store.LegacySSE && cur.usedKind(store.SSEGetStream)
 	}
@@ -204,32 +235,68 @@ func (ls *liveSession) usedKind(k store.StreamKind) bool {
 	return false
 }
 
-// sawInitialize reports whether the session has matched an initialize.
-func (ls *liveSession) sawInitialize() bool {
+// onlyDiscovered reports whether the session has matched a
+// server/discover and no initialize yet: a dual-era client about to fall
+// back.
+func (ls *liveSession) onlyDiscovered() bool {
 	ls.cur.mu.Lock()
 	defer ls.cur.mu.Unlock()
+	discovered := false
 	for _, fr := range ls.cur.cands[0].frames {
-		if fr.c2s && fr.done && fr.msg.Method == "initialize" {
-			return true
+		if fr.c2s && fr.done {
+			switch fr.msg.Method {
+			case "initialize":
+				return false
+			case "server/discover":
+				discovered = true
+			}
 		}
 	}
-	return false
+	return discovered
+}
+
+// boundEndpoint reports whether r is addressed to an HTTP+SSE endpoint
+// a replayed GET stream announced.
+func (s *Server) boundEndpoint(r *http.Request) bool {
+	hs := s.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	_, ok := hs.byEndpoint[r.URL.RequestURI()]
+	return ok
 }
 
 // bindEndpoint routes the POSTs to an HTTP+SSE endpoint, as announced by
-// a replayed endpoint event, to ls.
-func (s *Server) bindEndpoint(r *http.Request, data []byte, ls *liveSession) {
-	u, err := r.URL.Parse(strings.TrimSpace(string(data)))
+// a replayed endpoint event, to ls, and returns the endpoint to announce:
+// the recorded one, or, when another live client holds it already, the
+// recorded one with a query parameter that makes it this client's own.
+func (s *Server) bindEndpoint(r *http.Request, data []byte, ls *liveSession) []byte {
+	raw := strings.TrimSpace(string(data))
+	u, err := r.URL.Parse(raw)
 	if err != nil {
-		return
+		return data
 	}
 	hs := s.http()
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
+	announce := raw
+	for n := 2; hs.byEndpoint[u.RequestURI()] != nil && hs.byEndpoint[u.RequestURI()] != ls; n++ {
+		sep := "?"
+		if strings.Contains(raw, "?") {
+			sep = "&"
+		}
+		announce = fmt.Sprintf("%s%smcpvcrClient=%d", raw, sep, n)
+		if u, err = r.URL.Parse(announce); err != nil {
+			return data
+		}
+	}
 	hs.byEndpoint[u.RequestURI()] = ls
 	if hs.anonymous == ls {
 		hs.anonymous = nil
 	}
+	if announce == raw {
+		return data
+	}
+	return []byte(announce)
 }
 
 func (s *Server) httpRecordings() []*Recording {
@@ -344,10 +411,18 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	ls.mu.Lock()
 	ls.rep.Received++
 	ls.mu.Unlock()
-	outs, matched, mm := ls.cur.receive(live)
-	if mm != nil {
-		ls.mismatch(mm)
-		if reply := noMatchReply(live, mm); reply != nil {
+	sh := liveShape(r)
+	rc := ls.cur.receive(live, func(e *engine, i int) bool {
+		st := streamByID(e.rec, e.frames[i].f.StreamID)
+		return st == nil || !slices.Contains(refusedStatus, st.Status) || recordedShape(st).same(sh)
+	})
+	if rc.mm != nil {
+		ls.mismatch(rc.mm)
+		if reply := noMatchReply(live, rc.mm); reply != nil && ls.recording().Session.Transport == store.LegacySSE {
+			ls.inject(reply)
+			w.WriteHeader(http.StatusAccepted)
+			return
+		} else if reply != nil {
 			w.Header().Set("Content-Type", "application/json")
 			_, _ = w.Write(reply)
 			return
@@ -355,7 +430,7 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	if matched == nil {
+	if rc.unrecorded {
 		ls.mu.Lock()
 		ls.rep.Unrecorded++
 		ls.mu.Unlock()
@@ -365,14 +440,16 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	ls.mu.Lock()
 	ls.rep.Matched++
 	ls.mu.Unlock()
-	ls.publish(outs)
-	rec := ls.recording()
-	st := streamByID(rec, matched.StreamID)
-	if st == nil {
-		w.WriteHeader(http.StatusAccepted)
-		return
+	ls.publish(rc.outs)
+	streams := map[*engine]*store.Stream{}
+	for e, f := range rc.matched {
+		streams[e] = streamByID(e.rec, f.StreamID)
 	}
-	ls.play(w, r, rec, st, framesOf(rec, st.ID, 0))
+	liveID := ""
+	if live.Kind == jsonrpc.KindRequest {
+		liveID = string(live.ID)
+	}
+	ls.follow(w, r, func(e *engine) *store.Stream { return streams[e] }, liveID, func() { w.WriteHeader(http.StatusAccepted) })
 }
 
 func (ls *liveSession) mismatch(mm *Mismatch) {
@@ -383,19 +460,21 @@ func (ls *liveSession) mismatch(mm *Mismatch) {
 }
 
 func (ls *liveSession) get(w http.ResponseWriter, r *http.Request) {
-	rec := ls.recording()
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
-		ls.resume(w, r, rec, id)
+		rec := ls.recording()
+		ls.resume(w, r, rec, ls.translateEventID(id))
 		return
 	}
-	st := ls.nextUnused(rec, func(st *store.Stream) bool {
-		return st.Kind == store.GetStream || st.Kind == store.SSEGetStream
-	})
-	if st == nil {
-		w.WriteHeader(http.StatusMethodNotAllowed)
-		return
+	// Each candidate's next GET stream not yet taken, taken now in all of
+	// them: the live stream follows whichever candidate the client's
+	// frames single out.
+	streams := map[*engine]*store.Stream{}
+	for _, e := range ls.cur.candidates() {
+		streams[e] = ls.nextUnused(e.rec, func(st *store.Stream) bool {
+			return st.Kind == store.GetStream || st.Kind == store.SSEGetStream
+		})
 	}
-	ls.play(w, r, rec, st, framesOf(rec, st.ID, 0))
+	ls.follow(w, r, func(e *engine) *store.Stream { return streams[e] }, "", func() { w.WriteHeader(http.StatusMethodNotAllowed) })
 }
 
 func (ls *liveSession) deleteSession(w http.ResponseWriter, r *http.Request) {
@@ -563,6 +642,11 @@ func (s *Server) Reports() []*Report {
 	all := append([]*liveSession(nil), hs.all...)
 	hs.mu.Unlock()
 	var reps []*Report
+	if p := s.pool(); p != nil {
+		if rep := p.report(); rep != nil {
+			reps = append(reps, rep)
+		}
+	}
 	for _, ls := range all {
 		lead := ls.cur.leader()
 		ls.mu.Lock()

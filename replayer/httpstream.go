@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"bytes"
 	"mime"
 	"net/http"
 	"time"
@@ -149,7 +150,9 @@ func (ls *liveSession) isReleased(f *store.Frame) bool {
 // the replay engine releases it when it is a protocol frame.
 func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool) {
 	if f.SSE && f.Event == "endpoint" {
-		ls.srv.bindEndpoint(r, f.Data, ls)
+		if data := ls.srv.bindEndpoint(r, f.Data, ls); !bytes.Equal(data, f.Data) {
+			return rewriteEvent(f, data), true
+		}
 	}
 	if !isProtocol(f) {
 		return f.Raw, true
@@ -167,6 +170,11 @@ func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool
 	if !o.Rewritten {
 		return f.Raw, true
 	}
+	return rewriteEvent(f, o.Data), true
+}
+
+// rewriteEvent returns f's event block with data in place of its data.
+func rewriteEvent(f *store.Frame, data []byte) []byte {
 	var sp sse.Splitter
 	evs := sp.Feed(nil, f.Raw)
 	if len(evs) == 0 {
@@ -175,9 +183,9 @@ func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool
 		}
 	}
 	if len(evs) != 1 {
-		return f.Raw, true
+		return f.Raw
 	}
-	return evs[0].WithData(o.Data).Raw, true
+	return evs[0].WithData(data).Raw
 }
 
 // isProtocol reports whether the replay engine matches or releases f:

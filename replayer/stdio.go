@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,12 +21,22 @@ import (
 // ErrNoRecordings is returned when a Server has nothing to replay.
 var ErrNoRecordings = errors.New("no recorded sessions to replay")
 
+// DefaultWait is the Server's Wait when none is set.
+const DefaultWait = 10 * time.Second
+
 // Server replays recorded sessions as the server they recorded. Each
 // client that connects is matched against every recording until its
 // frames single one out.
 type Server struct {
-	// Recordings are the sessions to replay. Required.
+	// Recordings are the sessions to replay. Required unless Source is
+	// set.
 	Recordings []*Recording
+	// Source, if set and Recordings is empty, is where stdio replay finds
+	// its sessions: through the cassette's replay index, loading only the
+	// candidates in play, so that start and memory do not grow with the
+	// cassette. (Matching rules other than the tolerant default, and HTTP
+	// replay, load every session of Source up front.)
+	Source *Source
 	// Pace scales the recorded gaps between frames: 0 sends everything as
 	// soon as it is due, 1 keeps the recorded timing, 2 doubles it.
 	Pace float64
@@ -38,9 +50,25 @@ type Server struct {
 	// the negotiated revision requires. Violations are answered with 400,
 	// as a strict server would, and reported like unmatched frames.
 	Strict bool
+	// Match says how client frames are compared with recorded ones. The
+	// zero Match is tolerant (see Match).
+	Match Match
+	// Wait is how long a client request may wait for an answer that the
+	// recording gives only after client frames this client has not sent
+	// (or never gives) before it is answered with a -32019 error naming
+	// them. If zero, DefaultWait; if negative, it waits for good. A stall
+	// is logged at once either way.
+	Wait time.Duration
+	// Settle is how long a client that waits for an answer may stay
+	// silent, while candidate sessions still disagree on the answer,
+	// before replay settles on the first candidate (in recorded order)
+	// that has one. If zero, DefaultSettle.
+	Settle time.Duration
 
 	httpOnce sync.Once
 	hs       *httpState
+	poolOnce sync.Once
+	pl       *pool // nil when no modern HTTP session is replayed
 }
 
 // Report is what one replay saw.
@@ -70,7 +98,11 @@ func (r *Report) OK() bool { return len(r.Mismatches) == 0 }
 
 // WriteSummary writes a human summary of the report to w.
 func (r *Report) WriteSummary(w io.Writer) {
-	fmt.Fprintf(w, "replayed session %d: %d client frames, %d matched, %d unmatched", r.SessionID, r.Received, r.Matched, len(r.Mismatches))
+	what := fmt.Sprintf("session %d", r.SessionID)
+	if r.SessionID == 0 {
+		what = "2026-07-28 exchanges"
+	}
+	fmt.Fprintf(w, "replayed %s: %d client frames, %d matched, %d unmatched", what, r.Received, r.Matched, len(r.Mismatches))
 	if r.Unrecorded > 0 {
 		fmt.Fprintf(w, ", %d answers to server requests the recording never got", r.Unrecorded)
 	}
@@ -88,6 +120,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 		fmt.Fprintf(w, "  unmatched %s\n", m.Error())
 		if m.Diff != "" {
 			fmt.Fprintf(w, "    diff (-recorded +live):\n%s", indent(m.Diff, "      "))
+		}
+		if m.Hint != "" {
+			fmt.Fprintf(w, "    %s\n", m.Hint)
 		}
 	}
 }
@@ -120,66 +155,240 @@ func (s *Server) logger() *slog.Logger {
 	return s.Logger
 }
 
+// stdioCursor returns the cursor a stdio client starts with.
+func (s *Server) stdioCursor(ctx context.Context) (*cursor, error) {
+	if len(s.Recordings) > 0 {
+		return newCursor(s.Recordings, s.Match, true), nil
+	}
+	if s.Source == nil {
+		return nil, ErrNoRecordings
+	}
+	if !s.Match.Exact && len(s.Match.Ignore) == 0 {
+		return newLazyCursor(ctx, s.Source, s.Match)
+	}
+	recs, err := s.Source.all(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return newCursor(recs, s.Match, true), nil
+}
+
+func (s *Server) wait() time.Duration {
+	if s.Wait == 0 {
+		return DefaultWait
+	}
+	return s.Wait
+}
+
+func (s *Server) settle() time.Duration {
+	if s.Settle <= 0 {
+		return DefaultSettle
+	}
+	return s.Settle
+}
+
 // ServeStdio is the recorded server on a stdio pair: it reads the client's
 // lines from client and writes the recorded server's lines to it. It
 // returns when the client closes its side, when the recorded server ended
-// the conversation first, or when ctx is done.
+// the conversation first, or when ctx is done. When ctx ends while the
+// client neither writes nor reads, ServeStdio closes client if it is an
+// io.Closer (or sets a past deadline if it has SetDeadline) to unblock;
+// otherwise a read or write in progress is left to finish on its own.
 func (s *Server) ServeStdio(ctx context.Context, client io.ReadWriter) (*Report, error) {
-	if len(s.Recordings) == 0 {
-		return nil, ErrNoRecordings
+	cur, err := s.stdioCursor(ctx)
+	if err != nil {
+		return nil, err
 	}
-	cur := newCursor(s.Recordings)
 	rep := &Report{}
 	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []Out, 256), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
 	wg.Go(func() { w.run(ctx) })
-	finish := func() (*Report, error) {
+	lines := make(chan []byte)
+	readErr := make(chan error, 1)
+	wg.Go(func() { readLines(ctx, client, lines, readErr) })
+	stop := context.AfterFunc(ctx, func() { unblock(client) })
+	defer stop()
+	finish := func(err error) (*Report, error) {
+		if err != nil && !errors.Is(err, io.EOF) {
+			s.logger().Warn("reading from the client failed", "err", err)
+		}
 		close(w.queue)
+		cancel()
 		wg.Wait()
 		lead := cur.leader()
 		rep.SessionID = lead.rec.Session.ID
 		rep.Unsent = lead.unsent()
 		return rep, w.err
 	}
-	w.send(ctx, cur.start())
+	cur.start()
+	w.send(ctx, cur.emit())
 
+	stalled := map[string]time.Time{} // live request id -> when it stalled
+	for {
+		var settleC, waitC <-chan time.Time
+		if cur.undecided() {
+			settleC = s.clock().After(s.settle())
+		}
+		due, deadline := s.checkStalls(cur, stalled)
+		if !deadline.IsZero() {
+			waitC = s.clock().At(deadline)
+		}
+		if len(due) > 0 {
+			s.answerStalls(ctx, cur, rep, w, due)
+			continue
+		}
+		select {
+		case line := <-lines:
+			s.handle(ctx, cur, rep, w, line)
+		case err := <-readErr:
+			return finish(err)
+		case <-settleC:
+			if cur.undecided() && cur.settle() {
+				s.logger().Info("candidate sessions disagreed on an awaited answer; replaying the first that can give it", "session", cur.leader().rec.Session.ID)
+				w.send(ctx, cur.emit())
+			}
+		case <-waitC:
+		case <-ctx.Done():
+			return finish(nil)
+		}
+		if lead := cur.leader(); lead.exhausted() && serverClosedFirst(lead.rec) {
+			s.logger().Info("the recorded server ended the conversation here")
+			return finish(nil)
+		}
+	}
+}
+
+// readLines sends each non-blank line the client writes to lines, and
+// the error that ends reading to errc.
+func readLines(ctx context.Context, client io.Reader, lines chan<- []byte, errc chan<- error) {
 	r := bufio.NewReaderSize(client, 64<<10)
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			s.handle(ctx, cur, rep, w, line)
+			select {
+			case lines <- line:
+			case <-ctx.Done():
+				return
+			}
 		}
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
-				s.logger().Warn("reading from the client failed", "err", err)
-			}
-			return finish()
+			errc <- err
+			return
 		}
-		if lead := cur.leader(); lead.exhausted() && serverClosedFirst(lead.rec) {
-			s.logger().Info("the recorded server ended the conversation here")
-			return finish()
+	}
+}
+
+// unblock ends a read or write in progress on client, if it can.
+func unblock(client io.ReadWriter) {
+	switch c := client.(type) {
+	case interface{ SetDeadline(time.Time) error }:
+		_ = c.SetDeadline(time.Unix(1, 0))
+	case io.Closer:
+		_ = c.Close()
+	}
+}
+
+// checkStalls logs each outstanding request that newly stalled, and
+// returns the ones whose wait is over and when the next one's ends.
+func (s *Server) checkStalls(cur *cursor, stalled map[string]time.Time) (due []stall, next time.Time) {
+	now := s.clock().Now()
+	live := map[string]bool{}
+	for _, st := range cur.stalls() {
+		live[st.ID] = true
+		since, seen := stalled[st.ID]
+		if !seen {
+			since = now
+			stalled[st.ID] = now
+			s.logger().Warn("a request waits: "+st.describe(), "wait", s.waitText())
 		}
-		if ctx.Err() != nil {
-			return finish()
+		if s.wait() < 0 {
+			continue
 		}
+		end := since.Add(s.wait())
+		if !end.After(now) {
+			due = append(due, st)
+			continue
+		}
+		if next.IsZero() || end.Before(next) {
+			next = end
+		}
+	}
+	for id := range stalled {
+		if !live[id] {
+			delete(stalled, id)
+		}
+	}
+	return due, next
+}
+
+func (s *Server) waitText() string {
+	if s.wait() < 0 {
+		return "forever (--wait 0)"
+	}
+	return s.wait().String() + ", then it is answered with -32019"
+}
+
+// describe says what a stalled request waits for, with recorded seqs.
+func (st stall) describe() string {
+	what := "request"
+	if st.Request != nil {
+		what = fmt.Sprintf("request %s (recorded seq %d)", st.Request.Method, st.Request.Seq)
+	}
+	if len(st.Awaited) == 0 {
+		return what + ": the recording holds no answer to it (the recorded client left before the answer came)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: the recording answers it only after client frames this client has not sent:", what)
+	for i, f := range st.Awaited {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " seq %d (%s", f.Seq, f.Kind)
+		if f.Method != "" {
+			fmt.Fprintf(&b, " %s", f.Method)
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// stallMismatch is the mismatch a stalled request is reported as.
+func stallMismatch(st stall) *Mismatch {
+	mm := &Mismatch{Reason: st.describe()}
+	if st.Request != nil {
+		mm.Live = st.Request.Data
+		mm.Closest = st.Request
+	}
+	return mm
+}
+
+// answerStalls answers the stalled requests with -32019.
+func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, due []stall) {
+	for _, st := range due {
+		cur.answerSelf(st.ID)
+		mm := stallMismatch(st)
+		rep.Mismatches = append(rep.Mismatches, mm)
+		s.logger().Warn("answered a stalled request with -32019", "request", mm.Error())
+		w.send(ctx, []Out{{Data: append(noMatchAnswer(json.RawMessage(st.ID), mm), '\n')}})
 	}
 }
 
 func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, line []byte) {
 	rep.Received++
 	live := jsonrpc.Parse(line)
-	outs, matched, mm := cur.receive(live)
-	if mm == nil && matched == nil {
+	rc := cur.receive(live, nil)
+	if rc.unrecorded {
 		rep.Unrecorded++
 		return
 	}
-	if mm == nil {
+	if rc.mm == nil {
 		rep.Matched++
-		w.send(ctx, outs)
+		w.send(ctx, cur.emit())
 		return
 	}
+	mm := rc.mm
 	if live.Kind == jsonrpc.KindRequest && live.Method == "ping" {
 		rep.Synthesized++
 		w.send(ctx, []Out{{Data: append(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{}}`, live.ID), '\n')}})

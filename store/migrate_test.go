@@ -61,7 +61,7 @@ func TestMigrate_FromVersion1(t *testing.T) {
 // TestMigrate_FromVersion2: a cassette of schema version 2 (with the
 // frames_stream index) opens, loses the index, keeps its frames, takes
 // new sessions after the old ones, and a session can still be deleted
-// whole, which migration 3 does with foreign keys off.
+// whole, which since migration 4 runs with foreign keys off.
 func TestMigrate_FromVersion2(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "v2.db")
@@ -128,5 +128,43 @@ func TestMigrate_FromVersion2(t *testing.T) {
 	var fk int
 	if err := d.rdb.QueryRowContext(ctx, "SELECT count(*) FROM frames WHERE session_id = 2").Scan(&fk); err != nil || fk != 0 {
 		t.Errorf("frames of the deleted session: %d, %v; want 0", fk, err)
+	}
+}
+
+// TestDB_DeleteSessionDropsIndex: deleting a session, which runs with
+// foreign keys off, drops its replay index too.
+func TestDB_DeleteSessionDropsIndex(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s := &Session{Transport: Stdio}
+	if err := d.CreateSession(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	err = d.exclusive(ctx, op{fn: func(t *txn) error {
+		_, err := t.exec(`INSERT INTO replay_index (session_id, mode, hashes) VALUES (?, 'm', x'00')`, s.ID)
+		return err
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.DeleteSession(ctx, s.ID); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	if err := d.rdb.QueryRowContext(ctx, "SELECT count(*) FROM replay_index").Scan(&n); err != nil || n != 0 {
+		t.Errorf("replay_index rows after DeleteSession: %d, %v; want 0", n, err)
+	}
+	// Foreign keys are on again: a stream of a session that does not
+	// exist is refused by the file, not only by the DB's own checks.
+	err = d.exclusive(ctx, op{fn: func(t *txn) error {
+		_, err := t.exec(`INSERT INTO streams (session_id, kind) VALUES (?, 'stdin')`, s.ID)
+		return err
+	}})
+	if err == nil {
+		t.Error("inserting a stream of a deleted session succeeded; want a foreign key error")
 	}
 }

@@ -101,6 +101,20 @@ DROP INDEX frames_session_method;
 PRAGMA user_version = 2;
 
 -- migration 3
+-- Replay's index of ended sessions: per session, a hash of each protocol
+-- frame as replay matches it (a client frame's normalised match key, a
+-- server frame's payload), so that replay can find the candidates for a
+-- client and tell which sessions agree without loading them. Built by
+-- replay on first use (mode names the hashing), dropped with its session.
+CREATE TABLE replay_index (
+	session_id INTEGER PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+	mode       TEXT    NOT NULL,
+	hashes     BLOB    NOT NULL
+);
+
+PRAGMA user_version = 3;
+
+-- migration 4
 -- The stream_id index on frames served no query of mcpvcr's (frames are
 -- read by session, in seq order) and cost a tenth of the insert time of
 -- a small frame. Deleting a session turns foreign keys off for its
@@ -108,4 +122,4 @@ PRAGMA user_version = 2;
 -- the frames for children (it deletes the session's frames first).
 DROP INDEX frames_stream;
 
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;

@@ -188,7 +188,10 @@ func (d *DB) deleteSession(ctx context.Context, id int64) error {
 		return err
 	}
 	fn := func(t *txn) error {
+		// Foreign keys are off (see writer.exclusive): children go first,
+		// and nothing cascades.
 		for _, q := range []string{
+			"DELETE FROM replay_index WHERE session_id = ?",
 			"DELETE FROM frame_members WHERE session_id = ?",
 			"DELETE FROM frames WHERE session_id = ?",
 			"DELETE FROM streams WHERE session_id = ?",

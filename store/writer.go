@@ -449,7 +449,7 @@ func (w *writer) apply(t *txn, o *op) error {
 // back whole.
 func (w *writer) exclusive(o *op) error {
 	if o.deletes != 0 {
-		// See migration 3 in schema.sql: fn deletes children before
+		// See migration 4 in schema.sql: fn deletes children before
 		// parents, and the checks would scan the frames per stream.
 		if _, err := w.c.ExecContext(bg, "PRAGMA foreign_keys = OFF", nil); err != nil {
 			return err

@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mcpvcr/mcpvcr/replayer"
 )
 
 func importCommand(e *env) *cli.Command {
@@ -32,6 +34,11 @@ func importCommand(e *env) *cli.Command {
 			ids, err := db.Import(c.Context, bufio.NewReader(f))
 			if err != nil {
 				return failErr(fmt.Errorf("import %s: %w", path, err), "check the file is an mcpvcr export (mcpvcr export writes one); nothing was imported")
+			}
+			// The replay index, so that the first replay starts as fast
+			// as any (it would build what is missing itself).
+			if _, err := replayer.NewSource(c.Context, db, e.logger, ids...); err != nil {
+				return failErr(fmt.Errorf("index %s for replay: %w", cassettePath(c), err), "")
 			}
 			if err := db.Close(); err != nil {
 				return failErr(fmt.Errorf("save %s: %w", cassettePath(c), err), "")

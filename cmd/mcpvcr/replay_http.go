@@ -16,7 +16,11 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if err != nil {
 		return err
 	}
-	recs, err := loadRecordings(c, db, store.StreamableHTTP, store.LegacySSE)
+	ss, err := replaySessions(c, db, store.StreamableHTTP, store.LegacySSE)
+	if err != nil {
+		return err
+	}
+	recs, err := loadSessions(c, db, ss)
 	if err != nil {
 		return err
 	}
@@ -24,7 +28,11 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if err != nil {
 		return err
 	}
-	srv := &replayer.Server{Recordings: recs, Pace: pace, Logger: e.logger, Faults: faults, Strict: c.Bool("strict")}
+	mt, err := matchRules(c, db, ids(ss))
+	if err != nil {
+		return err
+	}
+	srv := &replayer.Server{Recordings: recs, Pace: pace, Logger: e.logger, Faults: faults, Strict: c.Bool("strict"), Match: mt, Wait: waitFlag(c)}
 	fmt.Fprintf(e.stderr, "mcpvcr: replaying %d session(s) on http://%s; stop with Ctrl-C\n", len(recs), ln.Addr())
 	if err := serve(c.Context, ln, srv, srv.Close); err != nil {
 		return failErr(fmt.Errorf("serve: %w", err), "")

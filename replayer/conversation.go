@@ -1,0 +1,488 @@
+package replayer
+
+import (
+	"bytes"
+	"context"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// DefaultSettle is how long a client that waits for an answer may stay
+// silent, while the candidate sessions still disagree on that answer,
+// before replay settles on the first candidate that has one.
+const DefaultSettle = 150 * time.Millisecond
+
+// cursor follows one live client through the recorded sessions that are
+// still candidates for it: every session whose client frames agree with
+// what this client has sent. Until one candidate remains, only what every
+// candidate would send next goes out (equal after id rewriting), so no
+// candidate's answer reaches a client that is replaying another. When
+// the client waits for an answer the candidates disagree on, settle keeps
+// those that agree with the first (in recorded order) that has one. It is
+// safe for concurrent use.
+type cursor struct {
+	mu    sync.Mutex // guards everything below
+	cands []*engine
+	// queued reports whether candidates keep their released frames in
+	// their queues until emit sends them (stdio); HTTP streams read the
+	// released frames of each candidate's recorded streams instead.
+	queued bool
+	// changed is closed and replaced whenever a candidate releases frames
+	// or candidates are dropped.
+	changed chan struct{}
+	// outstanding holds the live ids of client requests not yet answered.
+	outstanding map[string]bool
+	// selfAnswered holds the live ids of requests replay answered itself
+	// (after --wait): their recorded answers are not sent any more.
+	selfAnswered map[string]bool
+
+	// For a cursor reading a Source (stdio): src loads sessions as they
+	// are needed, ctx is the replay's lifetime, history the client frames
+	// matched so far, emitted how many released frames went out.
+	src     *Source
+	ctx     context.Context
+	history []jsonrpc.Message
+	emitted int
+}
+
+// newLazyCursor returns a queued cursor over every session of src.
+func newLazyCursor(ctx context.Context, src *Source, mt Match) (*cursor, error) {
+	c := &cursor{queued: true, changed: make(chan struct{}), outstanding: map[string]bool{}, selfAnswered: map[string]bool{}, src: src, ctx: ctx}
+	cands, err := src.candidates(ctx, mt)
+	if err != nil {
+		return nil, err
+	}
+	c.cands = cands
+	return c, nil
+}
+
+func newCursor(recs []*Recording, mt Match, queued bool) *cursor {
+	c := &cursor{queued: queued, changed: make(chan struct{}), outstanding: map[string]bool{}, selfAnswered: map[string]bool{}}
+	for _, r := range recs {
+		c.cands = append(c.cands, newEngine(r, mt))
+	}
+	return c
+}
+
+// notify wakes everyone waiting for a change. The caller holds c.mu.
+func (c *cursor) notify() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// wakeup returns a channel closed at the next change.
+func (c *cursor) wakeup() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
+// start releases what each candidate's server sent before any client
+// frame and returns it all.
+func (c *cursor) start() []Out {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var outs []Out
+	for _, e := range c.cands {
+		o := e.release()
+		if c.queued {
+			e.queue = append(e.queue, o...)
+		}
+		outs = append(outs, o...)
+	}
+	c.splitLazy(nil)
+	c.notify()
+	return outs
+}
+
+// receipt is what receiving one client frame did.
+type receipt struct {
+	// matched is, per surviving candidate, the recorded frame matched.
+	matched map[*engine]*store.Frame
+	// outs are the frames the candidates released, all of them.
+	outs []Out
+	// mm is set when nothing matched.
+	mm *Mismatch
+	// unrecorded reports an answer to a server request whose recorded
+	// answer never came (the recorded client was gone first): a server
+	// takes it and moves on.
+	unrecorded bool
+}
+
+// receive matches a client frame against every candidate, drops the
+// candidates it does not match, and releases what it caused. When nothing
+// matches, the candidates are kept and a Mismatch (from the first
+// candidate's point of view) is returned.
+//
+// accept, if not nil, vets each recorded frame that would match: over
+// HTTP, a frame the server refused at the HTTP level matches only a
+// request of the same shape.
+func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) receipt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.splitLazy(&live)
+	var kept []*engine
+	var idx []int
+	for _, loose := range []bool{false, true} {
+		if loose && !live.Kind.IsResponse() {
+			break
+		}
+		for _, e := range c.cands {
+			if i, ok := e.match(live, loose, accept); ok {
+				kept = append(kept, e)
+				idx = append(idx, i)
+			}
+		}
+		if len(kept) > 0 {
+			break
+		}
+	}
+	if len(kept) == 0 {
+		if live.Kind.IsResponse() && c.cands[0].unanswered(live.ID) {
+			return receipt{unrecorded: true}
+		}
+		return receipt{mm: c.cands[0].closest(live)}
+	}
+	c.cands = kept
+	rc := receipt{matched: map[*engine]*store.Frame{}}
+	for n, e := range kept {
+		e.consume(idx[n], live)
+		o := e.release()
+		if c.queued {
+			e.queue = append(e.queue, o...)
+		}
+		rc.outs = append(rc.outs, o...)
+		rc.matched[e] = e.frames[idx[n]].f
+	}
+	for _, id := range requestIDs(live) {
+		c.outstanding[id] = true
+	}
+	if c.src != nil {
+		c.history = append(c.history, live)
+		c.splitLazy(nil)
+	}
+	c.notify()
+	return rc
+}
+
+// requestIDs returns the ids of the requests in m (a request or a batch).
+func requestIDs(m jsonrpc.Message) []string {
+	switch m.Kind {
+	case jsonrpc.KindRequest:
+		return []string{string(m.ID)}
+	case jsonrpc.KindBatch:
+		var ids []string
+		for _, mem := range m.Members {
+			if mem.Kind == jsonrpc.KindRequest {
+				ids = append(ids, string(mem.ID))
+			}
+		}
+		return ids
+	}
+	return nil
+}
+
+// answeredIDs returns the ids a server frame answers.
+func answeredIDs(data []byte) []string {
+	m := jsonrpc.Parse(data)
+	switch m.Kind {
+	case jsonrpc.KindResult, jsonrpc.KindError:
+		return []string{string(m.ID)}
+	case jsonrpc.KindBatch:
+		var ids []string
+		for _, mem := range m.Members {
+			if mem.Kind.IsResponse() {
+				ids = append(ids, string(mem.ID))
+			}
+		}
+		return ids
+	}
+	return nil
+}
+
+// sent records that out went to the client: the requests it answers are
+// no longer outstanding. It reports false when out answers a request
+// replay answered itself, so out must not be sent. The caller holds c.mu.
+func (c *cursor) sent(out Out) bool {
+	if out.Frame == nil || !(out.Frame.Kind.IsResponse() || out.Frame.Kind == jsonrpc.KindBatch) {
+		return true
+	}
+	ids := answeredIDs(out.Data)
+	if len(ids) == 1 && c.selfAnswered[ids[0]] {
+		return false
+	}
+	for _, id := range ids {
+		delete(c.outstanding, id)
+	}
+	return true
+}
+
+// emit returns, in order, the queued frames every candidate agrees on and
+// takes them off the queues (stdio).
+func (c *cursor) emit() []Out {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var outs []Out
+	for {
+		lead := c.cands[0]
+		if len(lead.queue) == 0 {
+			break
+		}
+		if len(c.cands) == 1 && len(lead.members) < 2 {
+			outs = append(outs, lead.queue...)
+			lead.queue = nil
+			break
+		}
+		head := lead.queue[0].Data
+		agree := true
+		for _, e := range c.cands[1:] {
+			if len(e.queue) == 0 || !bytes.Equal(e.queue[0].Data, head) {
+				agree = false
+				break
+			}
+		}
+		if !agree {
+			break
+		}
+		outs = append(outs, lead.queue[0])
+		for _, e := range c.cands {
+			e.queue = e.queue[1:]
+		}
+	}
+	c.emitted += len(outs)
+	kept := outs[:0]
+	for _, o := range outs {
+		if c.sent(o) {
+			kept = append(kept, o)
+		}
+	}
+	return kept
+}
+
+// undecided reports whether candidates still disagree on what to send
+// next while the client waits for an answer (stdio).
+func (c *cursor) undecided() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.cands) < 2 || len(c.outstanding) == 0 {
+		return false
+	}
+	for _, e := range c.cands {
+		if len(e.queue) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// settle is called when the client waits for an answer while the
+// candidates disagree on what comes next: it keeps the first candidate,
+// in recorded order, that is not stalled on any outstanding request (the
+// first candidate when all are). It reports whether it dropped any.
+func (c *cursor) settle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.cands) < 2 {
+		return false
+	}
+	pick := c.cands[0]
+	for _, e := range c.cands {
+		stalled := false
+		for id := range c.outstanding {
+			if _, ok := e.stalled(id); ok {
+				stalled = true
+				break
+			}
+		}
+		if !stalled {
+			pick = e
+			break
+		}
+	}
+	c.cands = []*engine{pick}
+	c.notify()
+	return true
+}
+
+// waiting reports whether the client waits for an answer.
+func (c *cursor) waiting() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.outstanding) > 0
+}
+
+// markSent records that out went to the client (HTTP); it reports false
+// when out must not be sent because replay answered that request itself.
+func (c *cursor) markSent(out Out) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sent(out)
+}
+
+// selfAnsweredID reports whether replay answered live request id itself.
+func (c *cursor) selfAnsweredID(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.selfAnswered[id]
+}
+
+// keep narrows the candidates to those ok accepts; when it accepts none,
+// nothing changes. It reports whether any was dropped.
+func (c *cursor) keep(ok func(*engine) bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := slices.DeleteFunc(slices.Clone(c.cands), func(e *engine) bool { return !ok(e) })
+	if len(kept) == 0 || len(kept) == len(c.cands) {
+		return false
+	}
+	c.cands = kept
+	c.notify()
+	return true
+}
+
+// candidates returns the candidates in play.
+func (c *cursor) candidates() []*engine {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.cands)
+}
+
+// leader returns the first candidate in play, whose recording stands for
+// all of them where one must be named.
+func (c *cursor) leader() *engine {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cands[0]
+}
+
+// caughtUp reports whether the leader has received every recorded client
+// frame before offset t.
+func (c *cursor) caughtUp(t time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.cands[0]
+	for e.firstC2S < len(e.frames) && (!e.frames[e.firstC2S].c2s || e.frames[e.firstC2S].done) {
+		e.firstC2S++
+	}
+	return e.firstC2S == len(e.frames) || e.frames[e.firstC2S].f.Offset >= t
+}
+
+// stall is an outstanding client request that the recording answers
+// only after client frames this client has not sent, or never answers.
+type stall struct {
+	// ID is the live request id; Request the recorded request.
+	ID      string
+	Request *store.Frame
+	// Awaited are the recorded client frames the answer waits for, by
+	// seq; empty when the recording holds no answer at all.
+	Awaited []*store.Frame
+}
+
+// stalls returns the outstanding requests that are stalled in every
+// candidate, as the leader sees them. Requests still in play elsewhere
+// (released but not sent, or undecided between candidates) are not
+// stalled.
+func (c *cursor) stalls() []stall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []stall
+	for id := range c.outstanding {
+		if c.selfAnswered[id] {
+			continue
+		}
+		var st *stall
+		for n, e := range c.cands {
+			s, ok := e.stalled(id)
+			if !ok {
+				st = nil
+				break
+			}
+			if n == 0 {
+				st = &s
+			}
+		}
+		if st != nil {
+			out = append(out, *st)
+		}
+	}
+	slices.SortFunc(out, func(a, b stall) int {
+		if a.Request == nil || b.Request == nil {
+			return 0
+		}
+		return int(a.Request.Seq - b.Request.Seq)
+	})
+	return out
+}
+
+// answerSelf marks live request id as answered by replay itself.
+func (c *cursor) answerSelf(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.selfAnswered[id] = true
+	delete(c.outstanding, id)
+	c.notify()
+}
+
+// stalled reports whether e answers live request id only after client
+// frames not yet received (or not at all), and which.
+func (e *engine) stalled(id string) (stall, bool) {
+	rec, ok := e.rids[id]
+	if !ok {
+		return stall{}, false
+	}
+	st := stall{ID: id}
+	for i := range e.frames {
+		if fr := &e.frames[i]; fr.c2s && fr.done && fr.msg.Kind == jsonrpc.KindRequest && string(fr.msg.ID) == rec {
+			st.Request = fr.f
+		}
+	}
+	a, ok := e.answerOf[rec]
+	if !ok {
+		return st, true
+	}
+	if e.frames[a].done {
+		return stall{}, false
+	}
+	seen := map[int]bool{}
+	var walk func(i int)
+	walk = func(i int) {
+		if i < 0 || seen[i] || e.frames[i].done {
+			return
+		}
+		seen[i] = true
+		if e.frames[i].c2s {
+			st.Awaited = append(st.Awaited, e.frames[i].f)
+			return
+		}
+		walk(e.frames[i].prev)
+		walk(e.frames[i].extra)
+	}
+	walk(a)
+	if len(st.Awaited) == 0 {
+		return stall{}, false
+	}
+	slices.SortFunc(st.Awaited, func(a, b *store.Frame) int { return int(a.Seq - b.Seq) })
+	return st, true
+}
+
+// unanswered reports whether id is a server request that replay has sent
+// and the recorded client never answered.
+func (e *engine) unanswered(id []byte) bool {
+	sent := false
+	for _, fr := range e.frames {
+		if string(fr.msg.ID) != string(id) {
+			continue
+		}
+		if fr.c2s && fr.msg.Kind.IsResponse() {
+			return false
+		}
+		if !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && fr.done {
+			sent = true
+		}
+	}
+	return sent
+}

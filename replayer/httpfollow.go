@@ -1,0 +1,463 @@
+package replayer
+
+import (
+	"fmt"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// picker chooses, in one candidate, the recorded stream that answers a
+// live request; nil when that candidate has none.
+type picker func(*engine) *store.Stream
+
+// streamStep is what every candidate agrees a live stream does next.
+type streamStep struct {
+	e  *engine       // the candidate that speaks for all
+	st *store.Stream // e's recorded stream
+	f  *store.Frame  // the frame to send; nil at the end of the stream
+	// self is set when replay answered the request itself after a stall.
+	self bool
+	// inject is set when replay has answers of its own to send on this
+	// HTTP+SSE stream first.
+	inject bool
+}
+
+// agree waits until every candidate gives the same value for position k
+// of the stream pick chooses (k < 0: the stream's status and headers),
+// and returns the leader's step. While they disagree and the client
+// waits for an answer, it settles after Server.Settle. It reports false
+// when the client left or the server closed.
+func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string, injectable bool) (streamStep, bool) {
+	for {
+		if liveID != "" && ls.cur.selfAnsweredID(liveID) {
+			return streamStep{self: true}, true
+		}
+		if injectable && ls.hasInjected() {
+			return streamStep{inject: true}, true
+		}
+		ls.mu.Lock()
+		changed := ls.changed
+		ls.mu.Unlock()
+		curChanged := ls.cur.wakeup()
+		cands := ls.cur.candidates()
+		var first string
+		allReady, anyReady, same := true, false, true
+		var lead streamStep
+		for n, e := range cands {
+			sig, s, ready := ls.value(e, pick, k)
+			if n == 0 {
+				lead, first = s, sig
+			}
+			if !ready {
+				allReady = false
+				continue
+			}
+			anyReady = true
+			if sig != first {
+				same = false
+			}
+		}
+		if allReady && same {
+			return lead, true
+		}
+		var settle, wait <-chan time.Time
+		if anyReady && ls.cur.waiting() && len(cands) > 1 {
+			settle = ls.srv.clock().After(ls.srv.settle())
+		}
+		stalledID := liveID
+		if liveID != "" && !allReady {
+			wait = ls.watchStall(liveID)
+		} else if injectable {
+			// On an HTTP+SSE stream every answer is awaited here.
+			for _, st := range ls.cur.stalls() {
+				if c := ls.watchStall(st.ID); c != nil {
+					wait, stalledID = c, st.ID
+					break
+				}
+			}
+		}
+		select {
+		case <-wait:
+			ls.giveUp(stalledID)
+			if injectable {
+				ls.inject(noMatchAnswer([]byte(stalledID), ls.stallReport(stalledID)))
+			}
+		case <-changed:
+		case <-curChanged:
+		case <-settle:
+			if ls.cur.settle() {
+				ls.srv.logger().Info("candidate sessions disagreed on an awaited answer; replaying the first that can give it", "session", ls.cur.leader().rec.Session.ID)
+			}
+		case <-r.Context().Done():
+			return streamStep{}, false
+		case <-ls.srv.http().done:
+			return streamStep{}, false
+		}
+	}
+}
+
+// value returns what e's stream does at position k, as a comparable
+// signature, and whether it is known yet (a protocol frame is known once
+// e released it).
+func (ls *liveSession) value(e *engine, pick picker, k int) (string, streamStep, bool) {
+	st := pick(e)
+	if st == nil {
+		return "none", streamStep{e: e}, true
+	}
+	s := streamStep{e: e, st: st}
+	if k < 0 {
+		mt, _, _ := mime.ParseMediaType(st.ResponseHeader.Get("Content-Type"))
+		return fmt.Sprintf("%d %s", st.Status, mt), s, true
+	}
+	frames := e.rec.serverFrames()[st.ID]
+	if k >= len(frames) {
+		return "end " + st.End.String(), s, true
+	}
+	f := frames[k]
+	s.f = f
+	if !isProtocol(f) {
+		// Transport events: their ids and the endpoint's session id are
+		// the recording's own and differ between sessions.
+		return fmt.Sprintf("transport %t %s", f.Comment, f.Event), s, true
+	}
+	ls.mu.Lock()
+	o, ok := ls.released[f]
+	ls.mu.Unlock()
+	if !ok {
+		return "", s, false
+	}
+	return "frame " + f.Event + " " + string(o.Data), s, true
+}
+
+// follow answers a live request with the recorded stream pick chooses,
+// frame by frame, sending only what every candidate agrees on, so that
+// the stream follows the conversation to whichever session the client's
+// frames single out. liveID is the request the stream answers ("" for a
+// GET): when replay answers it itself after a stall, so does the stream.
+func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picker, liveID string, none func()) {
+	hd, ok := ls.agree(r, pick, -1, liveID, false)
+	if !ok {
+		return
+	}
+	if hd.self {
+		ls.writeStallAnswer(w, liveID, false)
+		return
+	}
+	if hd.st == nil {
+		none()
+		return
+	}
+	rec, st := hd.e.rec, hd.st
+	h := w.Header()
+	for k, vs := range st.ResponseHeader {
+		if !isHop(k) {
+			h[k] = append([]string(nil), vs...)
+		}
+	}
+	if sid := st.ResponseHeader.Get("Mcp-Session-Id"); sid != "" {
+		h.Set("Mcp-Session-Id", ls.issueID(sid))
+	}
+	if st.Status == 0 {
+		// The recorded client left before the server answered.
+		ls.holdOrAnswer(w, r, liveID)
+		return
+	}
+	mt, _, _ := mime.ParseMediaType(st.ResponseHeader.Get("Content-Type"))
+	if mt != "text/event-stream" {
+		var body []byte
+		for k := 0; ; k++ {
+			s, ok := ls.agree(r, pick, k, liveID, false)
+			if !ok {
+				return
+			}
+			if s.self {
+				ls.writeStallAnswer(w, liveID, false)
+				return
+			}
+			if s.f == nil {
+				break
+			}
+			b, ok := ls.sendable(r, s.f)
+			if !ok {
+				return
+			}
+			body = append(body, b...)
+		}
+		if !ls.pause(r, ls.srv.Faults.Delay) {
+			return
+		}
+		w.WriteHeader(st.Status)
+		_, _ = w.Write(body)
+		return
+	}
+
+	rc := http.NewResponseController(w)
+	w.WriteHeader(st.Status)
+	_ = rc.Flush()
+	paced := ls.srv.Faults.Delay > 0 || ls.srv.Pace > 0
+	injectable := st.Kind == store.SSEGetStream
+	for k := 0; ; k++ {
+		s, ok := ls.agree(r, pick, k, liveID, injectable)
+		if !ok {
+			return
+		}
+		if s.inject {
+			// Answers of replay's own (-32019) go on the HTTP+SSE stream,
+			// where the client waits for every answer.
+			for _, b := range ls.takeInjected() {
+				if _, err := w.Write(b); err != nil {
+					return
+				}
+			}
+			if err := rc.Flush(); err != nil {
+				return
+			}
+			k--
+			continue
+		}
+		if s.self {
+			ls.writeStallAnswer(w, liveID, true)
+			_ = rc.Flush()
+			return
+		}
+		if s.f == nil {
+			ls.end(r, s.e.rec, s.st)
+			return
+		}
+		rec, st = s.e.rec, s.st
+		b, ok := ls.sendable(r, s.f)
+		if !ok {
+			return
+		}
+		if !ls.pause(r, ls.srv.Faults.Delay) {
+			return
+		}
+		if b != nil {
+			if _, err := w.Write(b); err != nil {
+				return
+			}
+			ls.noteEvent(s.f, pick, k)
+		}
+		cut := ls.srv.Faults.CutAfter[ordinalOf(rec, st.ID)]
+		cutNow := cut > 0 && !s.f.Comment && ls.countEvent(st.ID) == cut
+		if paced || cutNow || !ls.nextReady(pick, k+1) {
+			if err := rc.Flush(); err != nil {
+				return
+			}
+		}
+		if cutNow {
+			ls.mu.Lock()
+			ls.rep.Cut++
+			ls.mu.Unlock()
+			panic(http.ErrAbortHandler)
+		}
+	}
+}
+
+// nextReady reports whether position k of the stream is known in the
+// leader without waiting.
+func (ls *liveSession) nextReady(pick picker, k int) bool {
+	sig, _, ready := ls.value(ls.cur.leader(), pick, k)
+	return ready && sig != "none" && !strings.HasPrefix(sig, "end ")
+}
+
+// sendable returns the bytes to send for f, which is released when it is
+// a protocol frame; nil when it answers a request replay answered itself.
+func (ls *liveSession) sendable(r *http.Request, f *store.Frame) ([]byte, bool) {
+	b, ok := ls.frameBytes(r, f)
+	if !ok || !isProtocol(f) {
+		return b, ok
+	}
+	ls.mu.Lock()
+	o := ls.released[f]
+	ls.mu.Unlock()
+	if !ls.cur.markSent(o) {
+		return nil, true
+	}
+	return b, true
+}
+
+// end ends a followed SSE stream the way the recording ended it.
+func (ls *liveSession) end(r *http.Request, rec *Recording, seg *store.Stream) {
+	switch seg.End {
+	case store.EndComplete, store.EndServerClosed:
+		// End where the recording ended: once the client has done what the
+		// recorded client did before the server closed (a standalone GET
+		// stream the server closed at the session's DELETE stays open
+		// until this client deletes too).
+		ls.waitCaughtUp(r, rec, seg.Closed)
+		return
+	case store.EndUpstreamError:
+		ls.waitCaughtUp(r, rec, seg.Closed)
+		panic(http.ErrAbortHandler)
+	}
+	// The recorded client left first (or the recording stopped): keep the
+	// stream open until this client leaves too.
+	ls.hold(r)
+}
+
+// holdOrAnswer keeps a request the recording never answered open until
+// the client leaves, or answers it with -32019 once replay gives up
+// waiting for it (Server.Wait).
+func (ls *liveSession) holdOrAnswer(w http.ResponseWriter, r *http.Request, liveID string) {
+	if liveID == "" {
+		ls.hold(r)
+		return
+	}
+	for {
+		ch := ls.cur.wakeup()
+		if ls.cur.selfAnsweredID(liveID) {
+			ls.writeStallAnswer(w, liveID, false)
+			return
+		}
+		wait := ls.watchStall(liveID)
+		select {
+		case <-wait:
+			ls.giveUp(liveID)
+		case <-ch:
+		case <-r.Context().Done():
+			return
+		case <-ls.srv.http().done:
+			return
+		}
+	}
+}
+
+// noteEvent remembers where an event id the client may resume from was
+// sent: the stream and position, the same in every candidate.
+func (ls *liveSession) noteEvent(f *store.Frame, pick picker, k int) {
+	if !f.HasEventID || f.EventID == "" {
+		return
+	}
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	ls.sentEvents[f.EventID] = sentEvent{pick: pick, k: k}
+}
+
+// sentEvent is where an event was sent: position k of the stream pick
+// chooses.
+type sentEvent struct {
+	pick picker
+	k    int
+}
+
+// translateEventID maps an event id this client received to the id the
+// leader's recording gave the event at the same place.
+func (ls *liveSession) translateEventID(id string) string {
+	ls.mu.Lock()
+	se, ok := ls.sentEvents[id]
+	ls.mu.Unlock()
+	if !ok {
+		return id
+	}
+	e := ls.cur.leader()
+	st := se.pick(e)
+	if st == nil {
+		return id
+	}
+	frames := e.rec.serverFrames()[st.ID]
+	if se.k < len(frames) && frames[se.k].HasEventID {
+		return frames[se.k].EventID
+	}
+	return id
+}
+
+// stallOf returns the stall of live request id, if it is stalled in
+// every candidate.
+func (ls *liveSession) stallOf(id string) (stall, bool) {
+	for _, st := range ls.cur.stalls() {
+		if st.ID == id {
+			return st, true
+		}
+	}
+	return stall{}, false
+}
+
+// watchStall logs a newly stalled request once and returns a channel
+// that fires when its wait is over; nil when it is not stalled or waits
+// for good.
+func (ls *liveSession) watchStall(id string) <-chan time.Time {
+	st, ok := ls.stallOf(id)
+	if !ok {
+		return nil
+	}
+	now := ls.srv.clock().Now()
+	ls.mu.Lock()
+	since, seen := ls.stalled[id]
+	if !seen {
+		since = now
+		ls.stalled[id] = now
+	}
+	ls.mu.Unlock()
+	if !seen {
+		ls.srv.logger().Warn("a request waits: "+st.describe(), "wait", ls.srv.waitText())
+	}
+	if ls.srv.wait() < 0 {
+		return nil
+	}
+	return ls.srv.clock().At(since.Add(ls.srv.wait()))
+}
+
+// writeStallAnswer answers a request replay gave up waiting for with
+// -32019: as a JSON body, or as an SSE event on a stream already open.
+func (ls *liveSession) writeStallAnswer(w http.ResponseWriter, id string, sse bool) {
+	body := noMatchAnswer([]byte(id), ls.stallReport(id))
+	if sse {
+		_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", body)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(body)
+}
+
+// giveUp answers a stalled request itself: its recorded answer will not
+// be sent, and the stall is reported like an unmatched frame.
+func (ls *liveSession) giveUp(id string) {
+	st, ok := ls.stallOf(id)
+	if !ok {
+		return
+	}
+	mm := stallMismatch(st)
+	ls.mu.Lock()
+	ls.stallReports[id] = mm
+	ls.mu.Unlock()
+	ls.cur.answerSelf(id)
+	ls.mismatch(mm)
+}
+
+// inject queues an answer of replay's own for the HTTP+SSE stream.
+func (ls *liveSession) inject(msg []byte) {
+	ls.mu.Lock()
+	ls.injected = append(ls.injected, fmt.Appendf(nil, "event: message\ndata: %s\n\n", msg))
+	ls.mu.Unlock()
+	ls.publish(nil)
+}
+
+func (ls *liveSession) hasInjected() bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return len(ls.injected) > 0
+}
+
+func (ls *liveSession) takeInjected() [][]byte {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	b := ls.injected
+	ls.injected = nil
+	return b
+}
+
+// stallReport returns the report of a request replay answered itself.
+func (ls *liveSession) stallReport(id string) *Mismatch {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	if m, ok := ls.stallReports[id]; ok {
+		return m
+	}
+	return &Mismatch{Reason: "replay gave up waiting for the recorded answer"}
+}

@@ -1,0 +1,213 @@
+package replayer
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+)
+
+// MatchIgnoreLabel is the session label that stores --ignore matching
+// rules with a recording, one path per line; replay applies them.
+const MatchIgnoreLabel = "match-ignore"
+
+// Match says how a live client frame is compared with recorded ones. The
+// zero Match is the tolerant default: JSON-RPC ids, progress tokens and
+// trace context never count; clientInfo (the initialize params' and the
+// 2026-07-28 _meta client info) is ignored, absent params equal {}, numbers
+// compare by value and object keys in any order.
+type Match struct {
+	// Exact compares the JSON values of method and params as recorded:
+	// nothing but ids, progress tokens and trace context is ignored, and
+	// absent params differ from {}.
+	Exact bool
+	// Ignore removes more from a client message before it is compared.
+	// Rules apply in both modes.
+	Ignore []Rule
+}
+
+// Rule is a matching rule that ignores part of a client message.
+type Rule interface {
+	// Apply removes what the rule ignores from msg, a client request or
+	// notification decoded as {"method": …, "params": …} (numbers as
+	// json.Number).
+	Apply(msg map[string]any)
+	// String is the rule as a user writes it, for messages.
+	String() string
+}
+
+// String describes the mode for messages.
+func (m Match) String() string {
+	mode := "tolerant"
+	if m.Exact {
+		mode = "exact"
+	}
+	for _, r := range m.Ignore {
+		mode += " --ignore " + r.String()
+	}
+	return mode
+}
+
+// builtinIgnore is what tolerant matching leaves out of a message: the
+// client's own description of itself, which changes with every client
+// build and never changes what a server answers.
+func builtinIgnore(method string, params map[string]any) {
+	if method == "initialize" {
+		delete(params, "clientInfo")
+	}
+	if meta, ok := params["_meta"].(map[string]any); ok {
+		delete(meta, mcpwire.MetaClientInfo)
+		if len(meta) == 0 {
+			delete(params, "_meta")
+		}
+	}
+}
+
+// normalized returns the value of params compared under mt, before user
+// rules: volatile _meta removed; in tolerant mode also what builtinIgnore
+// drops, absent params as {} and numbers by value.
+func (mt Match) normalized(method string, raw json.RawMessage) any {
+	v := canonical(raw)
+	if mt.Exact {
+		return v
+	}
+	if v == nil {
+		v = map[string]any{}
+	}
+	if obj, ok := v.(map[string]any); ok {
+		builtinIgnore(method, obj)
+	}
+	return numbersByValue(v)
+}
+
+// keyOf returns the canonical match key of a request or notification.
+func (mt Match) keyOf(kind jsonrpc.Kind, method string, params any) string {
+	if len(mt.Ignore) > 0 {
+		msg := map[string]any{"method": method}
+		if params != nil {
+			msg["params"] = params
+		}
+		for _, r := range mt.Ignore {
+			r.Apply(msg)
+		}
+		params = msg["params"]
+	}
+	return kind.String() + " " + method + " " + key(params)
+}
+
+// numbersByValue rewrites every json.Number in v to one canonical text
+// per value, so that 1, 1.0 and 1e0 compare equal.
+func numbersByValue(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		if _, err := strconv.ParseInt(s, 10, 64); err == nil {
+			return x
+		}
+		f, _, err := big.ParseFloat(s, 10, 256, big.ToNearestEven)
+		if err != nil {
+			return x
+		}
+		if f.IsInt() {
+			i, _ := f.Int(nil)
+			return json.Number(i.String())
+		}
+		return json.Number(f.Text('g', -1))
+	case map[string]any:
+		for k, e := range x {
+			x[k] = numbersByValue(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = numbersByValue(e)
+		}
+	}
+	return v
+}
+
+// diffPaths lists the paths (in the --ignore syntax) at which a and b
+// differ, leaves first, at most max of them.
+func diffPaths(a, b any, prefix string, max int) []string {
+	var out []string
+	var walk func(a, b any, p string)
+	walk = func(a, b any, p string) {
+		if len(out) >= max {
+			return
+		}
+		am, aok := a.(map[string]any)
+		bm, bok := b.(map[string]any)
+		if aok && bok {
+			keys := map[string]bool{}
+			for k := range am {
+				keys[k] = true
+			}
+			for k := range bm {
+				keys[k] = true
+			}
+			sorted := make([]string, 0, len(keys))
+			for k := range keys {
+				sorted = append(sorted, k)
+			}
+			sort.Strings(sorted)
+			for _, k := range sorted {
+				walk(am[k], bm[k], p+pathKey(k))
+			}
+			return
+		}
+		al, aok := a.([]any)
+		bl, bok := b.([]any)
+		if aok && bok && len(al) == len(bl) {
+			for i := range al {
+				walk(al[i], bl[i], fmt.Sprintf("%s[%d]", p, i))
+			}
+			return
+		}
+		if key(a) != key(b) {
+			out = append(out, p)
+		}
+	}
+	walk(a, b, prefix)
+	return out
+}
+
+// pathKey writes one key of a path: .key, or ["key"] when it holds
+// characters the dotted form cannot.
+func pathKey(k string) string {
+	for _, c := range k {
+		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			b, _ := json.Marshal(k)
+			return "[" + string(b) + "]"
+		}
+	}
+	return "." + k
+}
+
+// hint says which matching rule would have let live match rec: the
+// tolerant default, or --ignore paths. It returns "" when no rule would.
+func (mt Match) hint(live, rec jsonrpc.Message) string {
+	if live.Kind != rec.Kind || live.Method != rec.Method {
+		return ""
+	}
+	if mt.Exact {
+		tol := Match{Ignore: mt.Ignore}
+		if tol.keyOf(live.Kind, live.Method, tol.normalized(live.Method, live.Params)) == tol.keyOf(rec.Kind, rec.Method, tol.normalized(rec.Method, rec.Params)) {
+			return "the default tolerant matching (drop --match exact) would match it"
+		}
+	}
+	paths := diffPaths(mt.normalized(rec.Method, rec.Params), mt.normalized(live.Method, live.Params), "params", 4)
+	if len(paths) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("--ignore would match it:")
+	for _, p := range slices.Compact(paths) {
+		fmt.Fprintf(&b, " --ignore '%s:%s'", live.Method, p)
+	}
+	return b.String()
+}

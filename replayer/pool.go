@@ -1,0 +1,429 @@
+package replayer
+
+import (
+	"fmt"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// pool replays 2026-07-28 HTTP traffic, which has no session: each
+// request is an exchange of its own, matched on its own against every
+// recorded modern exchange of every session, on its body and on its
+// protocol shape (see shape). Among identical recorded exchanges recorded
+// order decides: the k-th identical request gets the k-th answer, then the
+// last one again. It is safe for concurrent use.
+type pool struct {
+	srv     *Server
+	entries []*poolEntry // in recorded order
+
+	mu      sync.Mutex // guards everything below
+	uses    map[string]int
+	served  map[*store.Frame]bool // recorded client frames a live request took
+	changed chan struct{}         // closed and replaced when served grows
+	rep     Report
+}
+
+// poolEntry is one recorded exchange: a request and its answer stream.
+type poolEntry struct {
+	rec   *Recording
+	st    *store.Stream
+	req   *store.Frame // nil for a request without a body
+	body  string       // the match key of the body
+	shape shape
+	// refused reports an answer that refused the request at the HTTP
+	// level: it matches only a request of the same shape.
+	refused bool
+}
+
+// refusedStatus lists the statuses with which a server refuses a request
+// before, or instead of, answering it.
+var refusedStatus = []int{400, 401, 403, 404, 405, 406, 415}
+
+func (s *Server) pool() *pool {
+	s.poolOnce.Do(func() {
+		p := &pool{srv: s, uses: map[string]int{}, served: map[*store.Frame]bool{}, changed: make(chan struct{})}
+		keys := &engine{mt: s.Match}
+		for _, rec := range s.Recordings {
+			if !pooled(rec) {
+				continue
+			}
+			first := map[int64]*store.Frame{}
+			for i := range rec.Frames {
+				f := &rec.Frames[i]
+				if f.Direction == store.ClientToServer && first[f.StreamID] == nil {
+					first[f.StreamID] = f
+				}
+			}
+			for i := range rec.Streams {
+				st := &rec.Streams[i]
+				if st.Kind != store.PostStream && st.Kind != store.ListenStream && st.Kind != store.GetStream && st.Kind != store.SSEGetStream && st.Kind != store.DeleteStream {
+					continue
+				}
+				x := &poolEntry{rec: rec, st: st, req: first[st.ID], shape: recordedShape(st),
+					refused: slices.Contains(refusedStatus, st.Status)}
+				if x.req != nil {
+					x.body = bodyKey(keys, x.req.Message())
+				}
+				p.entries = append(p.entries, x)
+			}
+		}
+		if len(p.entries) > 0 {
+			s.pl = p
+		}
+	})
+	return s.pl
+}
+
+// pooled reports whether rec's exchanges are replayed from the pool: a
+// 2026-07-28 session, or a run of refusals with no session id (an
+// initialize and a GET that a 2026-07-28 server refused, say), which
+// holds no conversation to follow.
+func pooled(rec *Recording) bool {
+	if rec.Session.Transport != store.StreamableHTTP {
+		return false
+	}
+	if rec.Session.Era == mcpwire.EraModern {
+		return true
+	}
+	if rec.Session.ExternalID != "" || len(rec.Streams) == 0 {
+		return false
+	}
+	for _, st := range rec.Streams {
+		if !slices.Contains(refusedStatus, st.Status) {
+			return false
+		}
+	}
+	return true
+}
+
+// bodyKey is the match key of a whole request body.
+func bodyKey(keys *engine, m jsonrpc.Message) string {
+	k, members := keys.matchKey(m, nil)
+	return k + " " + strings.Join(members, "\x00")
+}
+
+// find returns the recorded exchange that answers r, and whether its
+// shape is r's exactly; nil when none does.
+func (p *pool) find(r *http.Request, live jsonrpc.Message) (*poolEntry, bool) {
+	body := ""
+	if live.Kind != jsonrpc.KindEmpty {
+		body = bodyKey(&engine{mt: p.srv.Match}, live)
+	}
+	sh := liveShape(r)
+	var exact, valid []*poolEntry
+	for _, x := range p.entries {
+		if x.body != body || x.st.Method != r.Method {
+			continue
+		}
+		if x.shape.same(sh) {
+			exact = append(exact, x)
+		} else if !x.refused {
+			valid = append(valid, x)
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	pick := func(xs []*poolEntry, key string) *poolEntry {
+		k := p.uses[key]
+		p.uses[key]++
+		return xs[min(k, len(xs)-1)]
+	}
+	switch {
+	case len(exact) > 0:
+		return pick(exact, body+"\x00"+sh.String()), true
+	case len(valid) > 0:
+		return pick(valid, body), false
+	}
+	return nil, false
+}
+
+// serve answers r as x was answered, with the live ids.
+func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, x *poolEntry) {
+	e := newEngine(x.rec, p.srv.Match)
+	if x.req != nil {
+		if i, ok := e.index[x.req]; ok {
+			e.consume(i, live)
+		}
+	}
+	p.mu.Lock()
+	p.rep.Received++
+	p.rep.Matched++
+	if x.req != nil {
+		p.served[x.req] = true
+	}
+	close(p.changed)
+	p.changed = make(chan struct{})
+	p.mu.Unlock()
+
+	h := w.Header()
+	for k, vs := range x.st.ResponseHeader {
+		if !isHop(k) {
+			h[k] = slices.Clone(vs)
+		}
+	}
+	frames := x.rec.serverFrames()[x.st.ID]
+	if x.st.Status == 0 {
+		// The recorded client left before any answer: so may this one;
+		// a request is answered -32019 after Server.Wait.
+		p.holdUntil(w, r, x, live)
+		return
+	}
+	mt, _, _ := mime.ParseMediaType(x.st.ResponseHeader.Get("Content-Type"))
+	if mt != "text/event-stream" {
+		var body []byte
+		for _, f := range frames {
+			body = append(body, p.bytesOf(e, f)...)
+		}
+		w.WriteHeader(x.st.Status)
+		_, _ = w.Write(body)
+		return
+	}
+	rc := http.NewResponseController(w)
+	w.WriteHeader(x.st.Status)
+	_ = rc.Flush()
+	for _, f := range frames {
+		if !p.waitCauses(r, e, f) {
+			return
+		}
+		if _, err := w.Write(p.sseBytes(e, f)); err != nil {
+			return
+		}
+		_ = rc.Flush()
+	}
+	switch x.st.End {
+	case store.EndComplete, store.EndServerClosed:
+		return
+	case store.EndUpstreamError:
+		panic(http.ErrAbortHandler)
+	}
+	p.holdUntil(nil, r, x, jsonrpc.Message{})
+}
+
+// holdUntil keeps an exchange the recorded client left open until this
+// client leaves too, the server closes, or Server.Wait passes; a request
+// not answered yet (w not nil) then gets -32019.
+func (p *pool) holdUntil(w http.ResponseWriter, r *http.Request, x *poolEntry, live jsonrpc.Message) {
+	var wait <-chan time.Time
+	if p.srv.wait() > 0 {
+		wait = p.srv.clock().After(p.srv.wait())
+	}
+	p.srv.logger().Warn("a request waits: the recorded client left before this exchange ended", "stream", x.st.ID, "wait", p.srv.waitText())
+	select {
+	case <-r.Context().Done():
+	case <-p.srv.http().done:
+	case <-wait:
+		if w != nil && live.Kind == jsonrpc.KindRequest {
+			mm := &Mismatch{Live: live.Raw, Closest: x.req, Reason: "the recording holds no answer to it (the recorded client left before the answer came)"}
+			p.mu.Lock()
+			p.rep.Mismatches = append(p.rep.Mismatches, mm)
+			p.mu.Unlock()
+			p.srv.logger().Warn("answered a stalled request with -32019", "request", mm.Error())
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusOK)
+			_, _ = w.Write(noMatchAnswer(live.ID, mm))
+		}
+	}
+}
+
+// waitCauses waits until the client frames that caused f, in other
+// exchanges (a listen stream's notifications), were served.
+func (p *pool) waitCauses(r *http.Request, e *engine, f *store.Frame) bool {
+	i, ok := e.index[f]
+	if !ok {
+		return true
+	}
+	for {
+		p.mu.Lock()
+		ch := p.changed
+		missing := false
+		seen := map[int]bool{}
+		var walk func(j int)
+		walk = func(j int) {
+			if j < 0 || seen[j] || missing {
+				return
+			}
+			seen[j] = true
+			fr := &e.frames[j]
+			if fr.c2s {
+				missing = !p.served[fr.f] && !fr.done
+				return
+			}
+			walk(fr.prev)
+			walk(fr.extra)
+		}
+		walk(i)
+		p.mu.Unlock()
+		if !missing {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-r.Context().Done():
+			return false
+		case <-p.srv.http().done:
+			return false
+		}
+	}
+}
+
+// bytesOf returns f's payload with the live ids.
+func (p *pool) bytesOf(e *engine, f *store.Frame) []byte {
+	i, ok := e.index[f]
+	if !ok {
+		return f.Raw
+	}
+	data, _ := e.rewrite(&e.frames[i])
+	return data
+}
+
+// sseBytes returns f's event block with the live ids.
+func (p *pool) sseBytes(e *engine, f *store.Frame) []byte {
+	i, ok := e.index[f]
+	if !ok {
+		return f.Raw
+	}
+	data, changed := e.rewrite(&e.frames[i])
+	if !changed {
+		return f.Raw
+	}
+	return rewriteEvent(f, data)
+}
+
+// mismatch records a request the pool refused.
+func (p *pool) mismatch(mm *Mismatch) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.rep.Received++
+	p.rep.Mismatches = append(p.rep.Mismatches, mm)
+}
+
+// report returns what the pool replayed, or nil if it replayed nothing.
+func (p *pool) report() *Report {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rep.Received == 0 {
+		return nil
+	}
+	rep := p.rep
+	rep.Mismatches = slices.Clone(p.rep.Mismatches)
+	return &rep
+}
+
+// shape is what decides an HTTP-level answer to a request, besides its
+// body: the server may refuse a request for any of it. Credentials count
+// only as present or not; their values are redacted in the recording and
+// never compared.
+type shape struct {
+	method, path         string
+	version              string // MCP-Protocol-Version
+	mcpMethod, mcpName   string
+	params               string // the Mcp-Param-* headers, sorted
+	acceptJSON, acceptEv bool
+	contentType          string
+	origin               string // "", "local" or "foreign"
+	host                 string // "", "local" or "foreign"
+	credentials          bool
+}
+
+func (sh shape) String() string {
+	type plain shape // without this method
+	return fmt.Sprintf("%+v", plain(sh))
+}
+
+// same reports whether a live request of shape live has recorded shape
+// sh; a Host the recording did not keep (older cassettes) is not compared.
+func (sh shape) same(live shape) bool {
+	if sh.host == "" {
+		live.host = ""
+	}
+	return sh == live
+}
+
+// liveShape returns the shape of a live request.
+func liveShape(r *http.Request) shape {
+	h := r.Header.Clone()
+	if h.Get("Host") == "" {
+		h.Set("Host", r.Host)
+	}
+	return shapeOf(r.Method, r.URL.Path, h)
+}
+
+// recordedShape returns the shape of a recorded request.
+func recordedShape(st *store.Stream) shape {
+	path := st.URL
+	if u, err := url.Parse(st.URL); err == nil {
+		path = u.Path
+	}
+	return shapeOf(st.Method, path, st.RequestHeader)
+}
+
+func shapeOf(method, path string, h http.Header) shape {
+	sh := shape{method: method, path: path, version: h.Get("MCP-Protocol-Version"),
+		mcpMethod: h.Get("Mcp-Method"), mcpName: h.Get("Mcp-Name"),
+		origin: originClass(h.Get("Origin")), host: hostClass(h.Get("Host")),
+		credentials: h.Get("Authorization") != "" || h.Get("Cookie") != ""}
+	var params []string
+	for k, vs := range h {
+		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-Param-") {
+			params = append(params, http.CanonicalHeaderKey(k)+"="+strings.Join(vs, ","))
+		}
+	}
+	sort.Strings(params)
+	sh.params = strings.Join(params, "\x00")
+	for _, a := range h.Values("Accept") {
+		for _, part := range strings.Split(a, ",") {
+			mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
+			switch mt {
+			case "application/json":
+				sh.acceptJSON = true
+			case "text/event-stream":
+				sh.acceptEv = true
+			case "*/*":
+				sh.acceptJSON, sh.acceptEv = true, true
+			}
+		}
+	}
+	sh.contentType, _, _ = mime.ParseMediaType(h.Get("Content-Type"))
+	return sh
+}
+
+// originClass sorts an Origin: none, a loopback page, or another site.
+func originClass(o string) string {
+	if o == "" {
+		return ""
+	}
+	u, err := url.Parse(o)
+	if err != nil {
+		return "foreign"
+	}
+	return hostClass(u.Host)
+}
+
+// hostClass sorts a Host: unknown, loopback, or another name.
+func hostClass(h string) string {
+	if h == "" {
+		return ""
+	}
+	if host, _, err := net.SplitHostPort(h); err == nil {
+		h = host
+	}
+	h = strings.Trim(h, "[]")
+	if h == "localhost" {
+		return "local"
+	}
+	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
+		return "local"
+	}
+	return "foreign"
+}

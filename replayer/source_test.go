@@ -1,0 +1,141 @@
+package replayer
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// manySessions returns the JSONL export of n stdio sessions that share
+// their opening (initialize, tools/list) and then each call echo with a
+// text of their own.
+func manySessions(n int) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]any{"type": "mcpvcr", "version": 1})
+	for s := 1; s <= n; s++ {
+		_ = enc.Encode(map[string]any{"type": "session", "id": s, "transport": "stdio", "revision": "2025-11-25", "era": "legacy",
+			"started_at": "2026-01-01T00:00:00Z", "ended_at": "2026-01-01T00:00:01Z", "exit_code": 0})
+		_ = enc.Encode(map[string]any{"type": "stream", "id": 2*s - 1, "session": s, "kind": "stdin", "end": "complete", "closed_ns": 100})
+		_ = enc.Encode(map[string]any{"type": "stream", "id": 2 * s, "session": s, "kind": "stdout", "end": "complete", "closed_ns": 100})
+		lines := []string{
+			`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"rec","version":"1.0"}}}`,
+			`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"s","version":"1"}}}`,
+			`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+			`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+			`< {"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"echo"}]}}`,
+			fmt.Sprintf(`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"s%d"}}}`, s),
+			fmt.Sprintf(`< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"from session %d"}]}}`, s),
+		}
+		for i, l := range lines {
+			dir, stream := "s2c", 2*s
+			if l[0] == '>' {
+				dir, stream = "c2s", 2*s-1
+			}
+			_ = enc.Encode(map[string]any{"type": "frame", "session": s, "seq": i + 1, "stream": stream, "dir": dir, "offset_ns": i + 1, "raw": l[2:] + "\n"})
+		}
+	}
+	return b.String()
+}
+
+func TestSource_LoadsOnlyCandidatesInPlay(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "many.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Import(ctx, strings.NewReader(manySessions(200))); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewSource(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := src.Len(), 200; got != want {
+		t.Fatalf("Len() = %d; want %d", got, want)
+	}
+	// A second Source reads the stored index instead of loading sessions.
+	if _, err := NewSource(ctx, db, nil); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := db.ReplayIndex(ctx, indexMode)
+	if err != nil || len(idx) != 200 {
+		t.Fatalf("stored index: %d entries, %v; want 200", len(idx), err)
+	}
+
+	for _, want := range []int{137, 1, 200} {
+		t.Run(fmt.Sprint(want), func(t *testing.T) {
+			before := src.loads.Load()
+			got := replayLines(t, &Server{Source: src},
+				`{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"other","version":"2.0"}}}`,
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+				`{"jsonrpc":"2.0","id":11,"method":"tools/list"}`,
+				fmt.Sprintf(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"text":"s%d"}}}`, want),
+			)
+			wantLines := []string{
+				`{"jsonrpc":"2.0","id":10,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"s","version":"1"}}}`,
+				`{"jsonrpc":"2.0","id":11,"result":{"tools":[{"name":"echo"}]}}`,
+				fmt.Sprintf(`{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"from session %d"}]}}`, want),
+			}
+			if diff := cmp.Diff(wantLines, got); diff != "" {
+				t.Errorf("replayed lines (-want +got):\n%s", diff)
+			}
+			if n := src.loads.Load() - before; n > 2 {
+				t.Errorf("replay loaded %d sessions of 200; want at most 2", n)
+			}
+		})
+	}
+}
+
+// replayLines serves one stdio client that sends lines one at a time,
+// each after the answers to the previous one, and returns every line it
+// got back.
+func replayLines(t *testing.T, srv *Server, lines ...string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cr, cw := io.Pipe() // client -> server
+	sr, sw := io.Pipe() // server -> client
+	done := make(chan error, 1)
+	go func() {
+		_, err := srv.ServeStdio(ctx, struct {
+			io.Reader
+			io.Writer
+		}{cr, sw})
+		sw.Close()
+		done <- err
+	}()
+	var got []string
+	in := bufio.NewScanner(sr)
+	for _, l := range lines {
+		if _, err := io.WriteString(cw, l+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(l, `"id"`) {
+			if !in.Scan() {
+				t.Fatalf("no answer to %s", l)
+			}
+			got = append(got, in.Text())
+		}
+	}
+	cw.Close()
+	for in.Scan() {
+		got = append(got, in.Text())
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
