@@ -32,9 +32,9 @@ type recordingBody struct {
 	split    sse.Splitter
 	events   []sse.Event
 	reserved []*store.Frame // events forwarded and reserved, not yet settled
-	buf      []byte // a non-SSE body, recorded whole at EOF
-	out      []byte // bytes held back for the client (the endpoint event)
-	holding  bool   // holding bytes until the endpoint event is complete
+	buf      []byte         // a non-SSE body, recorded whole at EOF
+	out      []byte         // bytes held back for the client (the endpoint event)
+	holding  bool           // holding bytes until the endpoint event is complete
 	started  bool
 	finished bool
 }
