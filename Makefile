@@ -7,7 +7,7 @@ PKGS      := ./...
 FUZZTIME  ?= 10s
 BENCHFLAGS ?=
 
-.PHONY: all build test lint fmt golden demo bench fuzz peers clean
+.PHONY: all build test lint fmt golden recassette demo bench fuzz peers clean
 
 all: build
 
@@ -15,8 +15,10 @@ all: build
 build:
 	$(GO) build -o $(BIN)/mcpvcr ./cmd/mcpvcr
 
-## test: run every test with the race detector
+## test: run every test with the race detector; installs the npm test peer
+##       first when it is missing and npm exists (else says which tests skip)
 test:
+	@./scripts/peers.sh
 	$(GO) test -race -timeout 20m $(PKGS)
 
 ## lint: gofmt check and go vet
@@ -29,9 +31,19 @@ lint:
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
+# The packages whose tests define -update, the one flag that rewrites golden
+# files; go test fails in a package that does not define it.
+GOLDEN_PKGS = $(shell grep -rl --include='*_test.go' --exclude-dir=node_modules 'flag\.Bool."update"' . | xargs -n1 dirname | sort -u)
+
 ## golden: rewrite golden files after an intended change (review the diff)
 golden:
-	$(GO) test $(PKGS) -update
+	$(GO) test $(GOLDEN_PKGS) -update
+
+## recassette: re-record cassettes/ from live servers (the Go SDK test server,
+##             server-everything); review the diff like code
+recassette:
+	@./scripts/peers.sh
+	$(GO) test ./cmd/mcpvcr -recassette
 
 ## peers: install the npm test peers from the lock file
 peers:

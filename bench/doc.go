@@ -17,7 +17,12 @@
 // stdio request answered with 100 notifications and a response; each at
 // concurrency 1 and 8. Then store ingest (Append and Flush of 200 B, 2 KB
 // and 64 KB frames into one session) and the peak RSS of a recorder child
-// process forwarding a long SSE stream (1 GB with -rss-mb 1024).
+// process forwarding a long SSE stream (1 GB with -rss-mb 1024). Last,
+// replay start: mcpvcr replay --stdio without SESSION, a new process per
+// round, on generated cassettes of 100 and 10,000 stdio sessions of 64
+// frames that share their opening frames; the rows give the time from
+// starting the process to its answer to initialize, and its peak RSS
+// then. -gen-cassette FILE writes such a cassette as JSONL.
 //
 // Run it with make bench, or
 //

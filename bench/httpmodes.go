@@ -76,7 +76,7 @@ type httpBench struct {
 	clients [numModes]*http.Client
 	// recording is the session of the first record run, which replay
 	// runs serve.
-	recording *replayer.Recording
+	recording *store.Recording
 }
 
 // newHTTPBench starts the peer and the passthrough proxy. The caller must
@@ -157,7 +157,7 @@ func (b *httpBench) replay(ctx context.Context, c *http.Client, tool string, n, 
 	if b.recording == nil {
 		return run{}, errors.New("replay before any record run")
 	}
-	rs := &replayer.Server{Recordings: []*replayer.Recording{b.recording}}
+	rs := &replayer.Server{Recordings: []*store.Recording{b.recording}}
 	s, err := serve(rs)
 	if err != nil {
 		return run{}, err
@@ -181,7 +181,7 @@ func (b *httpBench) replay(ctx context.Context, c *http.Client, tool string, n, 
 // frames of n requests of tool: n client frames, and one answer or
 // streamEvents events per request; it returns the session loaded for
 // replay.
-func verifyRecorded(ctx context.Context, db *store.DB, tool string, n int) (*replayer.Recording, error) {
+func verifyRecorded(ctx context.Context, db *store.DB, tool string, n int) (*store.Recording, error) {
 	wantC2S, wantS2C := n, n
 	if tool == toolStream {
 		wantS2C = n * streamEvents
@@ -197,7 +197,7 @@ func verifyRecorded(ctx context.Context, db *store.DB, tool string, n int) (*rep
 		return nil, errors.New("nothing recorded")
 	}
 	id := ss[len(ss)-1].ID
-	recs, err := replayer.Load(ctx, db, id)
+	recs, err := db.Recordings(ctx, id)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,7 @@ import (
 type stdioBench struct {
 	self      string    // this program, to start as the peer
 	db        *store.DB // the cassette record runs write
-	recording *replayer.Recording
+	recording *store.Recording
 }
 
 // conn is the client's side of one stdio run: it writes requests to w and
@@ -138,7 +138,7 @@ func (b *stdioBench) openReplay(ctx context.Context) (*conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	srv := &replayer.Server{Recordings: []*replayer.Recording{b.recording}}
+	srv := &replayer.Server{Recordings: []*store.Recording{b.recording}}
 	client := struct {
 		io.Reader
 		io.Writer

@@ -16,7 +16,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mcpvcr/mcpvcr/internal/clock"
+	"github.com/mcpvcr/mcpvcr/clock"
+	"github.com/mcpvcr/mcpvcr/internal/derive"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -174,7 +175,7 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte) *exchang
 	// The body is parsed once: for the session it belongs to, and as the
 	// recorded frame (the stream kind matters to Derive only for stderr).
 	req := &store.Frame{Raw: body}
-	msg := req.Derive(store.PostStream)
+	msg := derive.Frame(req, int(store.PostStream))
 	hs := h.sessionFor(ctx, r, msg)
 	st := &store.Stream{
 		Method:        r.Method,

@@ -7,7 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpvcr/mcpvcr/internal/clock"
+	"github.com/mcpvcr/mcpvcr/clock"
+	"github.com/mcpvcr/mcpvcr/internal/derive"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -110,7 +111,7 @@ func (rs *session) flush(ctx context.Context) {
 // rs.mu.
 func (rs *session) flushLocked(ctx context.Context) {
 	for i, p := range rs.pending {
-		rs.record(ctx, p.f, p.f.Derive(p.st.Kind))
+		rs.record(ctx, p.f, derive.Frame(p.f, int(p.st.Kind)))
 		rs.pending[i] = pendingFrame{}
 	}
 	rs.pending = rs.pending[:0]
@@ -148,11 +149,11 @@ func (rs *session) closeStream(ctx context.Context, st *store.Stream, end store.
 // append records one frame on st. f.Raw (and f.Data, the SSE fields and
 // Comment, when set) come from the caller; the rest is filled here.
 func (rs *session) append(ctx context.Context, st *store.Stream, dir store.Direction, f *store.Frame) {
-	rs.appendDerived(ctx, st, dir, f, f.Derive(st.Kind))
+	rs.appendDerived(ctx, st, dir, f, derive.Frame(f, int(st.Kind)))
 }
 
 // appendDerived is append for a frame the caller has derived already: m
-// is what f.Derive returned.
+// is what derive.Frame returned.
 func (rs *session) appendDerived(ctx context.Context, st *store.Stream, dir store.Direction, f *store.Frame, m jsonrpc.Message) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
@@ -187,6 +188,11 @@ func (rs *session) learn(dir store.Direction, f *store.Frame, m jsonrpc.Message)
 			*p, changed = v, true
 		}
 	}
+	setEra := func(e store.Era) {
+		if rs.sess.Era != e {
+			rs.sess.Era, changed = e, true
+		}
+	}
 	setRaw := func(p *json.RawMessage, v json.RawMessage) {
 		if len(v) > 0 && string(*p) != string(v) {
 			*p, changed = append(json.RawMessage(nil), v...), true
@@ -201,10 +207,10 @@ func (rs *session) learn(dir store.Direction, f *store.Frame, m jsonrpc.Message)
 		}
 		if json.Unmarshal(m.Params, &p) == nil {
 			setRaw(&rs.sess.ClientInfo, p.ClientInfo)
-			if rs.sess.Era == mcpwire.EraModern {
-				set(&rs.sess.Era, mcpwire.EraDual)
+			if rs.sess.Era == store.EraModern {
+				setEra(store.EraDual)
 			} else {
-				set(&rs.sess.Era, mcpwire.EraLegacy)
+				setEra(store.EraLegacy)
 			}
 			if rs.sess.Revision == "" {
 				set(&rs.sess.Revision, p.ProtocolVersion)
@@ -219,21 +225,21 @@ func (rs *session) learn(dir store.Direction, f *store.Frame, m jsonrpc.Message)
 			set(&rs.sess.Revision, r.ProtocolVersion)
 			setRaw(&rs.sess.ServerInfo, r.ServerInfo)
 		}
-	case dir == store.ClientToServer && f.Kind == jsonrpc.KindRequest:
+	case dir == store.ClientToServer && f.Kind == store.KindRequest:
 		if meta := mcpwire.RequestMeta(m.Params); meta.ProtocolVersion != "" {
 			if rs.sess.Era == "" {
-				set(&rs.sess.Era, mcpwire.EraModern)
-			} else if rs.sess.Era == mcpwire.EraLegacy {
-				set(&rs.sess.Era, mcpwire.EraDual)
+				setEra(store.EraModern)
+			} else if rs.sess.Era == store.EraLegacy {
+				setEra(store.EraDual)
 			}
-			if rs.sess.Era == mcpwire.EraModern {
+			if rs.sess.Era == store.EraModern {
 				set(&rs.sess.Revision, meta.ProtocolVersion)
 			}
 			if rs.sess.ClientInfo == nil {
 				setRaw(&rs.sess.ClientInfo, meta.ClientInfo)
 			}
 		}
-	case dir == store.ServerToClient && f.Kind.IsResponse() && rs.sess.Era != mcpwire.EraLegacy:
+	case dir == store.ServerToClient && f.Kind.IsResponse() && rs.sess.Era != store.EraLegacy:
 		if rs.sess.ServerInfo == nil {
 			if meta := mcpwire.ResultMeta(m.Result); meta.ServerInfo != nil {
 				setRaw(&rs.sess.ServerInfo, meta.ServerInfo)

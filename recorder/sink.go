@@ -1,5 +1,29 @@
 // Package recorder holds the proxies that forward MCP traffic byte for byte
-// and hand every frame, with its stream and timing, to a Sink.
+// and hand every frame, with its stream and timing, to a Sink (a
+// *store.DB, usually).
+//
+// Stdio records a conversation between a client and a server given as
+// streams; Command runs the server as a child process and records it with
+// Stdio (the plumbing mcpvcr record and verify share); HTTP is a reverse
+// proxy (an http.Handler) for Streamable HTTP and the HTTP+SSE transport.
+//
+// # Ownership and lifecycle
+//
+// The recorders never change what they forward; credentials are redacted
+// in what they record only (Redactor). Stdio.Run and Command.Run return
+// when the server's output has ended; HTTP records until Close, which
+// ends the sessions it holds. The Sink is the caller's to close, after.
+//
+// # Walkthrough
+//
+//	db, _ := store.Open(ctx, "bug.db")
+//	defer db.Close()
+//	rec := &recorder.Command{
+//		Argv:     []string{"npx", "@modelcontextprotocol/server-everything", "stdio"},
+//		Recorder: recorder.Stdio{Sink: db},
+//	}
+//	res, err := rec.Run(ctx, struct{ io.Reader; io.Writer }{os.Stdin, os.Stdout})
+//	// res.SessionID is the recorded session, res.ExitCode the server's.
 package recorder
 
 import (

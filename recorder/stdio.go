@@ -9,7 +9,7 @@ import (
 	"log/slog"
 	"sync"
 
-	"github.com/mcpvcr/mcpvcr/internal/clock"
+	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -134,7 +133,7 @@ func TestStdio_ForwardsAndRecordsExactBytes(t *testing.T) {
 	}
 	for _, f := range frames {
 		if f.Batch && f.Direction == store.ClientToServer {
-			want := []store.Member{{Kind: jsonrpc.KindRequest, ID: "2", Method: "tools/list"}, {Kind: jsonrpc.KindNotification, Method: "notifications/x"}}
+			want := []store.Member{{Kind: store.KindRequest, ID: "2", Method: "tools/list"}, {Kind: store.KindNotification, Method: "notifications/x"}}
 			if diff := cmp.Diff(want, f.Members); diff != "" {
 				t.Errorf("batch members (-want +got):\n%s", diff)
 			}

@@ -60,7 +60,7 @@ func newLazyCursor(ctx context.Context, src *Source, mt Match) (*cursor, error) 
 	return c, nil
 }
 
-func newCursor(recs []*Recording, mt Match, queued bool) *cursor {
+func newCursor(recs []*recording, mt Match, queued bool) *cursor {
 	c := &cursor{queued: queued, changed: make(chan struct{}), outstanding: map[string]bool{}, selfAnswered: map[string]bool{}}
 	for _, r := range recs {
 		c.cands = append(c.cands, newEngine(r, mt))
@@ -83,10 +83,10 @@ func (c *cursor) wakeup() <-chan struct{} {
 
 // start releases what each candidate's server sent before any client
 // frame and returns it all.
-func (c *cursor) start() []Out {
+func (c *cursor) start() []outFrame {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var outs []Out
+	var outs []outFrame
 	for _, e := range c.cands {
 		o := e.release()
 		if c.queued {
@@ -104,7 +104,7 @@ type receipt struct {
 	// matched is, per surviving candidate, the recorded frame matched.
 	matched map[*engine]*store.Frame
 	// outs are the frames the candidates released, all of them.
-	outs []Out
+	outs []outFrame
 	// mm is set when nothing matched.
 	mm *Mismatch
 	// unrecorded reports an answer to a server request whose recorded
@@ -207,8 +207,8 @@ func answeredIDs(data []byte) []string {
 // sent records that out went to the client: the requests it answers are
 // no longer outstanding. It reports false when out answers a request
 // replay answered itself, so out must not be sent. The caller holds c.mu.
-func (c *cursor) sent(out Out) bool {
-	if out.Frame == nil || !(out.Frame.Kind.IsResponse() || out.Frame.Kind == jsonrpc.KindBatch) {
+func (c *cursor) sent(out outFrame) bool {
+	if out.Frame == nil || !(out.Frame.Kind.IsResponse() || out.Frame.Kind == store.KindBatch) {
 		return true
 	}
 	ids := answeredIDs(out.Data)
@@ -223,16 +223,16 @@ func (c *cursor) sent(out Out) bool {
 
 // emit returns, in order, the queued frames every candidate agrees on and
 // takes them off the queues (stdio).
-func (c *cursor) emit() []Out {
+func (c *cursor) emit() []outFrame {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	var outs []Out
+	var outs []outFrame
 	for {
 		lead := c.cands[0]
 		if len(lead.queue) == 0 {
 			break
 		}
-		if len(c.cands) == 1 && len(lead.members) < 2 {
+		if len(c.cands) == 1 && (lead.node == nil || lead.node.size < 2) {
 			outs = append(outs, lead.queue...)
 			lead.queue = nil
 			break
@@ -317,7 +317,7 @@ func (c *cursor) waiting() bool {
 
 // markSent records that out went to the client (HTTP); it reports false
 // when out must not be sent because replay answered that request itself.
-func (c *cursor) markSent(out Out) bool {
+func (c *cursor) markSent(out outFrame) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.sent(out)

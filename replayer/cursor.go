@@ -18,11 +18,10 @@ import (
 // that no MCP revision gives a meaning to.
 const NoMatchCode = -32019
 
-// Recording is one recorded session, loaded for replay.
-type Recording struct {
-	Session store.Session
-	Streams []store.Stream
-	Frames  []store.Frame
+// recording is one recorded session with what replay derives from it
+// once and shares between the clients replaying it.
+type recording struct {
+	*store.Recording
 
 	byStreamOnce sync.Once
 	byStream     map[int64][]*store.Frame // stream id -> its server frames
@@ -32,7 +31,7 @@ type Recording struct {
 
 // serverFrames returns the server frames of each stream, in order,
 // indexed once. Frames must not change after the first call.
-func (r *Recording) serverFrames() map[int64][]*store.Frame {
+func (r *recording) serverFrames() map[int64][]*store.Frame {
 	r.byStreamOnce.Do(func() {
 		r.byStream = map[int64][]*store.Frame{}
 		for i := range r.Frames {
@@ -44,35 +43,23 @@ func (r *Recording) serverFrames() map[int64][]*store.Frame {
 	return r.byStream
 }
 
-// Load reads the sessions with the given ids from db, or every session
+// load reads the sessions with the given ids from db, or every session
 // when none is given.
-func Load(ctx context.Context, db *store.DB, ids ...int64) ([]*Recording, error) {
-	if len(ids) == 0 {
-		ss, err := db.Sessions(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("list sessions: %w", err)
-		}
-		for _, s := range ss {
-			ids = append(ids, s.ID)
-		}
+func load(ctx context.Context, db *store.DB, ids ...int64) ([]*recording, error) {
+	recs, err := db.Recordings(ctx, ids...)
+	if err != nil {
+		return nil, err
 	}
-	var recs []*Recording
-	for _, id := range ids {
-		s, err := db.Session(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("load session %d: %w", id, err)
-		}
-		sts, err := db.Streams(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("load streams of session %d: %w", id, err)
-		}
-		fs, err := db.Frames(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("load frames of session %d: %w", id, err)
-		}
-		recs = append(recs, &Recording{Session: s, Streams: sts, Frames: fs})
+	return wrap(recs), nil
+}
+
+// wrap gives each recording replay's caches.
+func wrap(recs []*store.Recording) []*recording {
+	out := make([]*recording, len(recs))
+	for i, r := range recs {
+		out[i] = &recording{Recording: r}
 	}
-	return recs, nil
+	return out
 }
 
 // Mismatch is a live client frame that matched no recorded frame.

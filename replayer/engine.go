@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -31,7 +32,7 @@ type recFrame struct {
 // client's frames to recorded ones and releases the recorded server frames
 // whose causes have happened. It is not safe for concurrent use.
 type engine struct {
-	rec    *Recording
+	rec    *recording
 	mt     Match
 	frames []recFrame
 	// lo is the index of the first frame not yet done: every frame
@@ -60,16 +61,15 @@ type engine struct {
 	// index maps a recorded frame to its index in frames.
 	index map[*store.Frame]int
 	// queue holds released frames the cursor has not sent yet (stdio).
-	queue []Out
+	queue []outFrame
 	// touched is one past the last frame received or sent.
 	touched int
-	// members are, for a cursor reading a Source, the sessions e speaks
-	// for (its own first): they all hold the same first shared frames.
-	members []*indexEntry
-	shared  int
+	// node is, for a cursor reading a Source, the node of the candidate
+	// tree whose sessions e speaks for: they share their first frames.
+	node *treeNode
 }
 
-func newEngine(rec *Recording, mt Match) *engine {
+func newEngine(rec *recording, mt Match) *engine {
 	t := rec.template(mt)
 	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{},
 		frames: slices.Clone(t.frames), dependents: t.dependents, unsentS2C: t.unsentS2C,
@@ -81,7 +81,7 @@ func newEngine(rec *Recording, mt Match) *engine {
 // from: the protocol frames parsed and linked, with nothing received or
 // sent yet. It is computed once per matching mode; engines copy its
 // frames and share the rest, which they only read.
-func (r *Recording) template(mt Match) *engine {
+func (r *recording) template(mt Match) *engine {
 	r.tmplMu.Lock()
 	defer r.tmplMu.Unlock()
 	k := mt.String()
@@ -96,7 +96,7 @@ func (r *Recording) template(mt Match) *engine {
 	return t
 }
 
-func buildTemplate(rec *Recording, mt Match) *engine {
+func buildTemplate(rec *recording, mt Match) *engine {
 	e := &engine{rec: rec, mt: mt, srvReq: map[string]int{}, answerOf: map[string]int{}, index: map[*store.Frame]int{}}
 	protocol := map[int64]bool{}
 	for _, st := range rec.Streams {
@@ -109,7 +109,7 @@ func buildTemplate(rec *Recording, mt Match) *engine {
 		if !protocol[f.StreamID] || !isProtocol(f) {
 			continue
 		}
-		e.frames = append(e.frames, recFrame{f: f, msg: f.Message(), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1})
+		e.frames = append(e.frames, recFrame{f: f, msg: jsonrpc.Parse(f.Data), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1})
 	}
 	e.link()
 	e.dependents = make([][]int, len(e.frames))
@@ -179,7 +179,7 @@ func (e *engine) link() {
 					// sends on it is tied to it by its subscription id.
 					inflight = append(inflight, string(m.ID))
 				}
-				if t := progressToken(m.Params); t != nil {
+				if t := mcpwire.ProgressToken(m.Params); t != nil {
 					groupOfToken[string(t)] = g
 				}
 			case jsonrpc.KindBatch:
@@ -202,7 +202,7 @@ func (e *engine) link() {
 				}
 			case jsonrpc.KindNotification:
 				if m.Method == "notifications/cancelled" {
-					id := string(requestIDParam(m.Params))
+					id := string(mcpwire.CancelledRequestID(m.Params))
 					g, ok = groupOfReq[id]
 					dropInflight(id)
 				}
@@ -232,11 +232,11 @@ func (e *engine) link() {
 			case jsonrpc.KindNotification:
 				switch m.Method {
 				case "notifications/progress":
-					g, ok = groupOfToken[string(progressTokenParam(m.Params))]
+					g, ok = groupOfToken[string(mcpwire.ProgressNotificationToken(m.Params))]
 				case "notifications/cancelled":
-					g, ok = groupOfSrvReq[string(requestIDParam(m.Params))]
+					g, ok = groupOfSrvReq[string(mcpwire.CancelledRequestID(m.Params))]
 				}
-				if sub := subscriptionID(m.Params); sub != nil && !ok {
+				if sub := mcpwire.SubscriptionID(m.Params); sub != nil && !ok {
 					// A listen stream's notification: after its listen
 					// request, and after what the client did before it.
 					g, ok = groupOfReq[string(sub)]
@@ -282,7 +282,7 @@ func (e *engine) matchKey(m jsonrpc.Message, rids map[string]string) (string, []
 		params := e.mt.normalized(m.Method, m.Params)
 		if m.Method == "notifications/cancelled" && rids != nil {
 			if obj, ok := params.(map[string]any); ok {
-				if rec, ok := rids[string(requestIDParam(m.Params))]; ok {
+				if rec, ok := rids[string(mcpwire.CancelledRequestID(m.Params))]; ok {
 					obj["requestId"] = json.RawMessage(rec)
 				}
 			}
@@ -301,7 +301,7 @@ func (e *engine) bodyKey(m jsonrpc.Message) string {
 	if !e.mt.Exact {
 		v = numbersByValue(v)
 	}
-	return key(v)
+	return jsonrpc.Key(v)
 }
 
 // match finds the first unconsumed recorded client frame that live
@@ -349,7 +349,7 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 		}
 		e.ids[string(rec.ID)] = string(got.ID)
 		e.rids[string(got.ID)] = string(rec.ID)
-		if rt, lt := progressToken(rec.Params), progressToken(got.Params); rt != nil && lt != nil {
+		if rt, lt := mcpwire.ProgressToken(rec.Params), mcpwire.ProgressToken(got.Params); rt != nil && lt != nil {
 			e.tokens[string(rt)] = string(lt)
 		}
 	}
@@ -370,8 +370,8 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 	}
 }
 
-// Out is a recorded server frame released for sending.
-type Out struct {
+// outFrame is a recorded server frame released for sending.
+type outFrame struct {
 	// Frame is the recorded frame.
 	Frame *store.Frame
 	// Data is the payload to send: the recorded Data, or a copy with the
@@ -389,7 +389,7 @@ type Out struct {
 // that wait for something that happened since the last call (all frames
 // on the first), so a session of n frames costs O(n) in all, not O(n)
 // per client frame.
-func (e *engine) release() []Out {
+func (e *engine) release() []outFrame {
 	defer e.advance()
 	var work []int
 	if !e.started {
@@ -418,7 +418,7 @@ func (e *engine) release() []Out {
 		work = append(work, e.dependents[i]...)
 	}
 	slices.Sort(idx)
-	var outs []Out
+	var outs []outFrame
 	for _, i := range idx {
 		fr := &e.frames[i]
 		var trigger time.Duration
@@ -428,7 +428,7 @@ func (e *engine) release() []Out {
 			}
 		}
 		data, changed := e.rewrite(fr)
-		outs = append(outs, Out{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0)})
+		outs = append(outs, outFrame{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0)})
 	}
 	return outs
 }

@@ -12,12 +12,12 @@ import (
 
 // stdioRecording builds a recording from lines prefixed "> " (client to
 // server) or "< " (server to client).
-func stdioRecording(tb testing.TB, id int64, lines ...string) *Recording {
+func stdioRecording(tb testing.TB, id int64, lines ...string) *recording {
 	tb.Helper()
-	rec := &Recording{
+	rec := &recording{Recording: &store.Recording{
 		Session: store.Session{ID: id, Transport: store.Stdio},
 		Streams: []store.Stream{{ID: 1, Kind: store.StdinStream}, {ID: 2, Kind: store.StdoutStream}},
-	}
+	}}
 	for i, l := range lines {
 		dir, st := store.ClientToServer, int64(1)
 		if strings.HasPrefix(l, "< ") {
@@ -32,7 +32,7 @@ func stdioRecording(tb testing.TB, id int64, lines ...string) *Recording {
 	return rec
 }
 
-func datas(outs []Out) []string {
+func datas(outs []outFrame) []string {
 	var s []string
 	for _, o := range outs {
 		s = append(s, strings.TrimSuffix(string(o.Data), "\n"))
@@ -42,7 +42,7 @@ func datas(outs []Out) []string {
 
 // recv is receive then emit, as ServeStdio does: what the client sent,
 // the leader's recorded frame it matched, and what goes back.
-func (c *cursor) recv(m jsonrpc.Message) ([]Out, *store.Frame, *Mismatch) {
+func (c *cursor) recv(m jsonrpc.Message) ([]outFrame, *store.Frame, *Mismatch) {
 	rc := c.receive(m, nil)
 	if rc.mm != nil {
 		return nil, nil, rc.mm
@@ -68,7 +68,7 @@ func TestCursor_RewritesIDsAndTokens(t *testing.T) {
 		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t1","progress":1}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"ok":true}}`,
 	)
-	c := newCursor([]*Recording{rec}, Match{}, true)
+	c := newCursor([]*recording{rec}, Match{}, true)
 	if got := c.start(); len(got) != 0 {
 		t.Fatalf("start() = %v; want nothing", datas(got))
 	}
@@ -89,7 +89,7 @@ func TestCursor_ServerRequestWaitsForClientAnswer(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":0,"result":{"text":"hi"}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"content":"hi"}}`,
 	)
-	c := newCursor([]*Recording{rec}, Match{}, true)
+	c := newCursor([]*recording{rec}, Match{}, true)
 	got := recv(t, c, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"sample"}}`)
 	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}`}, got); diff != "" {
 		t.Fatalf("after the call (-want +got):\n%s", diff)
@@ -109,7 +109,7 @@ func TestCursor_SequentialClientAgainstConcurrentRecording(t *testing.T) {
 		`< {"jsonrpc":"2.0","id":1,"result":"A"}`,
 		`< {"jsonrpc":"2.0","id":2,"result":"B"}`,
 	)
-	c := newCursor([]*Recording{rec}, Match{}, true)
+	c := newCursor([]*recording{rec}, Match{}, true)
 	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":1,"result":"A"}`}, recv(t, c, `{"jsonrpc":"2.0","id":1,"method":"a"}`)); diff != "" {
 		t.Errorf("a (-want +got):\n%s", diff)
 	}
@@ -123,7 +123,7 @@ func TestCursor_Batch(t *testing.T) {
 		`> [{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"method":"b"}]`,
 		`< [{"jsonrpc":"2.0","id":2,"result":"B"}, {"jsonrpc":"2.0","id":1,"result":"A"}]`,
 	)
-	c := newCursor([]*Recording{rec}, Match{}, true)
+	c := newCursor([]*recording{rec}, Match{}, true)
 	got := recv(t, c, `[{"jsonrpc":"2.0","id":"y","method":"b"},{"jsonrpc":"2.0","id":"x","method":"a"},{"jsonrpc":"2.0","method":"n"}]`)
 	want := []string{`[{"jsonrpc":"2.0","id":"y","result":"B"}, {"jsonrpc":"2.0","id":"x","result":"A"}]`}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -140,7 +140,7 @@ func TestCursor_CancellationMapsRequestID(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":4,"method":"tools/list"}`,
 		`< {"jsonrpc":"2.0","id":4,"result":{"tools":[]}}`,
 	)
-	c := newCursor([]*Recording{rec}, Match{}, true)
+	c := newCursor([]*recording{rec}, Match{}, true)
 	recv(t, c, `{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"slow","_meta":{"progressToken":30}}}`)
 	got := recv(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":30,"reason":"ctx"}}`)
 	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":30,"error":{"code":-32800,"message":"cancelled"}}`}, got); diff != "" {
@@ -155,7 +155,7 @@ func TestCursor_NarrowsCandidates(t *testing.T) {
 	}
 	a := stdioRecording(t, 1, append(open, `> {"jsonrpc":"2.0","id":1,"method":"x"}`, `< {"jsonrpc":"2.0","id":1,"result":"from 1"}`)...)
 	b := stdioRecording(t, 2, append(open, `> {"jsonrpc":"2.0","id":1,"method":"y"}`, `< {"jsonrpc":"2.0","id":1,"result":"from 2"}`)...)
-	c := newCursor([]*Recording{a, b}, Match{}, true)
+	c := newCursor([]*recording{a, b}, Match{}, true)
 	recv(t, c, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}`)
 	got := recv(t, c, `{"jsonrpc":"2.0","id":1,"method":"y"}`)
 	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":1,"result":"from 2"}`}, got); diff != "" {
@@ -171,7 +171,7 @@ func TestCursor_Mismatch(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
 	)
-	c := newCursor([]*Recording{rec}, Match{}, true)
+	c := newCursor([]*recording{rec}, Match{}, true)
 	_, _, mm := c.recv(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"bye"}}}`)))
 	if mm == nil {
 		t.Fatal("receive of a changed call matched; want a mismatch")
@@ -195,7 +195,7 @@ func TestCursor_UnrecordedAnswer(t *testing.T) {
 		`< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
 	)
-	c := newCursor([]*Recording{rec}, Match{}, true)
+	c := newCursor([]*recording{rec}, Match{}, true)
 	recv(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
 	outs, matched, mm := c.recv(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`)))
 	if mm != nil || matched != nil || len(outs) != 0 {

@@ -54,7 +54,7 @@ type liveSession struct {
 	rep Report
 
 	mu        sync.Mutex // guards the fields below
-	released  map[*store.Frame]Out
+	released  map[*store.Frame]outFrame
 	changed   chan struct{} // closed and replaced when released grows
 	used      map[int64]bool
 	requests  int
@@ -68,6 +68,9 @@ type liveSession struct {
 	// injected are answers of replay's own waiting for the HTTP+SSE
 	// stream (guarded by mu).
 	injected [][]byte
+	// sseClaimed reports that a live GET took the session's HTTP+SSE
+	// stream (guarded by the httpState's mu).
+	sseClaimed bool
 }
 
 func (s *Server) http() *httpState {
@@ -100,7 +103,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// any other request must pass the checks a server makes first.
 		if x, exact := p.find(r, live); x != nil && (exact || originAllowed(r)) {
 			if s.Strict && !exact {
-				ls := &liveSession{srv: s, cur: newCursor([]*Recording{x.rec}, s.Match, false)}
+				ls := &liveSession{srv: s, cur: newCursor([]*recording{x.rec}, s.Match, false)}
 				if why := ls.strictHTTP(r, live); why != "" {
 					p.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
 					writeJSONError(w, http.StatusBadRequest, live.ID, HeaderMismatchCode, "mcpvcr replay (strict): "+why)
@@ -188,7 +191,7 @@ func (s *Server) liveSessionFor(r *http.Request, live jsonrpc.Message) (*liveSes
 		return ls, 0
 	}
 	if s.opens(r, live, hs.anonymous) {
-		ls := &liveSession{srv: s, cur: newCursor(s.httpRecordings(), s.Match, false), released: map[*store.Frame]Out{},
+		ls := &liveSession{sseClaimed: r.Method == http.MethodGet, srv: s, cur: newCursor(s.httpRecordings(), s.Match, false), released: map[*store.Frame]outFrame{},
 			changed: make(chan struct{}), used: map[int64]bool{}, cutEvents: map[int64]int{},
 			sentEvents: map[string]sentEvent{}, stalled: map[string]time.Time{}, stallReports: map[string]*Mismatch{}}
 		ls.publish(ls.cur.start())
@@ -216,21 +219,18 @@ func (s *Server) opens(r *http.Request, live jsonrpc.Message, cur *liveSession) 
 		// client (several may connect at once).
 		return !cur.onlyDiscovered()
 	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "":
-		return cur.recording().Session.Transport == store.LegacySSE && cur.usedKind(store.SSEGetStream)
-	}
-	return false
-}
-
-// usedKind reports whether a live request has taken a recorded stream of
-// kind k.
-func (ls *liveSession) usedKind(k store.StreamKind) bool {
-	rec := ls.recording()
-	ls.mu.Lock()
-	defer ls.mu.Unlock()
-	for _, st := range rec.Streams {
-		if st.Kind == k && ls.used[st.ID] {
+		// An HTTP+SSE GET opens the conversation it carries: it joins the
+		// latest session only if that has none yet (a client that tried
+		// Streamable HTTP first and fell back). Claimed here, under hs.mu,
+		// so that two clients connecting at once never share one.
+		if cur.recording().Session.Transport != store.LegacySSE {
+			return false
+		}
+		if cur.sseClaimed {
 			return true
 		}
+		cur.sseClaimed = true
+		return false
 	}
 	return false
 }
@@ -299,15 +299,15 @@ func (s *Server) bindEndpoint(r *http.Request, data []byte, ls *liveSession) []b
 	return []byte(announce)
 }
 
-func (s *Server) httpRecordings() []*Recording {
-	var recs []*Recording
-	for _, r := range s.Recordings {
+func (s *Server) httpRecordings() []*recording {
+	var recs []*recording
+	for _, r := range s.recordings() {
 		if r.Session.Transport == store.StreamableHTTP || r.Session.Transport == store.LegacySSE {
 			recs = append(recs, r)
 		}
 	}
 	if len(recs) == 0 {
-		return s.Recordings
+		return s.recordings()
 	}
 	return recs
 }
@@ -338,7 +338,7 @@ func (ls *liveSession) issueID(recorded string) string {
 
 // publish stores released frames for the streams that will send them,
 // and wakes every stream waiting for the session to move on.
-func (ls *liveSession) publish(outs []Out) {
+func (ls *liveSession) publish(outs []outFrame) {
 	ls.mu.Lock()
 	for _, o := range outs {
 		ls.released[o.Frame] = o
@@ -351,7 +351,7 @@ func (ls *liveSession) publish(outs []Out) {
 // caughtUp reports whether the live client has done everything the
 // recorded client did before offset t: sent every client frame and every
 // DELETE.
-func (ls *liveSession) caughtUp(rec *Recording, t time.Duration) bool {
+func (ls *liveSession) caughtUp(rec *recording, t time.Duration) bool {
 	ls.mu.Lock()
 	for i := range rec.Streams {
 		st := &rec.Streams[i]
@@ -366,7 +366,7 @@ func (ls *liveSession) caughtUp(rec *Recording, t time.Duration) bool {
 
 // waitCaughtUp waits until caughtUp(t), the client goes away or the
 // server closes; it reports whether the session caught up.
-func (ls *liveSession) waitCaughtUp(r *http.Request, rec *Recording, t time.Duration) bool {
+func (ls *liveSession) waitCaughtUp(r *http.Request, rec *recording, t time.Duration) bool {
 	for {
 		ls.mu.Lock()
 		ch := ls.changed
@@ -386,7 +386,7 @@ func (ls *liveSession) waitCaughtUp(r *http.Request, rec *Recording, t time.Dura
 
 // waitReleased waits until f is released, the client goes away or the
 // server closes.
-func (ls *liveSession) waitReleased(r *http.Request, f *store.Frame) (Out, bool) {
+func (ls *liveSession) waitReleased(r *http.Request, f *store.Frame) (outFrame, bool) {
 	for {
 		ls.mu.Lock()
 		o, ok := ls.released[f]
@@ -398,14 +398,14 @@ func (ls *liveSession) waitReleased(r *http.Request, f *store.Frame) (Out, bool)
 		select {
 		case <-ch:
 		case <-r.Context().Done():
-			return Out{}, false
+			return outFrame{}, false
 		case <-ls.srv.http().done:
-			return Out{}, false
+			return outFrame{}, false
 		}
 	}
 }
 
-func (ls *liveSession) recording() *Recording { return ls.cur.leader().rec }
+func (ls *liveSession) recording() *recording { return ls.cur.leader().rec }
 
 func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) {
 	ls.mu.Lock()
@@ -490,7 +490,7 @@ func (ls *liveSession) deleteSession(w http.ResponseWriter, r *http.Request) {
 
 // nextUnused returns the first recorded stream that ok accepts and no live
 // request has taken yet, and takes it.
-func (ls *liveSession) nextUnused(rec *Recording, ok func(*store.Stream) bool) *store.Stream {
+func (ls *liveSession) nextUnused(rec *recording, ok func(*store.Stream) bool) *store.Stream {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	for i := range rec.Streams {
@@ -510,7 +510,7 @@ func (ls *liveSession) nextUnused(rec *Recording, ok func(*store.Stream) bool) *
 // the end of the recorded exchange that carried the next of them, leaving
 // out id-less transport events (a priming or a close with retry), which an
 // event store does not keep.
-func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *Recording, eventID string) {
+func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *recording, eventID string) {
 	ls.mu.Lock()
 	ls.rep.Resumed++
 	ls.mu.Unlock()
@@ -551,7 +551,7 @@ func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *Recor
 
 // chainOf returns the server frames of stream id and of every stream that
 // resumes it, in recorded order.
-func chainOf(rec *Recording, id int64) []*store.Frame {
+func chainOf(rec *recording, id int64) []*store.Frame {
 	in := map[int64]bool{id: true}
 	// Resumes can chain: a resume of a resume.
 	for changed := true; changed; {
@@ -575,7 +575,7 @@ func chainOf(rec *Recording, id int64) []*store.Frame {
 	return fs
 }
 
-func streamByID(rec *Recording, id int64) *store.Stream {
+func streamByID(rec *recording, id int64) *store.Stream {
 	for i := range rec.Streams {
 		if rec.Streams[i].ID == id {
 			return &rec.Streams[i]
@@ -585,7 +585,7 @@ func streamByID(rec *Recording, id int64) *store.Stream {
 }
 
 // framesOf returns the server frames of a stream after seq.
-func framesOf(rec *Recording, streamID, after int64) []*store.Frame {
+func framesOf(rec *recording, streamID, after int64) []*store.Frame {
 	if after == 0 {
 		return rec.serverFrames()[streamID]
 	}
@@ -622,9 +622,13 @@ func isHop(k string) bool {
 	return false
 }
 
-// Close ends the HTTP streams that are held open (standalone GET streams,
-// streams whose recorded client left first), so that an http.Server
-// serving s can shut down. Call it before Shutdown.
+// Close releases everything s holds: it ends the HTTP streams held open
+// (standalone GET streams, streams whose recorded client left first) and
+// makes every ServeStdio return. Recordings are plain data; a Source's DB
+// stays its owner's to close. An http.Server (or httptest.Server) serving
+// s waits for held streams when it shuts down, so close s first, or call
+// Close from http.Server.RegisterOnShutdown. Close is safe to call more
+// than once, and concurrently with serving.
 func (s *Server) Close() {
 	hs := s.http()
 	hs.mu.Lock()
@@ -632,6 +636,16 @@ func (s *Server) Close() {
 	if !hs.closed {
 		hs.closed = true
 		close(hs.done)
+	}
+}
+
+// closed reports whether Close was called.
+func (s *Server) closed() bool {
+	select {
+	case <-s.http().done:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -282,7 +282,7 @@ func (ls *liveSession) sendable(r *http.Request, f *store.Frame) ([]byte, bool) 
 }
 
 // end ends a followed SSE stream the way the recording ended it.
-func (ls *liveSession) end(r *http.Request, rec *Recording, seg *store.Stream) {
+func (ls *liveSession) end(r *http.Request, rec *recording, seg *store.Stream) {
 	switch seg.End {
 	case store.EndComplete, store.EndServerClosed:
 		// End where the recording ended: once the client has done what the

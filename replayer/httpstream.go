@@ -6,19 +6,18 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/sse"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // play answers a live request as the recorded stream st was answered.
-func (ls *liveSession) play(w http.ResponseWriter, r *http.Request, rec *Recording, st *store.Stream, frames []*store.Frame) {
+func (ls *liveSession) play(w http.ResponseWriter, r *http.Request, rec *recording, st *store.Stream, frames []*store.Frame) {
 	ls.playWith(w, r, rec, st, st, frames)
 }
 
 // playWith answers with hdr's recorded status and headers and then sends
 // frames, ending the way seg ended in the recording.
-func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *Recording, hdr, seg *store.Stream, frames []*store.Frame) {
+func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *recording, hdr, seg *store.Stream, frames []*store.Frame) {
 	h := w.Header()
 	for k, vs := range hdr.ResponseHeader {
 		if !isHop(k) {
@@ -195,12 +194,12 @@ func isProtocol(f *store.Frame) bool {
 	if f.Comment {
 		return false
 	}
-	return !(f.SSE && (f.Kind == jsonrpc.KindEmpty || f.Event == "endpoint"))
+	return !(f.SSE && (f.Kind == store.KindEmpty || f.Event == "endpoint"))
 }
 
 // ordinalOf returns the number of a stream within its session, from 1, as
 // mcpvcr show prints it.
-func ordinalOf(rec *Recording, id int64) int {
+func ordinalOf(rec *recording, id int64) int {
 	for i := range rec.Streams {
 		if rec.Streams[i].ID == id {
 			return i + 1

@@ -98,7 +98,7 @@ func (mt Match) keyOf(kind jsonrpc.Kind, method string, params any) string {
 		}
 		params = msg["params"]
 	}
-	return kind.String() + " " + method + " " + key(params)
+	return kind.String() + " " + method + " " + jsonrpc.Key(params)
 }
 
 // numbersByValue rewrites every json.Number in v to one canonical text
@@ -168,7 +168,7 @@ func diffPaths(a, b any, prefix string, max int) []string {
 			}
 			return
 		}
-		if key(a) != key(b) {
+		if jsonrpc.Key(a) != jsonrpc.Key(b) {
 			out = append(out, p)
 		}
 	}

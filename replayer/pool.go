@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -36,7 +35,7 @@ type pool struct {
 
 // poolEntry is one recorded exchange: a request and its answer stream.
 type poolEntry struct {
-	rec   *Recording
+	rec   *recording
 	st    *store.Stream
 	req   *store.Frame // nil for a request without a body
 	body  string       // the match key of the body
@@ -54,7 +53,7 @@ func (s *Server) pool() *pool {
 	s.poolOnce.Do(func() {
 		p := &pool{srv: s, uses: map[string]int{}, served: map[*store.Frame]bool{}, changed: make(chan struct{})}
 		keys := &engine{mt: s.Match}
-		for _, rec := range s.Recordings {
+		for _, rec := range s.recordings() {
 			if !pooled(rec) {
 				continue
 			}
@@ -73,7 +72,7 @@ func (s *Server) pool() *pool {
 				x := &poolEntry{rec: rec, st: st, req: first[st.ID], shape: recordedShape(st),
 					refused: slices.Contains(refusedStatus, st.Status)}
 				if x.req != nil {
-					x.body = bodyKey(keys, x.req.Message())
+					x.body = bodyKey(keys, jsonrpc.Parse(x.req.Data))
 				}
 				p.entries = append(p.entries, x)
 			}
@@ -89,11 +88,11 @@ func (s *Server) pool() *pool {
 // 2026-07-28 session, or a run of refusals with no session id (an
 // initialize and a GET that a 2026-07-28 server refused, say), which
 // holds no conversation to follow.
-func pooled(rec *Recording) bool {
+func pooled(rec *recording) bool {
 	if rec.Session.Transport != store.StreamableHTTP {
 		return false
 	}
-	if rec.Session.Era == mcpwire.EraModern {
+	if rec.Session.Era == store.EraModern {
 		return true
 	}
 	if rec.Session.ExternalID != "" || len(rec.Streams) == 0 {

@@ -1,9 +1,8 @@
 package replayer
 
 import (
-	"encoding/json"
-
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 )
 
 // rewrite returns fr's payload with the recorded client ids and progress
@@ -44,15 +43,15 @@ func (e *engine) rewriteOne(data []byte, m jsonrpc.Message) ([]byte, bool) {
 			return data, false
 		}
 		val, path = live, []string{"id"}
-	case m.Kind == jsonrpc.KindNotification && subscriptionID(m.Params) != nil:
-		sub := subscriptionID(m.Params)
+	case m.Kind == jsonrpc.KindNotification && mcpwire.SubscriptionID(m.Params) != nil:
+		sub := mcpwire.SubscriptionID(m.Params)
 		live, ok := e.ids[string(sub)]
 		if !ok || live == string(sub) {
 			return data, false
 		}
 		val, path = live, []string{"params", "_meta", "io.modelcontextprotocol/subscriptionId"}
 	case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/progress":
-		tok := progressTokenParam(m.Params)
+		tok := mcpwire.ProgressNotificationToken(m.Params)
 		live, ok := e.tokens[string(tok)]
 		if !ok || live == string(tok) {
 			return data, false
@@ -66,16 +65,4 @@ func (e *engine) rewriteOne(data []byte, m jsonrpc.Message) ([]byte, bool) {
 		return data, false
 	}
 	return out, true
-}
-
-// progressTokenParam returns params.progressToken of a progress
-// notification.
-func progressTokenParam(params json.RawMessage) json.RawMessage {
-	var p struct {
-		Token json.RawMessage `json:"progressToken"`
-	}
-	if json.Unmarshal(params, &p) != nil {
-		return nil
-	}
-	return p.Token
 }

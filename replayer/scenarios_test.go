@@ -22,7 +22,7 @@ func TestCursor_BatchedClientResponses(t *testing.T) {
 		`> [{"jsonrpc":"2.0","id":"s1","result":{"roots":[]}},{"jsonrpc":"2.0","id":"s2","result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}]`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"done"}]}}`,
 	)
-	c := newCursor([]*Recording{rec}, Match{}, true)
+	c := newCursor([]*recording{rec}, Match{}, true)
 	got := recv(t, c, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ask"}}`)
 	want := []string{
 		`{"jsonrpc":"2.0","id":"s1","method":"roots/list"}`,
@@ -50,7 +50,7 @@ func TestCursor_ServerCancelsOwnRequest(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
 	)
-	c := newCursor([]*Recording{rec}, Match{}, true)
+	c := newCursor([]*recording{rec}, Match{}, true)
 	got := recv(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask"}}`)
 	if len(got) != 3 {
 		t.Fatalf("got %d lines for the call; want the request, its cancellation and the result:\n%v", len(got), got)
@@ -73,7 +73,7 @@ func TestCursor_EmptyCursor(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":"","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`,
 		`< {"jsonrpc":"2.0","id":2,"result":{"resultType":"complete","tools":[{"name":"b"}]}}`,
 	)
-	c := newCursor([]*Recording{rec}, Match{}, true)
+	c := newCursor([]*recording{rec}, Match{}, true)
 	recv(t, c, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`)
 	if _, _, mm := c.recv(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`))); mm == nil {
 		t.Error("page 2 without the empty cursor matched; want a mismatch (\"\" is not absent)")
@@ -95,7 +95,7 @@ func TestCursor_URLElicitationRequired(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"pay"}}`,
 		`< {"jsonrpc":"2.0","id":5,"result":{"content":[{"type":"text","text":"paid"}]}}`,
 	)
-	c := newCursor([]*Recording{rec}, Match{}, true)
+	c := newCursor([]*recording{rec}, Match{}, true)
 	got := recv(t, c, `{"jsonrpc":"2.0","id":40,"method":"tools/call","params":{"name":"pay"}}`)
 	want := []string{
 		`{"jsonrpc":"2.0","id":40,"error":{"code":-32042,"message":"URL elicitation required","data":{"elicitations":[{"mode":"url","elicitationId":"E","url":"https://example.com/pay","message":"Pay"}]}}}`,

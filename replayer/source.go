@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"slices"
+	"sync"
 	"sync/atomic"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
@@ -23,16 +24,36 @@ const indexMode = "v1 tolerant"
 // the first maxSplit, in recorded order, stay candidates.
 const maxSplit = 64
 
-// Source is a cassette's sessions, read for replay on demand: a client is
-// matched against an index of every session (a hash per frame), and a
-// session is loaded only when it must speak for the sessions that agree
-// with it so far. Memory then follows the candidates in play, not the
-// cassette. It is safe for concurrent use by the Servers it serves.
+// Source is a cassette's sessions, read for replay on demand. Replay
+// follows a tree of the sessions: the root stands for all of them and
+// says how many leading frames they share; where they part, each child
+// stands for the sessions that agree on the frame there. A client starts
+// with one loaded session speaking for the root, and a node's children
+// are read, and their sessions loaded, only when the client gets to where
+// they part (and only those that can still match what it sent). The tree
+// is built from the replay index (one hash per frame and session) and
+// stored in the cassette, so that the next replay reads only what it
+// needs: start and memory follow the candidates in play, not the
+// cassette. A Source is safe for concurrent use.
 type Source struct {
-	db      *store.DB
-	entries []*indexEntry // by session id
-	logger  *slog.Logger
-	loads   atomic.Int64 // sessions loaded for replay so far
+	db     *store.DB
+	logger *slog.Logger
+	ids    []int64
+	name   string // the stored tree's name; "" when it is held in memory only
+	loads  atomic.Int64
+
+	mu       sync.Mutex // guards root and children
+	root     *treeNode
+	children map[int64][]*treeNode // read or built so far, by parent
+}
+
+// treeNode is a node of the candidate tree.
+type treeNode struct {
+	id     int64
+	hash   uint64 // the members' frame where they part from their siblings
+	shared int    // frames all members share
+	rep    int64  // the first member
+	size   int
 }
 
 // indexEntry is one session in the replay index.
@@ -46,57 +67,167 @@ type indexEntry struct {
 const clientBit = 1 << 63
 
 // NewSource prepares sessions ids of db for replay (every session when
-// ids is empty). It reads the replay index stored in the cassette and
-// builds the entries it lacks, one session at a time, storing those of
-// ended sessions when the cassette can be written. The caller keeps db
-// open while the Source is in use. logger, if not nil, hears about an
-// index that could not be stored.
+// ids is empty). It reads the candidate tree stored for exactly those
+// sessions, or builds it: from the replay index, building the entries the
+// index lacks one session at a time, and stores both when the cassette
+// can be written and every session has ended. The caller keeps db open
+// while the Source is in use. logger, if not nil, hears about an index
+// that could not be stored.
 func NewSource(ctx context.Context, db *store.DB, logger *slog.Logger, ids ...int64) (*Source, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	src := &Source{db: db, logger: logger}
 	if len(ids) == 0 {
-		ss, err := db.Sessions(ctx)
-		if err != nil {
+		var err error
+		if ids, err = db.SessionIDs(ctx); err != nil {
 			return nil, err
 		}
-		for _, s := range ss {
-			ids = append(ids, s.ID)
-		}
 	}
-	stored, err := db.ReplayIndex(ctx, indexMode)
+	if len(ids) == 0 {
+		return nil, ErrNoRecordings
+	}
+	src := &Source{db: db, logger: logger, ids: ids, children: map[int64][]*treeNode{}}
+	name := treeName(ids)
+	if root, ok, err := db.ReplayRoot(ctx, name); err != nil {
+		return nil, err
+	} else if ok {
+		src.name, src.root = name, fromStore(root)
+		return src, nil
+	}
+	entries, complete, err := src.index(ctx)
 	if err != nil {
 		return nil, err
 	}
-	built := map[int64][]byte{}
-	for _, id := range ids {
-		b, ok := stored[id]
-		if !ok {
-			recs, err := Load(ctx, db, id)
-			if err != nil {
-				return nil, err
-			}
-			b = indexOf(recs[0])
-			if !recs[0].Session.EndedAt.IsZero() {
-				built[id] = b
-			}
-		}
-		src.entries = append(src.entries, &indexEntry{id: id, hashes: decodeHashes(b)})
+	nodes := buildTree(entries)
+	for _, n := range nodes[1:] {
+		src.children[n.Parent] = append(src.children[n.Parent], fromStore(n))
 	}
-	if err := db.PutReplayIndex(ctx, indexMode, built); err != nil {
-		logger.Info("the replay index could not be stored in the cassette; it will be built again next time", "err", err)
+	src.root = fromStore(nodes[0])
+	if complete {
+		if err := db.PutReplayTree(ctx, name, nodes); err != nil {
+			logger.Info("the replay tree could not be stored in the cassette; it will be built again next time", "err", err)
+		}
 	}
 	return src, nil
 }
 
+// treeName names the tree of a set of sessions.
+func treeName(ids []int64) string {
+	h := fnv.New64a()
+	for _, id := range ids {
+		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(id)))
+	}
+	return fmt.Sprintf("%s %d %016x", indexMode, len(ids), h.Sum64())
+}
+
+func fromStore(n store.ReplayNode) *treeNode {
+	return &treeNode{id: n.ID, hash: uint64(n.Hash), shared: n.Shared, rep: n.Rep, size: n.Size}
+}
+
+// index returns the replay index entries of s's sessions, building and
+// storing those the cassette lacks, and whether every session has ended.
+func (s *Source) index(ctx context.Context) ([]*indexEntry, bool, error) {
+	stored, err := s.db.ReplayIndex(ctx, indexMode)
+	if err != nil {
+		return nil, false, err
+	}
+	complete := true
+	built := map[int64][]byte{}
+	var entries []*indexEntry
+	for _, id := range s.ids {
+		b, ok := stored[id]
+		if !ok {
+			recs, err := load(ctx, s.db, id)
+			if err != nil {
+				return nil, false, err
+			}
+			b = indexOf(recs[0])
+			if recs[0].Session.EndedAt.IsZero() {
+				complete = false
+			} else {
+				built[id] = b
+			}
+		}
+		entries = append(entries, &indexEntry{id: id, hashes: decodeHashes(b)})
+	}
+	if err := s.db.PutReplayIndex(ctx, indexMode, built); err != nil {
+		s.logger.Info("the replay index could not be stored in the cassette; it will be built again next time", "err", err)
+	}
+	return entries, complete, nil
+}
+
+// buildTree returns the candidate tree of entries, root first: each
+// node's children group its members by their frame where they part.
+func buildTree(entries []*indexEntry) []store.ReplayNode {
+	var nodes []store.ReplayNode
+	var build func(members []*indexEntry, parent int64, hash uint64)
+	build = func(members []*indexEntry, parent int64, hash uint64) {
+		n := store.ReplayNode{ID: int64(len(nodes) + 1), Parent: parent, Hash: int64(hash), Shared: shared(members), Rep: members[0].id, Size: len(members)}
+		nodes = append(nodes, n)
+		longest := 0
+		for _, m := range members {
+			longest = max(longest, len(m.hashes))
+		}
+		if len(members) == 1 || n.Shared >= longest {
+			return // one session, or sessions alike to the end
+		}
+		var order []uint64
+		groups := map[uint64][]*indexEntry{}
+		for _, m := range members {
+			h, _ := m.hashAt(n.Shared) // 0 where m has ended
+			if _, seen := groups[h]; !seen {
+				order = append(order, h)
+			}
+			groups[h] = append(groups[h], m)
+		}
+		for _, h := range order {
+			build(groups[h], n.ID, h)
+		}
+	}
+	build(entries, 0, 0)
+	return nodes
+}
+
+// childrenOf returns n's children; with live set, only those that can
+// match it (see store.DB.ReplayChildren) and the one holding rep.
+func (s *Source) childrenOf(ctx context.Context, n *treeNode, live *uint64, rep int64) ([]*treeNode, error) {
+	s.mu.Lock()
+	kids, ok := s.children[n.id]
+	s.mu.Unlock()
+	if !ok && s.name != "" {
+		var h *int64
+		if live != nil {
+			v := int64(*live)
+			h = &v
+		}
+		ns, err := s.db.ReplayChildren(ctx, s.name, n.id, h, rep)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range ns {
+			kids = append(kids, fromStore(c))
+		}
+		if live == nil {
+			s.mu.Lock()
+			s.children[n.id] = kids
+			s.mu.Unlock()
+		}
+	}
+	if live == nil {
+		return kids, nil
+	}
+	return slices.DeleteFunc(slices.Clone(kids), func(c *treeNode) bool {
+		return c.rep != rep && c.hash&clientBit != 0 && c.hash != *live
+	}), nil
+}
+
 // Len returns the number of sessions in the source.
-func (s *Source) Len() int { return len(s.entries) }
+func (s *Source) Len() int { return len(s.ids) }
 
 // load reads one session.
-func (s *Source) load(ctx context.Context, id int64) (*Recording, error) {
+func (s *Source) load(ctx context.Context, id int64) (*recording, error) {
 	s.loads.Add(1)
-	recs, err := Load(ctx, s.db, id)
+	recs, err := load(ctx, s.db, id)
 	if err != nil {
 		return nil, err
 	}
@@ -104,19 +235,12 @@ func (s *Source) load(ctx context.Context, id int64) (*Recording, error) {
 }
 
 // all loads every session of s.
-func (s *Source) all(ctx context.Context) ([]*Recording, error) {
-	ids := make([]int64, len(s.entries))
-	for i, e := range s.entries {
-		ids[i] = e.id
-	}
-	if len(ids) == 0 {
-		return nil, ErrNoRecordings
-	}
-	return Load(ctx, s.db, ids...)
+func (s *Source) all(ctx context.Context) ([]*recording, error) {
+	return load(ctx, s.db, s.ids...)
 }
 
 // indexOf hashes rec's protocol frames as tolerant replay matches them.
-func indexOf(rec *Recording) []byte {
+func indexOf(rec *recording) []byte {
 	t := buildTemplate(rec, Match{})
 	b := make([]byte, 0, 8*len(t.frames))
 	for i := range t.frames {
@@ -180,79 +304,69 @@ func (e *indexEntry) hashAt(n int) (uint64, bool) {
 	return e.hashes[n], true
 }
 
-// candidates returns the first engines of a lazy cursor: one for the
-// sessions that share their opening, or one per opening where they part.
+// candidates returns the first engine of a lazy cursor: the root's first
+// session, speaking for every session.
 func (s *Source) candidates(ctx context.Context, mt Match) ([]*engine, error) {
-	if len(s.entries) == 0 {
-		return nil, ErrNoRecordings
-	}
-	rec, err := s.load(ctx, s.entries[0].id)
+	rec, err := s.load(ctx, s.root.rep)
 	if err != nil {
 		return nil, err
 	}
 	e := newEngine(rec, mt)
-	e.members = s.entries
-	e.shared = shared(s.entries)
+	e.node = s.root
 	return []*engine{e}, nil
 }
 
-// split parts e's class where its members part ways (at e.shared): e
-// keeps the members that agree with it there, and each other group gets
-// an engine of its own, loaded and brought to e's state by replaying the
-// client's frames so far (history) and dropping the first emitted
-// released frames, which went out already. When live is not nil, groups
-// whose frame there is a client frame other than live are dropped
-// unloaded: they cannot match it.
+// split parts e's node where its members part ways (at its shared
+// frames): e keeps the child holding its own session, and each other
+// child gets an engine of its own, loaded and brought to e's state by
+// replaying the client's frames so far (history) and dropping the first
+// emitted released frames, which went out already. When live is not nil,
+// children whose frame there is a client frame other than live are left
+// out unloaded: they cannot match it.
 func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
-	p := e.shared
-	var order []uint64
-	groups := map[uint64][]*indexEntry{}
-	const end = 0 // a client hash always has the top bit; 0 stands for "no frame"
-	for _, m := range e.members {
-		h, ok := m.hashAt(p)
-		if !ok {
-			h = end
-		}
-		if _, seen := groups[h]; !seen {
-			order = append(order, h)
-		}
-		groups[h] = append(groups[h], m)
-	}
-	own, _ := e.members[0].hashAt(p)
-	if len(e.members[0].hashes) <= p {
-		own = end
-	}
-	e.members = groups[own]
-	e.shared = shared(e.members)
-	var liveHash uint64
-	filter := live != nil && (live.Kind == jsonrpc.KindRequest || live.Kind == jsonrpc.KindNotification)
-	if filter {
+	var lh *uint64
+	if live != nil && (live.Kind == jsonrpc.KindRequest || live.Kind == jsonrpc.KindNotification) {
 		k, members := e.matchKey(*live, e.rids)
-		liveHash = clientHash(k, "", members)
+		h := clientHash(k, "", members)
+		lh = &h
+	}
+	kids, err := c.src.childrenOf(c.ctx, e.node, lh, e.node.rep)
+	if err != nil || len(kids) == 0 {
+		if err != nil {
+			c.src.logger.Warn("reading the replay tree failed; replaying the sessions loaded so far", "err", err)
+		}
+		e.node = &treeNode{rep: e.node.rep, size: 1, shared: len(e.frames)}
+		return nil
 	}
 	var out []*engine
-	for _, h := range order {
-		if h == own {
-			continue
-		}
-		if filter && h&clientBit != 0 && h != liveHash {
+	for _, kid := range kids {
+		if kid.rep == e.node.rep {
+			e.node = kid
 			continue
 		}
 		if len(out) == maxSplit {
 			c.src.logger.Warn("candidate sessions part ways on what the server says next; replaying only the first of them", "kept", maxSplit)
-			break
-		}
-		g := groups[h]
-		ne, err := c.bring(g[0].id)
-		if err != nil {
-			c.src.logger.Warn("loading a candidate session failed; it is left out", "session", g[0].id, "err", err)
 			continue
 		}
-		ne.members = g
-		ne.shared = shared(g)
+		ne, err := c.bring(kid.rep)
+		if err != nil {
+			c.src.logger.Warn("loading a candidate session failed; it is left out", "session", kid.rep, "err", err)
+			continue
+		}
+		ne.node = kid
 		out = append(out, ne)
 	}
 	return out
+}
+
+// reach is how far e's members must agree for e to speak for them: past
+// every frame e has received or sent, and the one live may match next.
+func (c *cursor) reach(e *engine, live *jsonrpc.Message) int {
+	r := e.touched
+	if live != nil {
+		r = max(r, e.lo+1)
+	}
+	return r
 }
 
 // bring loads session id and brings an engine of it to where the cursor
@@ -264,7 +378,7 @@ func (c *cursor) bring(id int64) (*engine, error) {
 		return nil, fmt.Errorf("load session %d: %w", id, err)
 	}
 	e := newEngine(rec, c.cands[0].mt)
-	var outs []Out
+	var outs []outFrame
 	outs = append(outs, e.release()...)
 	for _, live := range c.history {
 		i, ok := e.match(live, false, nil)
@@ -281,7 +395,7 @@ func (c *cursor) bring(id int64) (*engine, error) {
 	return e, nil
 }
 
-// splitLazy splits every class whose members part ways where its engine
+// splitLazy splits every node whose members part ways where its engine
 // has got to: before matching live (frames from e.lo on may differ) and
 // after (it released or consumed frames past what all share).
 func (c *cursor) splitLazy(live *jsonrpc.Message) {
@@ -290,18 +404,11 @@ func (c *cursor) splitLazy(live *jsonrpc.Message) {
 	}
 	for i := 0; i < len(c.cands); i++ {
 		e := c.cands[i]
-		if len(e.members) < 2 {
-			continue
-		}
-		reach := e.touched
-		if live != nil {
-			reach = max(reach, e.lo+1)
-		}
-		if reach <= e.shared {
+		if e.node == nil || e.node.size < 2 || c.reach(e, live) <= e.node.shared {
 			continue
 		}
 		c.cands = append(c.cands, c.split(e, live)...)
-		i-- // e may need splitting again at its new boundary
+		i-- // e may need splitting again at its new node
 	}
 	slices.SortStableFunc(c.cands, func(a, b *engine) int {
 		return int(a.rec.Session.ID - b.rec.Session.ID)

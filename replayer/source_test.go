@@ -66,16 +66,24 @@ func TestSource_LoadsOnlyCandidatesInPlay(t *testing.T) {
 	if got, want := src.Len(), 200; got != want {
 		t.Fatalf("Len() = %d; want %d", got, want)
 	}
-	// A second Source reads the stored index instead of loading sessions.
-	if _, err := NewSource(ctx, db, nil); err != nil {
-		t.Fatal(err)
-	}
 	idx, err := db.ReplayIndex(ctx, indexMode)
 	if err != nil || len(idx) != 200 {
 		t.Fatalf("stored index: %d entries, %v; want 200", len(idx), err)
 	}
+	// A second Source reads the stored tree, loading nothing to start.
+	stored, err := NewSource(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stored.name == "" || stored.loads.Load() != 0 {
+		t.Fatalf("second Source: tree %q, %d sessions loaded; want the stored tree and none", stored.name, stored.loads.Load())
+	}
 
-	for _, want := range []int{137, 1, 200} {
+	for _, tc := range []struct {
+		src  *Source
+		want int
+	}{{src, 137}, {src, 1}, {stored, 200}, {stored, 42}} {
+		src, want := tc.src, tc.want
 		t.Run(fmt.Sprint(want), func(t *testing.T) {
 			before := src.loads.Load()
 			got := replayLines(t, &Server{Source: src},

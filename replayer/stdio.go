@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpvcr/mcpvcr/internal/clock"
+	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -30,7 +30,7 @@ const DefaultWait = 10 * time.Second
 type Server struct {
 	// Recordings are the sessions to replay. Required unless Source is
 	// set.
-	Recordings []*Recording
+	Recordings []*store.Recording
 	// Source, if set and Recordings is empty, is where stdio replay finds
 	// its sessions: through the cassette's replay index, loading only the
 	// candidates in play, so that start and memory do not grow with the
@@ -69,6 +69,8 @@ type Server struct {
 	hs       *httpState
 	poolOnce sync.Once
 	pl       *pool // nil when no modern HTTP session is replayed
+	recsOnce sync.Once
+	recs     []*recording
 }
 
 // Report is what one replay saw.
@@ -148,6 +150,13 @@ func (s *Server) clock() clock.Clock {
 	return s.Clock
 }
 
+// recordings returns Recordings with what replay derives from each,
+// built once and shared by every client.
+func (s *Server) recordings() []*recording {
+	s.recsOnce.Do(func() { s.recs = wrap(s.Recordings) })
+	return s.recs
+}
+
 func (s *Server) logger() *slog.Logger {
 	if s.Logger == nil {
 		return slog.New(slog.DiscardHandler)
@@ -158,7 +167,7 @@ func (s *Server) logger() *slog.Logger {
 // stdioCursor returns the cursor a stdio client starts with.
 func (s *Server) stdioCursor(ctx context.Context) (*cursor, error) {
 	if len(s.Recordings) > 0 {
-		return newCursor(s.Recordings, s.Match, true), nil
+		return newCursor(s.recordings(), s.Match, true), nil
 	}
 	if s.Source == nil {
 		return nil, ErrNoRecordings
@@ -188,19 +197,24 @@ func (s *Server) settle() time.Duration {
 }
 
 // ServeStdio is the recorded server on a stdio pair: it reads the client's
-// lines from client and writes the recorded server's lines to it. It
-// returns when the client closes its side, when the recorded server ended
-// the conversation first, or when ctx is done. When ctx ends while the
-// client neither writes nor reads, ServeStdio closes client if it is an
-// io.Closer (or sets a past deadline if it has SetDeadline) to unblock;
-// otherwise a read or write in progress is left to finish on its own.
-func (s *Server) ServeStdio(ctx context.Context, client io.ReadWriter) (*Report, error) {
+// lines from client and writes the recorded server's lines to it. To serve
+// a separate reader and writer (stdin and stdout), join them:
+// struct{ io.Reader; io.Writer }{os.Stdin, os.Stdout}.
+//
+// It returns when the client closes its side, when the recorded server
+// ended the conversation first, when ctx is done or when s is closed. When
+// it stops while the client neither writes nor reads, ServeStdio closes
+// client if it is an io.Closer (or sets a past deadline if it has
+// SetDeadline) to unblock; otherwise it returns anyway, and a read or
+// write in progress is left to end when the caller closes client.
+func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Report, error) {
+	ctx := parent
 	cur, err := s.stdioCursor(ctx)
 	if err != nil {
 		return nil, err
 	}
 	rep := &Report{}
-	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []Out, 256), done: make(chan struct{})}
+	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []outFrame, 256), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -208,20 +222,38 @@ func (s *Server) ServeStdio(ctx context.Context, client io.ReadWriter) (*Report,
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	wg.Go(func() { readLines(ctx, client, lines, readErr) })
-	stop := context.AfterFunc(ctx, func() { unblock(client) })
+	// Only a stop from outside (ctx, Close) unblocks the client: on an
+	// ordinary end the writer still drains what is queued.
+	stop := context.AfterFunc(parent, func() { unblock(client) })
 	defer stop()
 	finish := func(err error) (*Report, error) {
 		if err != nil && !errors.Is(err, io.EOF) {
 			s.logger().Warn("reading from the client failed", "err", err)
 		}
 		close(w.queue)
+		stopped := parent.Err() != nil || s.closed()
 		cancel()
-		wg.Wait()
+		waited := make(chan struct{})
+		go func() { wg.Wait(); close(waited) }()
+		var werr error
+		if stopped && !canUnblock(client) {
+			// A read or write may block on the client for good: return
+			// without waiting for it.
+			select {
+			case <-waited:
+				werr = w.err
+			default:
+			}
+		} else {
+			<-waited
+			werr = w.err
+		}
 		lead := cur.leader()
 		rep.SessionID = lead.rec.Session.ID
 		rep.Unsent = lead.unsent()
-		return rep, w.err
+		return rep, werr
 	}
+	closed := s.http().done
 	cur.start()
 	w.send(ctx, cur.emit())
 
@@ -250,6 +282,9 @@ func (s *Server) ServeStdio(ctx context.Context, client io.ReadWriter) (*Report,
 				w.send(ctx, cur.emit())
 			}
 		case <-waitC:
+		case <-closed:
+			unblock(client)
+			return finish(nil)
 		case <-ctx.Done():
 			return finish(nil)
 		}
@@ -278,6 +313,15 @@ func readLines(ctx context.Context, client io.Reader, lines chan<- []byte, errc 
 			return
 		}
 	}
+}
+
+// canUnblock reports whether unblock can end a read or write on client.
+func canUnblock(client io.ReadWriter) bool {
+	switch client.(type) {
+	case interface{ SetDeadline(time.Time) error }, io.Closer:
+		return true
+	}
+	return false
 }
 
 // unblock ends a read or write in progress on client, if it can.
@@ -371,7 +415,7 @@ func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *
 		mm := stallMismatch(st)
 		rep.Mismatches = append(rep.Mismatches, mm)
 		s.logger().Warn("answered a stalled request with -32019", "request", mm.Error())
-		w.send(ctx, []Out{{Data: append(noMatchAnswer(json.RawMessage(st.ID), mm), '\n')}})
+		w.send(ctx, []outFrame{{Data: append(noMatchAnswer(json.RawMessage(st.ID), mm), '\n')}})
 	}
 }
 
@@ -391,19 +435,19 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 	mm := rc.mm
 	if live.Kind == jsonrpc.KindRequest && live.Method == "ping" {
 		rep.Synthesized++
-		w.send(ctx, []Out{{Data: append(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{}}`, live.ID), '\n')}})
+		w.send(ctx, []outFrame{{Data: append(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{}}`, live.ID), '\n')}})
 		return
 	}
 	rep.Mismatches = append(rep.Mismatches, mm)
 	s.logger().Warn("unmatched client frame", "frame", mm.Error())
 	if reply := noMatchReply(live, mm); reply != nil {
-		w.send(ctx, []Out{{Data: append(reply, '\n')}})
+		w.send(ctx, []outFrame{{Data: append(reply, '\n')}})
 	}
 }
 
 // serverClosedFirst reports whether the recorded server closed its stdout
 // before the client closed its stdin: the server exited mid-session.
-func serverClosedFirst(rec *Recording) bool {
+func serverClosedFirst(rec *recording) bool {
 	var in, out *store.Stream
 	for i := range rec.Streams {
 		switch rec.Streams[i].Kind {
@@ -425,12 +469,12 @@ type pacedWriter struct {
 	dst   io.Writer
 	clock clock.Clock
 	pace  float64
-	queue chan []Out
+	queue chan []outFrame
 	done  chan struct{}
 	err   error // set by run before it returns
 }
 
-func (w *pacedWriter) send(ctx context.Context, outs []Out) {
+func (w *pacedWriter) send(ctx context.Context, outs []outFrame) {
 	if len(outs) == 0 {
 		return
 	}

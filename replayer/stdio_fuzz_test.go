@@ -35,11 +35,11 @@ var fuzzRecording = []string{
 
 // fuzzStdioRecording builds a Recording from lines prefixed "> " (client)
 // or "< " (server).
-func fuzzStdioRecording(lines []string) *Recording {
-	rec := &Recording{
+func fuzzStdioRecording(lines []string) *recording {
+	rec := &recording{Recording: &store.Recording{
 		Session: store.Session{ID: 1, Transport: store.Stdio},
 		Streams: []store.Stream{{ID: 1, SessionID: 1, Kind: store.StdinStream}, {ID: 2, SessionID: 1, Kind: store.StdoutStream}},
-	}
+	}}
 	for i, l := range lines {
 		dir, st, kind := store.ClientToServer, int64(1), store.StdinStream
 		if strings.HasPrefix(l, "< ") {
@@ -81,7 +81,7 @@ func FuzzServeStdio(f *testing.F) {
 			io.Reader
 			io.Writer
 		}{bytes.NewReader(input), &out}
-		s := &Server{Recordings: []*Recording{rec}}
+		s := &Server{Recordings: []*store.Recording{rec.Recording}}
 		done := make(chan error, 1)
 		go func() {
 			_, err := s.ServeStdio(ctx, client)

@@ -25,7 +25,7 @@ func (ls *liveSession) strictHTTP(r *http.Request, live jsonrpc.Message) string 
 		return "MCP-Protocol-Version must be absent on initialize, got " + quote(pv)
 	case initialize:
 		return ""
-	case mcpwire.RequestMeta(live.Params).ProtocolVersion != "" || (r.Method != http.MethodPost && mcpwire.EraOf(rev) == mcpwire.EraModern):
+	case mcpwire.RequestMeta(live.Params).ProtocolVersion != "" || (r.Method != http.MethodPost && mcpwire.IsModern(rev)):
 		return ls.strictModern(r, live)
 	case rev != "" && rev <= mcpwire.V20250326 && pv != "":
 		return "MCP-Protocol-Version must be absent when " + rev + " was negotiated, got " + quote(pv)

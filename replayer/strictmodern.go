@@ -84,7 +84,7 @@ func (ls *liveSession) paramHeaders(tool string) map[string]string {
 	rec := ls.recording()
 	for i := range rec.Frames {
 		f := &rec.Frames[i]
-		if f.Direction != store.ServerToClient || f.Kind != jsonrpc.KindResult {
+		if f.Direction != store.ServerToClient || f.Kind != store.KindResult {
 			continue
 		}
 		var res struct {
@@ -97,7 +97,7 @@ func (ls *liveSession) paramHeaders(tool string) map[string]string {
 				} `json:"inputSchema"`
 			} `json:"tools"`
 		}
-		if json.Unmarshal(f.Message().Result, &res) != nil {
+		if json.Unmarshal(jsonrpc.Parse(f.Data).Result, &res) != nil {
 			continue
 		}
 		for _, t := range res.Tools {

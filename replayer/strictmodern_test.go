@@ -16,7 +16,7 @@ func TestStrictModern(t *testing.T) {
 	)
 	rec.Session.Transport = store.StreamableHTTP
 	rec.Session.Revision = "2026-07-28"
-	ls := &liveSession{cur: newCursor([]*Recording{rec}, Match{}, true)}
+	ls := &liveSession{cur: newCursor([]*recording{rec}, Match{}, true)}
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"weather","arguments":{"region":"Zürich","days":3},` + meta + `}}`
 	good := map[string]string{

@@ -1,12 +1,10 @@
 package store
 
 import (
-	"bufio"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -34,6 +32,9 @@ var (
 	ErrInvalid = errors.New("invalid")
 	// ErrClosed means the DB was used after Close.
 	ErrClosed = errors.New("cassette closed")
+	// ErrEmpty means a cassette to read is an empty file: nothing was
+	// recorded into it.
+	ErrEmpty = errors.New("empty file")
 )
 
 // Tuning of the writer goroutine.
@@ -244,44 +245,6 @@ func sqliteError(err error) error {
 		return fmt.Errorf("%w (%w)", ErrNotCassette, err)
 	}
 	return err
-}
-
-// OpenFile opens an existing cassette file or JSONL export, telling them
-// apart by their first bytes. A JSONL export is imported into a new
-// temporary cassette, which Close removes; changes to it are not written
-// back to the export. The caller must call Close.
-func OpenFile(ctx context.Context, path string) (*DB, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("open cassette: %w", err)
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<16)
-	head, err := br.Peek(len(sqliteMagic))
-	if err != nil && err != io.EOF {
-		return nil, fmt.Errorf("open cassette %s: %w", path, err)
-	}
-	if string(head) == sqliteMagic {
-		return Open(ctx, path)
-	}
-	if len(head) == 0 || head[0] != '{' {
-		return nil, fmt.Errorf("open cassette %s: %w (nor a JSONL export)", path, ErrNotCassette)
-	}
-	dir, err := os.MkdirTemp("", "mcpvcr-*")
-	if err != nil {
-		return nil, fmt.Errorf("open cassette %s: %w", path, err)
-	}
-	d, err := Open(ctx, filepath.Join(dir, "cassette.db"))
-	if err != nil {
-		os.RemoveAll(dir)
-		return nil, fmt.Errorf("open cassette %s: %w", path, err)
-	}
-	d.removeDir = dir
-	if _, err := d.Import(ctx, br); err != nil {
-		d.Close()
-		return nil, fmt.Errorf("open cassette %s: %w", path, err)
-	}
-	return d, nil
 }
 
 // Close commits every write accepted so far, stops the writer and closes

@@ -22,6 +22,31 @@
 // The JSONL text form (Export, Import) is what the repository commits:
 // deterministic, one record per line, lossless.
 //
+// Reading: a Recording is one session as plain data (its Session,
+// Streams and Frames), read with DB.Recording or DB.Recordings, or with
+// LoadFile from a path, which needs no Close afterwards. Replay, diff and
+// verify take Recordings and never change them.
+//
+// Files: Sniff tells a cassette from a JSONL export; OpenFile opens
+// either (an export is imported into a temporary cassette that Close
+// removes, see DB.Temporary); CheckFile checks either, from SQLite's
+// integrity check to each frame's bytes against its indexed fields.
+//
+// # Lifecycle
+//
+// Open or OpenFile return a DB that the caller must Close: Close commits
+// what was queued and reports a writer failure that happened at any time.
+// A DB is safe for concurrent use.
+//
+// # Walkthrough
+//
+//	db, err := store.Open(ctx, "bug.db") // created if missing
+//	if err != nil { ... }
+//	defer db.Close()
+//	ids, err := db.Import(ctx, bufio.NewReader(f)) // a JSONL export
+//	rec, err := db.Recording(ctx, ids[0])
+//	for _, f := range rec.Frames { fmt.Println(f.Seq, f.Direction, f.Kind, f.Method) }
+//
 // The store uses github.com/mattn/go-sqlite3, which needs cgo and a C
 // compiler.
 package store

@@ -1,16 +1,25 @@
 package store
 
 import (
+	"github.com/mcpvcr/mcpvcr/internal/derive"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 )
 
+func init() {
+	derive.Frame = func(f any, kind int) jsonrpc.Message { return f.(*Frame).derive(StreamKind(kind)) }
+}
+
 // Derive fills the frame's derived fields (Kind, ID, Method, Batch,
 // Members, Malformed) from Data, setting Data to Raw first when it is nil
-// and the frame is not an SSE event. stderr lines and SSE comments are
-// never malformed: they are not expected to hold JSON-RPC. It returns
-// the parsed view of Data it derived them from, so that a caller need not
-// parse the frame again.
-func (f *Frame) Derive(kind StreamKind) jsonrpc.Message {
+// and the frame is not an SSE event. kind is the kind of the frame's
+// stream. stderr lines and SSE comments are never malformed: they are not
+// expected to hold JSON-RPC.
+func (f *Frame) Derive(kind StreamKind) { f.derive(kind) }
+
+// derive is Derive, returning the parsed view of Data it derived the
+// fields from, so that a caller need not parse the frame again. Packages
+// of this module reach it through internal/derive.
+func (f *Frame) derive(kind StreamKind) jsonrpc.Message {
 	if f.Data == nil && !f.SSE {
 		f.Data = f.Raw
 	}
@@ -18,7 +27,7 @@ func (f *Frame) Derive(kind StreamKind) jsonrpc.Message {
 		f.Retry = -1 // only SSE events carry retry
 	}
 	m := jsonrpc.Parse(f.Data)
-	f.Kind, f.Method = m.Kind, m.Method
+	f.Kind, f.Method = kindOf(m.Kind), m.Method
 	f.ID = ""
 	if m.ID != nil {
 		f.ID = string(m.ID)
@@ -26,7 +35,7 @@ func (f *Frame) Derive(kind StreamKind) jsonrpc.Message {
 	f.Batch = m.Kind == jsonrpc.KindBatch
 	f.Members = nil
 	for _, e := range m.Members {
-		mem := Member{Kind: e.Kind, Method: e.Method}
+		mem := Member{Kind: kindOf(e.Kind), Method: e.Method}
 		if e.ID != nil {
 			mem.ID = string(e.ID)
 		}
@@ -44,6 +53,3 @@ func (f *Frame) Derive(kind StreamKind) jsonrpc.Message {
 	}
 	return m
 }
-
-// Message returns the parsed JSON-RPC view of the frame's Data.
-func (f *Frame) Message() jsonrpc.Message { return jsonrpc.Parse(f.Data) }

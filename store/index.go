@@ -115,3 +115,82 @@ func (d *DB) LabelValues(ctx context.Context, key string, ids ...int64) ([]strin
 	}
 	return vals, nil
 }
+
+// ReplayNode is one node of replay's candidate tree (see replayer.Source).
+type ReplayNode struct {
+	ID, Parent int64
+	// Hash is the hash of the members' frame where they part from their
+	// siblings; Shared how many leading frames all members share.
+	Hash   int64
+	Shared int
+	// Rep is the node's first session; Size how many sessions it holds.
+	Rep  int64
+	Size int
+}
+
+const replayNodeCols = `node, parent, hash, shared, rep, size`
+
+// ReplayRoot returns the root of the candidate tree stored as name, and
+// false when there is none.
+func (d *DB) ReplayRoot(ctx context.Context, name string) (ReplayNode, bool, error) {
+	ns, err := d.replayNodes(ctx, `SELECT `+replayNodeCols+` FROM replay_tree WHERE name = ? AND parent = 0`, name)
+	if err != nil || len(ns) == 0 {
+		return ReplayNode{}, false, err
+	}
+	return ns[0], true, nil
+}
+
+// ReplayChildren returns the children of node parent of tree name, in
+// order. When hash is not nil, only the children whose hash equals it or
+// is not negative (a client frame's hash has the top bit set: replay
+// keeps every other child) are returned, and the child holding rep.
+func (d *DB) ReplayChildren(ctx context.Context, name string, parent int64, hash *int64, rep int64) ([]ReplayNode, error) {
+	if hash == nil {
+		return d.replayNodes(ctx, `SELECT `+replayNodeCols+` FROM replay_tree WHERE name = ? AND parent = ? ORDER BY node`, name, parent)
+	}
+	return d.replayNodes(ctx, `SELECT `+replayNodeCols+` FROM replay_tree WHERE name = ? AND parent = ? AND (hash = ? OR hash >= 0 OR rep = ?) ORDER BY node`, name, parent, *hash, rep)
+}
+
+func (d *DB) replayNodes(ctx context.Context, query string, args ...any) ([]ReplayNode, error) {
+	var ns []ReplayNode
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, query, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var n ReplayNode
+			if err := rows.Scan(&n.ID, &n.Parent, &n.Hash, &n.Shared, &n.Rep, &n.Size); err != nil {
+				return err
+			}
+			ns = append(ns, n)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read replay tree: %w", err)
+	}
+	return ns, nil
+}
+
+// PutReplayTree stores the candidate tree name, replacing every tree
+// stored before (a cassette keeps the one it was last replayed with).
+func (d *DB) PutReplayTree(ctx context.Context, name string, nodes []ReplayNode) error {
+	err := d.exclusive(ctx, op{fn: func(t *txn) error {
+		if _, err := t.exec(`DELETE FROM replay_tree`); err != nil {
+			return err
+		}
+		for _, n := range nodes {
+			if _, err := t.exec(`INSERT INTO replay_tree (name, node, parent, hash, shared, rep, size) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+				name, n.ID, n.Parent, n.Hash, int64(n.Shared), n.Rep, int64(n.Size)); err != nil {
+				return err
+			}
+		}
+		return nil
+	}})
+	if err != nil {
+		return fmt.Errorf("write replay tree: %w", err)
+	}
+	return nil
+}

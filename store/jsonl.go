@@ -14,8 +14,6 @@ import (
 	"slices"
 	"time"
 	"unicode/utf8"
-
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 )
 
 // The JSONL text form: a header line, then for each session its session
@@ -147,7 +145,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 	}
 	rec := sessionRecord{
 		Type: "session", ID: fileID, Name: s.Name, Transport: s.Transport.String(),
-		Revision: s.Revision, Era: s.Era, Upstream: s.Upstream, ExternalID: s.ExternalID,
+		Revision: s.Revision, Era: string(s.Era), Upstream: s.Upstream, ExternalID: s.ExternalID,
 		StartedAt: formatTime(s.StartedAt), EndedAt: formatTime(s.EndedAt), ExitCode: s.ExitCode,
 		Labels: s.Labels, Note: s.Note,
 	}
@@ -190,7 +188,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 				return fmt.Errorf("frame %d: stream %d is not a stream of session %d", f.Seq, f.StreamID, id)
 			}
 		}
-		if !f.Comment && (f.Kind != jsonrpc.KindInvalid || f.Malformed) {
+		if !f.Comment && (f.Kind != KindInvalid || f.Malformed) {
 			rec.Kind = f.Kind.String()
 		}
 		if f.HasEventID || f.EventID != "" {
@@ -348,7 +346,7 @@ func (im *importer) session(t *txn, rec *sessionRecord) error {
 		return fmt.Errorf("session %d appears twice", rec.ID)
 	}
 	s := Session{
-		Name: rec.Name, Revision: rec.Revision, Era: rec.Era, Upstream: rec.Upstream,
+		Name: rec.Name, Revision: rec.Revision, Era: Era(rec.Era), Upstream: rec.Upstream,
 		ExternalID: rec.ExternalID, ExitCode: rec.ExitCode, Labels: rec.Labels, Note: rec.Note,
 	}
 	var err error
@@ -430,17 +428,11 @@ func (im *importer) frame(t *txn, rec *frameRecord) error {
 	if !ok {
 		return fmt.Errorf("frame %d: session %d: %w (sessions must come before their frames)", rec.Seq, rec.Session, ErrNotFound)
 	}
-	f := &Frame{
-		SessionID: sessionID, Seq: rec.Seq, Offset: time.Duration(rec.OffsetNS),
-		SSE: rec.SSE, Event: rec.Event, Retry: -1, Comment: rec.Comment,
-	}
-	if rec.Seq <= 0 {
-		return invalid("seq %d (seqs start at 1)", rec.Seq)
-	}
-	var err error
-	if f.Direction, err = parseDirection(rec.Dir); err != nil {
+	f, err := rec.frame()
+	if err != nil {
 		return err
 	}
+	f.SessionID = sessionID
 	kind := StreamUnknown
 	if rec.Stream != 0 {
 		st, ok := im.streams[rec.Stream]
@@ -449,6 +441,25 @@ func (im *importer) frame(t *txn, rec *frameRecord) error {
 		}
 		f.StreamID, kind = st.id, st.kind
 	}
+	f.Derive(kind)
+	return t.putFrame(f)
+}
+
+// frame decodes what rec stores of a frame: everything but its session
+// and stream, which the file numbers its own way, and the fields Derive
+// fills.
+func (rec *frameRecord) frame() (*Frame, error) {
+	f := &Frame{
+		Seq: rec.Seq, Offset: time.Duration(rec.OffsetNS),
+		SSE: rec.SSE, Event: rec.Event, Retry: -1, Comment: rec.Comment,
+	}
+	if rec.Seq <= 0 {
+		return nil, invalid("seq %d (seqs start at 1)", rec.Seq)
+	}
+	var err error
+	if f.Direction, err = parseDirection(rec.Dir); err != nil {
+		return nil, err
+	}
 	if rec.EventID != nil {
 		f.EventID, f.HasEventID = *rec.EventID, true
 	}
@@ -456,22 +467,21 @@ func (im *importer) frame(t *txn, rec *frameRecord) error {
 		f.Retry = *rec.Retry
 	}
 	if f.Raw, err = bytesOf("raw", rec.Raw, rec.RawB64); err != nil {
-		return err
+		return nil, err
 	}
 	text := ""
 	if rec.Data != nil {
 		if text = *rec.Data; rec.DataB64 != "" {
-			return errors.New("both data and data_b64 are set")
+			return nil, errors.New("both data and data_b64 are set")
 		}
 	}
 	if f.Data, err = bytesOf("data", text, rec.DataB64); err != nil {
-		return err
+		return nil, err
 	}
 	if f.Data == nil && rec.Data != nil {
 		f.Data = []byte{} // present but empty: not the raw bytes
 	}
-	f.Derive(kind)
-	return t.putFrame(f)
+	return f, nil
 }
 
 // textOrBase64 returns b as text if it is valid UTF-8, else as base64.

@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"time"
-
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 )
 
 // Direction says which way a frame travelled.
@@ -104,6 +102,19 @@ func (e End) String() string {
 	return endNames[e]
 }
 
+// Era is which handshake a session's revisions use.
+type Era string
+
+// Eras of a session. The empty Era is unknown.
+const (
+	EraLegacy Era = "legacy" // the initialize handshake (2024-11-05 to 2025-11-25)
+	EraModern Era = "modern" // stateless, per-request _meta (2026-07-28)
+	EraDual   Era = "dual"   // both seen: a dual-era client that fell back, or the reverse
+)
+
+// String returns the era's name, "" if unknown.
+func (e Era) String() string { return string(e) }
+
 // Session is one logical conversation: a stdio child run, one
 // Mcp-Session-Id, one modern recording run, or one HTTP+SSE GET stream.
 type Session struct {
@@ -113,8 +124,8 @@ type Session struct {
 	// Revision is the protocol revision seen (the negotiated one in the
 	// legacy era, the first _meta version in the modern era); "" if unknown.
 	Revision string
-	// Era is "legacy", "modern", "dual" or "".
-	Era string
+	// Era is the era of the revisions seen; "" if unknown.
+	Era Era
 	// Upstream is the server command line (stdio) or URL (HTTP), redacted.
 	Upstream string
 	// ExternalID is the server's session id (Mcp-Session-Id or the HTTP+SSE
@@ -163,7 +174,7 @@ type Frame struct {
 	// a whole JSON body, or an SSE event block with its blank line.
 	Raw []byte
 	// Derived from Raw (see Derive).
-	Kind      jsonrpc.Kind
+	Kind      Kind
 	ID        string // raw id token; "" when none
 	Method    string
 	Batch     bool
@@ -183,7 +194,7 @@ type Frame struct {
 
 // Member is one element of a batch frame.
 type Member struct {
-	Kind   jsonrpc.Kind
+	Kind   Kind
 	ID     string
 	Method string
 }

@@ -46,12 +46,12 @@ func parseEnd(s string) (End, error) {
 	return EndOpen, fmt.Errorf("unknown stream end %q", s)
 }
 
-func parseKind(s string) (jsonrpc.Kind, error) {
+func parseKind(s string) (Kind, error) {
 	k := jsonrpc.ParseKind(s)
 	if k == jsonrpc.KindInvalid && s != jsonrpc.KindInvalid.String() {
-		return k, fmt.Errorf("unknown message kind %q", s)
+		return KindInvalid, fmt.Errorf("unknown message kind %q", s)
 	}
-	return k, nil
+	return kindOf(k), nil
 }
 
 func validDirection(d Direction) bool { return d == ClientToServer || d == ServerToClient }

@@ -112,6 +112,25 @@ CREATE TABLE replay_index (
 	hashes     BLOB    NOT NULL
 );
 
+-- Replay's candidate tree over one set of sessions (name says which):
+-- a node stands for the sessions that share their first `shared` frames;
+-- its children part where they differ, each holding the hash of its
+-- members' frame there (0 when they have none). rep is the first session
+-- of a node. Replay starts from the root and reads children as the client
+-- goes, so that its start does not grow with the cassette.
+CREATE TABLE replay_tree (
+	name   TEXT    NOT NULL,
+	node   INTEGER NOT NULL,
+	parent INTEGER NOT NULL,               -- 0 for the root
+	hash   INTEGER NOT NULL,
+	shared INTEGER NOT NULL,
+	rep    INTEGER NOT NULL,
+	size   INTEGER NOT NULL,
+	PRIMARY KEY (name, node)
+) WITHOUT ROWID;
+
+CREATE INDEX replay_tree_parent ON replay_tree (name, parent, hash);
+
 PRAGMA user_version = 3;
 
 -- migration 4

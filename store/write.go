@@ -326,7 +326,7 @@ func sessionArgs(s *Session) ([]any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode labels: %w", err)
 	}
-	return []any{int64(0), s.Name, s.Transport.String(), s.Revision, s.Era, s.Upstream, s.ExternalID,
+	return []any{int64(0), s.Name, s.Transport.String(), s.Revision, string(s.Era), s.Upstream, s.ExternalID,
 		timeText(s.StartedAt), timeText(s.EndedAt), int64(s.ExitCode), labels, s.Note,
 		blob(s.ClientInfo), blob(s.ServerInfo)}, nil
 }

@@ -13,38 +13,8 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// Exit codes, as design.md §1 sets them.
-const (
-	exitOK          = 0
-	exitDiffer      = 1 // differences found, or a replay saw unmatched traffic
-	exitUsage       = 2
-	exitFailure     = 3
-	defaultCassette = "mcpvcr.db"
-)
-
-// exitError carries an exit code and a hint for the user.
-type exitError struct {
-	code int
-	err  error
-	hint string
-}
-
-func (e *exitError) Error() string { return e.err.Error() }
-func (e *exitError) Unwrap() error { return e.err }
-
-// usageErr is a mistake in how mcpvcr was called.
-func usageErr(hint string, format string, args ...any) error {
-	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...), hint: hint}
-}
-
-// failErr is a failure to do what was asked.
-func failErr(err error, hint string) error {
-	return &exitError{code: exitFailure, err: err, hint: hint}
-}
-
-// differErr reports differences or unmatched traffic; the details have
-// already been written.
-var errDiffer = &exitError{code: exitDiffer, err: errors.New("differences found")}
+// defaultCassette is the cassette used when none is named.
+const defaultCassette = "mcpvcr.db"
 
 // env is what every command gets besides its flags.
 type env struct {
@@ -52,38 +22,18 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	logger *slog.Logger
-	getenv func(string) string
 }
 
 // run builds the app and runs it; it returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: os.Getenv,
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,
 		logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	app := newApp(e)
+	if err := unknownCommand(app, args); err != nil {
+		return report(stderr, err)
+	}
 	err := app.RunContext(ctx, hoistFlags(app, args))
 	return report(stderr, err)
-}
-
-// report prints err the way users read it and returns its exit code.
-func report(w io.Writer, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var ee *exitError
-	if errors.As(err, &ee) {
-		if ee == errDiffer {
-			return exitDiffer
-		}
-		fmt.Fprintf(w, "mcpvcr: %v\n", ee.err)
-		if ee.hint != "" {
-			fmt.Fprintf(w, "try: %s\n", ee.hint)
-		}
-		return ee.code
-	}
-	// Errors from urfave/cli itself are about flags and arguments.
-	fmt.Fprintf(w, "mcpvcr: %v\n", err)
-	fmt.Fprintln(w, "try: mcpvcr --help")
-	return exitUsage
 }
 
 func newApp(e *env) *cli.App {
@@ -93,11 +43,11 @@ func newApp(e *env) *cli.App {
 		Description: "mcpvcr sits between an MCP client and an MCP server, forwards every byte unchanged and\n" +
 			"records each frame into a cassette (one SQLite file). It then replays a session as the\n" +
 			"server, offline and deterministically, for tests and bug reports.",
+		Version:              version(),
 		Reader:               e.stdin,
 		Writer:               e.stdout,
 		ErrWriter:            e.stderr,
-		HideHelpCommand:      true,
-		EnableBashCompletion: false,
+		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // run() reports errors
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
 			return usageErr("mcpvcr --help", "%v", err)
@@ -113,8 +63,10 @@ func newApp(e *env) *cli.App {
 			verifyCommand(e),
 			diffCommand(e),
 			checkCommand(e),
+			completionCommand(e),
 		},
 	}
+	addExitCodes(app)
 	for _, c := range app.Commands {
 		if c.OnUsageError == nil {
 			c.OnUsageError = func(cc *cli.Context, err error, _ bool) error {
@@ -148,21 +100,24 @@ func cassettePath(c *cli.Context) string {
 
 // openForRead opens a cassette (.db or .jsonl) that must exist.
 func openForRead(c *cli.Context) (*store.DB, error) {
-	path := cassettePath(c)
-	fi, err := os.Stat(path)
-	if err == nil && fi.Size() == 0 {
-		return nil, failErr(fmt.Errorf("cassette %s is empty (0 bytes): nothing has been recorded into it", path),
-			"record into it with mcpvcr record --cassette "+path)
-	}
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, failErr(fmt.Errorf("cassette %s does not exist", path),
-				"record one first (mcpvcr record -- SERVER...), or name it with --cassette PATH")
-		}
-		return nil, failErr(fmt.Errorf("cassette %s: %w", path, err), "")
+	return openPath(c, "")
+}
+
+// openPath opens the cassette (.db or .jsonl) at path, or the one
+// --cassette names when path is "". It must exist.
+func openPath(c *cli.Context, path string) (*store.DB, error) {
+	if path == "" {
+		path = cassettePath(c)
 	}
 	db, err := store.OpenFile(c.Context, path)
-	if err != nil {
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return nil, failErr(fmt.Errorf("cassette %s does not exist", path),
+			"record one first (mcpvcr record -- SERVER...), or name it with --cassette PATH")
+	case errors.Is(err, store.ErrEmpty):
+		return nil, failErr(fmt.Errorf("cassette %s is empty (0 bytes): nothing has been recorded into it", path),
+			"record into it with mcpvcr record --cassette "+path)
+	case err != nil:
 		return nil, openErr(path, err)
 	}
 	return db, nil
@@ -176,14 +131,4 @@ func openForWrite(c *cli.Context) (*store.DB, error) {
 		return nil, openErr(path, err)
 	}
 	return db, nil
-}
-
-func openErr(path string, err error) error {
-	switch {
-	case errors.Is(err, store.ErrNotCassette):
-		return failErr(err, "name an mcpvcr cassette with --cassette PATH (a .db file mcpvcr wrote, or a .jsonl export)")
-	case errors.Is(err, store.ErrNewerSchema):
-		return failErr(err, "install a newer mcpvcr: go install github.com/mcpvcr/mcpvcr/cmd/mcpvcr@latest")
-	}
-	return failErr(err, "check that "+path+" is a writable file path")
 }

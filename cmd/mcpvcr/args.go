@@ -11,8 +11,8 @@ import (
 // the first positional argument, so the command's flags are moved in
 // front of its positional arguments. Everything after "--" is left alone.
 func hoistFlags(app *cli.App, args []string) []string {
-	if len(args) < 2 {
-		return args
+	if len(args) < 2 || args[len(args)-1] == "--generate-bash-completion" {
+		return args // completion wants its flag last, where it is
 	}
 	out := []string{args[0]}
 	i := 1

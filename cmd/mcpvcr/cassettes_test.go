@@ -15,7 +15,10 @@ import (
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 )
 
-var update = flag.Bool("update", false, "re-record the cassettes in ../../cassettes from live servers")
+// recassette re-records the cassettes in ../../cassettes from live servers
+// (make recassette). It is not -update, which means "rewrite golden
+// files" wherever it exists (make golden).
+var recassette = flag.Bool("recassette", false, "re-record the cassettes in ../../cassettes from live servers")
 
 const cassetteDir = "../../cassettes"
 
@@ -61,13 +64,13 @@ func exportCassette(tb testing.TB, db, path string) {
 // TestCassettes_Stdio replays the committed stdio recordings of the Go SDK
 // test server, one per revision, to the Go SDK client and requires the
 // answers the live server gives (mcptest's golden transcripts). With
-// -update it records them afresh first.
+// -recassette it records them afresh first.
 func TestCassettes_Stdio(t *testing.T) {
 	for _, v := range mcptest.Versions {
 		t.Run(v, func(t *testing.T) {
 			ctx := testCtx(t)
 			path := filepath.Join(cassetteDir, "gosdk-stdio-"+v+".jsonl")
-			if *update {
+			if *recassette {
 				server := mcptest.BuildServer(t)
 				db := filepath.Join(t.TempDir(), "c.db")
 				rec := exec.Command(mcpvcrBin, "record", "--cassette", db, "--name", "gosdk-stdio-"+v, "--", "testserver")
@@ -97,7 +100,7 @@ func TestCassettes_HTTP(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			ctx := testCtx(t)
 			path := filepath.Join(cassetteDir, "gosdk-http-"+v+".jsonl")
-			if *update {
+			if *recassette {
 				upstream := mcptest.StartServer(t, "-transport", "http", "-eventstore")
 				db := filepath.Join(t.TempDir(), "c.db")
 				rec := startServing(t, "record", "--cassette", db, "--name", "gosdk-http-"+v, "--upstream", upstream, "--listen", "127.0.0.1:0")
@@ -126,7 +129,7 @@ func TestCassettes_Everything(t *testing.T) {
 	ctx := testCtx(t)
 	path := filepath.Join(cassetteDir, "everything-stdio.jsonl")
 	golden := filepath.Join(cassetteDir, "everything-stdio.golden.json")
-	if *update {
+	if *recassette {
 		argv := mcptest.Everything(t)
 		db := filepath.Join(t.TempDir(), "c.db")
 		rec := exec.Command(mcpvcrBin, append([]string{"record", "--cassette", db, "--name", "everything-stdio", "--", "node"}, argv[1:]...)...)

@@ -12,7 +12,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -188,7 +187,7 @@ func checkAllRecorded(t *testing.T, bin, db string, n int) {
 		var c2s, s2c, echoed int
 		for _, f := range fs {
 			switch {
-			case f.Direction == store.ClientToServer && f.Kind == jsonrpc.KindRequest:
+			case f.Direction == store.ClientToServer && f.Kind == store.KindRequest:
 				c2s++
 			case f.Direction == store.ServerToClient && f.Kind.IsResponse():
 				s2c++

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 func diffCommand(e *env) *cli.Command {
@@ -19,11 +21,11 @@ func diffCommand(e *env) *cli.Command {
 			"Exit 0: no differences; 1: differences.\n\n" +
 			"   mcpvcr diff 3 7\n" +
 			"   mcpvcr diff 3 7 --ignore 'tools/call clock:result.content[*].text' --format junit\n\n" +
-			"--ignore " + replayer.PathSyntax,
+			"--ignore " + diff.PathSyntax,
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.StringSliceFlag{Name: "ignore", Usage: "do not count differences at `PATH` (repeatable; syntax above)"},
-			&cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json or junit"},
+			formatFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
@@ -46,21 +48,14 @@ func diffCommand(e *env) *cli.Command {
 				return err
 			}
 			defer db.Close()
-			for _, id := range []int64{a, b} {
-				if _, err := db.Session(c.Context, id); err != nil {
-					return failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
-				}
-			}
-			recs, err := replayer.Load(c.Context, db, a, b)
-			if err != nil {
+			r, err := diff.Sessions(c.Context, db, a, b, extra)
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				return failErr(err, "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+			case err != nil:
 				return failErr(err, "")
 			}
-			noise, err := replayer.SessionNoise(recs[0].Session)
-			if err != nil {
-				return failErr(err, "")
-			}
-			r := replayer.Diff(recs[0], recs[1], noise.With(extra))
-			if err := writeReports(e.stdout, format, []*replayer.DiffReport{r}); err != nil {
+			if err := diff.Write(e.stdout, format, r); err != nil {
 				return failErr(fmt.Errorf("write the report: %w", err), "")
 			}
 			if r.Differs() {

@@ -2,8 +2,15 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
+	"io"
+	"math"
+	"net/url"
 	"os"
+	"path/filepath"
+
+	"github.com/mcpvcr/mcpvcr/store"
 
 	"github.com/urfave/cli/v2"
 )
@@ -11,29 +18,36 @@ import (
 func exportCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "export",
-		Usage:     "write sessions as deterministic JSONL text",
-		ArgsUsage: "[SESSION...]",
+		Usage:     "write sessions as deterministic JSONL text, or one as a go-vcr cassette",
+		ArgsUsage: "[CASSETTE] [SESSION...]",
 		Description: "Writes the named sessions (all when none is named) as JSONL: one record per line,\n" +
 			"raw frame bytes kept exactly. The text is what cassettes/ commits for review, and\n" +
-			"mcpvcr import (or replay --cassette FILE.jsonl) reads it back losslessly.",
+			"mcpvcr import (or replay --cassette FILE.jsonl) reads it back losslessly.\n\n" +
+			"--format go-vcr writes one Streamable HTTP session as a go-vcr v2 cassette (YAML, format\n" +
+			"version 1) for test suites built on go-vcr: one interaction per HTTP exchange, in the order\n" +
+			"the requests started, SSE answers as their raw event-stream text. Request/response fidelity\n" +
+			"only: no event timing, no stream breaks. A session whose GET stream carried messages is\n" +
+			"refused (go-vcr cannot stream); a GET stream that carried none is written as 405.\n\n" +
+			"   mcpvcr export 3 --format go-vcr -o testdata/fixtures/session3.yaml",
 		Flags: []cli.Flag{
 			cassetteFlag(),
-			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl"},
+			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl, or go-vcr (one HTTP session)"},
+			&cli.StringFlag{Name: "base-url", Usage: "go-vcr: the scheme and host the client addressed, such as `URL` http://127.0.0.1:3001 (default: the session's upstream)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 		},
 		Action: func(c *cli.Context) error {
-			if f := c.String("format"); f != "jsonl" {
-				return usageErr("mcpvcr export --format jsonl", "export format %q is not supported", f)
+			format := c.String("format")
+			if format != "jsonl" && format != "go-vcr" {
+				return usageErr("mcpvcr export --format jsonl, or --format go-vcr", "export format %q is not supported", format)
 			}
-			var ids []int64
-			for i := range c.NArg() {
-				id, err := sessionArg(c, i)
-				if err != nil {
-					return err
-				}
-				ids = append(ids, id)
+			path, ids, err := positional(c, math.MaxInt)
+			if err != nil {
+				return err
 			}
-			db, err := openForRead(c)
+			if format == "go-vcr" {
+				return exportGoVCR(c, e, path, ids)
+			}
+			db, err := openPath(c, path)
 			if err != nil {
 				return err
 			}
@@ -68,4 +82,54 @@ func exportCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
+}
+
+// exportGoVCR writes one session as a go-vcr cassette: to -o, or through a
+// temporary file to stdout.
+func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
+	if len(ids) != 1 {
+		return usageErr("mcpvcr export SESSION --format go-vcr -o FILE.yaml (mcpvcr ls shows the sessions)", "--format go-vcr writes one session, got %d", len(ids))
+	}
+	if b := c.String("base-url"); b != "" {
+		if u, err := url.Parse(b); err != nil || u.Scheme == "" || u.Host == "" {
+			return usageErr("--base-url http://127.0.0.1:3001", "--base-url %q is not a scheme and host", b)
+		}
+	}
+	db, err := openPath(c, path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	rec, err := db.Recording(c.Context, ids[0])
+	if err != nil {
+		return failErr(fmt.Errorf("session %d: %w", ids[0], err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+	}
+	out := c.String("output")
+	if out == "" {
+		dir, err := os.MkdirTemp("", "mcpvcr-export-")
+		if err != nil {
+			return failErr(fmt.Errorf("export: %w", err), "")
+		}
+		defer os.RemoveAll(dir)
+		out = filepath.Join(dir, "session.yaml")
+	}
+	if err := store.WriteGoVCR(rec, out, c.String("base-url")); err != nil {
+		var ge *store.GoVCRError
+		if errors.As(err, &ge) {
+			return failErr(err, "mcpvcrtest.NewServer replays every stream of it in Go tests, or mcpvcr replay "+a(ids[0])+" --listen 127.0.0.1:8080")
+		}
+		return failErr(fmt.Errorf("export: %w", err), "")
+	}
+	if c.String("output") != "" {
+		return nil
+	}
+	f, err := os.Open(out)
+	if err != nil {
+		return failErr(fmt.Errorf("export: %w", err), "")
+	}
+	defer f.Close()
+	if _, err := io.Copy(e.stdout, f); err != nil {
+		return failErr(fmt.Errorf("export: %w", err), "")
+	}
+	return nil
 }

@@ -18,7 +18,7 @@ func importCommand(e *env) *cli.Command {
 		Flags:     []cli.Flag{cassetteFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
-				return usageErr("mcpvcr import FILE.jsonl", "import needs one FILE")
+				return usageErr("mcpvcr import FILE.jsonl", "import takes one FILE, got %d arguments", c.NArg())
 			}
 			path := c.Args().First()
 			f, err := os.Open(path)

@@ -2,19 +2,24 @@ package main
 
 import (
 	"fmt"
-	"text/tabwriter"
-	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 func lsCommand(e *env) *cli.Command {
 	return &cli.Command{
-		Name:  "ls",
-		Usage: "list the sessions in a cassette",
-		Flags: []cli.Flag{cassetteFlag()},
+		Name:      "ls",
+		Usage:     "list the sessions in a cassette",
+		ArgsUsage: "[CASSETTE]",
+		Flags:     []cli.Flag{cassetteFlag()},
 		Action: func(c *cli.Context) error {
-			db, err := openForRead(c)
+			path, _, err := positional(c, 0)
+			if err != nil {
+				return err
+			}
+			db, err := openPath(c, path)
 			if err != nil {
 				return err
 			}
@@ -27,17 +32,7 @@ func lsCommand(e *env) *cli.Command {
 				fmt.Fprintf(e.stderr, "cassette %s holds no sessions yet\n", cassettePath(c))
 				return nil
 			}
-			tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tTRANSPORT\tREVISION\tERA\tSTARTED\tDURATION\tUPSTREAM")
-			for _, s := range ss {
-				dur := "open"
-				if !s.EndedAt.IsZero() {
-					dur = s.EndedAt.Sub(s.StartedAt).Round(time.Millisecond).String()
-				}
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, dash(s.Name), s.Transport, dash(s.Revision), dash(s.Era),
-					s.StartedAt.UTC().Format(time.DateTime), dur, dash(s.Upstream))
-			}
-			return tw.Flush()
+			return store.WriteSessions(e.stdout, ss)
 		},
 	}
 }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -36,10 +34,10 @@ func recordCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.StringFlag{Name: "name", Usage: "a `NAME` for the recorded session"},
-			&cli.StringFlag{Name: "upstream", Usage: "record HTTP: the server's MCP endpoint (or HTTP+SSE stream) `URL`"},
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "record HTTP: the `ADDR` the proxy listens on"},
-			&cli.StringSliceFlag{Name: "redact-header", Usage: "also store this `HEADER`'s values as placeholders (repeatable)"},
-			&cli.StringSliceFlag{Name: "redact-query", Usage: "also store this query `PARAM`'s values as placeholders (repeatable)"},
+			&cli.StringFlag{Name: "upstream", Usage: "record HTTP: the server's MCP endpoint (or HTTP+SSE stream) `URL`", EnvVars: []string{"MCPVCR_UPSTREAM"}},
+			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "record HTTP: the `ADDR` the proxy listens on", EnvVars: []string{"MCPVCR_LISTEN"}},
+			&cli.StringSliceFlag{Name: "redact-header", Usage: "also store this `HEADER`'s values as placeholders (repeatable)", EnvVars: []string{"MCPVCR_REDACT_HEADER"}},
+			&cli.StringSliceFlag{Name: "redact-query", Usage: "also store this query `PARAM`'s values as placeholders (repeatable)", EnvVars: []string{"MCPVCR_REDACT_QUERY"}},
 		},
 		Action: func(c *cli.Context) error {
 			if c.String("upstream") != "" {
@@ -62,103 +60,41 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 		return err
 	}
 	defer db.Close()
-
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // signals reach it through us only
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return failErr(fmt.Errorf("start %s: %w", argv[0], err), "")
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return failErr(fmt.Errorf("start %s: %w", argv[0], err), "")
-	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return failErr(fmt.Errorf("start %s: %w", argv[0], err), "")
-	}
-	if err := cmd.Start(); err != nil {
-		return failErr(fmt.Errorf("start server %q: %w", argv[0], err), "check the command after -- runs on its own")
-	}
-
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
-	stopFwd := make(chan struct{})
-	fwdDone := make(chan struct{})
-	go func() {
-		defer close(fwdDone)
-		for {
-			select {
-			case s := <-sigs:
-				_ = cmd.Process.Signal(s)
-			case <-stopFwd:
-				return
-			}
-		}
-	}()
-
-	// Signals are forwarded rather than cancelling the recording: the
-	// server decides when the session ends.
-	ctx := context.WithoutCancel(c.Context)
-	rec := &recorder.Stdio{
-		Sink:    db,
-		Session: store.Session{Name: c.String("name"), Upstream: strings.Join(redactor(c).Args(argv), " ")},
-		Stderr:  e.stderr,
-		Logger:  e.logger,
+	rec := &recorder.Command{
+		Argv:     argv,
+		Recorder: recorder.Stdio{Sink: db, Session: store.Session{Name: c.String("name")}, Stderr: e.stderr, Logger: e.logger},
+		Redactor: redactor(c),
+		Signals:  sigs,
 	}
 	client := struct {
 		io.Reader
 		io.Writer
 	}{e.stdin, e.stdout}
-	res, runErr := rec.Run(ctx, client, pipePair{stdout, stdin}, stderr)
-	waitErr := cmd.Wait()
-	close(stopFwd)
-	<-fwdDone
-
-	code := exitCode(cmd, waitErr)
-	if runErr != nil {
-		return failErr(fmt.Errorf("record: %w", runErr), "")
+	// Signals are forwarded rather than cancelling the recording: the
+	// server decides when the session ends.
+	res, err := rec.Run(context.WithoutCancel(c.Context), client)
+	var se *recorder.StartError
+	switch {
+	case errors.As(err, &se):
+		return failErr(fmt.Errorf("start server %q: %w", argv[0], se.Err), "check the command after -- runs on its own")
+	case err != nil:
+		return failErr(fmt.Errorf("record: %w", err), "")
 	}
-	res.End(ctx, code)
-	cerr := db.Close()
-	if res.Err == nil {
+	if cerr := db.Close(); res.Err == nil {
 		res.Err = cerr // a failure found only when flushing the last frames
 	}
 	if res.Err != nil {
 		return failErr(fmt.Errorf("recording failed, the session in %s is incomplete: %w", cassettePath(c), res.Err),
 			"free disk space or choose another --cassette; what was recorded before the failure is kept")
 	}
-	if code != 0 {
-		return &exitError{code: code, err: fmt.Errorf("server exited with code %d", code)}
+	if res.ExitCode != 0 {
+		return &exitError{code: res.ExitCode, err: fmt.Errorf("server exited with code %d", res.ExitCode)}
 	}
 	return nil
 }
-
-// exitCode is the child's exit code, 128+N for a signal N.
-func exitCode(cmd *exec.Cmd, err error) int {
-	if cmd.ProcessState == nil {
-		return -1
-	}
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return 128 + int(ws.Signal())
-	}
-	var ee *exec.ExitError
-	if err != nil && !errors.As(err, &ee) {
-		return -1
-	}
-	return cmd.ProcessState.ExitCode()
-}
-
-// pipePair is the server's stdout and stdin as one io.ReadWriteCloser.
-// Close closes stdin, so that the server sees the client's EOF.
-type pipePair struct {
-	io.Reader
-	w io.WriteCloser
-}
-
-func (p pipePair) Write(b []byte) (int, error) { return p.w.Write(b) }
-func (p pipePair) Close() error                { return p.w.Close() }
 
 // redactor builds the redaction rules from the command's flags.
 func redactor(c *cli.Context) *recorder.Redactor {

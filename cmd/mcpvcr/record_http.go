@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net"
-	"net/url"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -14,12 +11,12 @@ import (
 
 func recordHTTP(c *cli.Context, e *env) error {
 	raw := c.String("upstream")
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return usageErr("--upstream http://127.0.0.1:3001/mcp", "--upstream %q is not an http(s) URL", raw)
+	u, err := parseUpstream(raw)
+	if err != nil {
+		return err
 	}
 	red := redactor(c)
-	if err := reachable(u); err != nil {
+	if err := recorder.Reachable(c.Context, u); err != nil {
 		return failErr(fmt.Errorf("upstream %s is not reachable: %w", red.URL(raw), err), "start the server first, or check --upstream")
 	}
 	db, err := openForWrite(c)
@@ -52,22 +49,4 @@ func recordHTTP(c *cli.Context, e *env) error {
 	}
 	fmt.Fprintf(e.stderr, "mcpvcr: recorded to %s; see mcpvcr ls --cassette %s\n", cassettePath(c), cassettePath(c))
 	return nil
-}
-
-// reachable dials the upstream once, so that a wrong URL fails at start
-// rather than on the client's first request.
-func reachable(u *url.URL) error {
-	host := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		host = net.JoinHostPort(u.Hostname(), port)
-	}
-	conn, err := net.DialTimeout("tcp", host, 5*time.Second)
-	if err != nil {
-		return err
-	}
-	return conn.Close()
 }

@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -29,17 +29,20 @@ func replayCommand(e *env) *cli.Command {
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.BoolFlag{Name: "stdio", Usage: "serve on stdin and stdout"},
-			&cli.StringFlag{Name: "listen", Usage: "serve HTTP (Streamable HTTP or HTTP+SSE, as recorded) on `ADDR`, such as 127.0.0.1:8080"},
+			&cli.StringFlag{Name: "listen", Usage: "serve HTTP (Streamable HTTP or HTTP+SSE, as recorded) on `ADDR`, such as 127.0.0.1:8080", EnvVars: []string{"MCPVCR_LISTEN"}},
 			&cli.StringSliceFlag{Name: "cut", Usage: "HTTP fault: cut SSE stream N after E events, as `N:E` (N as mcpvcr show numbers streams; repeatable)"},
 			&cli.IntFlag{Name: "expire-after", Usage: "HTTP fault: answer 404 (session expired) after `N` requests of a session"},
-			&cli.BoolFlag{Name: "strict", Usage: "HTTP: also check the client's headers (MCP-Protocol-Version, Mcp-Session-Id, Accept) as the negotiated revision requires"},
+			&cli.BoolFlag{Name: "strict", EnvVars: []string{"MCPVCR_STRICT"}, Usage: "HTTP: also check the client's headers (MCP-Protocol-Version, Mcp-Session-Id, Accept) as the negotiated revision requires"},
 			&cli.DurationFlag{Name: "delay", Usage: "HTTP fault: wait `D` before every event and answer"},
-			&cli.StringFlag{Name: "pace", Value: "fast", Usage: "`fast` (as soon as due), real (recorded timing), or a factor such as 0.5"},
+			&cli.StringFlag{Name: "pace", Value: "fast", Usage: "`fast` (as soon as due), real (recorded timing), or a factor such as 0.5", EnvVars: []string{"MCPVCR_PACE"}},
 			&cli.StringFlag{Name: "match", Value: "tolerant", EnvVars: []string{"MCPVCR_MATCH"}, Usage: "`tolerant` (clientInfo ignored, absent params = {}, numbers by value, keys in any order) or exact (the recorded JSON values)"},
 			&cli.StringSliceFlag{Name: "ignore", Usage: "also ignore `PATH` when matching client frames, such as 'initialize:params.capabilities' (repeatable; " + "the path syntax of verify --ignore, from the client message: params.…)"},
 			&cli.DurationFlag{Name: "wait", Value: replayer.DefaultWait, EnvVars: []string{"MCPVCR_WAIT"}, Usage: "answer a request with -32019 after `D` when the recording answers it only after client frames this client has not sent (0: wait for good)"},
 		},
 		Action: func(c *cli.Context) error {
+			if err := noArgs(c, 1); err != nil {
+				return err
+			}
 			if c.Bool("stdio") == (c.String("listen") != "") {
 				return usageErr("mcpvcr replay [SESSION] --stdio, or mcpvcr replay [SESSION] --listen 127.0.0.1:8080", "replay needs one of --stdio or --listen")
 			}
@@ -55,38 +58,11 @@ func replayCommand(e *env) *cli.Command {
 			if c.String("listen") != "" {
 				return replayHTTP(c, e, db, pace)
 			}
-			sel, err := sessionArg(c, 0)
+			srv, err := replayServer(c, e, db, store.Stdio)
 			if err != nil {
 				return err
 			}
-			var sids []int64
-			if sel == 0 {
-				// Every stdio session: only their ids are read here.
-				if sids, err = db.SessionIDs(c.Context, store.Stdio); err != nil {
-					return failErr(err, "")
-				}
-			}
-			if len(sids) == 0 {
-				ss, err := replaySessions(c, db, store.Stdio)
-				if err != nil {
-					return err
-				}
-				sids = ids(ss)
-			}
-			mt, err := matchRules(c, db, sids)
-			if err != nil {
-				return err
-			}
-			srv := &replayer.Server{Pace: pace, Logger: e.logger, Match: mt, Wait: waitFlag(c)}
-			if len(sids) > 1 {
-				// Many sessions: through the replay index, loading only the
-				// candidates in play.
-				if srv.Source, err = replayer.NewSource(c.Context, db, e.logger, sids...); err != nil {
-					return failErr(err, "")
-				}
-			} else if srv.Recordings, err = replayer.Load(c.Context, db, sids...); err != nil {
-				return failErr(err, "")
-			}
+			srv.Pace = pace
 			client := struct {
 				io.Reader
 				io.Writer
@@ -106,7 +82,7 @@ func replayCommand(e *env) *cli.Command {
 
 // matchRules reads --match and --ignore, and the rules stored with the
 // sessions replayed (label match-ignore, one path per line).
-func matchRules(c *cli.Context, db *store.DB, sids []int64) (replayer.Match, error) {
+func matchRules(c *cli.Context, db *store.DB, ids []int64) (replayer.Match, error) {
 	var mt replayer.Match
 	switch c.String("match") {
 	case "", "tolerant":
@@ -115,33 +91,24 @@ func matchRules(c *cli.Context, db *store.DB, sids []int64) (replayer.Match, err
 	default:
 		return mt, usageErr("--match tolerant or --match exact", "--match %q is not tolerant or exact", c.String("match"))
 	}
-	paths := c.StringSlice("ignore")
-	stored, err := db.LabelValues(c.Context, replayer.MatchIgnoreLabel, sids...)
+	stored, err := db.LabelValues(c.Context, replayer.MatchIgnoreLabel, ids...)
 	if err != nil {
 		return mt, failErr(err, "")
 	}
-	for _, v := range stored {
-		for _, p := range strings.Split(v, "\n") {
-			if p = strings.TrimSpace(p); p != "" && !slices.Contains(paths, p) {
-				paths = append(paths, p)
-			}
-		}
+	rules := strings.Join(append(c.StringSlice("ignore"), stored...), "\n")
+	n, err := diff.ParseNoise(rules)
+	if err != nil {
+		return mt, usageErr("--ignore 'tools/call:params.arguments.when' (see mcpvcr help verify for the path syntax)", "--ignore: %w", err)
 	}
-	for _, p := range paths {
-		path, err := replayer.ParsePath(p)
-		if err != nil {
-			return mt, usageErr("--ignore 'tools/call:params.arguments.when' (see mcpvcr help verify for the path syntax)", "--ignore %q: %v", p, err)
+	seen := map[string]bool{}
+	for _, p := range n.Paths {
+		if !seen[p.String()] {
+			seen[p.String()] = true
+			mt.Ignore = append(mt.Ignore, p)
 		}
-		mt.Ignore = append(mt.Ignore, ignoreRule{path})
 	}
 	return mt, nil
 }
-
-// ignoreRule is a --ignore path as a replay matching rule.
-type ignoreRule struct{ p replayer.Path }
-
-func (r ignoreRule) Apply(msg map[string]any) { r.p.Strip(msg) }
-func (r ignoreRule) String() string           { return r.p.String() }
 
 // waitFlag reads --wait: 0 on the command line waits for good.
 func waitFlag(c *cli.Context) time.Duration {
@@ -152,14 +119,8 @@ func waitFlag(c *cli.Context) time.Duration {
 }
 
 func parsePace(s string) (float64, error) {
-	switch s {
-	case "", "fast":
-		return 0, nil
-	case "real":
-		return 1, nil
-	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || f < 0 {
+	f, err := replayer.ParsePace(s)
+	if err != nil {
 		return 0, usageErr("--pace fast, --pace real or --pace 2", "--pace %q is not fast, real or a factor", s)
 	}
 	return f, nil
@@ -178,64 +139,27 @@ func sessionArg(c *cli.Context, i int) (int64, error) {
 	return id, nil
 }
 
-// replaySessions returns the SESSION argument's session, or every
-// session of the transports when none is given.
-func replaySessions(c *cli.Context, db *store.DB, ts ...store.Transport) ([]store.Session, error) {
+// replayServer selects the SESSION argument's session (or every session
+// of the transports), reads the matching rules and loads the sessions
+// into a Server: many stdio sessions through the replay index.
+func replayServer(c *cli.Context, e *env, db *store.DB, ts ...store.Transport) (*replayer.Server, error) {
 	id, err := sessionArg(c, 0)
 	if err != nil {
 		return nil, err
 	}
-	if id != 0 {
-		s, err := db.Session(c.Context, id)
-		if err != nil {
-			return nil, failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
-		}
-		if !slices.Contains(ts, s.Transport) {
-			hint := "mcpvcr replay " + a(id) + " --listen 127.0.0.1:8080"
-			if s.Transport == store.Stdio {
-				hint = "mcpvcr replay " + a(id) + " --stdio"
-			}
-			return nil, failErr(fmt.Errorf("session %d was recorded over %s", id, s.Transport), hint)
-		}
-		return []store.Session{s}, nil
-	}
-	all, err := db.Sessions(c.Context)
+	ids, err := replayer.Select(c.Context, db, id, ts...)
 	if err != nil {
-		return nil, failErr(fmt.Errorf("list sessions: %w", err), "")
+		return nil, replayErr(c, err)
 	}
-	var ss []store.Session
-	var kinds []string
-	for _, s := range all {
-		if slices.Contains(ts, s.Transport) {
-			ss = append(ss, s)
-		}
-		kinds = append(kinds, s.Transport.String())
-	}
-	if len(ss) == 0 {
-		have := "it is empty"
-		if len(kinds) > 0 {
-			have = "it holds " + strings.Join(kinds, ", ") + " sessions"
-		}
-		return nil, failErr(fmt.Errorf("cassette %s has no %s sessions: %s", cassettePath(c), ts[0], have), "record one with mcpvcr record, or name another --cassette")
-	}
-	return ss, nil
-}
-
-func ids(ss []store.Session) []int64 {
-	out := make([]int64, len(ss))
-	for i, s := range ss {
-		out[i] = s.ID
-	}
-	return out
-}
-
-// loadSessions loads sessions ss for replay.
-func loadSessions(c *cli.Context, db *store.DB, ss []store.Session) ([]*replayer.Recording, error) {
-	recs, err := replayer.Load(c.Context, db, ids(ss)...)
+	mt, err := matchRules(c, db, ids)
 	if err != nil {
+		return nil, err
+	}
+	srv := &replayer.Server{Logger: e.logger, Match: mt, Wait: waitFlag(c)}
+	if err := srv.Load(c.Context, db, ids, ts[0] == store.Stdio); err != nil {
 		return nil, failErr(err, "")
 	}
-	return recs, nil
+	return srv, nil
 }
 
 func a(id int64) string { return strconv.FormatInt(id, 10) }

@@ -2,8 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -16,24 +14,16 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if err != nil {
 		return err
 	}
-	ss, err := replaySessions(c, db, store.StreamableHTTP, store.LegacySSE)
+	srv, err := replayServer(c, e, db, store.StreamableHTTP, store.LegacySSE)
 	if err != nil {
 		return err
 	}
-	recs, err := loadSessions(c, db, ss)
-	if err != nil {
-		return err
-	}
+	srv.Pace, srv.Faults, srv.Strict = pace, faults, c.Bool("strict")
 	ln, err := listen(e, c.String("listen"))
 	if err != nil {
 		return err
 	}
-	mt, err := matchRules(c, db, ids(ss))
-	if err != nil {
-		return err
-	}
-	srv := &replayer.Server{Recordings: recs, Pace: pace, Logger: e.logger, Faults: faults, Strict: c.Bool("strict"), Match: mt, Wait: waitFlag(c)}
-	fmt.Fprintf(e.stderr, "mcpvcr: replaying %d session(s) on http://%s; stop with Ctrl-C\n", len(recs), ln.Addr())
+	fmt.Fprintf(e.stderr, "mcpvcr: replaying %d session(s) on http://%s; stop with Ctrl-C\n", len(srv.Recordings), ln.Addr())
 	if err := serve(c.Context, ln, srv, srv.Close); err != nil {
 		return failErr(fmt.Errorf("serve: %w", err), "")
 	}
@@ -51,10 +41,8 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 func parseFaults(c *cli.Context) (replayer.Faults, error) {
 	f := replayer.Faults{ExpireAfter: c.Int("expire-after"), Delay: c.Duration("delay")}
 	for _, spec := range c.StringSlice("cut") {
-		n, ev, ok := strings.Cut(spec, ":")
-		sn, err1 := strconv.Atoi(n)
-		en, err2 := strconv.Atoi(ev)
-		if !ok || err1 != nil || err2 != nil || sn <= 0 || en <= 0 {
+		sn, en, err := replayer.ParseCut(spec)
+		if err != nil {
 			return f, usageErr("--cut 3:2 cuts stream 3 (see mcpvcr show) after 2 events", "--cut %q is not STREAM:EVENTS", spec)
 		}
 		if f.CutAfter == nil {

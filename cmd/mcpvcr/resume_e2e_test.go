@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -37,7 +38,7 @@ func streamOfTool(tb testing.TB, cassette, tool string) int {
 		var p struct {
 			Name string `json:"name"`
 		}
-		if f.Method == "tools/call" && json.Unmarshal(f.Message().Params, &p) == nil && p.Name == tool {
+		if f.Method == "tools/call" && json.Unmarshal(jsonrpc.Parse(f.Data).Params, &p) == nil && p.Name == tool {
 			for i, st := range streams {
 				if st.ID == f.StreamID {
 					return i + 1

@@ -16,45 +16,38 @@ func showCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print the timeline of a session",
-		ArgsUsage: "SESSION",
+		ArgsUsage: "SESSION [CASSETTE]",
 		Description: "One line per frame: offset from the session start, direction (> client to server,\n" +
 			"< server to client), stream, JSON-RPC kind, method, id, size in bytes and flags\n" +
 			"(batch, malformed, sse id/event/retry, comment, rev= for a 2026-07-28 request's revision).\n" +
 			"Stream opens (with HTTP method, URL, status, Last-Event-ID) and how each stream ended are shown too.",
 		Flags: []cli.Flag{cassetteFlag()},
 		Action: func(c *cli.Context) error {
-			id, err := sessionArg(c, 0)
+			path, ids, err := positional(c, 1)
 			if err != nil {
 				return err
 			}
-			if id == 0 {
+			if len(ids) == 0 {
 				return usageErr("mcpvcr ls to see the sessions, then mcpvcr show N", "show needs a SESSION number")
 			}
-			db, err := openForRead(c)
+			id := ids[0]
+			db, err := openPath(c, path)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
-			s, err := db.Session(c.Context, id)
+			rec, err := db.Recording(c.Context, id)
 			if err != nil {
-				return failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+				return failErr(err, "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
 			}
-			streams, err := db.Streams(c.Context, id)
-			if err != nil {
-				return failErr(fmt.Errorf("streams of session %d: %w", id, err), "")
-			}
-			frames, err := db.Frames(c.Context, id)
-			if err != nil {
-				return failErr(fmt.Errorf("frames of session %d: %w", id, err), "")
-			}
-			writeTimeline(e, s, streams, frames)
+			writeTimeline(e, rec.Session, rec.Streams, rec.Frames)
 			return nil
 		},
 	}
 }
 
 func writeTimeline(e *env, s store.Session, streams []store.Stream, frames []store.Frame) {
-	fmt.Fprintf(e.stdout, "session %d %s  transport=%s revision=%s era=%s upstream=%s\n", s.ID, s.Name, s.Transport, dash(s.Revision), dash(s.Era), dash(s.Upstream))
+	fmt.Fprintf(e.stdout, "session %d %s  transport=%s revision=%s era=%s upstream=%s\n", s.ID, s.Name, s.Transport, dash(s.Revision), dash(s.Era.String()), dash(s.Upstream))
 	label := map[int64]string{}
 	kinds := map[int64]store.StreamKind{}
 	for i, st := range streams {
@@ -109,8 +102,8 @@ func flags(f store.Frame, kind store.StreamKind) string {
 	if f.Batch {
 		fl = append(fl, fmt.Sprintf("batch(%d)", len(f.Members)))
 	}
-	if f.Kind == jsonrpc.KindRequest {
-		if v := mcpwire.RequestMeta(f.Message().Params).ProtocolVersion; v != "" {
+	if f.Kind == store.KindRequest {
+		if v := mcpwire.RequestMeta(jsonrpc.Parse(f.Data).Params).ProtocolVersion; v != "" {
 			fl = append(fl, "rev="+v) // a modern request names its revision
 		}
 	}

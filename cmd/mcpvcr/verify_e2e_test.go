@@ -15,8 +15,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
-	"github.com/mcpvcr/mcpvcr/replayer"
 )
 
 // recordScript records one stdio session of server (a command line) into
@@ -57,13 +57,13 @@ func recordGoSDK(ctx context.Context, tb testing.TB, db, version string, args ..
 
 // jsonReport is the --format json output.
 type jsonReport struct {
-	Differ  bool                   `json:"differ"`
-	Reports []*replayer.DiffReport `json:"reports"`
+	Differ  bool           `json:"differ"`
+	Reports []*diff.Report `json:"reports"`
 }
 
 // verifyJSON runs mcpvcr with args plus --format json and decodes the
 // report. It fails tb unless the exit code is want.
-func verifyJSON(tb testing.TB, want int, args ...string) *replayer.DiffReport {
+func verifyJSON(tb testing.TB, want int, args ...string) *diff.Report {
 	tb.Helper()
 	res := mcpvcr(tb, "", append([]string{args[0], "--format", "json"}, args[1:]...)...)
 	if res.code != want {
@@ -85,15 +85,15 @@ func verifyJSON(tb testing.TB, want int, args ...string) *replayer.DiffReport {
 // found is one difference, as tests compare them.
 type found struct {
 	Request string // the request's label
-	Status  replayer.Status
+	Status  diff.Status
 	Path    string
-	Kind    replayer.ChangeKind
+	Kind    diff.ChangeKind
 }
 
 // differences flattens a report's differing requests and their changes.
-func differences(r *replayer.DiffReport) []found {
+func differences(r *diff.Report) []found {
 	var out []found
-	all := append([]replayer.RequestDiff(nil), r.Requests...)
+	all := append([]diff.RequestDiff(nil), r.Requests...)
 	if r.Server != nil {
 		all = append(all, *r.Server)
 	}
@@ -116,9 +116,9 @@ func differences(r *replayer.DiffReport) []found {
 // V2 changes tool add's input schema (an optional c), adds tool multiply
 // and reports version 2.0.0 from tool info: exactly three differences.
 var v2Changes = []found{
-	{"tools/list (seq 4)", replayer.StatusChanged, "result.tools[name=add].inputSchema.properties.c", replayer.Added},
-	{"tools/list (seq 4)", replayer.StatusChanged, "result.tools[name=multiply]", replayer.Added},
-	{"tools/call info (seq 10)", replayer.StatusChanged, "result.structuredContent.version", replayer.Changed},
+	{"tools/list (seq 4)", diff.StatusChanged, "result.tools[name=add].inputSchema.properties.c", diff.Added},
+	{"tools/list (seq 4)", diff.StatusChanged, "result.tools[name=multiply]", diff.Added},
+	{"tools/call info (seq 10)", diff.StatusChanged, "result.structuredContent.version", diff.Changed},
 }
 
 // TestVerify_GoSDKStdio records the Go SDK test server V1 over stdio with
@@ -203,7 +203,7 @@ func TestVerify_Crash(t *testing.T) {
 	var unanswered []string
 	for _, rd := range r.Requests {
 		switch {
-		case rd.Status == replayer.StatusUnanswered:
+		case rd.Status == diff.StatusUnanswered:
 			unanswered = append(unanswered, rd.Label()+": "+rd.Reason)
 		case rd.Differs():
 			t.Errorf("%s: %s; want it the same or unanswered", rd.Label(), rd.Status)
@@ -321,7 +321,7 @@ func TestVerify_Formats(t *testing.T) {
 		"--ignore", "tools/list:result.tools[*]",
 		"--ignore", "tools/call add:**",
 		"--", server, "-variant", "v2")
-	want := []found{{"tools/call info (seq 10)", replayer.StatusChanged, "result.structuredContent.version", replayer.Changed}}
+	want := []found{{"tools/call info (seq 10)", diff.StatusChanged, "result.structuredContent.version", diff.Changed}}
 	if diff := cmp.Diff(want, differences(r)); diff != "" {
 		t.Errorf("verify --ignore (-want +got):\n%s", diff)
 	}
@@ -469,14 +469,14 @@ func TestVerify_Everything(t *testing.T) {
 	if n, _, _ := r.Counts(); n != 13 {
 		t.Errorf("verify compared %d requests; want 13 (initialize and the script's 12)", n)
 	}
-	if r.Server == nil || r.Server.Status != replayer.StatusSame {
+	if r.Server == nil || r.Server.Status != diff.StatusSame {
 		t.Errorf("server traffic = %+v; want the roots/list request and notifications, the same", r.Server)
 	}
 	// The mask is stored with the session, so diff uses it too: the run
 	// verified before learning (session 2) no longer differs.
 	export := mcpvcr(t, "", "export", "1", "--cassette", db)
 	if !strings.Contains(export.stdout, `"labels":{"mcpvcr.noise":"#`) || !strings.Contains(export.stdout, timeOfDay) {
-		t.Errorf("session 1 has no %s label naming %s:\n%s", replayer.NoiseLabel, timeOfDay, strings.SplitN(export.stdout, "\n", 3)[1])
+		t.Errorf("session 1 has no %s label naming %s:\n%s", diff.NoiseLabel, timeOfDay, strings.SplitN(export.stdout, "\n", 3)[1])
 	}
 	verifyJSON(t, exitOK, "diff", "1", "2", "--cassette", db)
 }

@@ -36,7 +36,15 @@ var Roots = []*mcp.Root{
 // returns [Roots]. Progress and logging notifications are recorded for
 // [Script], per session. The client may be connected any number of times.
 func NewClient() *mcp.Client {
-	c := mcp.NewClient(&mcp.Implementation{Name: ClientName, Version: ClientVersion}, &mcp.ClientOptions{
+	return NewClientAs(&mcp.Implementation{Name: ClientName, Version: ClientVersion})
+}
+
+// NewClientAs is [NewClient] with another clientInfo: info names the
+// client in initialize (and, in 2026-07-28, in every request's _meta). Its
+// handlers answer exactly as [NewClient]'s do, so that a replay test can
+// play an upgraded client against a recording of an older one.
+func NewClientAs(info *mcp.Implementation) *mcp.Client {
+	c := mcp.NewClient(info, &mcp.ClientOptions{
 		CreateMessageHandler: createMessage,
 		ElicitationHandler:   elicitAccept,
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {

@@ -21,23 +21,12 @@ const (
 // Revisions lists the known revisions, oldest first.
 var Revisions = []string{V20241105, V20250326, V20250618, V20251125, V20260728}
 
-// Eras of a session.
-const (
-	EraLegacy = "legacy" // initialize handshake (2024-11-05 … 2025-11-25)
-	EraModern = "modern" // stateless, per-request _meta (2026-07-28)
-	EraDual   = "dual"   // both seen: a dual-era client that fell back, or the reverse
-)
-
 // Known reports whether rev is a revision mcpvcr knows.
 func Known(rev string) bool { return slices.Contains(Revisions, rev) }
 
-// EraOf returns the era of a revision: modern from 2026-07-28 on.
-func EraOf(rev string) string {
-	if rev >= V20260728 {
-		return EraModern
-	}
-	return EraLegacy
-}
+// IsModern reports whether rev is of the modern era, which has no
+// initialize handshake: 2026-07-28 on.
+func IsModern(rev string) bool { return rev >= V20260728 }
 
 // AllowsBatches reports whether JSON-RPC batches are allowed in rev.
 func AllowsBatches(rev string) bool { return rev == V20250326 }

@@ -31,6 +31,9 @@ type options struct {
 	stateless  bool
 	eventStore bool
 	noCancel   bool
+	// crossOrigin refuses cross-origin requests with 403
+	// (http.CrossOriginProtection).
+	crossOrigin bool
 }
 
 // run runs the test server until ctx is done or, over stdio, stdin ends.
@@ -73,6 +76,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.stateless, "stateless", false, "http only: stateless server (no sessions; needed for 2026-07-28 over HTTP)")
 	fs.BoolVar(&o.eventStore, "eventstore", false, "http only: keep SSE events in memory so that clients can resume streams")
 	fs.BoolVar(&o.noCancel, "no-propagate-cancel", false, "http only: do not cancel a 2026-07-28 request when its HTTP request goes away")
+	fs.BoolVar(&o.crossOrigin, "cross-origin", false, "http only: refuse cross-origin requests (an Origin naming another host) with 403")
 	fs.DurationVar(&o.config.SlowLimit, "slow-limit", mcptest.DefaultSlowLimit, "longest `duration` tool slow waits for its cancellation")
 	fs.StringVar(&versions, "versions", "", "comma-separated protocol `versions` to negotiate (default: all of "+strings.Join(mcptest.Versions, ",")+")")
 	fs.BoolVar(&verbose, "v", false, "log the SDK's server activity to stderr")
@@ -87,8 +91,8 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	default:
 		return o, fmt.Errorf("unknown -transport %q (want stdio, http or sse)", o.transport)
 	}
-	if o.transport != "http" && (o.json || o.stateless || o.eventStore || o.noCancel) {
-		return o, errors.New("-json, -stateless, -eventstore and -no-propagate-cancel need -transport http")
+	if o.transport != "http" && (o.json || o.stateless || o.eventStore || o.noCancel || o.crossOrigin) {
+		return o, errors.New("-json, -stateless, -eventstore, -no-propagate-cancel and -cross-origin need -transport http")
 	}
 	if versions != "" {
 		o.config.Versions = strings.Split(versions, ",")
@@ -122,6 +126,9 @@ func serveHTTP(ctx context.Context, server *mcp.Server, o options, stdout io.Wri
 			hopts.EventStore = mcp.NewMemoryEventStore(nil)
 		}
 		handler = mcp.NewStreamableHTTPHandler(getServer, hopts)
+		if o.crossOrigin {
+			handler = http.NewCrossOriginProtection().Handler(handler)
+		}
 	case "sse":
 		path = "/sse"
 		handler = mcp.NewSSEHandler(getServer, nil)

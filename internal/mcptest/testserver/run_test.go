@@ -24,6 +24,7 @@ func TestRun_Usage(t *testing.T) {
 		{"UnknownTransport", []string{"-transport", "ws"}, exitUsage, `unknown -transport "ws"`},
 		{"JSONNeedsHTTP", []string{"-json"}, exitUsage, "need -transport http"},
 		{"StatelessOverSSE", []string{"-transport", "sse", "-stateless"}, exitUsage, "need -transport http"},
+		{"CrossOriginOverStdio", []string{"-cross-origin"}, exitUsage, "need -transport http"},
 		{"UnknownVariant", []string{"-variant", "v3"}, exitUsage, `unknown server variant "v3"`},
 		{"UnknownVersion", []string{"-versions", "2025-11-25,1999-01-01"}, exitUsage, `unknown protocol version "1999-01-01"`},
 		{"ExtraArgument", []string{"extra"}, exitUsage, "unexpected arguments"},

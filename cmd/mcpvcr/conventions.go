@@ -1,0 +1,209 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version describes this build: the module version, the commit it was
+// built from (marked when the tree had changes) and the Go release.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev != "" {
+		v += " commit " + rev
+		if modified == "true" {
+			v += " (modified)"
+		}
+	}
+	return v + " " + bi.GoVersion
+}
+
+// exitCodes is the exit status section of a command's help; differ says
+// what exit 1 means for it, "" when the command never exits 1.
+func exitCodes(differ string) string {
+	one := "   1  " + differ + "\n"
+	if differ == "" {
+		one = ""
+	}
+	return "Exit status:\n" +
+		"   0  ok\n" + one +
+		"   2  usage: a flag or argument is wrong\n" +
+		"   3  any other failure (the cassette cannot be opened, the server cannot start, ...)"
+}
+
+// exitDiffers says what exit 1 means, per command.
+var exitDiffers = map[string]string{
+	"":       "differences found (verify, diff), unmatched traffic (replay), problems found (check)",
+	"record": "stdio: mcpvcr exits with the server's own exit code instead",
+	"replay": "the client sent frames that matched no recorded frame",
+	"verify": "differences found, or the server went away mid-run",
+	"diff":   "differences found",
+	"check":  "problems found in the cassette (they are listed)",
+}
+
+// addExitCodes appends the exit status section to the help of the app
+// and of every command.
+func addExitCodes(app *cli.App) {
+	app.Description += "\n\n" + exitCodes(exitDiffers[""])
+	for _, c := range app.Commands {
+		if c.Hidden {
+			continue
+		}
+		if c.Description != "" {
+			c.Description += "\n\n"
+		}
+		c.Description += exitCodes(exitDiffers[c.Name])
+	}
+}
+
+// unknownCommand returns a usage error for args naming a command app does
+// not have, with the closest command as the hint; nil otherwise.
+func unknownCommand(app *cli.App, args []string) error {
+	i := 1
+	for i < len(args) && strings.HasPrefix(args[i], "-") {
+		if takesValue(app.Flags, args[i]) {
+			i++
+		}
+		i++
+	}
+	if i >= len(args) || app.Command(args[i]) != nil || args[i] == "help" || args[i] == "h" {
+		return nil
+	}
+	name := args[i]
+	hint := "mcpvcr --help to see the commands"
+	if s := closestCommand(app, name); s != "" {
+		hint = "mcpvcr " + s
+	}
+	return usageErr(hint, "%q is not an mcpvcr command", name)
+}
+
+// closestCommand returns the visible command whose name is within two
+// edits of name, or that name starts, or "".
+func closestCommand(app *cli.App, name string) string {
+	best, bestD := "", 3
+	for _, c := range app.VisibleCommands() {
+		if strings.HasPrefix(c.Name, name) {
+			return c.Name
+		}
+		if d := editDistance(name, c.Name); d < bestD {
+			best, bestD = c.Name, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// bashCompletion is the script `mcpvcr completion bash` prints. It asks
+// mcpvcr itself for the words (urfave/cli's --generate-bash-completion).
+const bashCompletion = `# bash completion for mcpvcr. Install with one of:
+#   source <(mcpvcr completion bash)                               # this shell
+#   mcpvcr completion bash > ~/.local/share/bash-completion/completions/mcpvcr
+_mcpvcr() {
+	local cur="${COMP_WORDS[COMP_CWORD]}" words
+	if [[ "$cur" == -* ]]; then
+		words=$("${COMP_WORDS[0]}" "${COMP_WORDS[@]:1:COMP_CWORD-1}" "$cur" --generate-bash-completion 2>/dev/null)
+	else
+		words=$("${COMP_WORDS[0]}" "${COMP_WORDS[@]:1:COMP_CWORD-1}" --generate-bash-completion 2>/dev/null)
+	fi
+	COMPREPLY=($(compgen -W "$words" -- "$cur"))
+}
+complete -o bashdefault -o default -F _mcpvcr mcpvcr
+`
+
+func completionCommand(e *env) *cli.Command {
+	return &cli.Command{
+		Name:      "completion",
+		Usage:     "print a shell completion script",
+		ArgsUsage: "bash",
+		Description: "Prints the bash completion script. Install it with\n" +
+			"   source <(mcpvcr completion bash)\n" +
+			"in ~/.bashrc, or save it as ~/.local/share/bash-completion/completions/mcpvcr.",
+		Action: func(c *cli.Context) error {
+			if c.NArg() != 1 || c.Args().First() != "bash" {
+				return usageErr("mcpvcr completion bash", "completion takes one shell: bash")
+			}
+			_, err := fmt.Fprint(e.stdout, bashCompletion)
+			return err
+		},
+	}
+}
+
+// positional reads the positional arguments of ls, show and export: at
+// most one cassette path and up to maxSessions SESSION numbers, in any
+// order. An argument that is a number is a SESSION; write a cassette
+// named like a number as ./3. Any other argument is the cassette if it
+// exists or looks like a path (has a dot or a slash). The path is "" when
+// none was given.
+func positional(c *cli.Context, maxSessions int) (path string, ids []int64, err error) {
+	usage := "mcpvcr " + c.Command.Name + " " + c.Command.ArgsUsage
+	for _, a := range c.Args().Slice() {
+		if n, perr := strconv.ParseInt(a, 10, 64); perr == nil {
+			if n <= 0 {
+				return "", nil, usageErr("mcpvcr ls to see the sessions and their numbers", "%q is not a session number", a)
+			}
+			if len(ids) == maxSessions {
+				return "", nil, usageErr(usage, "%s takes at most %d SESSION argument(s), got %q", c.Command.Name, maxSessions, a)
+			}
+			ids = append(ids, n)
+			continue
+		}
+		if _, serr := os.Stat(a); serr != nil && !strings.ContainsAny(a, "./") {
+			// Neither a file nor shaped like a path: a mistyped SESSION.
+			return "", nil, usageErr("mcpvcr ls to see the sessions and their numbers", "%q is not a session number", a)
+		}
+		if path != "" {
+			return "", nil, usageErr(usage, "%s takes one cassette, got %q and %q", c.Command.Name, path, a)
+		}
+		path = a
+	}
+	return path, ids, nil
+}
+
+// noArgs fails when the command got positional arguments it does not take.
+func noArgs(c *cli.Context, max int) error {
+	if c.NArg() > max {
+		return usageErr("mcpvcr "+c.Command.Name+" --help", "%s takes at most %d argument(s), got %q", c.Command.Name, max, c.Args().Slice())
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// conventionCassette is a committed cassette the CLI tests read.
+var conventionCassette = filepath.Join("..", "..", "cassettes", "gosdk-stdio-2025-06-18.jsonl")
+
+// mcpvcrEnv runs the binary like mcpvcr, with env added to the
+// environment.
+func mcpvcrEnv(tb testing.TB, env []string, args ...string) result {
+	tb.Helper()
+	cmd := exec.Command(mcpvcrBin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		ee, ok := err.(*exec.ExitError)
+		if !ok {
+			tb.Fatalf("run mcpvcr %v: %v", args, err)
+		}
+		code = ee.ExitCode()
+	}
+	return result{code, out.String(), errb.String()}
+}
+
+// TestVersion: --version prints the module version and, when the build
+// recorded one, the commit, as the binary's build info has them.
+func TestVersion(t *testing.T) {
+	r := mcpvcr(t, "", "--version")
+	if r.code != exitOK || !strings.HasPrefix(r.stdout, "mcpvcr version ") {
+		t.Fatalf("mcpvcr --version = %d, %q", r.code, r.stdout)
+	}
+	info, err := exec.Command("go", "version", "-m", mcpvcrBin).Output()
+	if err != nil {
+		t.Fatalf("go version -m: %v", err)
+	}
+	mod := regexp.MustCompile(`(?m)^\tmod\t\S+\t(\S+)`).FindSubmatch(info)
+	if mod == nil || !strings.Contains(r.stdout, string(mod[1])) {
+		t.Errorf("mcpvcr --version = %q; want the module version of\n%s", r.stdout, info)
+	}
+	if rev := regexp.MustCompile(`vcs\.revision=(\S+)`).FindSubmatch(info); rev != nil && !strings.Contains(r.stdout, "commit "+string(rev[1])) {
+		t.Errorf("mcpvcr --version = %q; want commit %s", r.stdout, rev[1])
+	}
+}
+
+// TestHelp: the top-level help and every command's help list the exit
+// codes, and "help CMD" is "CMD --help".
+func TestHelp(t *testing.T) {
+	top := mcpvcr(t, "", "--help")
+	if top.code != exitOK || !strings.Contains(top.stdout, "Exit status:") || !strings.Contains(top.stdout, "2  usage") {
+		t.Errorf("mcpvcr --help = %d, lacks the exit codes:\n%s", top.code, top.stdout)
+	}
+	for _, cmd := range []string{"record", "replay", "ls", "show", "export", "import", "verify", "diff", "check", "completion"} {
+		t.Run(cmd, func(t *testing.T) {
+			t.Parallel()
+			flag := mcpvcr(t, "", cmd, "--help")
+			help := mcpvcr(t, "", "help", cmd)
+			if flag.code != exitOK || help.code != exitOK {
+				t.Fatalf("mcpvcr %s --help = %d, mcpvcr help %[1]s = %d", cmd, flag.code, help.code)
+			}
+			if !strings.Contains(flag.stdout, "Exit status:") || !strings.Contains(flag.stdout, "3  any other failure") {
+				t.Errorf("mcpvcr %s --help lacks the exit codes:\n%s", cmd, flag.stdout)
+			}
+			if help.stdout != flag.stdout {
+				t.Errorf("mcpvcr help %s differs from mcpvcr %[1]s --help:\n%s\nwant:\n%s", cmd, help.stdout, flag.stdout)
+			}
+		})
+	}
+}
+
+// TestUnknownCommand: a mistyped command is a usage error that suggests
+// the command meant.
+func TestUnknownCommand(t *testing.T) {
+	tests := []struct{ arg, hint string }{
+		{"lss", "try: mcpvcr ls\n"},
+		{"verfy", "try: mcpvcr verify\n"},
+		{"rep", "try: mcpvcr replay\n"}, // a prefix
+		{"xyzzy", "try: mcpvcr --help"},
+	}
+	for _, tt := range tests {
+		r := mcpvcr(t, "", "--cassette", "x.db", tt.arg)
+		if r.code != exitUsage || !strings.Contains(r.stderr, `"`+tt.arg+`" is not an mcpvcr command`) || !strings.Contains(r.stderr, tt.hint) {
+			t.Errorf("mcpvcr %s = %d, %q; want exit 2 and %q", tt.arg, r.code, r.stderr, tt.hint)
+		}
+	}
+}
+
+// TestCompletion: the bash script completes commands by asking mcpvcr,
+// in a real bash.
+func TestCompletion(t *testing.T) {
+	words := mcpvcr(t, "", "--generate-bash-completion")
+	if !strings.Contains(words.stdout, "record\n") || !strings.Contains(words.stdout, "verify\n") {
+		t.Errorf("mcpvcr --generate-bash-completion = %q; want the commands", words.stdout)
+	}
+	script := mcpvcr(t, "", "completion", "bash")
+	if script.code != exitOK || !strings.Contains(script.stdout, "complete -o bashdefault") {
+		t.Fatalf("mcpvcr completion bash = %d, %q", script.code, script.stdout)
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash to run the script in")
+	}
+	path := filepath.Join(t.TempDir(), "mcpvcr.bash")
+	if err := os.WriteFile(path, []byte(script.stdout), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(bash, "-c", `source "$1"; COMP_WORDS=("$2" re); COMP_CWORD=1; _mcpvcr; echo "${COMPREPLY[@]}"`, "bash", path, mcpvcrBin).CombinedOutput()
+	if got, want := strings.TrimSpace(string(out)), "record replay"; err != nil || got != want {
+		t.Errorf("completing \"mcpvcr re\" = %q, %v; want %q", got, err, want)
+	}
+	if r := mcpvcr(t, "", "completion", "fish"); r.code != exitUsage {
+		t.Errorf("mcpvcr completion fish = %d; want %d", r.code, exitUsage)
+	}
+}
+
+// TestEnvVars: flags read MCPVCR_* when not given; a bad value from the
+// environment is a usage error like a bad flag.
+func TestEnvVars(t *testing.T) {
+	tests := []struct {
+		env  string
+		args []string
+		code int
+		want string // in stderr
+	}{
+		{"MCPVCR_CASSETTE=" + conventionCassette, []string{"ls"}, exitOK, ""},
+		{"MCPVCR_FORMAT=yaml", []string{"diff", "1", "2"}, exitUsage, `--format "yaml"`},
+		{"MCPVCR_PACE=slow", []string{"replay", "--stdio"}, exitUsage, `--pace "slow"`},
+		{"MCPVCR_UPSTREAM=ftp://x", []string{"verify", "1"}, exitUsage, `--upstream "ftp://x"`},
+		{"MCPVCR_TIMEOUT=soon", []string{"verify", "1", "--", "true"}, exitUsage, "soon"},
+		{"MCPVCR_LISTEN=127.0.0.1:bad", []string{"replay", "--cassette", filepath.Join("..", "..", "cassettes", "gosdk-http-2025-06-18.jsonl")}, exitFailure, "listen on 127.0.0.1:bad"},
+	}
+	for _, tt := range tests {
+		r := mcpvcrEnv(t, []string{tt.env}, tt.args...)
+		if r.code != tt.code || !strings.Contains(r.stderr, tt.want) {
+			t.Errorf("%s mcpvcr %s = %d, stderr %q; want %d and %q", tt.env, strings.Join(tt.args, " "), r.code, r.stderr, tt.code, tt.want)
+		}
+	}
+}
+
+// TestPositionalCassette: ls, show, export and check take the cassette
+// as an argument too, and extra arguments are usage errors.
+func TestPositionalCassette(t *testing.T) {
+	c := conventionCassette
+	tests := []struct {
+		args []string
+		code int
+		want string // in stdout (exit 0) or stderr
+	}{
+		{[]string{"ls", c}, exitOK, "gosdk-stdio-2025-06-18"},
+		{[]string{"show", "1", c}, exitOK, "session 1 gosdk-stdio-2025-06-18"},
+		{[]string{"show", c, "1"}, exitOK, "session 1 gosdk-stdio-2025-06-18"},
+		{[]string{"export", c, "1"}, exitOK, `{"type":"mcpvcr","version":1}`},
+		{[]string{"check", c}, exitOK, "result: ok"},
+		{[]string{"ls", c, "other.db"}, exitUsage, "ls takes one cassette"},
+		{[]string{"ls", c, "1"}, exitUsage, "ls takes at most 0 SESSION"},
+		{[]string{"show", "1", "2", c}, exitUsage, "show takes at most 1 SESSION"},
+		{[]string{"check", c, c}, exitUsage, "check takes one cassette"},
+		{[]string{"replay", "1", "2", "--stdio", "--cassette", c}, exitUsage, "replay takes at most 1 argument"},
+		{[]string{"import", c, c}, exitUsage, "import takes one FILE"},
+		{[]string{"diff", "1", "2", "3", "--cassette", c}, exitUsage, "diff takes two sessions"},
+		{[]string{"record", "--upstream", "http://127.0.0.1:1/mcp", "extra"}, exitUsage, "not both"},
+	}
+	for _, tt := range tests {
+		r := mcpvcr(t, "", tt.args...)
+		out := r.stdout
+		if tt.code != exitOK {
+			out = r.stderr
+		}
+		if r.code != tt.code || !strings.Contains(out, tt.want) {
+			t.Errorf("mcpvcr %s = %d\nstdout:\n%s\nstderr:\n%s\nwant exit %d and %q", strings.Join(tt.args, " "), r.code, r.stdout, r.stderr, tt.code, tt.want)
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/verify"
+)
+
+// This file maps what the libraries return to exit codes and to the
+// "try:" hints users read: the one place cmd decides either.
+
+// Exit codes, as design.md §1 sets them.
+const (
+	exitOK      = 0
+	exitDiffer  = 1 // differences found, or a replay saw unmatched traffic
+	exitUsage   = 2
+	exitFailure = 3
+)
+
+// exitError carries an exit code and a hint for the user.
+type exitError struct {
+	code int
+	err  error
+	hint string
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr is a mistake in how mcpvcr was called.
+func usageErr(hint string, format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...), hint: hint}
+}
+
+// failErr is a failure to do what was asked.
+func failErr(err error, hint string) error {
+	return &exitError{code: exitFailure, err: err, hint: hint}
+}
+
+// differErr reports differences or unmatched traffic; the details have
+// already been written.
+var errDiffer = &exitError{code: exitDiffer, err: errors.New("differences found")}
+
+// report prints err the way users read it and returns its exit code.
+func report(w io.Writer, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee == errDiffer {
+			return exitDiffer
+		}
+		fmt.Fprintf(w, "mcpvcr: %v\n", ee.err)
+		if ee.hint != "" {
+			fmt.Fprintf(w, "try: %s\n", ee.hint)
+		}
+		return ee.code
+	}
+	// Errors from urfave/cli itself are about flags and arguments.
+	fmt.Fprintf(w, "mcpvcr: %v\n", err)
+	fmt.Fprintln(w, "try: mcpvcr --help")
+	return exitUsage
+}
+
+func openErr(path string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrNotCassette), errors.Is(err, store.ErrNotExport):
+		return failErr(err, "name an mcpvcr cassette with --cassette PATH (a .db file mcpvcr wrote, or a .jsonl export)")
+	case errors.Is(err, store.ErrNewerSchema):
+		return failErr(err, "install a newer mcpvcr: go install github.com/mcpvcr/mcpvcr/cmd/mcpvcr@latest")
+	}
+	return failErr(err, "check that "+path+" is a writable file path")
+}
+
+// checkErr maps a check that could not run to exit 3 and a hint.
+func checkErr(path string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return failErr(fmt.Errorf("cassette %s does not exist", path), "name a cassette: mcpvcr check PATH (a .db cassette or a .jsonl export)")
+	case errors.Is(err, store.ErrEmpty):
+		return failErr(fmt.Errorf("cassette %s is empty (0 bytes): nothing has been recorded into it", path), "")
+	}
+	return openErr(path, err)
+}
+
+// verifyErr maps what verify.Cassette returned to an exit code and hint.
+func verifyErr(c *cli.Context, id int64, t verify.Target, err error) error {
+	path := cassettePath(c)
+	var (
+		ue *verify.UnverifiableError
+		re *verify.RevisionError
+		se *recorder.StartError
+	)
+	switch {
+	case errors.Is(err, verify.ErrTemporary):
+		return usageErr("mcpvcr import "+path+" --cassette bug.db, then verify with --cassette bug.db",
+			"--learn and --update store into the cassette, and %s is a JSONL export", path)
+	case errors.Is(err, verify.ErrWrongTransport):
+		hint := fmt.Sprintf("mcpvcr verify %d --upstream URL", id)
+		if t.URL != nil {
+			hint = fmt.Sprintf("mcpvcr verify %d -- SERVER_COMMAND [ARGS...]", id)
+		}
+		return usageErr(hint, "%w", err)
+	case errors.Is(err, store.ErrNotFound):
+		return failErr(err, "mcpvcr ls --cassette "+path+" to see the sessions")
+	case errors.Is(err, verify.ErrNoSessions):
+		hint := "record one first: mcpvcr record -- SERVER_COMMAND"
+		if t.URL != nil {
+			hint = "record one first: mcpvcr record --upstream URL"
+		}
+		return failErr(fmt.Errorf("cassette %s: %w", path, err), hint)
+	case errors.As(err, &se):
+		return failErr(err, "check that the command after -- runs on its own: "+t.String())
+	case errors.Is(err, verify.ErrUnreachable):
+		return failErr(err, "start the server first, or check --upstream")
+	case errors.Is(err, verify.ErrNotRecorded):
+		return failErr(err, "free disk space or choose another --cassette")
+	case errors.Is(err, verify.ErrNotLearned):
+		return failErr(err, "learn with a server release that runs the session to the end")
+	case errors.Is(err, verify.ErrNotUpdated):
+		return &exitError{code: exitDiffer, err: err, hint: "fix the server, then run verify --update again"}
+	case errors.Is(err, diff.ErrBadPath):
+		return failErr(err, "fix or delete the label with mcpvcr export/import")
+	case errors.Is(err, verify.ErrNoClientFrames):
+		return failErr(err, "verify a session in which a client spoke: mcpvcr ls, mcpvcr show SESSION")
+	case errors.Is(err, verify.ErrUnsupported):
+		return failErr(err, "verify a session recorded over stdio, Streamable HTTP or HTTP+SSE")
+	case errors.As(err, &re):
+		return failErr(err, fmt.Sprintf("run a server that speaks %s, or record a new session at the revision this one speaks", re.Recorded))
+	case errors.As(err, &ue) && errors.Is(err, verify.ErrNoAnswer):
+		return failErr(err, "check that the server starts and answers: run "+t.String()+" on its own")
+	}
+	return failErr(err, "")
+}
+
+// replayErr maps a replay session selection failure to exit 3 and a hint.
+func replayErr(c *cli.Context, err error) error {
+	var te *replayer.TransportError
+	switch {
+	case errors.As(err, &te) && te.Transport == store.Stdio:
+		return failErr(err, "mcpvcr replay "+a(te.Session)+" --stdio")
+	case errors.As(err, &te):
+		return failErr(err, "mcpvcr replay "+a(te.Session)+" --listen 127.0.0.1:8080")
+	case errors.Is(err, store.ErrNotFound):
+		return failErr(err, "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+	case errors.Is(err, replayer.ErrNoRecordings):
+		return failErr(fmt.Errorf("cassette %s: %w", cassettePath(c), err), "record one with mcpvcr record, or name another --cassette")
+	}
+	return failErr(err, "")
+}

@@ -1,0 +1,166 @@
+package diff
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// Compare compares the answers of two recorded sessions, request by request:
+// old is the expectation, new the run under test. Client requests are
+// paired in order by method and normalised params; each pair's answers
+// (result or error, and progress notifications) are compared, and so is
+// what the server sent on its own (requests and notifications, per
+// method). noise says what does not count; its defaults always apply.
+func Compare(old, new *store.Recording, noise Noise) *Report {
+	a, b := converse(old), converse(new)
+	r := &Report{Old: infoOf(old), New: infoOf(new)}
+	pairs := pair(a.exchanges, b.exchanges)
+	used := make([]bool, len(b.exchanges))
+	for i, x := range a.exchanges {
+		rd := RequestDiff{Seq: x.seq, Method: x.method, Name: x.name}
+		if noise.covers(x.scope(), nil) {
+			rd.Status = StatusSame
+			if j := pairs[i]; j >= 0 {
+				used[j], rd.NewSeq = true, b.exchanges[j].seq
+			}
+			r.Requests = append(r.Requests, rd)
+			continue
+		}
+		j := pairs[i]
+		if j < 0 {
+			rd.Status = StatusMissing
+			rd.Reason = "the new session did not send this request"
+			r.Requests = append(r.Requests, rd)
+			continue
+		}
+		used[j] = true
+		y := b.exchanges[j]
+		rd.NewSeq = y.seq
+		rd.Status, rd.Reason, rd.Changes = compareExchange(x, y, noise)
+		r.Requests = append(r.Requests, rd)
+	}
+	for j, y := range b.exchanges {
+		if !used[j] {
+			r.Requests = append(r.Requests, RequestDiff{NewSeq: y.seq, Method: y.method, Name: y.name, Status: StatusExtra,
+				Reason: "only the new session sent this request"})
+		}
+	}
+	if !a.server.empty() || !b.server.empty() {
+		sd := RequestDiff{Status: StatusSame}
+		if ch := compareValues(scope{}, a.server.value(), b.server.value(), noise); len(ch) > 0 {
+			sd.Status, sd.Changes = StatusChanged, ch
+		}
+		r.Server = &sd
+	}
+	return r
+}
+
+// compareExchange compares one pair of exchanges.
+func compareExchange(x, y *exchange, noise Noise) (Status, string, []Change) {
+	xv, yv := x.value(), y.value()
+	switch {
+	case x.answered() && !y.answered() && !(x.cancelled || y.cancelled):
+		return StatusUnanswered, "no answer in the new session", nil
+	case x.answered() != y.answered():
+		// A cancelled request may or may not be answered.
+		for _, k := range []string{"result", "error"} {
+			delete(xv, k)
+			delete(yv, k)
+		}
+	}
+	if ch := compareValues(x.scope(), xv, yv, noise); len(ch) > 0 {
+		return StatusChanged, "", ch
+	}
+	return StatusSame, "", nil
+}
+
+// compareValues compares two normalised values with go-cmp and returns
+// their differences, leaving out those the noise covers.
+func compareValues(sc scope, x, y any, noise Noise) []Change {
+	rep := &changeReporter{}
+	ignore := cmp.FilterPath(func(p cmp.Path) bool {
+		return noise.covers(sc, segments(p))
+	}, cmp.Ignore())
+	cmp.Equal(x, y, ignore, cmp.Reporter(rep))
+	return rep.changes
+}
+
+// changeReporter collects go-cmp's unequal leaves as Changes.
+type changeReporter struct {
+	path    cmp.Path
+	changes []Change
+}
+
+// PushStep is called by go-cmp as it descends.
+func (r *changeReporter) PushStep(ps cmp.PathStep) { r.path = append(r.path, ps) }
+
+// PopStep is called by go-cmp as it ascends.
+func (r *changeReporter) PopStep() { r.path = r.path[:len(r.path)-1] }
+
+// Report records a leaf that differs.
+func (r *changeReporter) Report(rs cmp.Result) {
+	if rs.Equal() || rs.ByIgnore() {
+		return
+	}
+	segs := segments(r.path)
+	vx, vy := r.path.Last().Values()
+	c := Change{Path: formatSegs(segs), Kind: Changed}
+	switch {
+	case !validValue(vx):
+		c.Kind = Added
+	case !validValue(vy):
+		c.Kind = Removed
+	}
+	if validValue(vx) {
+		c.Old = jsonOf(vx.Interface())
+	}
+	if validValue(vy) {
+		c.New = jsonOf(vy.Interface())
+	}
+	r.changes = append(r.changes, c)
+}
+
+func validValue(v reflect.Value) bool { return v.IsValid() }
+
+// jsonOf renders a normalised value for the report.
+func jsonOf(v any) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(denormalize(v)) != nil {
+		return nil
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
+var keyedListType = reflect.TypeOf(keyedList{})
+
+// segments turns a go-cmp path into path segments. For list elements the
+// index is the old one, or the new one for an added element.
+func segments(p cmp.Path) []pathSeg {
+	var segs []pathSeg
+	for i, ps := range p {
+		switch s := ps.(type) {
+		case cmp.MapIndex:
+			k := s.Key().String()
+			if i > 0 && p[i-1].Type() == keyedListType {
+				segs = append(segs, pathSeg{kind: segKeyed, key: k})
+			} else {
+				segs = append(segs, pathSeg{kind: segKey, key: k})
+			}
+		case cmp.SliceIndex:
+			ix, iy := s.SplitKeys()
+			n := ix
+			if n < 0 {
+				n = iy
+			}
+			segs = append(segs, pathSeg{kind: segIndex, index: n})
+		}
+	}
+	return segs
+}

@@ -1,0 +1,189 @@
+package diff
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// exchange is one client request of a recorded session with what the
+// server answered it.
+type exchange struct {
+	seq    int64 // the seq of the frame that carried the request
+	method string
+	name   string // params.name (tools, prompts) or params.uri (resources)
+	req    jsonrpc.Message
+	// resp is the answer; its Kind is 0 (KindInvalid) when none came.
+	resp     jsonrpc.Message
+	respSeq  int64
+	progress []json.RawMessage // params of progress notifications for its token
+	// cancelled is set when the client cancelled the request.
+	cancelled bool
+	// mkey is the pairing key: method and normalised params.
+	mkey string
+}
+
+func (x *exchange) answered() bool { return x.resp.Kind.IsResponse() }
+
+func (x *exchange) scope() scope { return scope{seq: x.seq, method: x.method, name: x.name} }
+
+// value is what is compared of the exchange: the answer (result or
+// error) and its progress notifications, normalised.
+func (x *exchange) value() map[string]any {
+	v := map[string]any{}
+	switch x.resp.Kind {
+	case jsonrpc.KindResult:
+		v["result"] = normalize(x.resp.Result)
+	case jsonrpc.KindError:
+		v["error"] = normalize(x.resp.Error)
+	}
+	if len(x.progress) > 0 {
+		var ps []any
+		for _, p := range x.progress {
+			pv := normalize(p)
+			if m, ok := pv.(map[string]any); ok {
+				delete(m, "progressToken")
+			}
+			ps = append(ps, pv)
+		}
+		v["progress"] = ps
+	}
+	return v
+}
+
+// traffic is what the server sent on its own, outside any answer:
+// requests and notifications (other than progress for a known request),
+// by method.
+type traffic struct {
+	requests      map[string][]json.RawMessage
+	notifications map[string][]json.RawMessage
+}
+
+// value is what is compared of the traffic: per method, the normalised
+// params in a canonical order, since interleaving does not count.
+func (t *traffic) value() map[string]any {
+	v := map[string]any{}
+	for name, byMethod := range map[string]map[string][]json.RawMessage{"requests": t.requests, "notifications": t.notifications} {
+		out := map[string]any{}
+		for method, list := range byMethod {
+			var items []any
+			for _, p := range list {
+				items = append(items, normalize(p))
+			}
+			slices.SortStableFunc(items, func(a, b any) int {
+				ka, kb := jsonrpc.Key(a), jsonrpc.Key(b)
+				switch {
+				case ka < kb:
+					return -1
+				case ka > kb:
+					return 1
+				}
+				return 0
+			})
+			out[method] = items
+		}
+		v[name] = out
+	}
+	return v
+}
+
+func (t *traffic) empty() bool { return len(t.requests) == 0 && len(t.notifications) == 0 }
+
+// conversation is a recorded session cut into exchanges.
+type conversation struct {
+	exchanges []*exchange
+	server    traffic
+}
+
+// converse cuts rec into exchanges, in the order the client sent them.
+func converse(rec *store.Recording) *conversation {
+	c := &conversation{server: traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}}
+	open := map[string]*exchange{}    // client request id -> its unanswered exchange
+	byToken := map[string]*exchange{} // progress token -> exchange
+	for _, f := range rec.ProtocolFrames() {
+		for _, m := range jsonrpc.Messages(f.Data) {
+			if f.Direction == store.ClientToServer {
+				switch {
+				case m.Kind == jsonrpc.KindRequest:
+					x := &exchange{seq: f.Seq, method: m.Method, name: subject(m.Params), req: m}
+					x.mkey = m.Method + " " + Key(m.Params)
+					c.exchanges = append(c.exchanges, x)
+					open[string(m.ID)] = x
+					if t := mcpwire.ProgressToken(m.Params); t != nil {
+						byToken[string(t)] = x
+					}
+				case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/cancelled":
+					if x := open[string(mcpwire.CancelledRequestID(m.Params))]; x != nil {
+						x.cancelled = true
+					}
+				}
+				continue
+			}
+			switch m.Kind {
+			case jsonrpc.KindResult, jsonrpc.KindError:
+				if x := open[string(m.ID)]; x != nil {
+					x.resp, x.respSeq = m, f.Seq
+					delete(open, string(m.ID))
+				}
+			case jsonrpc.KindRequest:
+				c.server.requests[m.Method] = append(c.server.requests[m.Method], m.Params)
+			case jsonrpc.KindNotification:
+				if m.Method == "notifications/progress" {
+					if x := byToken[string(mcpwire.ProgressNotificationToken(m.Params))]; x != nil {
+						x.progress = append(x.progress, m.Params)
+						continue
+					}
+				}
+				c.server.notifications[m.Method] = append(c.server.notifications[m.Method], m.Params)
+			}
+		}
+	}
+	return c
+}
+
+// subject returns what a request is about: params.name (a tool or
+// prompt) or params.uri (a resource), "" if neither.
+func subject(params json.RawMessage) string {
+	var p struct {
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return ""
+	}
+	if p.Name != "" {
+		return p.Name
+	}
+	return p.URI
+}
+
+// pair matches the exchanges of b to those of a: each exchange of a, in
+// order, takes the first unmatched exchange of b with the same method and
+// normalised params, preferring one after the previous match. The result
+// holds, per exchange of a, the index in b or -1.
+func pair(a, b []*exchange) []int {
+	out := make([]int, len(a))
+	used := make([]bool, len(b))
+	next := 0
+	for i, x := range a {
+		out[i] = -1
+		for _, j := range append(seqRange(next, len(b)), seqRange(0, next)...) {
+			if !used[j] && b[j].mkey == x.mkey {
+				out[i], used[j], next = j, true, j+1
+				break
+			}
+		}
+	}
+	return out
+}
+
+func seqRange(from, to int) []int {
+	var r []int
+	for i := from; i < to; i++ {
+		r = append(r, i)
+	}
+	return r
+}

@@ -1,0 +1,154 @@
+package mcpvcrtest
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+var (
+	httpTransports  = []store.Transport{store.StreamableHTTP, store.LegacySSE}
+	stdioTransports = []store.Transport{store.Stdio}
+)
+
+// load reads the sessions of cassette that a replay over one of ts serves
+// (those named by Session, if any). It fails t when there are none.
+func load(t testing.TB, cassette string, c *config, fn string, ts ...store.Transport) []*store.Recording {
+	t.Helper()
+	return pick(t, loadAll(t, cassette, c, fn), cassette, fn, ts...)
+}
+
+// loadAll reads the sessions of cassette (those named by Session, if any).
+func loadAll(t testing.TB, cassette string, c *config, fn string) []*store.Recording {
+	t.Helper()
+	recs, err := loadFile(cassette, c.sessions)
+	if err != nil {
+		t.Fatalf("mcpvcrtest.%s: %v", fn, err)
+	}
+	return recs
+}
+
+// pick keeps the recordings made over one of ts; it fails t if none is.
+func pick(t testing.TB, recs []*store.Recording, cassette, fn string, ts ...store.Transport) []*store.Recording {
+	t.Helper()
+	out, err := over(recs, cassette, ts...)
+	if err != nil {
+		t.Fatalf("mcpvcrtest.%s: %v", fn, err)
+	}
+	return out
+}
+
+func loadFile(cassette string, sessions []int64) ([]*store.Recording, error) {
+	recs, err := store.LoadFile(context.Background(), cassette, sessions...)
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w\ntry: mcpvcr ls --cassette %s to see its sessions", cassette, err, cassette)
+	}
+	return recs, nil
+}
+
+func over(recs []*store.Recording, cassette string, ts ...store.Transport) ([]*store.Recording, error) {
+	var out []*store.Recording
+	var other []string
+	for _, r := range recs {
+		if slices.Contains(ts, r.Session.Transport) {
+			out = append(out, r)
+		} else {
+			other = append(other, fmt.Sprintf("%d (%s)", r.Session.ID, r.Session.Transport))
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s has no session recorded over %s (it has %s)\ntry: %s", cassette, names(ts), strings.Join(other, ", "), otherHint(ts))
+	}
+	return out, nil
+}
+
+func names(ts []store.Transport) string {
+	var s []string
+	for _, t := range ts {
+		s = append(s, t.String())
+	}
+	return strings.Join(s, " or ")
+}
+
+func otherHint(ts []store.Transport) string {
+	if slices.Contains(ts, store.Stdio) {
+		return "NewServer or Transport for HTTP sessions"
+	}
+	return "Transport or Command for stdio sessions"
+}
+
+// newServer builds the replayer for recs as c says.
+func newServer(t testing.TB, recs []*store.Recording, c *config, fn string) *replayer.Server {
+	t.Helper()
+	if c.mode != nil && *c.mode != Replay {
+		t.Fatalf("mcpvcrtest.%s: mode %s: %s only replays\ntry: mcpvcrtest.Proxy to record", fn, *c.mode, fn)
+	}
+	mt, err := matchRules(c.rules, recs)
+	if err != nil {
+		t.Fatalf("mcpvcrtest.%s: %v", fn, err)
+	}
+	return &replayer.Server{
+		Recordings: recs,
+		Pace:       c.pace,
+		Clock:      c.clock,
+		Strict:     c.strict,
+		Match:      mt,
+		Wait:       c.wait,
+	}
+}
+
+// matchRules turns Match's rules and the sessions' stored match-ignore
+// labels into a replayer.Match.
+func matchRules(rules []string, recs []*store.Recording) (replayer.Match, error) {
+	var mt replayer.Match
+	var paths []string
+	for _, r := range rules {
+		switch strings.TrimSpace(r) {
+		case "exact":
+			mt.Exact = true
+		case "tolerant", "":
+		default:
+			paths = append(paths, r)
+		}
+	}
+	for _, r := range recs {
+		if v := r.Session.Labels[replayer.MatchIgnoreLabel]; v != "" {
+			paths = append(paths, v)
+		}
+	}
+	n, err := diff.ParseNoise(strings.Join(paths, "\n"))
+	if err != nil {
+		return mt, fmt.Errorf("match rule: %w\ntry: a path in the syntax of mcpvcr verify --ignore, such as tools/call:params.arguments.when", err)
+	}
+	seen := map[string]bool{}
+	for _, p := range n.Paths {
+		if !seen[p.String()] {
+			seen[p.String()] = true
+			mt.Ignore = append(mt.Ignore, p)
+		}
+	}
+	return mt, nil
+}
+
+// check fails t for every report with unmatched client frames, with the
+// replayer's summary: the frame, the -32019 diff against the closest
+// recorded frame, and the rule that would have matched.
+func check(t testing.TB, fn, cassette string, reps []*replayer.Report) {
+	t.Helper()
+	var b bytes.Buffer
+	for _, r := range reps {
+		if !r.OK() {
+			r.WriteSummary(&b)
+		}
+	}
+	if b.Len() > 0 {
+		t.Errorf("mcpvcrtest.%s: the client sent traffic that %s does not match (answered with JSON-RPC error %d):\n%s", fn, cassette, replayer.NoMatchCode, b.String())
+	}
+}

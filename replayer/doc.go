@@ -1,0 +1,34 @@
+// Package replayer serves recorded MCP sessions as the server they were
+// recorded from, over stdio (ServeStdio) or HTTP (Server is an
+// http.Handler: Streamable HTTP or the 2024-11-05 HTTP+SSE transport, as
+// recorded). It does nothing else: comparing recordings is package diff,
+// driving a live server is package verify.
+//
+// # Ownership and lifecycle
+//
+// A Server owns nothing but what it is given: Recordings, plain data from
+// package store (store.LoadFile or store.DB.Recordings), which it never
+// changes and which must not change while it serves. One Server serves
+// any number of clients at once; each gets its own cursor through the
+// recordings, so a cassette can be replayed again and again. Close
+// releases everything: it ends held HTTP streams and makes ServeStdio
+// return. Reports returns what each HTTP client did; ServeStdio returns
+// its client's Report.
+//
+// # Walkthrough
+//
+//	recs, err := store.LoadFile(ctx, "cassettes/gosdk-http-2025-06-18.jsonl")
+//	if err != nil { ... }
+//	srv := &replayer.Server{Recordings: recs}
+//	ts := httptest.NewServer(srv)
+//	defer ts.Close()
+//	defer srv.Close() // runs first: ends held streams so that ts can close
+//	// point the client under test at ts.URL + "/mcp"
+//
+// Each client frame is matched to a recorded client frame with the same
+// method and params (ids, progress tokens, trace context and clientInfo
+// aside); the recorded answers go back with the client's ids, and the
+// server's own frames are released once their causes have arrived. A
+// frame that matches nothing is answered with a JSON-RPC error
+// (NoMatchCode) and reported as a Mismatch.
+package replayer

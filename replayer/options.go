@@ -1,0 +1,110 @@
+package replayer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// TransportError reports a session recorded over a transport that the
+// replay asked for does not serve (a stdio session for HTTP, say).
+type TransportError struct {
+	Session   int64
+	Transport store.Transport
+}
+
+// Error names the session and its transport.
+func (e *TransportError) Error() string {
+	return fmt.Sprintf("session %d was recorded over %s", e.Session, e.Transport)
+}
+
+// Select returns the ids of the sessions of db that a replay over one of
+// ts serves: session id, or when id is 0 every session recorded over one
+// of ts (only their ids are read, for cassettes of many sessions). A
+// missing session wraps store.ErrNotFound; one recorded over another
+// transport is a *TransportError; a cassette with none over ts wraps
+// ErrNoRecordings.
+func Select(ctx context.Context, db *store.DB, id int64, ts ...store.Transport) ([]int64, error) {
+	if id != 0 {
+		s, err := db.Session(ctx, id)
+		if err != nil {
+			return nil, fmt.Errorf("session %d: %w", id, err)
+		}
+		if !slices.Contains(ts, s.Transport) {
+			return nil, &TransportError{Session: id, Transport: s.Transport}
+		}
+		return []int64{id}, nil
+	}
+	ids, err := db.SessionIDs(ctx, ts...)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	if len(ids) > 0 {
+		return ids, nil
+	}
+	all, err := db.Sessions(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list sessions: %w", err)
+	}
+	have := "it is empty"
+	if len(all) > 0 {
+		kinds := make([]string, len(all))
+		for i, s := range all {
+			kinds[i] = s.Transport.String()
+		}
+		have = "it holds " + strings.Join(kinds, ", ") + " sessions"
+	}
+	return nil, fmt.Errorf("%w: the cassette has no %s sessions: %s", ErrNoRecordings, ts[0], have)
+}
+
+// Load gives s sessions ids of db to replay: through a Source (the
+// cassette's replay index, loading only the candidates in play) when lazy
+// is set and there are several, else as Recordings read now. With a
+// Source, db must stay open while s serves.
+func (s *Server) Load(ctx context.Context, db *store.DB, ids []int64, lazy bool) error {
+	if lazy && len(ids) > 1 {
+		src, err := NewSource(ctx, db, s.Logger, ids...)
+		s.Source = src
+		return err
+	}
+	recs, err := db.Recordings(ctx, ids...)
+	s.Recordings = recs
+	return err
+}
+
+// ErrBadOption means a Pace or a cut written by a person does not parse.
+var ErrBadOption = errors.New("bad option")
+
+// ParsePace reads a pace as people write it: "fast" (or "") is 0, as soon
+// as due; "real" is 1, the recorded timing; a number is a factor.
+func ParsePace(s string) (float64, error) {
+	switch s {
+	case "", "fast":
+		return 0, nil
+	case "real":
+		return 1, nil
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || f < 0 {
+		return 0, fmt.Errorf("%w: pace %q is not fast, real or a factor", ErrBadOption, s)
+	}
+	return f, nil
+}
+
+// ParseCut reads a Faults.CutAfter entry as people write it, "N:E": cut
+// stream N (numbered from 1 in its session, as mcpvcr show numbers
+// streams) after E events.
+func ParseCut(spec string) (stream, events int, err error) {
+	n, ev, ok := strings.Cut(spec, ":")
+	sn, err1 := strconv.Atoi(n)
+	en, err2 := strconv.Atoi(ev)
+	if !ok || err1 != nil || err2 != nil || sn <= 0 || en <= 0 {
+		return 0, 0, fmt.Errorf("%w: cut %q is not STREAM:EVENTS", ErrBadOption, spec)
+	}
+	return sn, en, nil
+}

@@ -1,0 +1,31 @@
+package store
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteSessions writes ss as a table for people, one line per session:
+// id, name, transport, revision, era, start (UTC), duration ("open" while
+// it has not ended) and upstream; "-" stands for an empty field.
+func WriteSessions(w io.Writer, ss []Session) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tNAME\tTRANSPORT\tREVISION\tERA\tSTARTED\tDURATION\tUPSTREAM")
+	dash := func(s string) string {
+		if s == "" {
+			return "-"
+		}
+		return s
+	}
+	for _, s := range ss {
+		dur := "open"
+		if !s.EndedAt.IsZero() {
+			dur = s.EndedAt.Sub(s.StartedAt).Round(time.Millisecond).String()
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, dash(s.Name), s.Transport, dash(s.Revision), dash(s.Era.String()),
+			s.StartedAt.UTC().Format(time.DateTime), dur, dash(s.Upstream))
+	}
+	return tw.Flush()
+}

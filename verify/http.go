@@ -1,0 +1,331 @@
+package verify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/sse"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// RunHTTP sends the recorded session to an HTTP server at endpoint, the
+// MCP endpoint URL (the SSE stream's URL for the 2024-11-05 HTTP+SSE
+// transport): each recorded client frame is POSTed with the recorded
+// request headers, minus hop-by-hop headers and redacted values, plus
+// header (which may be nil). The recorded Mcp-Session-Id is replaced by
+// the one the live server issued; JSON and SSE answers are read as they
+// come, and an SSE answer the server ends early is resumed with
+// Last-Event-ID; the standalone GET stream and the closing DELETE are
+// replayed where the recording had them. Over HTTP+SSE the GET stream is
+// opened first and frames are POSTed to the endpoint it names. client
+// makes the requests; if nil, a client without timeouts is used.
+//
+// Errors are as for RunStdio.
+func (v *Verifier) RunHTTP(ctx context.Context, endpoint string, client *http.Client, header http.Header) (*Run, error) {
+	if v.Recording == nil {
+		return nil, errors.New("verifier has no recording")
+	}
+	switch s := v.Recording.Session; s.Transport {
+	case store.StreamableHTTP, store.LegacySSE:
+	default:
+		return nil, fmt.Errorf("verify over HTTP: session %d was recorded over %s", s.ID, s.Transport)
+	}
+	if client == nil {
+		client = &http.Client{Transport: &http.Transport{DisableCompression: true}}
+	}
+	c := &httpConn{endpoint: endpoint, post: endpoint, client: client, extra: header, streams: map[int64]*store.Stream{}, ready: make(chan struct{})}
+	if v.Recording.Session.Transport != store.LegacySSE {
+		close(c.ready)
+	}
+	for i := range v.Recording.Streams {
+		st := &v.Recording.Streams[i]
+		c.streams[st.ID] = st
+	}
+	return v.run(ctx, c)
+}
+
+// httpConn is a Streamable HTTP server.
+type httpConn struct {
+	endpoint string
+	client   *http.Client
+	extra    http.Header
+	streams  map[int64]*store.Stream
+	d        *driver
+	ctx      context.Context // the run's: cancelled by finish, ending open streams
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup // exchanges in flight
+
+	// ready is closed once POSTs may be sent: at once for Streamable
+	// HTTP, on the endpoint event for HTTP+SSE.
+	ready chan struct{}
+
+	mu        sync.Mutex // guards sessionID, last and post
+	sessionID string     // the live Mcp-Session-Id, "" if none
+	last      http.Header
+	post      string // where POSTs go: endpoint, or the HTTP+SSE endpoint event's URL
+}
+
+func (c *httpConn) start(ctx context.Context, d *driver) {
+	c.d = d
+	c.ctx, c.cancel = context.WithCancel(ctx)
+}
+
+// dropHeaders are recorded request headers that are not sent again: hop
+// by hop, computed by the transport, or tied to the recorded connection.
+var dropHeaders = []string{
+	"Host", "Content-Length", "Connection", "Keep-Alive", "Proxy-Connection", "Te", "Trailer",
+	"Transfer-Encoding", "Upgrade", "Accept-Encoding", "Last-Event-Id", "Mcp-Session-Id",
+}
+
+// header builds the request header from a recorded stream's.
+func (c *httpConn) header(st *store.Stream) http.Header {
+	h := http.Header{}
+	c.mu.Lock()
+	rec := c.last
+	if st != nil {
+		rec = st.RequestHeader
+		c.last = rec
+	}
+	sid := c.sessionID
+	c.mu.Unlock()
+	for k, vs := range rec {
+		for _, v := range vs {
+			if !strings.HasPrefix(v, "REDACTED-") {
+				h.Add(k, v)
+			}
+		}
+	}
+	for _, k := range dropHeaders {
+		h.Del(k)
+	}
+	if rec.Get("Mcp-Session-Id") != "" && sid != "" {
+		h.Set("Mcp-Session-Id", sid)
+	}
+	for k, vs := range c.extra {
+		h[http.CanonicalHeaderKey(k)] = vs
+	}
+	if h.Get("Accept") == "" {
+		h.Set("Accept", "application/json, text/event-stream")
+	}
+	return h
+}
+
+// endpointTimeout bounds the wait for the HTTP+SSE endpoint event.
+const endpointTimeout = 30 * time.Second
+
+func (c *httpConn) send(ctx context.Context, f *store.Frame, data []byte) error {
+	select {
+	case <-c.ready:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.ctx.Done():
+		return c.ctx.Err()
+	case <-c.d.clock.After(endpointTimeout):
+		return fmt.Errorf("the server sent no endpoint event on its SSE stream within %v", endpointTimeout)
+	}
+	c.mu.Lock()
+	post := c.post
+	c.mu.Unlock()
+	var st *store.Stream
+	if f != nil {
+		st = c.streams[f.StreamID]
+	}
+	method := http.MethodPost
+	if st != nil && st.Method != "" {
+		method = st.Method
+	}
+	req, err := http.NewRequestWithContext(c.ctx, method, post, bytes.NewReader(data))
+	if err != nil {
+		return err
+	}
+	req.Header = c.header(st)
+	if req.Header.Get("Content-Type") == "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	var ids []string
+	for _, m := range messagesOf(data) {
+		if m.Kind == jsonrpc.KindRequest {
+			ids = append(ids, string(m.ID))
+		}
+	}
+	c.wg.Go(func() { c.exchange(req, ids) })
+	return nil
+}
+
+func messagesOf(data []byte) []jsonrpc.Message {
+	m := jsonrpc.Parse(data)
+	if m.Kind == jsonrpc.KindBatch {
+		return m.Members
+	}
+	return []jsonrpc.Message{m}
+}
+
+func (c *httpConn) open(_ context.Context, st *store.Stream) error {
+	req, err := http.NewRequestWithContext(c.ctx, st.Method, c.endpoint, nil)
+	if err != nil {
+		return err
+	}
+	req.Header = c.header(st)
+	if st.Kind == store.DeleteStream {
+		// The session ends: answers that are still owed will not come.
+		c.exchange(req, nil)
+		return nil
+	}
+	c.wg.Go(func() { c.exchange(req, nil) })
+	return nil
+}
+
+// maxResumes bounds how often one exchange resumes its SSE answer.
+const maxResumes = 10
+
+// exchange makes one request and hands what it answers to the driver. An
+// SSE answer that ends before answering every request in it is resumed
+// with Last-Event-ID, as a client would (the server may close a stream
+// mid-call and ask for polling). When the answer (JSON or SSE) ends, the
+// requests it did not answer never will be; other answers (202 Accepted
+// over HTTP+SSE) leave the answers to the SSE stream.
+func (c *httpConn) exchange(req *http.Request, ids []string) {
+	ev, ok, carried := c.do(req)
+	if carried {
+		defer c.d.exchangeEnded(ids)
+	}
+	for n := 0; ok && ev.hasID && n < maxResumes && c.ctx.Err() == nil && !c.d.allAnswered(ids); n++ {
+		if ev.retry > 0 {
+			select {
+			case <-c.d.clock.After(min(time.Duration(ev.retry)*time.Millisecond, maxRetryWait)):
+			case <-c.ctx.Done():
+				return
+			}
+		}
+		get, err := http.NewRequestWithContext(c.ctx, http.MethodGet, c.endpoint, nil)
+		if err != nil {
+			return
+		}
+		get.Header = req.Header.Clone()
+		get.Header.Del("Content-Type")
+		get.Header.Set("Accept", "text/event-stream")
+		get.Header.Set("Last-Event-ID", ev.lastID)
+		next, nok, _ := c.do(get)
+		if !nok || !next.hasID {
+			return
+		}
+		ev = next
+	}
+}
+
+// maxRetryWait bounds the wait a server's SSE retry field asks for.
+const maxRetryWait = 5 * time.Second
+
+// sseState is what an SSE answer said about resuming it.
+type sseState struct {
+	lastID string
+	hasID  bool
+	retry  int // milliseconds; 0 if not given
+}
+
+// do makes one request and delivers its answer. It reports, for an SSE
+// answer, where a resumption would start (isSSE is false for anything
+// else), and whether the answer was JSON or SSE, which carry answers.
+func (c *httpConn) do(req *http.Request) (st sseState, isSSE, carried bool) {
+	resp, err := c.client.Do(req)
+	if err != nil {
+		if c.ctx.Err() == nil {
+			c.d.serverGone(fmt.Errorf("%s %s: %w", req.Method, req.URL, err))
+		}
+		return sseState{}, false, true
+	}
+	defer resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		c.mu.Lock()
+		c.sessionID = sid
+		c.mu.Unlock()
+	}
+	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	switch {
+	case mt == "text/event-stream":
+		r := sse.NewReader(resp.Body)
+		for {
+			e, err := r.Next()
+			if e.HasID && !e.Partial {
+				st.lastID, st.hasID = e.ID, e.ID != ""
+			}
+			if e.Retry >= 0 && !e.Partial {
+				st.retry = e.Retry
+			}
+			switch {
+			case e.Type == "endpoint" && !e.Partial:
+				c.endpointEvent(req, string(e.Data))
+			case e.HasData && !e.Partial && len(bytes.TrimSpace(e.Data)) > 0:
+				c.d.deliver(c.ctx, jsonrpc.Parse(e.Data))
+			}
+			if err != nil {
+				return st, true, true
+			}
+		}
+	case strings.HasSuffix(mt, "json"):
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return sseState{}, false, true
+		}
+		if resp.StatusCode == http.StatusBadGateway && upstreamFailed(body) {
+			c.d.serverGone(fmt.Errorf("the server stopped answering HTTP: %s", upstreamMessage(body)))
+			return sseState{}, false, true
+		}
+		if m := jsonrpc.Parse(body); m.Kind != jsonrpc.KindInvalid && m.Kind != jsonrpc.KindEmpty {
+			c.d.deliver(c.ctx, m)
+		}
+		return sseState{}, false, true
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return sseState{}, false, resp.StatusCode >= 400
+}
+
+// endpointEvent learns where HTTP+SSE POSTs go: data is a URL relative
+// to the stream's.
+func (c *httpConn) endpointEvent(req *http.Request, data string) {
+	u, err := req.URL.Parse(strings.TrimSpace(data))
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	select {
+	case <-c.ready:
+		return // only the first counts
+	default:
+	}
+	c.post = u.String()
+	close(c.ready)
+}
+
+// upstreamFailed reports whether body is the error mcpvcr's recording
+// proxy answers when the upstream server is unreachable.
+func upstreamFailed(body []byte) bool {
+	return strings.HasPrefix(upstreamMessage(body), "mcpvcr: upstream")
+}
+
+func upstreamMessage(body []byte) string {
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	return e.Error.Message
+}
+
+// finish ends the streams still open and waits for them.
+func (c *httpConn) finish(context.Context) {
+	c.cancel()
+	c.wg.Wait()
+}
