@@ -109,14 +109,21 @@ func probeFile(path string) (empty bool, err error) {
 // inspect reads the schema version of the database behind db and checks
 // that it is a cassette, or an empty database that can become one.
 func inspect(ctx context.Context, db *sql.DB) (version int, err error) {
+	// In one transaction, so that another process creating or migrating
+	// the file is not seen half-way (three reads outside one were seen to
+	// find the tables of a new cassette without its application_id).
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
 	var appID, objects int
-	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
+	const q = `SELECT (SELECT application_id FROM pragma_application_id),
+		(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)`
+	if err := tx.QueryRowContext(ctx, q).Scan(&appID, &version, &objects); err != nil {
 		return 0, err
 	}
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return 0, err
-	}
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&objects); err != nil {
+	if err := tx.Commit(); err != nil {
 		return 0, err
 	}
 	switch {
