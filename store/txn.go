@@ -246,13 +246,47 @@ func (t *txn) addFrame(f *Frame) {
 		raw = []byte{} // an empty blob, not NULL
 	}
 	for _, v := range [...]any{
-		f.SessionID, f.Seq, nullInt(f.StreamID), f.Direction.String(), int64(f.Offset),
-		f.Kind.String(), nullString(f.ID), nullString(f.Method), f.Batch, f.Malformed,
-		f.SSE, nullString(f.EventID), f.HasEventID, nullString(f.Event), int64(f.Retry), f.Comment,
+		f.SessionID, f.Seq, nullInt(f.StreamID), boxedText(directionText[:], int(f.Direction), f.Direction.String), int64(f.Offset),
+		boxedText(kindText[:], int(f.Kind), f.Kind.String), nullString(f.ID), nullString(f.Method), f.Batch, f.Malformed,
+		f.SSE, nullString(f.EventID), f.HasEventID, nullString(f.Event), retryValue(f.Retry), f.Comment,
 		raw, storedData(f),
 	} {
 		t.args = append(t.args, driver.NamedValue{Ordinal: len(t.args) + 1, Value: v})
 	}
+}
+
+// Column values boxed once, rather than for every frame: converting a
+// string or an int64 to an interface allocates, and the writer does it for
+// every column of every frame.
+var (
+	directionText [4]any
+	kindText      [8]any
+	minusOne      any = int64(-1)
+)
+
+func init() {
+	for i := range directionText {
+		directionText[i] = Direction(i).String()
+	}
+	for i := range kindText {
+		kindText[i] = Kind(i).String()
+	}
+}
+
+// boxedText returns table[i], or text() boxed when i is out of its range.
+func boxedText(table []any, i int, text func() string) any {
+	if i >= 0 && i < len(table) {
+		return table[i]
+	}
+	return text()
+}
+
+// retryValue is the sse_retry column of r.
+func retryValue(r int) any {
+	if r == -1 {
+		return minusOne
+	}
+	return int64(r)
 }
 
 func (t *txn) putMembers(f *Frame) error {
