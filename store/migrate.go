@@ -109,21 +109,16 @@ func probeFile(path string) (empty bool, err error) {
 // inspect reads the schema version of the database behind db and checks
 // that it is a cassette, or an empty database that can become one.
 func inspect(ctx context.Context, db *sql.DB) (version int, err error) {
-	// In one transaction, so that another process creating or migrating
-	// the file is not seen half-way (three reads outside one were seen to
-	// find the tables of a new cassette without its application_id).
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback()
+	// In one statement, so from one snapshot, so that another process
+	// creating or migrating the file is not seen half-way (three reads
+	// were seen to find the tables of a new cassette without its
+	// application_id). Not in a transaction of the writer's connection:
+	// its BEGIN IMMEDIATE would create a new file's first page, with the
+	// default page size, before Open sets a bigger one.
 	var appID, objects int
 	const q = `SELECT (SELECT application_id FROM pragma_application_id),
 		(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)`
-	if err := tx.QueryRowContext(ctx, q).Scan(&appID, &version, &objects); err != nil {
-		return 0, err
-	}
-	if err := tx.Commit(); err != nil {
+	if err := db.QueryRowContext(ctx, q).Scan(&appID, &version, &objects); err != nil {
 		return 0, err
 	}
 	switch {

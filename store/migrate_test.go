@@ -168,3 +168,21 @@ func TestDB_DeleteSessionDropsIndex(t *testing.T) {
 		t.Error("inserting a stream of a deleted session succeeded; want a foreign key error")
 	}
 }
+
+// TestOpen_PageSize: a new cassette gets 16 KB pages, which Open must
+// set before anything creates the file's first page.
+func TestOpen_PageSize(t *testing.T) {
+	ctx := context.Background()
+	d, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	var size int
+	if err := d.rdb.QueryRowContext(ctx, "PRAGMA page_size").Scan(&size); err != nil {
+		t.Fatal(err)
+	}
+	if size != 16384 {
+		t.Errorf("page_size = %d; want 16384", size)
+	}
+}
