@@ -165,11 +165,13 @@ func (e *engine) link() {
 		g, ok := groupOfReq[inflight[len(inflight)-1]]
 		return g, ok
 	}
+	lastC2SOn := map[int64]int{} // stream id -> its latest client frame
 	for i := range e.frames {
 		fr := &e.frames[i]
 		m := fr.msg
 		g, ok := 0, false
 		if fr.c2s {
+			lastC2SOn[fr.f.StreamID] = i
 			switch m.Kind {
 			case jsonrpc.KindRequest:
 				g = newGroup()
@@ -251,6 +253,13 @@ func (e *engine) link() {
 			if !ok {
 				g = newGroup()
 				fr.extra = lastC2S
+				if c, found := lastC2SOn[fr.f.StreamID]; found && (m.Kind == jsonrpc.KindInvalid || m.Kind == jsonrpc.KindEmpty) {
+					// A body that is no JSON-RPC message (an HTTP+SSE
+					// POST's "Accepted") answers its own request, not what
+					// the client sent since: the client may wait for it
+					// before it sends more.
+					fr.extra = c
+				}
 			}
 			if m.Kind == jsonrpc.KindRequest {
 				groupOfSrvReq[string(m.ID)] = g

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make demo: record a real MCP session against a bundled server (the Go SDK
-# test server), show its timeline, replay it to the same real client, and
-# check the client saw identical results. Needs Go with cgo (gcc); no network.
+# test server), show its timeline, replay it to the same real client,
+# check the client saw identical results, and write the session's HTML
+# report (the last line printed is its path). Needs Go with cgo (gcc); no network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=demo
@@ -35,6 +36,12 @@ say "5. Export for review (the text form cassettes/ commits)"
 "$out/mcpvcr" export 1 -o "$out/demo.jsonl"
 echo "   $out/demo.jsonl: $(wc -l <"$out/demo.jsonl") lines, $(wc -c <"$out/demo.jsonl") bytes"
 
+say "6. The bug-report view: one self-contained HTML file, and HAR for browser DevTools"
+"$out/mcpvcr" export 1 --format har -o "$out/demo.har"
+echo "   $out/demo.har: $(wc -c <"$out/demo.har") bytes (DevTools: Network panel, Import HAR file)"
+"$out/mcpvcr" export 1 --format html -o "$out/report.html"
+echo "   $out/report.html: $(wc -c <"$out/report.html") bytes, no network needed (or: mcpvcr view 1)"
+
 say "Done"
 cat <<MSG
 mcpvcr recorded one real MCP session (tools, resources, prompts, progress, logging,
@@ -42,4 +49,6 @@ sampling, elicitation, roots and a cancellation) into $MCPVCR_CASSETTE, then rep
 offline to the same client, which got identical results. Try it yourself:
   $out/mcpvcr show 1 --cassette $MCPVCR_CASSETTE
   $out/mcpvcr replay 1 --stdio --cassette $MCPVCR_CASSETTE   # as your client's server command
+The HTML report of the session (open it in any browser):
 MSG
+echo "  $(cd "$out" && pwd)/report.html"

@@ -59,6 +59,7 @@ func newApp(e *env) *cli.App {
 			lsCommand(e),
 			showCommand(e),
 			exportCommand(e),
+			viewCommand(e),
 			importCommand(e),
 			verifyCommand(e),
 			diffCommand(e),

@@ -55,7 +55,12 @@ func diffCommand(e *env) *cli.Command {
 			case err != nil:
 				return failErr(err, "")
 			}
-			if err := diff.Write(e.stdout, format, r); err != nil {
+			if format == "html" {
+				err = writeHTMLReports(c.Context, e.stdout, db, []*diff.Report{r})
+			} else {
+				err = diff.Write(e.stdout, format, r)
+			}
+			if err != nil {
 				return failErr(fmt.Errorf("write the report: %w", err), "")
 			}
 			if r.Differs() {

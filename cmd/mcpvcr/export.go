@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 
 	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/view"
 
 	"github.com/urfave/cli/v2"
 )
@@ -18,11 +20,15 @@ import (
 func exportCommand(e *env) *cli.Command {
 	return &cli.Command{
 		Name:      "export",
-		Usage:     "write sessions as deterministic JSONL text, or one as a go-vcr cassette",
+		Usage:     "write sessions as JSONL text, HAR or an HTML report, or one as a go-vcr cassette",
 		ArgsUsage: "[CASSETTE] [SESSION...]",
 		Description: "Writes the named sessions (all when none is named) as JSONL: one record per line,\n" +
 			"raw frame bytes kept exactly. The text is what cassettes/ commits for review, and\n" +
 			"mcpvcr import (or replay --cassette FILE.jsonl) reads it back losslessly.\n\n" +
+			"--format har writes an HTTP Archive 1.2 file (one entry per HTTP exchange; SSE events in\n" +
+			"_eventSourceMessages) that a browser's DevTools network panel imports.\n" +
+			"--format html writes a self-contained HTML report (the timeline, every frame's bytes and\n" +
+			"JSON, search and filters) that opens from file:// with no network; mcpvcr view opens one.\n\n" +
 			"--format go-vcr writes one Streamable HTTP session as a go-vcr v2 cassette (YAML, format\n" +
 			"version 1) for test suites built on go-vcr: one interaction per HTTP exchange, in the order\n" +
 			"the requests started, SSE answers as their raw event-stream text. Request/response fidelity\n" +
@@ -31,14 +37,14 @@ func exportCommand(e *env) *cli.Command {
 			"   mcpvcr export 3 --format go-vcr -o testdata/fixtures/session3.yaml",
 		Flags: []cli.Flag{
 			cassetteFlag(),
-			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl, or go-vcr (one HTTP session)"},
+			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl, har, html, or go-vcr (one HTTP session)"},
 			&cli.StringFlag{Name: "base-url", Usage: "go-vcr: the scheme and host the client addressed, such as `URL` http://127.0.0.1:3001 (default: the session's upstream)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 		},
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
-			if format != "jsonl" && format != "go-vcr" {
-				return usageErr("mcpvcr export --format jsonl, or --format go-vcr", "export format %q is not supported", format)
+			if format != "jsonl" && format != "har" && format != "html" && format != "go-vcr" {
+				return usageErr("mcpvcr export --format jsonl, har, html or go-vcr", "export format %q is not supported", format)
 			}
 			path, ids, err := positional(c, math.MaxInt)
 			if err != nil {
@@ -68,7 +74,14 @@ func exportCommand(e *env) *cli.Command {
 				out = file
 			}
 			bw := bufio.NewWriter(out)
-			if err := db.Export(c.Context, bw, ids...); err != nil {
+			write := db.Export
+			switch format {
+			case "har":
+				write = db.ExportHAR
+			case "html":
+				write = func(ctx context.Context, w io.Writer, ids ...int64) error { return view.ExportHTML(ctx, db, w, ids...) }
+			}
+			if err := write(c.Context, bw, ids...); err != nil {
 				return failErr(fmt.Errorf("export: %w", err), "")
 			}
 			if err := bw.Flush(); err != nil {

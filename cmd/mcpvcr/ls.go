@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/view"
 )
 
 func lsCommand(e *env) *cli.Command {
@@ -13,8 +14,15 @@ func lsCommand(e *env) *cli.Command {
 		Name:      "ls",
 		Usage:     "list the sessions in a cassette",
 		ArgsUsage: "[CASSETTE]",
-		Flags:     []cli.Flag{cassetteFlag()},
+		Flags: []cli.Flag{
+			cassetteFlag(),
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
+		},
 		Action: func(c *cli.Context) error {
+			format := c.String("format")
+			if format != "text" && format != "json" {
+				return usageErr("--format text or --format json", "--format %q is not text or json", format)
+			}
 			path, _, err := positional(c, 0)
 			if err != nil {
 				return err
@@ -27,6 +35,9 @@ func lsCommand(e *env) *cli.Command {
 			ss, err := db.Sessions(c.Context)
 			if err != nil {
 				return failErr(fmt.Errorf("list sessions: %w", err), "")
+			}
+			if format == "json" {
+				return view.WriteSessionsJSON(e.stdout, ss)
 			}
 			if len(ss) == 0 {
 				fmt.Fprintf(e.stderr, "cassette %s holds no sessions yet\n", cassettePath(c))

@@ -2,14 +2,13 @@ package main
 
 import (
 	"fmt"
-	"strings"
-	"text/tabwriter"
+	"io"
+	"os"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/view"
 )
 
 func showCommand(e *env) *cli.Command {
@@ -17,11 +16,24 @@ func showCommand(e *env) *cli.Command {
 		Name:      "show",
 		Usage:     "print the timeline of a session",
 		ArgsUsage: "SESSION [CASSETTE]",
-		Description: "One line per frame: offset from the session start, direction (> client to server,\n" +
-			"< server to client), stream, JSON-RPC kind, method, id, size in bytes and flags\n" +
-			"(batch, malformed, sse id/event/retry, comment, rev= for a 2026-07-28 request's revision).\n" +
-			"Stream opens (with HTTP method, URL, status, Last-Event-ID) and how each stream ended are shown too.",
-		Flags: []cli.Flag{cassetteFlag()},
+		Description: "One line per frame, in fixed-width columns: seq, offset from the session start, direction\n" +
+			"(> client to server, < server to client), stream, kind, method (and the tool, prompt or\n" +
+			"resource it names; an answer shows what it answers), id, size in bytes, the frame it pairs\n" +
+			"with and how long the answer took, and flags (batch, malformed, sse id/event/retry,\n" +
+			"rev= for a 2026-07-28 request's revision). A line where each stream opens (HTTP method,\n" +
+			"status, path, content type, Last-Event-ID) and where it ends (complete, server-closed,\n" +
+			"client-aborted, upstream-error). Colour on a terminal, none when piped or with NO_COLOR.\n\n" +
+			"   mcpvcr show 3 --method tools/call --payload\n" +
+			"   mcpvcr show 3 --stream post#4 --dir s2c\n" +
+			"   mcpvcr show 3 --format json",
+		Flags: []cli.Flag{
+			cassetteFlag(),
+			&cli.StringFlag{Name: "method", Usage: "only frames of `METHOD`: its requests and notifications, and the answers to them"},
+			&cli.StringFlag{Name: "stream", Usage: "only `STREAM`: as show names it (post#4), its number (4) or a kind (stderr)"},
+			&cli.StringFlag{Name: "dir", Usage: "only one `DIRECTION`: c2s (client to server) or s2c"},
+			&cli.BoolFlag{Name: "payload", Aliases: []string{"v"}, Usage: "print each frame's JSON, pretty-printed, below its row"},
+			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
+		},
 		Action: func(c *cli.Context) error {
 			path, ids, err := positional(c, 1)
 			if err != nil {
@@ -31,6 +43,21 @@ func showCommand(e *env) *cli.Command {
 				return usageErr("mcpvcr ls to see the sessions, then mcpvcr show N", "show needs a SESSION number")
 			}
 			id := ids[0]
+			o := view.Options{Method: c.String("method"), Stream: c.String("stream"), Payload: c.Bool("payload"),
+				Color: colorful(e.stdout, os.Getenv("NO_COLOR"))}
+			switch c.String("dir") {
+			case "":
+			case "c2s", ">", "client":
+				o.Dir = store.ClientToServer
+			case "s2c", "<", "server":
+				o.Dir = store.ServerToClient
+			default:
+				return usageErr("--dir c2s or --dir s2c", "--dir %q is not c2s or s2c", c.String("dir"))
+			}
+			format := c.String("format")
+			if format != "text" && format != "json" {
+				return usageErr("--format text or --format json", "--format %q is not text or json", format)
+			}
 			db, err := openPath(c, path)
 			if err != nil {
 				return err
@@ -40,90 +67,30 @@ func showCommand(e *env) *cli.Command {
 			if err != nil {
 				return failErr(err, "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
 			}
-			writeTimeline(e, rec.Session, rec.Streams, rec.Frames)
+			if format == "json" {
+				err = view.WriteJSON(e.stdout, rec, o)
+			} else {
+				err = view.WriteText(e.stdout, rec, o)
+			}
+			if err != nil {
+				return failErr(fmt.Errorf("write the timeline: %w", err), "")
+			}
 			return nil
 		},
 	}
 }
 
-func writeTimeline(e *env, s store.Session, streams []store.Stream, frames []store.Frame) {
-	fmt.Fprintf(e.stdout, "session %d %s  transport=%s revision=%s era=%s upstream=%s\n", s.ID, s.Name, s.Transport, dash(s.Revision), dash(s.Era.String()), dash(s.Upstream))
-	label := map[int64]string{}
-	kinds := map[int64]store.StreamKind{}
-	for i, st := range streams {
-		kinds[st.ID] = st.Kind
-		label[st.ID] = fmt.Sprintf("%s#%d", st.Kind, i+1)
+// colorful reports whether w is a terminal that should get colour: not
+// when NO_COLOR is set (https://no-color.org), nor when w is a pipe or a
+// file.
+func colorful(w io.Writer, noColor string) bool {
+	if noColor != "" {
+		return false
 	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 1, ' ', 0)
-	fmt.Fprintln(tw, "OFFSET\tDIR\tSTREAM\tKIND\tMETHOD\tID\tSIZE\tFLAGS")
-	si := 0
-	for _, f := range frames {
-		for si < len(streams) && streams[si].Opened <= f.Offset {
-			writeStreamLine(tw, streams[si], label)
-			si++
-		}
-		dir := ">"
-		if f.Direction == store.ServerToClient {
-			dir = "<"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", fmtOffset(f.Offset), dir, label[f.StreamID], f.Kind, dash(f.Method), dash(f.ID), len(f.Raw), flags(f, kinds[f.StreamID]))
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
 	}
-	for ; si < len(streams); si++ {
-		writeStreamLine(tw, streams[si], label)
-	}
-	tw.Flush()
-	fmt.Fprintln(e.stdout, "stream ends:")
-	for _, st := range streams {
-		line := fmt.Sprintf("  %s %s at %s", label[st.ID], st.End, fmtOffset(st.Closed))
-		if st.Err != "" {
-			line += ": " + st.Err
-		}
-		fmt.Fprintln(e.stdout, line)
-	}
-}
-
-func writeStreamLine(tw *tabwriter.Writer, st store.Stream, label map[int64]string) {
-	what := "open"
-	if st.URL != "" {
-		what = fmt.Sprintf("%s %s -> %d", st.Method, st.URL, st.Status)
-	}
-	if st.LastEventID != "" {
-		what += " Last-Event-ID=" + st.LastEventID
-	}
-	fmt.Fprintf(tw, "%s\t=\t%s\t%s\t\t\t\t\n", fmtOffset(st.Opened), label[st.ID], what)
-}
-
-func fmtOffset(d interface{ Seconds() float64 }) string {
-	return fmt.Sprintf("%9.3fs", d.Seconds())
-}
-
-func flags(f store.Frame, kind store.StreamKind) string {
-	var fl []string
-	if f.Batch {
-		fl = append(fl, fmt.Sprintf("batch(%d)", len(f.Members)))
-	}
-	if f.Kind == store.KindRequest {
-		if v := mcpwire.RequestMeta(jsonrpc.Parse(f.Data).Params).ProtocolVersion; v != "" {
-			fl = append(fl, "rev="+v) // a modern request names its revision
-		}
-	}
-	if f.Malformed {
-		fl = append(fl, "malformed")
-	}
-	if f.Comment {
-		fl = append(fl, "comment")
-	}
-	if f.HasEventID {
-		fl = append(fl, "sse-id="+f.EventID)
-	}
-	if f.Event != "" {
-		fl = append(fl, "event="+f.Event)
-	}
-	if f.Retry >= 0 && f.SSE {
-		fl = append(fl, fmt.Sprintf("retry=%d", f.Retry))
-	}
-	if len(f.Raw) > 0 && f.Raw[len(f.Raw)-1] != '\n' && (kind == store.StdinStream || kind == store.StdoutStream) {
-		fl = append(fl, "no-newline")
-	}
-	return strings.Join(fl, ",")
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

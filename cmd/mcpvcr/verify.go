@@ -69,7 +69,12 @@ func verifyCommand(e *env) *cli.Command {
 			if err != nil {
 				return verifyErr(c, id, t, err)
 			}
-			if err := diff.Write(e.stdout, format, reports...); err != nil {
+			if format == "html" {
+				err = writeHTMLReports(c.Context, e.stdout, db, reports)
+			} else {
+				err = diff.Write(e.stdout, format, reports...)
+			}
+			if err != nil {
 				return failErr(fmt.Errorf("write the report: %w", err), "")
 			}
 			for _, r := range reports {
@@ -148,8 +153,8 @@ func parseUpstream(raw string) (*url.URL, error) {
 // reportFlags reads the --format and --ignore flags verify and diff share.
 func reportFlags(c *cli.Context) (format string, extra diff.Noise, err error) {
 	format = c.String("format")
-	if !slices.Contains(diff.Formats, format) {
-		return "", diff.Noise{}, usageErr("--format text, --format json or --format junit", "--format %q is not text, json or junit", format)
+	if !slices.Contains(diff.Formats, format) && format != "html" {
+		return "", diff.Noise{}, usageErr("--format text, json, junit or html", "--format %q is not text, json, junit or html", format)
 	}
 	for _, s := range c.StringSlice("ignore") {
 		p, err := diff.ParsePath(s)
@@ -162,5 +167,5 @@ func reportFlags(c *cli.Context) (format string, extra diff.Noise, err error) {
 }
 
 func formatFlag() cli.Flag {
-	return &cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json or junit", EnvVars: []string{"MCPVCR_FORMAT"}}
+	return &cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json, junit or html (both sessions, the differences marked)", EnvVars: []string{"MCPVCR_FORMAT"}}
 }

@@ -13,7 +13,7 @@ import (
 
 // publicPackages are the packages whose API users hold, relative to the
 // module root.
-var publicPackages = []string{"store", "recorder", "replayer", "diff", "verify", "clock", "mcpvcrtest"}
+var publicPackages = []string{"store", "recorder", "replayer", "diff", "verify", "clock", "mcpvcrtest", "view"}
 
 // TestNoInternalTypes parses each public package and fails for every
 // exported declaration (type, field, embedded field, function, method of
@@ -169,14 +169,16 @@ func mentions(n ast.Node, internal map[string]bool) bool {
 
 // TestImportDirections: imports point one way (design.md §6): replayer
 // imports neither diff nor verify, diff neither replayer nor verify, and
-// recorder and replayer never import each other.
+// recorder and replayer never import each other; view (the report and the
+// timeline) reads recordings and reports, it never records or replays.
 func TestImportDirections(t *testing.T) {
 	const mod = "github.com/mcpvcr/mcpvcr/"
 	forbidden := map[string][]string{
 		"replayer": {"diff", "verify", "recorder"},
 		"diff":     {"replayer", "verify", "recorder"},
 		"recorder": {"replayer", "diff", "verify"},
-		"store":    {"replayer", "diff", "verify", "recorder"},
+		"store":    {"replayer", "diff", "verify", "recorder", "view"},
+		"view":     {"replayer", "verify", "recorder"},
 	}
 	for pkg, bad := range forbidden {
 		fset := token.NewFileSet()

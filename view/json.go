@@ -1,0 +1,164 @@
+package view
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// SessionJSON is a session as mcpvcr ls --format json and show --format
+// json write it.
+type SessionJSON struct {
+	ID         int64             `json:"id"`
+	Name       string            `json:"name,omitempty"`
+	Transport  string            `json:"transport"`
+	Revision   string            `json:"revision,omitempty"`
+	Era        string            `json:"era,omitempty"`
+	Upstream   string            `json:"upstream,omitempty"`
+	ExternalID string            `json:"external_id,omitempty"`
+	StartedAt  *time.Time        `json:"started_at,omitempty"`
+	EndedAt    *time.Time        `json:"ended_at,omitempty"`
+	ExitCode   int               `json:"exit_code"`
+	ClientInfo json.RawMessage   `json:"client_info,omitempty"`
+	ServerInfo json.RawMessage   `json:"server_info,omitempty"`
+	Labels     map[string]string `json:"labels,omitempty"`
+	Note       string            `json:"note,omitempty"`
+}
+
+// StreamJSON is a stream in show --format json.
+type StreamJSON struct {
+	Label       string  `json:"label"` // as show names it: "post#3"
+	Kind        string  `json:"kind"`
+	Method      string  `json:"method,omitempty"`
+	URL         string  `json:"url,omitempty"`
+	Status      int     `json:"status,omitempty"`
+	Resumes     string  `json:"resumes,omitempty"`
+	LastEventID string  `json:"last_event_id,omitempty"`
+	OpenedMS    float64 `json:"opened_ms"`
+	ClosedMS    float64 `json:"closed_ms,omitempty"`
+	End         string  `json:"end"`
+	Err         string  `json:"error,omitempty"`
+	Request     header  `json:"request_header,omitempty"`
+	Response    header  `json:"response_header,omitempty"`
+}
+
+type header = map[string][]string
+
+// FrameJSON is a frame in show --format json.
+type FrameJSON struct {
+	Seq         int64           `json:"seq"`
+	Stream      string          `json:"stream,omitempty"`
+	Dir         string          `json:"dir"`
+	OffsetMS    float64         `json:"offset_ms"`
+	Kind        string          `json:"kind"`
+	Method      string          `json:"method,omitempty"` // for an answer, the method of its request
+	Name        string          `json:"name,omitempty"`   // the tool, prompt or resource it names (or its request named)
+	ID          string          `json:"id,omitempty"`
+	Size        int             `json:"size"`
+	AnswerSeq   int64           `json:"answer_seq,omitempty"`
+	RequestSeq  int64           `json:"request_seq,omitempty"`
+	DurationMS  float64         `json:"duration_ms,omitempty"`
+	ProgressOf  int64           `json:"progress_of,omitempty"`
+	Cancels     int64           `json:"cancels,omitempty"`
+	CancelledBy int64           `json:"cancelled_by,omitempty"`
+	Flags       []string        `json:"flags,omitempty"`
+	Payload     json.RawMessage `json:"payload,omitempty"` // with Options.Payload: the JSON, or the text as a string
+}
+
+// TimelineJSON is what show --format json writes.
+type TimelineJSON struct {
+	Session SessionJSON  `json:"session"`
+	Streams []StreamJSON `json:"streams"`
+	Frames  []FrameJSON  `json:"frames"`
+}
+
+// SessionOf returns s as JSON shows it.
+func SessionOf(s store.Session) SessionJSON {
+	j := SessionJSON{ID: s.ID, Name: s.Name, Transport: s.Transport.String(), Revision: s.Revision, Era: s.Era.String(),
+		Upstream: s.Upstream, ExternalID: s.ExternalID, ExitCode: s.ExitCode, ClientInfo: s.ClientInfo, ServerInfo: s.ServerInfo,
+		Labels: s.Labels, Note: s.Note}
+	if !s.StartedAt.IsZero() {
+		t := s.StartedAt.UTC()
+		j.StartedAt = &t
+	}
+	if !s.EndedAt.IsZero() {
+		t := s.EndedAt.UTC()
+		j.EndedAt = &t
+	}
+	return j
+}
+
+// WriteSessionsJSON writes ss as a JSON array, one object per session.
+func WriteSessionsJSON(w io.Writer, ss []store.Session) error {
+	out := make([]SessionJSON, 0, len(ss))
+	for _, s := range ss {
+		out = append(out, SessionOf(s))
+	}
+	return encode(w, out)
+}
+
+// WriteJSON writes the timeline of r as JSON (a TimelineJSON): the
+// session, its streams, and the frames o's filters keep.
+func WriteJSON(w io.Writer, r *store.Recording, o Options) error {
+	links := store.Link(r.Frames)
+	labels := labelsOf(r.Streams)
+	named := names(r.Frames, links)
+	t := TimelineJSON{Session: SessionOf(r.Session), Streams: []StreamJSON{}, Frames: []FrameJSON{}}
+	index := map[int64]int{}
+	for i, st := range r.Streams {
+		index[st.ID] = i
+	}
+	for i, st := range r.Streams {
+		sj := StreamJSON{Label: labels[i], Kind: st.Kind.String(), Method: st.Method, URL: st.URL, Status: st.Status,
+			LastEventID: st.LastEventID, OpenedMS: ms(st.Opened), ClosedMS: ms(st.Closed), End: st.End.String(), Err: st.Err,
+			Request: st.RequestHeader, Response: st.ResponseHeader}
+		if j, ok := index[st.ResumesID]; ok && st.ResumesID != 0 {
+			sj.Resumes = labels[j]
+		}
+		t.Streams = append(t.Streams, sj)
+	}
+	bySeq := map[int64]*store.Frame{}
+	for i := range r.Frames {
+		bySeq[r.Frames[i].Seq] = &r.Frames[i]
+	}
+	for _, rw := range timeline(r, links, o) {
+		f := rw.frame
+		if f == nil {
+			continue
+		}
+		kind := store.StreamUnknown
+		fj := FrameJSON{Seq: f.Seq, Dir: f.Direction.String(), OffsetMS: ms(f.Offset), Method: f.Method, Name: named[f.Seq], ID: f.ID, Size: len(f.Raw)}
+		if rw.stream >= 0 {
+			fj.Stream, kind = labels[rw.stream], r.Streams[rw.stream].Kind
+		}
+		fj.Kind = Kind(f, kind)
+		if a, ok := links.Answer[f.Seq]; ok {
+			fj.AnswerSeq, fj.DurationMS = a, ms(bySeq[a].Offset-f.Offset)
+		}
+		if q, ok := links.Request[f.Seq]; ok {
+			fj.RequestSeq, fj.DurationMS, fj.Method = q, ms(f.Offset-bySeq[q].Offset), links.Method[f.Seq]
+		}
+		fj.ProgressOf, fj.Cancels, fj.CancelledBy = links.Progress[f.Seq], links.Cancel[f.Seq], links.Cancelled[f.Seq]
+		fj.Flags = flags(f, kind)
+		if o.Payload {
+			if d := f.Data; len(d) > 0 && json.Valid(d) {
+				fj.Payload = d
+			} else if len(f.Raw) > 0 {
+				fj.Payload, _ = json.Marshal(string(f.Raw))
+			}
+		}
+		t.Frames = append(t.Frames, fj)
+	}
+	return encode(w, t)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func encode(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
