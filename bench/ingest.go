@@ -17,6 +17,12 @@ import (
 func ingest(ctx context.Context, dir string, size, n int) (float64, error) {
 	path := filepath.Join(dir, fmt.Sprintf("ingest-%d.db", size))
 	defer removeCassette(path)
+	return ingestInto(ctx, path, size, n)
+}
+
+// ingestInto is ingest into a new session of the cassette at path, which
+// may exist.
+func ingestInto(ctx context.Context, path string, size, n int) (float64, error) {
 	db, err := store.Open(ctx, path)
 	if err != nil {
 		return 0, err

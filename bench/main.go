@@ -21,6 +21,7 @@ type options struct {
 	quick      bool
 	rssMB      int
 	rssEvent   int
+	growthMB   int
 	only       *regexp.Regexp
 	cpuprofile string
 	timeout    time.Duration
@@ -34,7 +35,8 @@ func main() {
 	flag.BoolVar(&o.quick, "quick", false, "a fifth of the requests, 3 rounds and a 64 MB memory run: a smoke test, not a measurement")
 	flag.IntVar(&o.rssMB, "rss-mb", 256, "size in MB of the SSE stream forwarded for the peak-memory rows (1024 for the 1 GB target); 0 skips them")
 	flag.IntVar(&o.rssEvent, "rss-event", 4096, "size in bytes of each event of that stream")
-	flag.StringVar(&only, "only", "", "run only the loads whose name matches this `regexp` (http, sse, stdio, ingest, rss, replay start)")
+	flag.IntVar(&o.growthMB, "growth-mb", 1024, "size in MB of the generated cassette the growth rows append to; 0 skips them")
+	flag.StringVar(&only, "only", "", "run only the loads whose name matches this `regexp` (http, sse, stdio, ingest, growth, rss, replay start)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to `file`")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	flag.StringVar(&gen, "gen-cassette", "", "write a generated cassette of -gen-sessions stdio sessions of 64 frames, sharing their opening frames, as JSONL to `file` (- for stdout), and exit")
@@ -66,6 +68,7 @@ func main() {
 	if o.quick {
 		o.rounds = min(o.rounds, 3)
 		o.rssMB = min(o.rssMB, 64)
+		o.growthMB = min(o.growthMB, 64)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -118,6 +121,9 @@ var loads = []load{
 
 // ingestSizes are the frame sizes of the store ingest rows, with the
 // frames appended per run.
+// growthFrames is how many 200 B frames each growth run appends.
+const growthFrames = 100000
+
 var ingestSizes = []struct{ size, n int }{{200, 300000}, {2 << 10, 150000}, {64 << 10, 5000}}
 
 // bench runs everything and writes the table to out, progress to log.
@@ -176,6 +182,17 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 			}
 			t.addIngest(sz.size, medianF(xs))
 		}
+	}
+	if o.growthMB > 0 && o.only.MatchString("store growth") {
+		n := growthFrames
+		if o.quick {
+			n /= 5
+		}
+		g, err := growth(ctx, dir, o.growthMB, 200, n, max(3, o.rounds/2+1), log)
+		if err != nil {
+			return fmt.Errorf("store growth: %w", err)
+		}
+		t.addGrowth(g)
 	}
 	if o.rssMB > 0 && o.only.MatchString("rss peak memory") {
 		var res [2]rssResult

@@ -31,9 +31,10 @@ type recordingBody struct {
 	mu       sync.Mutex // guards everything below
 	split    sse.Splitter
 	events   []sse.Event
-	buf      []byte // a non-SSE body, recorded whole at EOF
-	out      []byte // bytes held back for the client (the endpoint event)
-	holding  bool   // holding bytes until the endpoint event is complete
+	reserved []*store.Frame // events forwarded and reserved, not yet settled
+	buf      []byte         // a non-SSE body, recorded whole at EOF
+	out      []byte         // bytes held back for the client (the endpoint event)
+	holding  bool           // holding bytes until the endpoint event is complete
 	started  bool
 	finished bool
 }
@@ -45,6 +46,7 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 		b.started = true
 		b.holding = b.sse && b.x.st.Kind == store.SSEGetStream
 	}
+	b.settle()
 	for {
 		if len(b.out) > 0 && !b.holding {
 			n := copy(p, b.out)
@@ -64,10 +66,7 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 				}
 				n = 0 // handed out from b.out once the endpoint is known
 			} else if b.sse {
-				if ferr := b.feed(p[:n]); ferr != nil {
-					b.finish(ferr)
-					return 0, ferr
-				}
+				b.reserve(p[:n])
 			} else {
 				b.buf = append(b.buf, p[:n]...)
 			}
@@ -93,6 +92,66 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 	}
 }
 
+// reserve splits SSE bytes that are about to be forwarded and reserves
+// each complete event's place in the session; settle, at the next Read
+// (or the end), records them. So an event is on its way to the client
+// before it is parsed and queued for the cassette, and the order of
+// frames is still the order seen.
+func (b *recordingBody) reserve(p []byte) {
+	b.events = b.split.Feed(b.events[:0], p)
+	for _, ev := range b.events {
+		f := b.frame(ev)
+		b.x.hs.reserve(b.x.st, store.ServerToClient, f)
+		b.reserved = append(b.reserved, f)
+	}
+	clear(b.events)
+}
+
+// settle records the reserved events and notes what they answered.
+func (b *recordingBody) settle() {
+	if len(b.reserved) == 0 {
+		return
+	}
+	b.x.hs.flush(b.ctx)
+	for i, f := range b.reserved {
+		b.noteEvent(f)
+		b.reserved[i] = nil
+	}
+	b.reserved = b.reserved[:0]
+}
+
+// frame returns the frame of event ev, not yet derived. An endpoint URL
+// is stored redacted, like every URL (the client still gets it as sent).
+// The frame shares ev's memory, which no one changes.
+func (b *recordingBody) frame(ev sse.Event) *store.Frame {
+	f := &store.Frame{Raw: ev.Raw, SSE: true, Retry: ev.Retry, Comment: ev.Comment,
+		EventID: ev.ID, HasEventID: ev.HasID, Event: ev.Type}
+	if ev.HasData {
+		f.Data = ev.Data
+		if f.Data == nil {
+			f.Data = []byte{}
+		}
+	}
+	if ev.Type == "endpoint" {
+		if red := b.h.red.URL(string(ev.Data)); red != string(ev.Data) {
+			rev := ev.WithData([]byte(red))
+			f.Raw, f.Data = rev.Raw, rev.Data
+		}
+	}
+	return f
+}
+
+// noteEvent remembers which stream carried a recorded event's id, for a
+// stream that resumes from it, and crosses off the requests it answers.
+func (b *recordingBody) noteEvent(f *store.Frame) {
+	if f.HasEventID && f.EventID != "" {
+		b.x.hs.mu.Lock()
+		b.x.hs.eventTo[f.EventID] = b.x.st
+		b.x.hs.mu.Unlock()
+	}
+	b.answeredFrame(f)
+}
+
 // feed splits SSE bytes and records each complete event.
 func (b *recordingBody) feed(p []byte) error {
 	b.events = b.split.Feed(b.events[:0], p)
@@ -106,32 +165,15 @@ func (b *recordingBody) feed(p []byte) error {
 
 func (b *recordingBody) event(ev sse.Event) error {
 	x := b.x
-	f := &store.Frame{Raw: ev.Raw, SSE: true, Retry: ev.Retry, Comment: ev.Comment,
-		EventID: ev.ID, HasEventID: ev.HasID, Event: ev.Type}
-	if ev.HasData {
-		f.Data = append([]byte{}, ev.Data...)
-	}
+	f := b.frame(ev)
 	if b.holding && !ev.Comment {
 		b.holding = false
 		if err := b.endpoint(ev); err != nil {
 			return err
 		}
 	}
-	if ev.Type == "endpoint" {
-		// The endpoint URL may carry a token: store it redacted, like
-		// every URL (the client still gets it as sent).
-		if red := b.h.red.URL(string(ev.Data)); red != string(ev.Data) {
-			rev := ev.WithData([]byte(red))
-			f.Raw, f.Data = rev.Raw, rev.Data
-		}
-	}
 	x.hs.append(b.ctx, x.st, store.ServerToClient, f)
-	if ev.HasID && ev.ID != "" {
-		x.hs.mu.Lock()
-		x.hs.eventTo[ev.ID] = x.st
-		x.hs.mu.Unlock()
-	}
-	b.answeredFrame(f)
+	b.noteEvent(f)
 	return nil
 }
 
@@ -213,6 +255,7 @@ func (b *recordingBody) finish(err error) {
 		return
 	}
 	b.finished = true
+	b.settle()
 	x := b.x
 	if b.sse {
 		if ev, ok := b.split.End(); ok {
@@ -245,6 +288,7 @@ func (b *recordingBody) Close() error {
 	b.mu.Lock()
 	if !b.finished {
 		b.finished = true
+		b.settle()
 		if b.sse {
 			if ev, ok := b.split.End(); ok {
 				_ = b.event(ev)

@@ -12,11 +12,13 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// countingSink counts the bytes of the SSE frames appended to it.
+// countingSink counts the bytes of the SSE frames appended to it, and
+// notes their seqs in the order they came.
 type countingSink struct {
 	mu       sync.Mutex
 	recorded int // bytes of the events appended so far
 	events   int
+	seqs     []int64
 }
 
 func (s *countingSink) CreateSession(context.Context, *store.Session) error { return nil }
@@ -26,8 +28,11 @@ func (s *countingSink) CloseStream(context.Context, *store.Stream) error    { re
 func (s *countingSink) Append(_ context.Context, f *store.Frame) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.recorded += len(f.Raw)
+	if f.SSE {
+		s.recorded += len(f.Raw)
+	}
 	s.events++
+	s.seqs = append(s.seqs, f.Seq)
 	return nil
 }
 
@@ -47,10 +52,14 @@ func (c *chunks) Read(p []byte) (int, error) {
 }
 func (c *chunks) Close() error { return nil }
 
-// TestRecordingBody_RecordsBeforeForwarding: however the upstream's bytes
-// are cut, a complete event is recorded before its end is handed to the
-// proxy, and the bytes handed out are the upstream's.
-func TestRecordingBody_RecordsBeforeForwarding(t *testing.T) {
+// TestRecordingBody_ForwardsBeforeRecording: however the upstream's bytes
+// are cut, a complete event takes its place in the session's order
+// before its end is handed to the proxy, and is recorded by the next Read
+// (the proxy's, after it has forwarded the bytes); the bytes handed out
+// are the upstream's. A frame of the client's that follows an event it
+// received (its effect) comes after it in the session, and reaches the
+// sink after it.
+func TestRecordingBody_ForwardsBeforeRecording(t *testing.T) {
 	var stream strings.Builder
 	for i := range 40 {
 		fmt.Fprintf(&stream, "id: %d\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"i\":%d}}\n\n", i, i)
@@ -79,17 +88,36 @@ func TestRecordingBody_RecordsBeforeForwarding(t *testing.T) {
 			b.h.init()
 			var got bytes.Buffer
 			p := make([]byte, tt.bufLen)
-			reads := 0
+			reads, before, reactions := 0, 0, 0
 			for {
 				n, err := b.Read(p)
 				got.Write(p[:n])
 				reads++
-				// Every event whose end has been handed out is recorded.
 				sink.mu.Lock()
 				recorded := sink.recorded
 				sink.mu.Unlock()
-				if ends := strings.LastIndex(got.String(), "\n\n"); ends >= 0 && recorded < ends+2 && !strings.Contains(tt.name, "CR") {
-					t.Fatalf("read %d: handed out %d bytes with events ending at %d, but only %d bytes of events recorded", reads, got.Len(), ends+2, recorded)
+				if !strings.Contains(tt.name, "CR") {
+					// Events handed out before this Read are recorded.
+					if recorded < before {
+						t.Fatalf("read %d: events ending at %d were handed out by the reads before, but only %d bytes of events recorded", reads, before, recorded)
+					}
+					// Events handed out by this Read have their place.
+					complete := strings.Count(got.String(), "\n\n")
+					rs.mu.Lock()
+					seq := rs.seq
+					rs.mu.Unlock()
+					if int(seq) < complete+reactions {
+						t.Fatalf("read %d: %d events and %d client frames handed out, but only %d seqs taken", reads, complete, reactions, seq)
+					}
+					if ends := strings.LastIndex(got.String(), "\n\n"); ends >= 0 {
+						before = ends + 2
+					}
+				}
+				if n > 0 && reads%3 == 0 {
+					// The client reacts to what it got.
+					hs.append(ctx, &store.Stream{Kind: store.PostStream}, store.ClientToServer,
+						&store.Frame{Raw: []byte(`{"jsonrpc":"2.0","method":"notifications/progress"}`)})
+					reactions++
 				}
 				if err == io.EOF {
 					break
@@ -104,6 +132,11 @@ func TestRecordingBody_RecordsBeforeForwarding(t *testing.T) {
 			}
 			if sink.recorded != len(want) {
 				t.Errorf("recorded %d bytes of events, want all %d", sink.recorded, len(want))
+			}
+			for i, seq := range sink.seqs {
+				if seq != int64(i+1) {
+					t.Fatalf("the sink got seqs %v; want 1, 2, 3, ... in order", sink.seqs)
+				}
 			}
 		})
 	}

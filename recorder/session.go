@@ -23,9 +23,14 @@ type session struct {
 	logger *slog.Logger
 	start  time.Time
 
-	mu   sync.Mutex // guards seq, sess, failed, err, and the order of Append calls
+	mu   sync.Mutex // guards seq, sess, pending, failed, err, and the order of Append calls
 	seq  int64
 	sess store.Session
+	// pending holds the frames whose seq and offset are taken (reserve)
+	// and that are not yet handed to the sink, in seq order. Every other
+	// write of the session hands them over first, so that the sink gets
+	// frames in seq order and a crash can lose only a tail.
+	pending []pendingFrame
 	// initID is the id token of the client's initialize request.
 	initID string
 	failed bool
@@ -74,10 +79,49 @@ func (rs *session) Err() error {
 	return rs.err
 }
 
+// pendingFrame is a reserved frame and the stream it is on.
+type pendingFrame struct {
+	st *store.Stream
+	f  *store.Frame
+}
+
+// reserve gives f its place in the session's order, on st in direction
+// dir, now, and leaves the rest of recording it (parsing it, learning
+// from it, handing it to the sink) to the next flush or write of the
+// session. The caller forwards f's bytes meanwhile: they are on their way
+// before any recording work that order does not need. f.Raw (and f.Data,
+// the SSE fields and Comment) come from the caller, who must not change
+// f until it has called flush.
+func (rs *session) reserve(st *store.Stream, dir store.Direction, f *store.Frame) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.seq++
+	f.SessionID, f.StreamID, f.Seq, f.Direction, f.Offset = rs.sess.ID, st.ID, rs.seq, dir, rs.offset()
+	rs.pending = append(rs.pending, pendingFrame{st: st, f: f})
+}
+
+// flush records the reserved frames.
+func (rs *session) flush(ctx context.Context) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.flushLocked(ctx)
+}
+
+// flushLocked records the reserved frames, in order. The caller holds
+// rs.mu.
+func (rs *session) flushLocked(ctx context.Context) {
+	for i, p := range rs.pending {
+		rs.record(ctx, p.f, derive.Frame(p.f, int(p.st.Kind)))
+		rs.pending[i] = pendingFrame{}
+	}
+	rs.pending = rs.pending[:0]
+}
+
 // openStream records a new stream in the session.
 func (rs *session) openStream(ctx context.Context, st *store.Stream) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	rs.flushLocked(ctx)
 	st.SessionID = rs.sess.ID
 	st.Opened = rs.offset()
 	if rs.failed {
@@ -90,6 +134,7 @@ func (rs *session) openStream(ctx context.Context, st *store.Stream) {
 func (rs *session) closeStream(ctx context.Context, st *store.Stream, end store.End, cause error) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	rs.flushLocked(ctx)
 	st.Closed = rs.offset()
 	st.End = end
 	if cause != nil {
@@ -112,9 +157,16 @@ func (rs *session) append(ctx context.Context, st *store.Stream, dir store.Direc
 func (rs *session) appendDerived(ctx context.Context, st *store.Stream, dir store.Direction, f *store.Frame, m jsonrpc.Message) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	rs.flushLocked(ctx)
 	rs.seq++
 	f.SessionID, f.StreamID, f.Seq, f.Direction, f.Offset = rs.sess.ID, st.ID, rs.seq, dir, rs.offset()
-	if rs.learn(dir, f, m) && !rs.failed {
+	rs.record(ctx, f, m)
+}
+
+// record learns from f, whose parsed view is m, and hands it to the sink.
+// The caller holds rs.mu.
+func (rs *session) record(ctx context.Context, f *store.Frame, m jsonrpc.Message) {
+	if rs.learn(f.Direction, f, m) && !rs.failed {
 		rs.fail(rs.sink.UpdateSession(ctx, &rs.sess))
 	}
 	if rs.failed {
@@ -201,6 +253,7 @@ func (rs *session) learn(dir store.Direction, f *store.Frame, m jsonrpc.Message)
 func (rs *session) end(ctx context.Context, exitCode int) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	rs.flushLocked(ctx)
 	rs.sess.EndedAt = rs.clock.Now()
 	rs.sess.ExitCode = exitCode
 	if rs.failed {

@@ -345,6 +345,14 @@ func (c *cursor) keep(ok func(*engine) bool) bool {
 	return true
 }
 
+// snapshot returns the channel closed at the next change and the
+// candidates in play now, in one go.
+func (c *cursor) snapshot() (<-chan struct{}, []*engine) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed, slices.Clone(c.cands)
+}
+
 // candidates returns the candidates in play.
 func (c *cursor) candidates() []*engine {
 	c.mu.Lock()
@@ -440,12 +448,7 @@ func (e *engine) stalled(id string) (stall, bool) {
 	if !ok {
 		return stall{}, false
 	}
-	st := stall{ID: id}
-	for i := range e.frames {
-		if fr := &e.frames[i]; fr.c2s && fr.done && fr.msg.Kind == jsonrpc.KindRequest && string(fr.msg.ID) == rec {
-			st.Request = fr.f
-		}
-	}
+	st := stall{ID: id, Request: e.reqAt[rec]}
 	a, ok := e.answerOf[rec]
 	if !ok {
 		return st, true

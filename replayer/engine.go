@@ -38,9 +38,10 @@ type engine struct {
 	// lo is the index of the first frame not yet done: every frame
 	// before it is matched or sent, so scans start there.
 	lo     int
-	ids    map[string]string // recorded client request id -> live id
-	rids   map[string]string // live client request id -> recorded id
-	tokens map[string]string // recorded progress token -> live token
+	ids    map[string]string       // recorded client request id -> live id
+	rids   map[string]string       // live client request id -> recorded id
+	reqAt  map[string]*store.Frame // recorded client request id -> the frame that carried it
+	tokens map[string]string       // recorded progress token -> live token
 
 	// dependents lists, for each frame, the server frames that wait for
 	// it (their prev or extra); ready holds the server frames whose causes
@@ -71,7 +72,7 @@ type engine struct {
 
 func newEngine(rec *recording, mt Match) *engine {
 	t := rec.template(mt)
-	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{},
+	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{},
 		frames: slices.Clone(t.frames), dependents: t.dependents, unsentS2C: t.unsentS2C,
 		srvReq: t.srvReq, answerOf: t.answerOf, index: t.index}
 	return e
@@ -358,6 +359,7 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 		}
 		e.ids[string(rec.ID)] = string(got.ID)
 		e.rids[string(got.ID)] = string(rec.ID)
+		e.reqAt[string(rec.ID)] = fr.f
 		if rt, lt := mcpwire.ProgressToken(rec.Params), mcpwire.ProgressToken(got.Params); rt != nil && lt != nil {
 			e.tokens[string(rt)] = string(lt)
 		}

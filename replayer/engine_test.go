@@ -222,3 +222,55 @@ func TestNoMatchReply(t *testing.T) {
 		t.Errorf("reply to a notification = %s; want none", r)
 	}
 }
+
+// TestLink_BodyFollowsItsOwnRequest: an HTTP+SSE POST's "Accepted" body,
+// recorded after the client's next request, is released by its own
+// request: the client waits for it before it sends the next one.
+func TestLink_BodyFollowsItsOwnRequest(t *testing.T) {
+	rec := &recording{Recording: &store.Recording{
+		Session: store.Session{ID: 1, Transport: store.LegacySSE},
+		Streams: []store.Stream{{ID: 1, Kind: store.SSEGetStream}, {ID: 2, Kind: store.PostStream}, {ID: 3, Kind: store.PostStream}},
+	}}
+	add := func(stream int64, dir store.Direction, raw string) {
+		f := store.Frame{SessionID: 1, StreamID: stream, Seq: int64(len(rec.Frames) + 1), Direction: dir, Raw: []byte(raw)}
+		f.Derive(store.PostStream)
+		rec.Frames = append(rec.Frames, f)
+	}
+	add(2, store.ClientToServer, `{"jsonrpc":"2.0","id":1,"method":"a"}`)
+	add(1, store.ServerToClient, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	add(3, store.ClientToServer, `{"jsonrpc":"2.0","id":2,"method":"b"}`)
+	add(2, store.ServerToClient, `Accepted`) // post 2's body, recorded late
+	c := newCursor([]*recording{rec}, Match{}, false)
+	c.start()
+	rc := c.receive(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":1,"method":"a"}`)), nil)
+	var got []string
+	for _, o := range rc.outs {
+		got = append(got, string(o.Data))
+	}
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","id":1,"result":{}}`, `Accepted`}, got); diff != "" {
+		t.Errorf("released after request a (-want +got):\n%s", diff)
+	}
+}
+
+// TestStalls_Expected: a request whose answer waits for the client's
+// answer to a server request already sent is an ordinary wait, reported
+// only when Server.Wait runs out; once the client answers, it is over.
+func TestStalls_Expected(t *testing.T) {
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sample"}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"sampling/createMessage","params":{}}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"content":{"type":"text","text":"hi"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{}}`,
+	)
+	c := newCursor([]*recording{rec}, Match{}, true)
+	c.start()
+	recv(t, c, `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"sample"}}`)
+	st := c.stalls()
+	if len(st) != 1 || !st[0].Expected || len(st[0].Awaited) != 1 || st[0].Awaited[0].Seq != 3 {
+		t.Fatalf("stalls() = %+v; want request a awaiting seq 3, expected", st)
+	}
+	recv(t, c, `{"jsonrpc":"2.0","id":0,"result":{"content":{"type":"text","text":"hi"}}}`)
+	if st := c.stalls(); len(st) != 0 {
+		t.Fatalf("stalls() after the answer = %+v; want none", st)
+	}
+}

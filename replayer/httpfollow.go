@@ -42,8 +42,13 @@ func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string,
 		ls.mu.Lock()
 		changed := ls.changed
 		ls.mu.Unlock()
-		curChanged := ls.cur.wakeup()
-		cands := ls.cur.candidates()
+		curChanged, cands := ls.cur.snapshot()
+		if len(cands) == 1 {
+			// One candidate: nothing to agree on.
+			if _, s, ready := ls.value(cands[0], pick, k); ready {
+				return s, true
+			}
+		}
 		var first string
 		allReady, anyReady, same := true, false, true
 		var lead streamStep
@@ -242,8 +247,11 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 			}
 			ls.noteEvent(s.f, pick, k)
 		}
-		cut := ls.srv.Faults.CutAfter[ordinalOf(rec, st.ID)]
-		cutNow := cut > 0 && !s.f.Comment && ls.countEvent(st.ID) == cut
+		cutNow := false
+		if len(ls.srv.Faults.CutAfter) > 0 {
+			cut := ls.srv.Faults.CutAfter[ordinalOf(rec, st.ID)]
+			cutNow = cut > 0 && !s.f.Comment && ls.countEvent(st.ID) == cut
+		}
 		if paced || cutNow || !ls.nextReady(pick, k+1) {
 			if err := rc.Flush(); err != nil {
 				return

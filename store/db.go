@@ -84,8 +84,10 @@ const (
 // reports it, every later write returns it, and what was committed before
 // stays readable.
 //
-// Only one DB should write to a given file at a time, since each assigns
-// IDs from its own counters.
+// Any number of DBs, in any number of processes, may write to one file
+// at once: each takes session and stream IDs from the file (see ids.go).
+// A session's frames must all be appended through one DB, which the
+// caller numbers (Frame.Seq).
 type DB struct {
 	path      string    // as given, for messages
 	wdb       *sql.DB   // the writer's single connection
@@ -99,12 +101,12 @@ type DB struct {
 
 	failed atomic.Pointer[failure] // the sticky writer error, once set
 
-	// mu guards the ID counters and the sessions and streams known to exist.
-	mu          sync.Mutex
-	lastSession int64
-	lastStream  int64
-	sessions    map[int64]bool  // session id → exists (false: deleted)
-	streams     map[int64]int64 // stream id → its session id (0: deleted)
+	// mu guards the ID pools and the sessions and streams known to exist.
+	mu         sync.Mutex
+	sessionIDs *idPool
+	streamIDs  *idPool
+	sessions   map[int64]bool  // session id → exists (false: deleted)
+	streams    map[int64]int64 // stream id → its session id (0: deleted)
 }
 
 type failure struct{ err error }
@@ -133,10 +135,12 @@ func open(ctx context.Context, path string) (_ *DB, err error) {
 		return nil, err
 	}
 	d := &DB{
-		path:     path,
-		q:        newQueue(),
-		sessions: make(map[int64]bool),
-		streams:  make(map[int64]int64),
+		path:       path,
+		q:          newQueue(),
+		sessionIDs: newIDPool("sessions", sessionBlock),
+		streamIDs:  newIDPool("streams", streamBlock),
+		sessions:   make(map[int64]bool),
+		streams:    make(map[int64]int64),
 	}
 	defer func() {
 		if err != nil {
@@ -153,7 +157,11 @@ func open(ctx context.Context, path string) (_ *DB, err error) {
 	d.wdb.SetMaxIdleConns(1)
 	d.wdb.SetConnMaxLifetime(0)
 	d.wdb.SetConnMaxIdleTime(0)
-	version, err := inspect(ctx, d.wdb)
+	var version int
+	err = retryBusy(func() (err error) {
+		version, err = inspect(ctx, d.wdb)
+		return err
+	})
 	if err != nil {
 		return nil, sqliteError(err)
 	}
@@ -168,7 +176,10 @@ func open(ctx context.Context, path string) (_ *DB, err error) {
 	// Only now that the file is known to be a cassette (or empty) may it
 	// be changed: journal_mode=WAL is stored in the file.
 	var mode string
-	if err := d.wdb.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode); err != nil {
+	err = retryBusy(func() error {
+		return d.wdb.QueryRowContext(ctx, "PRAGMA journal_mode = WAL").Scan(&mode)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("enable WAL: %w", err)
 	}
 	if mode != "wal" {
@@ -181,9 +192,6 @@ func open(ctx context.Context, path string) (_ *DB, err error) {
 		return nil, err
 	}
 	if err := migrate(ctx, d.wdb, version); err != nil {
-		return nil, err
-	}
-	if err := d.loadCounters(ctx); err != nil {
 		return nil, err
 	}
 	if d.rdb, err = sql.Open("sqlite3", dsn(abs, readerParams)); err != nil {
@@ -237,21 +245,6 @@ func sqliteError(err error) error {
 		return fmt.Errorf("%w (%w)", ErrNotCassette, err)
 	}
 	return err
-}
-
-// loadCounters starts the ID counters after the largest IDs ever used,
-// including those of deleted sessions and streams, so that an ID is never
-// given twice.
-func (d *DB) loadCounters(ctx context.Context) error {
-	const q = `SELECT
-		max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'sessions'), 0),
-		    coalesce((SELECT max(id) FROM sessions), 0)),
-		max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'streams'), 0),
-		    coalesce((SELECT max(id) FROM streams), 0))`
-	if err := d.wdb.QueryRowContext(ctx, q).Scan(&d.lastSession, &d.lastStream); err != nil {
-		return fmt.Errorf("read id counters: %w", err)
-	}
-	return nil
 }
 
 // Close commits every write accepted so far, stops the writer and closes

@@ -369,10 +369,9 @@ func (im *importer) session(t *txn, rec *sessionRecord) error {
 	if err != nil {
 		return err
 	}
-	im.d.mu.Lock()
-	im.d.lastSession++
-	args[0] = im.d.lastSession
-	im.d.mu.Unlock()
+	if args[0], err = im.d.idInTxn(t, im.d.sessionIDs); err != nil {
+		return err
+	}
 	if err := t.putSession(args); err != nil {
 		return err
 	}
@@ -414,10 +413,9 @@ func (im *importer) stream(t *txn, rec *streamRecord) error {
 	if err != nil {
 		return err
 	}
-	im.d.mu.Lock()
-	im.d.lastStream++
-	args[0] = im.d.lastStream
-	im.d.mu.Unlock()
+	if args[0], err = im.d.idInTxn(t, im.d.streamIDs); err != nil {
+		return err
+	}
 	if err := t.putStream(args); err != nil {
 		return err
 	}

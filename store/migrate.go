@@ -109,14 +109,16 @@ func probeFile(path string) (empty bool, err error) {
 // inspect reads the schema version of the database behind db and checks
 // that it is a cassette, or an empty database that can become one.
 func inspect(ctx context.Context, db *sql.DB) (version int, err error) {
+	// In one statement, so from one snapshot, so that another process
+	// creating or migrating the file is not seen half-way (three reads
+	// were seen to find the tables of a new cassette without its
+	// application_id). Not in a transaction of the writer's connection:
+	// its BEGIN IMMEDIATE would create a new file's first page, with the
+	// default page size, before Open sets a bigger one.
 	var appID, objects int
-	if err := db.QueryRowContext(ctx, "PRAGMA application_id").Scan(&appID); err != nil {
-		return 0, err
-	}
-	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return 0, err
-	}
-	if err := db.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&objects); err != nil {
+	const q = `SELECT (SELECT application_id FROM pragma_application_id),
+		(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)`
+	if err := db.QueryRowContext(ctx, q).Scan(&appID, &version, &objects); err != nil {
 		return 0, err
 	}
 	switch {
@@ -133,10 +135,14 @@ func inspect(ctx context.Context, db *sql.DB) (version int, err error) {
 }
 
 // migrate applies every migration newer than version, each in its own
-// transaction. Each migration sets PRAGMA user_version itself.
+// transaction. Each migration sets PRAGMA user_version itself. Another
+// process may be migrating the same file at the same time: each
+// transaction takes the write lock first and then reads the version
+// again, so a migration the other process applied meanwhile is skipped.
 func migrate(ctx context.Context, db *sql.DB, version int) error {
 	for _, m := range migrations[version:] {
-		if err := applyMigration(ctx, db, m); err != nil {
+		err := retryBusy(func() error { return applyMigration(ctx, db, m) })
+		if err != nil {
 			return fmt.Errorf("migrate to schema version %d: %w", m.version, err)
 		}
 	}
@@ -149,6 +155,13 @@ func applyMigration(ctx context.Context, db *sql.DB, m migration) error {
 		return err
 	}
 	defer tx.Rollback()
+	var before int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&before); err != nil {
+		return err
+	}
+	if before >= m.version {
+		return nil // another process applied it meanwhile
+	}
 	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
 		return err
 	}

@@ -132,3 +132,13 @@ CREATE TABLE replay_tree (
 CREATE INDEX replay_tree_parent ON replay_tree (name, parent, hash);
 
 PRAGMA user_version = 3;
+
+-- migration 4
+-- The stream_id index on frames served no query of mcpvcr's (frames are
+-- read by session, in seq order) and cost a tenth of the insert time of
+-- a small frame. Deleting a session turns foreign keys off for its
+-- transaction, since without the index every deleted stream would scan
+-- the frames for children (it deletes the session's frames first).
+DROP INDEX frames_stream;
+
+PRAGMA user_version = 4;

@@ -110,13 +110,37 @@ type txn struct {
 	args []driver.NamedValue // reused for every statement
 }
 
+// begin starts a write transaction (BEGIN IMMEDIATE, which takes the
+// file's write lock at once), waiting while another process holds the
+// lock.
 func begin(c driverConn, s *stmts) (*txn, error) {
-	tx, err := c.BeginTx(bg, driver.TxOptions{})
+	var tx driver.Tx
+	err := retryBusy(func() (err error) {
+		tx, err = c.BeginTx(bg, driver.TxOptions{})
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("begin: %w", err)
 	}
 	return &txn{c: c, tx: tx, s: s}, nil
 }
+
+// commit commits t, retrying while SQLite answers SQLITE_BUSY, which
+// leaves the transaction open. Any other error rolls t back.
+func (t *txn) commit() error {
+	err := retryBusy(func() error {
+		_, err := t.c.ExecContext(bg, "COMMIT", nil)
+		return err
+	})
+	if err != nil {
+		t.rollback()
+	}
+	return err
+}
+
+// rollback rolls t back. Its error is of no use: after a failed COMMIT
+// the transaction may be gone already.
+func (t *txn) rollback() { t.c.ExecContext(bg, "ROLLBACK", nil) }
 
 // setArgs makes t.args hold vals, numbered from 1.
 func (t *txn) setArgs(vals ...any) []driver.NamedValue {
@@ -147,9 +171,16 @@ func (t *txn) exec(query string, vals ...any) (int64, error) {
 	return res.RowsAffected()
 }
 
+// errNoRows is queryInt's error for a query that returned no row.
+var errNoRows = errors.New("no rows")
+
 // queryInt runs a query that returns one integer.
-func (t *txn) queryInt(query string) (int64, error) {
-	rows, err := t.c.QueryContext(bg, query, nil)
+func (t *txn) queryInt(query string, vals ...any) (int64, error) {
+	var args []driver.NamedValue
+	if len(vals) > 0 {
+		args = t.setArgs(vals...)
+	}
+	rows, err := t.c.QueryContext(bg, query, args)
 	if err != nil {
 		return 0, err
 	}
@@ -157,7 +188,7 @@ func (t *txn) queryInt(query string) (int64, error) {
 	dest := make([]driver.Value, len(rows.Columns()))
 	if err := rows.Next(dest); err != nil {
 		if err == io.EOF {
-			err = errors.New("no rows")
+			err = errNoRows
 		}
 		return 0, err
 	}
@@ -215,13 +246,47 @@ func (t *txn) addFrame(f *Frame) {
 		raw = []byte{} // an empty blob, not NULL
 	}
 	for _, v := range [...]any{
-		f.SessionID, f.Seq, nullInt(f.StreamID), f.Direction.String(), int64(f.Offset),
-		f.Kind.String(), nullString(f.ID), nullString(f.Method), f.Batch, f.Malformed,
-		f.SSE, nullString(f.EventID), f.HasEventID, nullString(f.Event), int64(f.Retry), f.Comment,
+		f.SessionID, f.Seq, nullInt(f.StreamID), boxedText(directionText[:], int(f.Direction), f.Direction.String), int64(f.Offset),
+		boxedText(kindText[:], int(f.Kind), f.Kind.String), nullString(f.ID), nullString(f.Method), f.Batch, f.Malformed,
+		f.SSE, nullString(f.EventID), f.HasEventID, nullString(f.Event), retryValue(f.Retry), f.Comment,
 		raw, storedData(f),
 	} {
 		t.args = append(t.args, driver.NamedValue{Ordinal: len(t.args) + 1, Value: v})
 	}
+}
+
+// Column values boxed once, rather than for every frame: converting a
+// string or an int64 to an interface allocates, and the writer does it for
+// every column of every frame.
+var (
+	directionText [4]any
+	kindText      [8]any
+	minusOne      any = int64(-1)
+)
+
+func init() {
+	for i := range directionText {
+		directionText[i] = Direction(i).String()
+	}
+	for i := range kindText {
+		kindText[i] = Kind(i).String()
+	}
+}
+
+// boxedText returns table[i], or text() boxed when i is out of its range.
+func boxedText(table []any, i int, text func() string) any {
+	if i >= 0 && i < len(table) {
+		return table[i]
+	}
+	return text()
+}
+
+// retryValue is the sse_retry column of r.
+func retryValue(r int) any {
+	if r == -1 {
+		return minusOne
+	}
+	return int64(r)
 }
 
 func (t *txn) putMembers(f *Frame) error {

@@ -21,9 +21,11 @@ func (d *DB) CreateSession(ctx context.Context, s *Session) error {
 	if err != nil {
 		return fmt.Errorf("create session: %w", err)
 	}
+	id, err := d.newID(ctx, d.sessionIDs)
+	if err != nil {
+		return fmt.Errorf("create session: %w", err)
+	}
 	d.mu.Lock()
-	d.lastSession++
-	id := d.lastSession
 	d.sessions[id] = true
 	d.mu.Unlock()
 	args[0] = id
@@ -86,9 +88,11 @@ func (d *DB) openStream(ctx context.Context, st *Stream) error {
 	if err != nil {
 		return err
 	}
+	id, err := d.newID(ctx, d.streamIDs)
+	if err != nil {
+		return err
+	}
 	d.mu.Lock()
-	d.lastStream++
-	id := d.lastStream
 	d.streams[id] = st.SessionID
 	d.mu.Unlock()
 	args[0] = id
@@ -184,7 +188,10 @@ func (d *DB) deleteSession(ctx context.Context, id int64) error {
 		return err
 	}
 	fn := func(t *txn) error {
+		// Foreign keys are off (see writer.exclusive): children go first,
+		// and nothing cascades.
 		for _, q := range []string{
+			"DELETE FROM replay_index WHERE session_id = ?",
 			"DELETE FROM frame_members WHERE session_id = ?",
 			"DELETE FROM frames WHERE session_id = ?",
 			"DELETE FROM streams WHERE session_id = ?",

@@ -17,6 +17,7 @@ const (
 	opStream                      // insert or update a stream (args)
 	opFlush                       // reply on done once everything before is committed
 	opExclusive                   // run fn alone in a transaction, reply on done
+	opReserve                     // reserve a block of IDs for pool
 )
 
 // op is one queued write.
@@ -27,7 +28,8 @@ type op struct {
 	frame     *Frame
 	args      []any // session or stream row, in upsert column order
 	fn        func(t *txn) error
-	deletes   int64 // opExclusive: the session fn deletes, 0 if none
+	deletes   int64   // opExclusive: the session fn deletes, 0 if none
+	pool      *idPool // opReserve: the pool to fill
 	done      chan error
 }
 
@@ -57,7 +59,25 @@ type writer struct {
 	n, size int          // ops and estimated bytes in t
 	waiters []chan error // flushes answered when t commits
 	logged  int          // estimated bytes committed since the log last restarted
+
+	// shared is set once a transaction had to wait for another process's
+	// write lock. From then on the writer holds the lock only while it
+	// has writes to apply: it commits when the queue runs dry and at
+	// least every sharedInterval, rather than every commitInterval.
+	shared bool
+	began  time.Time // when t began
 }
+
+// Holding the write lock of a cassette that other processes write too.
+const (
+	// contendedBegin is how long a BEGIN must wait for the writer to
+	// conclude that another process writes to the file. An uncontended
+	// one takes microseconds; SQLite's busy handler sleeps 1 ms first.
+	contendedBegin = 500 * time.Microsecond
+	// sharedInterval is how long a shared writer keeps a transaction open
+	// while writes keep coming.
+	sharedInterval = 20 * time.Millisecond
+)
 
 // run prepares the writer's statements on conn, reports the outcome on
 // started, then runs loop on conn until Close.
@@ -120,6 +140,7 @@ func (w *writer) loop() {
 		clear(ops) // drop the frames for the collector
 		switch {
 		case !open && n == 0:
+			w.releaseIDs()
 			w.commit()
 			return
 		case !open:
@@ -129,6 +150,9 @@ func (w *writer) loop() {
 			w.wait(poll.C)
 			poll.Stop()
 		case w.d.q.sleep():
+			if w.shared {
+				w.commitShared()
+			}
 			w.wait(nil)
 		}
 	}
@@ -208,20 +232,66 @@ func (w *writer) ensureTxn() bool {
 	if w.t != nil {
 		return true
 	}
+	start := time.Now()
 	t, err := begin(w.c, w.s)
 	if err != nil {
 		w.abort(err)
 		return false
 	}
-	w.t = t
+	w.t, w.began = t, time.Now()
+	if w.began.Sub(start) > contendedBegin {
+		w.shared = true
+	}
 	// The oldest write in t may have waited a poll already.
-	w.schedule(commitInterval - pollInterval)
+	if w.shared {
+		w.schedule(sharedInterval)
+	} else {
+		w.schedule(commitInterval - pollInterval)
+	}
 	return true
+}
+
+// commitShared commits t, if open, when the writer runs out of writes and
+// shares the file with other writers, so that they need not wait for the
+// commit interval to take the lock. Commits stay commitGap apart.
+func (w *writer) commitShared() {
+	if w.t == nil {
+		return
+	}
+	if wait := commitGap - time.Since(w.last); wait > 0 {
+		w.schedule(wait)
+		return
+	}
+	w.commit()
+}
+
+// releaseIDs gives back the IDs reserved and not used, before the last
+// commit.
+func (w *writer) releaseIDs() {
+	if w.d.Err() != nil {
+		return
+	}
+	for _, p := range []*idPool{w.d.sessionIDs, w.d.streamIDs} {
+		w.d.mu.Lock()
+		unused := p.reserved > p.used
+		w.d.mu.Unlock()
+		if !unused || !w.ensureTxn() {
+			continue
+		}
+		if err := w.d.release(w.t, p); err != nil {
+			w.abort(err)
+			return
+		}
+	}
 }
 
 // handle applies one op. After the writer has failed, ops are dropped and
 // those that wait are told the error.
 func (w *writer) handle(o *op) {
+	if o.kind == opReserve {
+		w.reserve(o.pool)
+		return
+	}
 	if err := w.d.Err(); err != nil {
 		if o.done != nil {
 			o.done <- err
@@ -267,6 +337,17 @@ func (w *writer) handle(o *op) {
 	}
 }
 
+// reserve reserves a block of IDs for p in the open transaction.
+func (w *writer) reserve(p *idPool) {
+	if w.d.Err() != nil || !w.ensureTxn() {
+		w.d.wakeIDWaiters(p)
+		return
+	}
+	if err := w.d.reserve(w.t, p); err != nil {
+		w.abort(err)
+	}
+}
+
 // schedule makes the timer fire within d, unless it fires sooner already.
 func (w *writer) schedule(d time.Duration) {
 	due := time.Now().Add(d)
@@ -291,7 +372,7 @@ func (w *writer) commit() {
 		return
 	}
 	w.stopTimer()
-	err := w.t.tx.Commit()
+	err := w.t.commit()
 	w.last = time.Now()
 	size := w.size
 	w.t, w.n, w.size = nil, 0, 0
@@ -332,7 +413,7 @@ func (w *writer) checkpoint() {
 func (w *writer) abort(err error) {
 	if w.t != nil {
 		w.stopTimer()
-		w.t.tx.Rollback()
+		w.t.rollback()
 		w.t, w.n, w.size = nil, 0, 0
 	}
 	w.d.fail(err)
@@ -367,16 +448,24 @@ func (w *writer) apply(t *txn, o *op) error {
 // is returned to its caller and is not sticky: the transaction is rolled
 // back whole.
 func (w *writer) exclusive(o *op) error {
+	if o.deletes != 0 {
+		// See migration 4 in schema.sql: fn deletes children before
+		// parents, and the checks would scan the frames per stream.
+		if _, err := w.c.ExecContext(bg, "PRAGMA foreign_keys = OFF", nil); err != nil {
+			return err
+		}
+		defer w.c.ExecContext(bg, "PRAGMA foreign_keys = ON", nil)
+	}
 	t, err := begin(w.c, w.s)
 	if err != nil {
 		return err
 	}
 	if err := o.fn(t); err != nil {
-		t.tx.Rollback()
+		t.rollback()
 		return err
 	}
-	if err := t.tx.Commit(); err != nil {
-		t.tx.Rollback()
+	if err := t.commit(); err != nil {
+		t.rollback()
 		return fmt.Errorf("commit: %w", err)
 	}
 	if o.deletes != 0 {
