@@ -217,3 +217,19 @@ func TestCLI_BadInput(t *testing.T) {
 		t.Errorf("good cassette after the failures: %d %s", res.code, res.stderr)
 	}
 }
+
+// TestVerify_HeaderNeverEchoesAToken: a --header that is not "Name:
+// value" is refused (exit 2) with its first word, never its value.
+func TestVerify_HeaderNeverEchoesAToken(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	res := mcpvcr(t, "", "verify", "1", "--cassette", db, "--upstream", "http://127.0.0.1:1/mcp", "--header", "Bearer s3cr3t-t0ken")
+	if res.code != 2 {
+		t.Fatalf("exit %d; want 2 (usage)\n%s", res.code, res.stderr)
+	}
+	if strings.Contains(res.stderr, "s3cr3t") {
+		t.Errorf("stderr shows the token:\n%s", res.stderr)
+	}
+	if !strings.Contains(res.stderr, `"Bearer"`) {
+		t.Errorf("stderr does not name the header by its first word:\n%s", res.stderr)
+	}
+}

@@ -1,16 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/verify"
 	"github.com/mcpvcr/mcpvcr/view"
 )
@@ -122,15 +123,16 @@ func verifyTarget(c *cli.Context, argv []string) (verify.Target, error) {
 	if err != nil {
 		return verify.Target{}, err
 	}
-	h := http.Header{}
-	for _, kv := range c.StringSlice("header") {
-		k, v, ok := strings.Cut(kv, ":")
-		if !ok || strings.TrimSpace(k) == "" {
-			return verify.Target{}, usageErr(`--header "Authorization: Bearer TOKEN"`, "--header %q is not NAME: VALUE", kv)
-		}
-		h.Add(strings.TrimSpace(k), strings.TrimSpace(v))
+	h, err := recorder.ParseHeaderLines(c.StringSlice("header"))
+	var le *recorder.HeaderLineError
+	if errors.As(err, &le) {
+		// Say which header, not its value: it may be a token.
+		return verify.Target{}, usageErr(`--header "Authorization: Bearer TOKEN"`, "a --header is not \"Name: value\" (it starts %q)", le.Start)
 	}
-	return verify.Target{URL: u, Header: h}, nil
+	if h == nil {
+		h = http.Header{}
+	}
+	return verify.Target{URL: u, Header: h}, err
 }
 
 // parseUpstream reads an --upstream URL.
