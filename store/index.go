@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // ReplayIndex returns the replay index entries stored in mode, by
@@ -61,22 +63,33 @@ func (d *DB) PutReplayIndex(ctx context.Context, mode string, entries map[int64]
 func (d *DB) SessionIDs(ctx context.Context, transports ...Transport) ([]int64, error) {
 	var ids []int64
 	err := d.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, transport FROM sessions ORDER BY id`)
-		if err != nil {
+		// One row of text rather than a row per session: for 10,000
+		// sessions the per-row cost of database/sql was most of a replay's
+		// start.
+		var names []any
+		for _, t := range transports {
+			names = append(names, t.String())
+		}
+		q := `SELECT coalesce(group_concat(id), '') FROM sessions`
+		if len(names) > 0 {
+			q += ` WHERE transport IN (?` + strings.Repeat(", ?", len(names)-1) + `)`
+		}
+		var list string
+		if err := tx.QueryRowContext(ctx, q, names...).Scan(&list); err != nil {
 			return err
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var id int64
-			var t string
-			if err := rows.Scan(&id, &t); err != nil {
-				return err
+		for f := range strings.SplitSeq(list, ",") {
+			if f == "" {
+				continue
 			}
-			if len(transports) == 0 || slices.ContainsFunc(transports, func(tr Transport) bool { return tr.String() == t }) {
-				ids = append(ids, id)
+			id, err := strconv.ParseInt(f, 10, 64)
+			if err != nil {
+				return fmt.Errorf("session id %q: %w", f, err)
 			}
+			ids = append(ids, id)
 		}
-		return rows.Err()
+		slices.Sort(ids)
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("list session ids: %w", err)
@@ -88,12 +101,22 @@ func (d *DB) SessionIDs(ctx context.Context, transports ...Transport) ([]int64, 
 // ids (every session when ids is empty).
 func (d *DB) LabelValues(ctx context.Context, key string, ids ...int64) ([]string, error) {
 	var vals []string
-	want := map[int64]bool{}
-	for _, id := range ids {
-		want[id] = true
+	// ids is sorted when it comes from SessionIDs, and labelled sessions
+	// are few: look each one up rather than building a set of every id.
+	sorted := slices.IsSorted(ids)
+	want := func(id int64) bool {
+		if len(ids) == 0 {
+			return true
+		}
+		if sorted {
+			_, ok := slices.BinarySearch(ids, id)
+			return ok
+		}
+		return slices.Contains(ids, id)
 	}
 	err := d.read(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `SELECT id, json_extract(labels, '$.' || json_quote(?)) FROM sessions WHERE json_extract(labels, '$.' || json_quote(?)) IS NOT NULL`, key, key)
+		rows, err := tx.QueryContext(ctx, `SELECT id, json_extract(labels, '$.' || json_quote(?)) FROM sessions
+			WHERE labels IS NOT NULL AND instr(labels, json_quote(?)) > 0 AND json_extract(labels, '$.' || json_quote(?)) IS NOT NULL`, key, key, key)
 		if err != nil {
 			return err
 		}
@@ -104,7 +127,7 @@ func (d *DB) LabelValues(ctx context.Context, key string, ids ...int64) ([]strin
 			if err := rows.Scan(&id, &v); err != nil {
 				return err
 			}
-			if (len(want) == 0 || want[id]) && !slices.Contains(vals, v) {
+			if want(id) && !slices.Contains(vals, v) {
 				vals = append(vals, v)
 			}
 		}

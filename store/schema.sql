@@ -131,6 +131,11 @@ CREATE TABLE replay_tree (
 
 CREATE INDEX replay_tree_parent ON replay_tree (name, parent, hash);
 
+-- A replay of many sessions lists those of one transport and the few with
+-- labels; these small indexes spare it a scan of every session row.
+CREATE INDEX sessions_transport ON sessions (transport, id);
+CREATE INDEX sessions_labelled ON sessions (id) WHERE labels IS NOT NULL;
+
 PRAGMA user_version = 3;
 
 -- migration 4
