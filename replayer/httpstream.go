@@ -85,21 +85,7 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 			panic(http.ErrAbortHandler)
 		}
 	}
-	switch seg.End {
-	case store.EndComplete, store.EndServerClosed:
-		// End where the recording ended: once the client has done what the
-		// recorded client did before the server closed (a standalone GET
-		// stream the server closed at the session's DELETE stays open
-		// until this client deletes too).
-		ls.waitCaughtUp(r, rec, seg.Closed)
-		return
-	case store.EndUpstreamError:
-		ls.waitCaughtUp(r, rec, seg.Closed)
-		panic(http.ErrAbortHandler)
-	}
-	// The recorded client left first (or the recording stopped): keep the
-	// stream open until this client leaves too.
-	ls.hold(r)
+	ls.end(r, rec, seg)
 }
 
 // hold waits until the client leaves or the server closes.
