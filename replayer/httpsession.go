@@ -1,0 +1,197 @@
+package replayer
+
+// Which live session a request belongs to, and the identities (session
+// ids, HTTP+SSE endpoints) replay issues to each live client.
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// originAllowed validates Origin as an MCP server must: a browser page on
+// another site must not reach a local server (DNS rebinding). Requests
+// without Origin (non-browser clients) are allowed.
+func originAllowed(r *http.Request) bool {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return true
+	}
+	u, err := url.Parse(o)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	if h == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
+}
+
+// liveSessionFor finds the live session of r or starts one. It returns nil
+// and a status when the client names a session that does not exist.
+func (s *Server) liveSessionFor(r *http.Request, live jsonrpc.Message) (*liveSession, int) {
+	hs := s.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
+		if ls, ok := hs.byID[sid]; ok {
+			return ls, 0
+		}
+		return nil, http.StatusNotFound
+	}
+	if ls, ok := hs.byEndpoint[r.URL.RequestURI()]; ok {
+		return ls, 0
+	}
+	if s.opens(r, live, hs.anonymous) {
+		ls := &liveSession{sseClaimed: r.Method == http.MethodGet, srv: s, cur: newCursor(s.httpRecordings(), s.Match, false), released: map[*store.Frame]outFrame{},
+			changed: make(chan struct{}), used: map[int64]bool{}, cutEvents: map[int64]int{},
+			sentEvents: map[string]sentEvent{}, stalled: map[string]time.Time{}, stallReports: map[string]*Mismatch{}}
+		ls.publish(ls.cur.start())
+		hs.anonymous = ls
+		hs.all = append(hs.all, ls)
+		return ls, 0
+	}
+	return hs.anonymous, 0
+}
+
+// opens reports whether r, which names no session, starts a new
+// conversation rather than continuing the latest one: an initialize (but
+// not one that follows a refused server/discover of the same client), a
+// server/discover, or a GET that opens an HTTP+SSE stream.
+func (s *Server) opens(r *http.Request, live jsonrpc.Message, cur *liveSession) bool {
+	if cur == nil {
+		return true
+	}
+	switch {
+	case r.Method == http.MethodPost && live.Method == "server/discover":
+		return true
+	case r.Method == http.MethodPost && live.Method == "initialize":
+		// Only a client that probed with server/discover and was refused
+		// goes on in the same conversation; any other initialize is a new
+		// client (several may connect at once).
+		return !cur.onlyDiscovered()
+	case r.Method == http.MethodGet && r.Header.Get("Last-Event-ID") == "":
+		// An HTTP+SSE GET opens the conversation it carries: it joins the
+		// latest session only if that has none yet (a client that tried
+		// Streamable HTTP first and fell back). Claimed here, under hs.mu,
+		// so that two clients connecting at once never share one.
+		if cur.recording().Session.Transport != store.LegacySSE {
+			return false
+		}
+		if cur.sseClaimed {
+			return true
+		}
+		cur.sseClaimed = true
+		return false
+	}
+	return false
+}
+
+// onlyDiscovered reports whether the session has matched a
+// server/discover and no initialize yet: a dual-era client about to fall
+// back.
+func (ls *liveSession) onlyDiscovered() bool {
+	ls.cur.mu.Lock()
+	defer ls.cur.mu.Unlock()
+	discovered := false
+	for _, fr := range ls.cur.cands[0].frames {
+		if fr.c2s && fr.done {
+			switch fr.msg.Method {
+			case "initialize":
+				return false
+			case "server/discover":
+				discovered = true
+			}
+		}
+	}
+	return discovered
+}
+
+// boundEndpoint reports whether r is addressed to an HTTP+SSE endpoint
+// a replayed GET stream announced.
+func (s *Server) boundEndpoint(r *http.Request) bool {
+	hs := s.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	_, ok := hs.byEndpoint[r.URL.RequestURI()]
+	return ok
+}
+
+// bindEndpoint routes the POSTs to an HTTP+SSE endpoint, as announced by
+// a replayed endpoint event, to ls, and returns the endpoint to announce:
+// the recorded one, or, when another live client holds it already, the
+// recorded one with a query parameter that makes it this client's own.
+func (s *Server) bindEndpoint(r *http.Request, data []byte, ls *liveSession) []byte {
+	raw := strings.TrimSpace(string(data))
+	u, err := r.URL.Parse(raw)
+	if err != nil {
+		return data
+	}
+	hs := s.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	announce := raw
+	for n := 2; hs.byEndpoint[u.RequestURI()] != nil && hs.byEndpoint[u.RequestURI()] != ls; n++ {
+		sep := "?"
+		if strings.Contains(raw, "?") {
+			sep = "&"
+		}
+		announce = fmt.Sprintf("%s%smcpvcrClient=%d", raw, sep, n)
+		if u, err = r.URL.Parse(announce); err != nil {
+			return data
+		}
+	}
+	hs.byEndpoint[u.RequestURI()] = ls
+	if hs.anonymous == ls {
+		hs.anonymous = nil
+	}
+	if announce == raw {
+		return data
+	}
+	return []byte(announce)
+}
+
+func (s *Server) httpRecordings() []*recording {
+	var recs []*recording
+	for _, r := range s.recordings() {
+		if r.Session.Transport == store.StreamableHTTP || r.Session.Transport == store.LegacySSE {
+			recs = append(recs, r)
+		}
+	}
+	if len(recs) == 0 {
+		return s.recordings()
+	}
+	return recs
+}
+
+// issueID gives ls the recorded session id once the leader answered
+// initialize with one, unless another live client holds it already.
+func (ls *liveSession) issueID(recorded string) string {
+	if recorded == "" {
+		return ""
+	}
+	hs := ls.srv.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if ls.id != "" {
+		return ls.id
+	}
+	id := recorded
+	for n := 2; hs.byID[id] != nil; n++ {
+		id = fmt.Sprintf("%s-%d", recorded, n)
+	}
+	ls.id = id
+	hs.byID[id] = ls
+	if hs.anonymous == ls {
+		hs.anonymous = nil
+	}
+	return id
+}
