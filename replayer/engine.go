@@ -353,6 +353,14 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 	fr.done = true
 	e.touched = max(e.touched, i+1)
 	e.ready = append(e.ready, e.dependents[i]...)
+	e.learn(i, live)
+}
+
+// learn records the live client's ids and progress tokens for recorded
+// client frame i, which live reproduces, so that rewrite can put them in
+// the recorded answers.
+func (e *engine) learn(i int, live jsonrpc.Message) {
+	fr := &e.frames[i]
 	learn := func(rec, got jsonrpc.Message) {
 		if rec.Kind != jsonrpc.KindRequest {
 			return
@@ -379,6 +387,16 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 			}
 		}
 	}
+}
+
+// rewriter returns an engine over rec's template that only learns ids
+// and rewrites frames: its frames are the template's, shared and never
+// marked, so that it costs nothing per frame of the recording (the
+// exchange pool makes one per request).
+func (r *recording) rewriter(mt Match) *engine {
+	t := r.template(mt)
+	return &engine{rec: r, mt: mt, frames: t.frames, index: t.index, srvReq: t.srvReq, answerOf: t.answerOf,
+		ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{}}
 }
 
 // outFrame is a recorded server frame released for sending.

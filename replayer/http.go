@@ -105,7 +105,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// any other request must pass the checks a server makes first.
 		if x, exact := p.find(r, live); x != nil && (exact || originAllowed(r)) {
 			if s.Strict && !exact {
-				ls := &liveSession{srv: s, cur: newCursor([]*recording{x.rec}, s.Match, false)}
+				ls := &liveSession{srv: s, cur: &cursor{cands: []*engine{{rec: x.rec}}}} // strictHTTP reads only the recording
 				if why := ls.strictHTTP(r, live); why != "" {
 					p.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
 					writeJSONError(w, http.StatusBadRequest, live.ID, HeaderMismatchCode, "mcpvcr replay (strict): "+why)

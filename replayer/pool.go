@@ -149,10 +149,10 @@ func (p *pool) find(r *http.Request, live jsonrpc.Message) (*poolEntry, bool) {
 
 // serve answers r as x was answered, with the live ids.
 func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, x *poolEntry) {
-	e := newEngine(x.rec, p.srv.Match)
+	e := x.rec.rewriter(p.srv.Match)
 	if x.req != nil {
 		if i, ok := e.index[x.req]; ok {
-			e.consume(i, live)
+			e.learn(i, live)
 		}
 	}
 	p.mu.Lock()
@@ -255,7 +255,7 @@ func (p *pool) waitCauses(r *http.Request, e *engine, f *store.Frame) bool {
 			seen[j] = true
 			fr := &e.frames[j]
 			if fr.c2s {
-				missing = !p.served[fr.f] && !fr.done
+				missing = !p.served[fr.f]
 				return
 			}
 			walk(fr.prev)
