@@ -3,7 +3,9 @@ package replayer
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -233,7 +235,7 @@ func (c *cursor) emit() []outFrame {
 		if len(lead.queue) == 0 {
 			break
 		}
-		if len(c.cands) == 1 && (lead.node == nil || lead.node.size < 2) {
+		if len(c.cands) == 1 {
 			outs = append(outs, lead.queue...)
 			lead.queue = nil
 			break
@@ -439,6 +441,40 @@ func (c *cursor) answerSelf(id string) {
 	c.selfAnswered[id] = true
 	delete(c.outstanding, id)
 	c.notify()
+}
+
+// describe says what a stalled request waits for, with recorded seqs.
+func (st stall) describe() string {
+	what := "request"
+	if st.Request != nil {
+		what = fmt.Sprintf("request %s (recorded seq %d)", st.Request.Method, st.Request.Seq)
+	}
+	if len(st.Awaited) == 0 {
+		return what + ": the recording holds no answer to it (the recorded client left before the answer came)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: the recording answers it only after client frames this client has not sent:", what)
+	for i, f := range st.Awaited {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " seq %d (%s", f.Seq, f.Kind)
+		if f.Method != "" {
+			fmt.Fprintf(&b, " %s", f.Method)
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// stallMismatch is the mismatch a stalled request is reported as.
+func stallMismatch(st stall) *Mismatch {
+	mm := &Mismatch{Reason: st.describe()}
+	if st.Request != nil {
+		mm.Live = st.Request.Data
+		mm.Closest = st.Request
+	}
+	return mm
 }
 
 // stalled reports whether e answers live request id only after client

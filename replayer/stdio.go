@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -374,40 +373,6 @@ func (s *Server) waitText() string {
 		return "forever (--wait 0)"
 	}
 	return s.wait().String() + ", then it is answered with -32019"
-}
-
-// describe says what a stalled request waits for, with recorded seqs.
-func (st stall) describe() string {
-	what := "request"
-	if st.Request != nil {
-		what = fmt.Sprintf("request %s (recorded seq %d)", st.Request.Method, st.Request.Seq)
-	}
-	if len(st.Awaited) == 0 {
-		return what + ": the recording holds no answer to it (the recorded client left before the answer came)"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: the recording answers it only after client frames this client has not sent:", what)
-	for i, f := range st.Awaited {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, " seq %d (%s", f.Seq, f.Kind)
-		if f.Method != "" {
-			fmt.Fprintf(&b, " %s", f.Method)
-		}
-		b.WriteByte(')')
-	}
-	return b.String()
-}
-
-// stallMismatch is the mismatch a stalled request is reported as.
-func stallMismatch(st stall) *Mismatch {
-	mm := &Mismatch{Reason: st.describe()}
-	if st.Request != nil {
-		mm.Live = st.Request.Data
-		mm.Closest = st.Request
-	}
-	return mm
 }
 
 // answerStalls answers the stalled requests with -32019.
