@@ -63,7 +63,7 @@ const (
 // totally ordered; readers share a pool of read-only connections, which
 // WAL lets run while the writer writes.
 const (
-	writerParams       = "_fk=1&_busy_timeout=10000&_txlock=immediate&_sync=NORMAL&_cache_size=-2048"
+	writerParams       = "_fk=1&_busy_timeout=10000&_txlock=immediate&_sync=NORMAL&_cache_size=-2048&_mutex=no"
 	readerParams       = "_fk=1&_busy_timeout=10000&_query_only=1"
 	checkpointerParams = "_busy_timeout=1000"
 	maxReaders         = 4
