@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/mcpvcr/mcpvcr/internal/sse"
@@ -52,17 +53,26 @@ const (
 	VALUES (?, ?, ?, ?, ?, ?)`
 )
 
-// frameChunk is how many frames insertFramesSQL inserts at once. One
-// statement for many rows saves SQLite's per-statement work and cgo
-// crossings, which matter for small frames.
+// frameChunk is the most frames one statement inserts. One statement for
+// many rows saves SQLite's per-statement work and cgo crossings, which
+// matter for small frames. A run of frames is inserted in chunks of
+// powers of two: the writes of concurrent streams interleave frames with
+// stream writes, so runs are often short.
 const frameChunk = 32
 
-// insertFramesSQL is insertFrameSQL with frameChunk rows of placeholders.
-var insertFramesSQL = insertFrameSQL + strings.Repeat(",\n\t(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", frameChunk-1)
+// chunkSizes are the sizes of the multi-row inserts, largest first.
+var chunkSizes = [...]int{32, 16, 8, 4, 2}
+
+// insertFramesSQL returns insertFrameSQL with n rows of placeholders.
+func insertFramesSQL(n int) string {
+	return insertFrameSQL + strings.Repeat(",\n\t(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", n-1)
+}
 
 // stmts are the writer's statements, prepared once on its connection.
 type stmts struct {
-	upsertSession, upsertStream, insertFrame, insertFrames, insertMember driver.Stmt
+	upsertSession, upsertStream, insertFrame, insertMember driver.Stmt
+	// insertFrames[i] inserts chunkSizes[i] frames.
+	insertFrames [len(chunkSizes)]driver.Stmt
 }
 
 func prepare(c driverConn) (*stmts, error) {
@@ -74,7 +84,11 @@ func prepare(c driverConn) (*stmts, error) {
 		{&s.upsertSession, upsertSessionSQL},
 		{&s.upsertStream, upsertStreamSQL},
 		{&s.insertFrame, insertFrameSQL},
-		{&s.insertFrames, insertFramesSQL},
+		{&s.insertFrames[0], insertFramesSQL(chunkSizes[0])},
+		{&s.insertFrames[1], insertFramesSQL(chunkSizes[1])},
+		{&s.insertFrames[2], insertFramesSQL(chunkSizes[2])},
+		{&s.insertFrames[3], insertFramesSQL(chunkSizes[3])},
+		{&s.insertFrames[4], insertFramesSQL(chunkSizes[4])},
 		{&s.insertMember, insertMemberSQL},
 	} {
 		st, err := c.PrepareContext(bg, p.sql)
@@ -89,7 +103,7 @@ func prepare(c driverConn) (*stmts, error) {
 
 func (s *stmts) close() error {
 	var errs []error
-	for _, st := range []driver.Stmt{s.upsertSession, s.upsertStream, s.insertFrame, s.insertFrames, s.insertMember} {
+	for _, st := range append([]driver.Stmt{s.upsertSession, s.upsertStream, s.insertFrame, s.insertMember}, s.insertFrames[:]...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
@@ -222,13 +236,14 @@ func (t *txn) putFrame(f *Frame) error {
 	return t.putMembers(f)
 }
 
-// putFrames inserts frameChunk frames with one statement.
+// putFrames inserts fs, whose length is one of chunkSizes, with one
+// statement.
 func (t *txn) putFrames(fs []*Frame) error {
 	t.args = t.args[:0]
 	for _, f := range fs {
 		t.addFrame(f)
 	}
-	if err := t.run(t.s.insertFrames, t.args); err != nil {
+	if err := t.run(t.s.insertFrames[slices.Index(chunkSizes[:], len(fs))], t.args); err != nil {
 		return fmt.Errorf("insert frames %d to %d of session %d: %w", fs[0].Seq, fs[len(fs)-1].Seq, fs[0].SessionID, err)
 	}
 	for _, f := range fs {

@@ -125,9 +125,9 @@ func (w *writer) loop() {
 		var open bool
 		ops, open = w.d.q.take(ops)
 		for i := 0; i < len(ops); {
-			if w.frameRun(ops[i:]) {
-				w.handleFrames(ops[i : i+frameChunk])
-				i += frameChunk
+			if n := w.frameRun(ops[i:]); n > 1 {
+				w.handleFrames(ops[i : i+n])
+				i += n
 			} else {
 				w.handle(&ops[i])
 				i++
@@ -188,22 +188,28 @@ func (w *writer) expired() bool {
 // costs matter only for small frames.
 const maxChunked = 16 << 10
 
-// frameRun reports whether ops starts with frameChunk small frames of
-// sessions that still exist.
-func (w *writer) frameRun(ops []op) bool {
-	if len(ops) < frameChunk {
-		return false
-	}
-	for i := range frameChunk {
-		o := &ops[i]
+// frameRun returns the size of the chunk of small frames of sessions that
+// still exist that ops starts with: the largest of chunkSizes that fits
+// the run, or 1 when none does.
+func (w *writer) frameRun(ops []op) int {
+	n := 0
+	for n < min(len(ops), frameChunk) {
+		o := &ops[n]
 		if o.kind != opFrame || len(o.frame.Raw)+len(o.frame.Data) > maxChunked || w.deleted[o.sessionID] {
-			return false
+			break
+		}
+		n++
+	}
+	for _, c := range chunkSizes {
+		if n >= c {
+			return c
 		}
 	}
-	return true
+	return 1
 }
 
-// handleFrames applies frameChunk frame ops with one statement.
+// handleFrames applies a chunk of frame ops (see frameRun) with one
+// statement.
 func (w *writer) handleFrames(ops []op) {
 	if err := w.d.Err(); err != nil {
 		return
@@ -211,12 +217,13 @@ func (w *writer) handleFrames(ops []op) {
 	if !w.ensureTxn() {
 		return
 	}
-	var fs [frameChunk]*Frame
+	var buf [frameChunk]*Frame
+	fs := buf[:len(ops)]
 	for i := range ops {
 		fs[i] = ops[i].frame
 		w.size += ops[i].size()
 	}
-	if err := w.t.putFrames(fs[:]); err != nil {
+	if err := w.t.putFrames(fs); err != nil {
 		w.abort(err)
 		return
 	}
