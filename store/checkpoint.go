@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+	"time"
 )
 
 // WAL checkpoints copy committed pages from the write-ahead log into the
@@ -21,6 +22,13 @@ import (
 
 // maxWALBytes is roughly how long the log may grow. A variable for tests.
 var maxWALBytes = 256 << 20
+
+// The writer asks for a checkpoint once it has committed ckptBytes since
+// it last asked, or ckptInterval has passed (see writer.pokeCheckpointer).
+const (
+	ckptBytes    = 8 << 20
+	ckptInterval = time.Second
+)
 
 // checkpointer runs checkpoints when the writer asks, until stop.
 type checkpointer struct {

@@ -59,6 +59,8 @@ type writer struct {
 	n, size int          // ops and estimated bytes in t
 	waiters []chan error // flushes answered when t commits
 	logged  int          // estimated bytes committed since the log last restarted
+	unckpt  int          // estimated bytes committed since the checkpointer was last asked
+	poked   time.Time    // when the checkpointer was last asked
 
 	// shared is set once a transaction had to wait for another process's
 	// write lock. From then on the writer holds the lock only while it
@@ -153,6 +155,7 @@ func (w *writer) loop() {
 			if w.shared {
 				w.commitShared()
 			}
+			w.pokeCheckpointer()
 			w.wait(nil)
 		}
 	}
@@ -391,8 +394,28 @@ func (w *writer) commit() {
 	if w.logged > maxWALBytes {
 		w.checkpoint()
 	}
-	w.d.ckpt.poke()
+	w.unckpt += size
+	w.pokeCheckpointer()
 	w.answer(nil)
+}
+
+// pokeCheckpointer asks the checkpointer for a passive checkpoint once
+// ckptBytes have been committed since the last ask, or ckptInterval has
+// passed with something committed. A checkpoint copies each page once
+// however many commits changed it since the last: committing a stream
+// end every 10 ms rewrites the same few pages (the last of the frames
+// table and of its index, the streams'), and a checkpoint after each
+// commit copied them every time. What a writer that falls idle within
+// ckptInterval leaves in the log is checkpointed by its next commit or
+// at Close; readers see it in the log meanwhile.
+func (w *writer) pokeCheckpointer() {
+	if w.unckpt == 0 {
+		return
+	}
+	if w.unckpt >= ckptBytes || time.Since(w.poked) >= ckptInterval {
+		w.unckpt, w.poked = 0, time.Now()
+		w.d.ckpt.poke()
+	}
 }
 
 // checkpoint runs a passive checkpoint on the writer's connection, between
