@@ -1,7 +1,7 @@
 // Command bench measures what mcpvcr costs on the wire and on disk, and
 // prints one table.
 //
-// Every load is run, in the same process and on loopback only, four ways:
+// Every load is run, on loopback only, four ways:
 //
 //	direct       the client talks to a minimal MCP-shaped server
 //	passthrough  through a plain standard-library proxy: httputil.ReverseProxy
@@ -11,7 +11,14 @@
 //	replay       against mcpvcr's replayer.Server serving that recording
 //
 // and the table gives each a median over several rounds, run in alternating
-// order, with the ratios of record and replay to passthrough. The loads:
+// order, with the ratios of record and replay to passthrough. For HTTP the
+// server, the passthrough proxy, the recorder and the replayer are each a
+// process of their own, as in use (one process would leave it to the Go
+// scheduler whether the client runs while a proxy is busy, see child), and
+// a "proxy CPU/frame" row gives the CPU time the proxy (or replayer)
+// process used per frame it forwarded, from /proc: on a machine with few
+// CPUs, what recording costs the rest of the machine. For stdio the
+// server is a process, and the proxy runs in this one. The loads:
 // a JSON tools/call answered with a 2 KB result, the same call answered
 // with an SSE stream of 100 events, a stdio request and response, and a
 // stdio request answered with 100 notifications and a response; each at
@@ -29,6 +36,8 @@
 //	go run ./bench [-rounds 5] [-rss-mb 256] [-quick]
 //
 // The program is also its own peers: with -peer stdio it is the minimal
-// stdio server, with -peer rss-record or rss-pass the proxy whose memory is
-// measured. Those modes are for its own use.
+// stdio server, with -peer http-peer, http-pass, http-record or
+// http-replay the HTTP server, the passthrough, the recorder or the
+// replayer. Those modes are for its own use. With -cpuprofile F each of
+// them writes its own profile too, to F.KIND.N.
 package main

@@ -10,8 +10,6 @@ import (
 	"net/http/httputil"
 	"net/url"
 
-	"github.com/mcpvcr/mcpvcr/recorder"
-	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -67,55 +65,64 @@ func passthrough(upstream *url.URL) http.Handler {
 	})
 }
 
-// httpBench runs one HTTP load (a tool at a concurrency) in every mode.
-// It is not safe for concurrent use.
+// httpBench runs one HTTP load (a tool at a concurrency) in every mode,
+// each server and proxy a child process (see child). It is not safe for
+// concurrent use.
 type httpBench struct {
-	db   *store.DB // the cassette record runs write
-	peer *server   // the minimal server
-	pass *server   // the passthrough proxy in front of peer
+	self     string
+	cassette string // the cassette record runs write and replay runs serve
+	peer     *child // the minimal server
+	pass     *child // the passthrough proxy in front of peer
 	// clients keeps one connection pool per mode across rounds.
 	clients [numModes]*http.Client
-	// recording is the session of the first record run, which replay
-	// runs serve.
-	recording *store.Recording
+	// recorded is set once a record run has filled the cassette.
+	recorded bool
 }
 
-// newHTTPBench starts the peer and the passthrough proxy. The caller must
-// call close.
-func newHTTPBench(db *store.DB) (*httpBench, error) {
-	peer, err := serve(httpPeer{})
+// newHTTPBench starts the peer and the passthrough proxy; record runs
+// write cassette. The caller must call close.
+func newHTTPBench(ctx context.Context, self, cassette string) (*httpBench, error) {
+	peer, err := startChild(ctx, self, "http-peer")
 	if err != nil {
 		return nil, err
 	}
-	u, _ := url.Parse(peer.url)
-	pass, err := serve(passthrough(u))
+	pass, err := startChild(ctx, self, "http-pass", "-upstream", peer.url)
 	if err != nil {
-		peer.close(context.Background())
+		peer.close()
 		return nil, err
 	}
-	b := &httpBench{db: db, peer: peer, pass: pass}
+	b := &httpBench{self: self, cassette: cassette, peer: peer, pass: pass}
 	for i := range b.clients {
 		b.clients[i] = newClient()
 	}
 	return b, nil
 }
 
-func (b *httpBench) close(ctx context.Context) {
-	b.pass.close(ctx)
-	b.peer.close(ctx)
+func (b *httpBench) close() error {
 	for _, c := range b.clients {
 		c.CloseIdleConnections()
 	}
+	_, perr := b.pass.close()
+	_, err := b.peer.close()
+	return errors.Join(perr, err)
 }
 
-// run runs the load once in mode m.
+// run runs the load once in mode m. The run's cpu is the CPU time of the
+// proxy (or replayer) process during it; none for direct.
 func (b *httpBench) run(ctx context.Context, m mode, tool string, n, conc int) (run, error) {
 	c := b.clients[m]
 	switch m {
 	case modeDirect:
 		return runHTTP(ctx, c, b.peer.url, tool, n, conc)
 	case modePassthrough:
-		return runHTTP(ctx, c, b.pass.url, tool, n, conc)
+		cpu0, err := b.pass.cpu()
+		if err != nil {
+			return run{}, err
+		}
+		r, err := runHTTP(ctx, c, b.pass.url, tool, n, conc)
+		cpu1, cerr := b.pass.cpu()
+		r.cpu = cpu1 - cpu0
+		return r, errors.Join(err, cerr)
 	case modeRecord:
 		return b.record(ctx, c, tool, n, conc)
 	case modeReplay:
@@ -124,67 +131,70 @@ func (b *httpBench) run(ctx context.Context, m mode, tool string, n, conc int) (
 	return run{}, fmt.Errorf("unknown mode %d", m)
 }
 
-// record runs the load through a new recorder.HTTP, then checks that
+// record runs the load through a new recorder process, then checks that
 // the cassette holds every frame: each request and each answer's events.
 func (b *httpBench) record(ctx context.Context, c *http.Client, tool string, n, conc int) (run, error) {
-	u, _ := url.Parse(b.peer.url)
-	rec := &recorder.HTTP{Upstream: u, Sink: b.db}
-	s, err := serve(rec)
+	rec, err := startChild(ctx, b.self, "http-record", "-upstream", b.peer.url, "-cassette", b.cassette)
 	if err != nil {
 		return run{}, err
 	}
-	r, err := runHTTP(ctx, c, s.url, tool, n, conc)
-	s.close(ctx)
+	cpu0, err := rec.cpu()
+	if err != nil {
+		rec.kill()
+		return run{}, err
+	}
+	r, err := runHTTP(ctx, c, rec.url, tool, n, conc)
 	c.CloseIdleConnections()
-	if cerr := rec.Close(ctx); cerr != nil {
-		return run{}, errors.Join(err, fmt.Errorf("recorder: %w", cerr))
+	// The recorder's CPU time includes committing what it recorded.
+	cpu1, cerr := rec.close()
+	r.cpu = cpu1 - cpu0
+	if err := errors.Join(err, cerr); err != nil {
+		return run{}, err
 	}
+	db, err := store.Open(ctx, b.cassette)
 	if err != nil {
 		return run{}, err
 	}
-	rc, err := verifyRecorded(ctx, b.db, tool, n)
-	if err != nil {
+	defer db.Close()
+	if _, err := verifyRecorded(ctx, db, tool, n); err != nil {
 		return run{}, err
 	}
-	if b.recording == nil {
-		b.recording = rc
-	}
+	b.recorded = true
 	return r, nil
 }
 
-// replay runs the load against a new replayer.Server serving the first
-// recording, and fails if anything went unmatched.
+// replay runs the load against a new replayer process serving the newest
+// recording, which fails if anything went unmatched.
 func (b *httpBench) replay(ctx context.Context, c *http.Client, tool string, n, conc int) (run, error) {
-	if b.recording == nil {
+	if !b.recorded {
 		return run{}, errors.New("replay before any record run")
 	}
-	rs := &replayer.Server{Recordings: []*store.Recording{b.recording}}
-	s, err := serve(rs)
+	rs, err := startChild(ctx, b.self, "http-replay", "-cassette", b.cassette)
 	if err != nil {
 		return run{}, err
 	}
-	// Untimed: the first request of a replay parses and links the whole
-	// recording (the replay start rows measure that); a GET, which this
-	// recording has no stream for (405), does it without taking any of the
-	// recorded exchanges the load replays.
-	if req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil); err == nil {
+	// Untimed: the first request of a replay links the whole recording
+	// (the replay start rows measure that); a GET, which this recording
+	// has no stream for (405), does it without taking any of the recorded
+	// exchanges the load replays.
+	if req, err := http.NewRequestWithContext(ctx, http.MethodGet, rs.url, nil); err == nil {
 		req.Header.Set("Accept", "text/event-stream")
 		if resp, err := c.Do(req); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 		}
 	}
-	r, err := runHTTP(ctx, c, s.url, tool, n, conc)
-	rs.Close()
-	s.close(ctx)
-	c.CloseIdleConnections()
+	cpu0, err := rs.cpu()
 	if err != nil {
+		rs.kill()
 		return run{}, err
 	}
-	for _, rep := range rs.Reports() {
-		if !rep.OK() {
-			return run{}, fmt.Errorf("replay: %d unmatched frames", len(rep.Mismatches))
-		}
+	r, err := runHTTP(ctx, c, rs.url, tool, n, conc)
+	c.CloseIdleConnections()
+	cpu1, cerr := rs.close()
+	r.cpu = cpu1 - cpu0
+	if err := errors.Join(err, cerr); err != nil {
+		return run{}, err
 	}
 	return r, nil
 }

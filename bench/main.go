@@ -7,9 +7,11 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/store"
@@ -37,13 +39,13 @@ func main() {
 	flag.IntVar(&o.rssEvent, "rss-event", 4096, "size in bytes of each event of that stream")
 	flag.IntVar(&o.growthMB, "growth-mb", 1024, "size in MB of the generated cassette the growth rows append to; 0 skips them")
 	flag.StringVar(&only, "only", "", "run only the loads whose name matches this `regexp` (http, sse, stdio, ingest, growth, rss, replay start)")
-	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to `file`")
+	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to `file`, and one of each peer process to file.KIND.N")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	flag.StringVar(&gen, "gen-cassette", "", "write a generated cassette of -gen-sessions stdio sessions of 64 frames, sharing their opening frames, as JSONL to `file` (- for stdout), and exit")
 	flag.IntVar(&genSessions, "gen-sessions", 10000, "sessions of the -gen-cassette cassette")
-	flag.StringVar(&peer, "peer", "", "internal: run as a peer (stdio, rss-record, rss-pass)")
-	flag.StringVar(&upstream, "upstream", "", "internal: the upstream URL of an rss peer")
-	flag.StringVar(&cassette, "cassette", "", "internal: the cassette of an rss-record peer")
+	flag.StringVar(&peer, "peer", "", "internal: run as a peer (stdio, http-peer, http-pass, http-record, http-replay)")
+	flag.StringVar(&upstream, "upstream", "", "internal: the upstream URL of an http-pass or http-record peer")
+	flag.StringVar(&cassette, "cassette", "", "internal: the cassette of an http-record or http-replay peer")
 	flag.Parse()
 
 	if gen != "" {
@@ -92,8 +94,8 @@ func runPeer(peer, upstream, cassette, cpuprofile string) error {
 	switch peer {
 	case "stdio":
 		return serveStdio(os.Stdin, os.Stdout)
-	case "rss-record", "rss-pass":
-		return rssChild(peer[len("rss-"):], upstream, cassette)
+	case "http-peer", "http-pass", "http-record", "http-replay":
+		return httpChild(peer, upstream, cassette)
 	}
 	return fmt.Errorf("unknown peer %q", peer)
 }
@@ -134,6 +136,7 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 			return err
 		}
 		defer stop()
+		childProfile = o.cpuprofile
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -159,7 +162,7 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		if o.quick {
 			l.n /= 5
 		}
-		rs, err := measure(ctx, o, l, self, db, log)
+		rs, err := measure(ctx, o, l, self, dir, db, log)
 		if err != nil {
 			return fmt.Errorf("%s c=%d: %w", l.name, l.conc, err)
 		}
@@ -241,18 +244,21 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 
 // measure runs load l in every mode: a warm-up run each (the record one
 // makes the recording replay serves), then o.rounds timed rounds.
-func measure(ctx context.Context, o options, l load, self string, db *store.DB, log io.Writer) ([numModes]rounds, error) {
-	var rs [numModes]rounds
+func measure(ctx context.Context, o options, l load, self, dir string, db *store.DB, log io.Writer) (rs [numModes]rounds, err error) {
 	var runOnce func(mode) (run, error)
 	if l.stdio {
 		b := &stdioBench{self: self, db: db}
 		runOnce = func(m mode) (run, error) { return b.run(ctx, m, l.tool, l.n, l.conc) }
 	} else {
-		b, err := newHTTPBench(db)
+		b, err := newHTTPBench(ctx, self, filepath.Join(dir, fmt.Sprintf("http-%s-c%d.db", strings.ReplaceAll(l.name, " ", "-"), l.conc)))
 		if err != nil {
 			return rs, err
 		}
-		defer b.close(ctx)
+		defer func() {
+			if cerr := b.close(); cerr != nil && err == nil {
+				err = cerr
+			}
+		}()
 		runOnce = func(m mode) (run, error) { return b.run(ctx, m, l.tool, l.n, l.conc) }
 	}
 	for _, m := range roundOrder(0) {

@@ -4,11 +4,9 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +15,6 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -82,7 +79,7 @@ func rssRun(ctx context.Context, self, dir, mode string, total int64, eventSize 
 	cassette := filepath.Join(dir, "rss.db")
 	defer removeCassette(cassette)
 
-	args := []string{"-peer", "rss-" + mode, "-upstream", peer.url, "-cassette", cassette}
+	args := []string{"-peer", "http-" + mode, "-upstream", peer.url, "-cassette", cassette}
 	if profile != "" {
 		args = append(args, "-cpuprofile", profile)
 	}
@@ -193,49 +190,4 @@ func procStatus(pid int, field string) (int64, error) {
 		}
 	}
 	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
-}
-
-// rssChild is the proxy whose memory rssRun measures: it serves on a
-// loopback port, says "listening URL" on stdout, and on "close" on stdin
-// shuts down, closes its cassette and says "closed". It returns at the
-// end of stdin.
-func rssChild(mode, upstream, cassette string) error {
-	ctx := context.Background()
-	u, err := url.Parse(upstream)
-	if err != nil {
-		return err
-	}
-	var h http.Handler
-	var rec *recorder.HTTP
-	var db *store.DB
-	switch mode {
-	case "pass":
-		h = passthrough(u)
-	case "record":
-		if db, err = store.Open(ctx, cassette); err != nil {
-			return err
-		}
-		rec = &recorder.HTTP{Upstream: u, Sink: db}
-		h = rec
-	default:
-		return fmt.Errorf("unknown proxy mode %q", mode)
-	}
-	s, err := serve(h)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("listening %s\n", s.url)
-	in := bufio.NewScanner(os.Stdin)
-	for in.Scan() && in.Text() != "close" {
-	}
-	s.close(ctx)
-	if rec != nil {
-		err = errors.Join(rec.Close(ctx), db.Close())
-	}
-	if err != nil {
-		return err
-	}
-	fmt.Println("closed")
-	_, _ = io.Copy(io.Discard, os.Stdin)
-	return nil
 }

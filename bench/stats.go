@@ -17,6 +17,9 @@ type run struct {
 	// messages (SSE events, stdio lines) the client received.
 	requests, frames int
 	wall             time.Duration
+	// cpu is the CPU time of the proxy (or replayer) process during the
+	// run, where it is a process of its own; 0 otherwise.
+	cpu time.Duration
 }
 
 // p50 returns the median latency of the run.
@@ -27,6 +30,15 @@ func (r run) reqRate() float64 { return float64(r.requests) / r.wall.Seconds() }
 
 // frameRate returns the server frames received per second.
 func (r run) frameRate() float64 { return float64(r.frames) / r.wall.Seconds() }
+
+// cpuPerFrame returns the proxy's CPU time per frame forwarded: the
+// client's and the server's, each counted once.
+func (r run) cpuPerFrame() time.Duration {
+	if r.cpu == 0 {
+		return 0
+	}
+	return r.cpu / time.Duration(r.requests+r.frames)
+}
 
 // median returns the median of ds, 0 for none. ds is sorted in place.
 func median(ds []time.Duration) time.Duration {
@@ -48,6 +60,16 @@ func medianF(xs []float64) float64 {
 
 // rounds holds the runs of one mode over all rounds.
 type rounds []run
+
+// cpuPerFrame is the median over rounds of the proxy's CPU time per
+// frame.
+func (rs rounds) cpuPerFrame() time.Duration {
+	var ds []time.Duration
+	for _, r := range rs {
+		ds = append(ds, r.cpuPerFrame())
+	}
+	return median(ds)
+}
 
 // p50 is the median over rounds of each round's median latency.
 func (rs rounds) p50() time.Duration {
@@ -91,6 +113,8 @@ func fmtDur(d time.Duration) string {
 	switch {
 	case d <= 0:
 		return "-"
+	case d < 10*time.Microsecond:
+		return fmt.Sprintf("%.2fµs", float64(d)/float64(time.Microsecond))
 	case d < time.Millisecond:
 		return fmt.Sprintf("%.0fµs", float64(d)/float64(time.Microsecond))
 	case d < time.Second:

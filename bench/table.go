@@ -86,6 +86,15 @@ func (t *table) addLoad(l load, rs [numModes]rounds) {
 	}
 	recLat := ratio(float64(p50[modeRecord]), float64(p50[modePassthrough]))
 	sse := !l.stdio && l.tool == toolStream
+	if !l.stdio {
+		defer func() {
+			var cpu [numModes]time.Duration
+			for m := range numModes {
+				cpu[m] = rs[m].cpuPerFrame()
+			}
+			t.durRow(l, "proxy CPU/frame", cpu, "")
+		}()
+	}
 	switch {
 	case sse:
 		t.durRow(l, "p50 whole answer", p50, "")
