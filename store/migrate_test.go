@@ -158,8 +158,9 @@ func TestDB_DeleteSessionDropsIndex(t *testing.T) {
 	if err := d.rdb.QueryRowContext(ctx, "SELECT count(*) FROM replay_index").Scan(&n); err != nil || n != 0 {
 		t.Errorf("replay_index rows after DeleteSession: %d, %v; want 0", n, err)
 	}
-	// Foreign keys are on again: a stream of a session that does not
-	// exist is refused by the file, not only by the DB's own checks.
+	// Foreign keys are on in an exclusive write that deletes nothing (an
+	// import): a stream of a session that does not exist is refused by
+	// the file, not only by the DB's own checks.
 	err = d.exclusive(ctx, op{fn: func(t *txn) error {
 		_, err := t.exec(`INSERT INTO streams (session_id, kind) VALUES (?, 'stdin')`, s.ID)
 		return err

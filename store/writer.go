@@ -478,13 +478,16 @@ func (w *writer) apply(t *txn, o *op) error {
 // is returned to its caller and is not sticky: the transaction is rolled
 // back whole.
 func (w *writer) exclusive(o *op) error {
-	if o.deletes != 0 {
-		// See migration 4 in schema.sql: fn deletes children before
-		// parents, and the checks would scan the frames per stream.
-		if _, err := w.c.ExecContext(bg, "PRAGMA foreign_keys = OFF", nil); err != nil {
+	if o.deletes == 0 {
+		// Imports and index writes go through no checks of the DB's:
+		// SQLite enforces the foreign keys for them. A delete runs
+		// without (see migration 4 in schema.sql: it deletes children
+		// before parents, and the checks would scan the frames per
+		// stream).
+		if _, err := w.c.ExecContext(bg, "PRAGMA foreign_keys = ON", nil); err != nil {
 			return err
 		}
-		defer w.c.ExecContext(bg, "PRAGMA foreign_keys = ON", nil)
+		defer w.c.ExecContext(bg, "PRAGMA foreign_keys = OFF", nil)
 	}
 	t, err := begin(w.c, w.s)
 	if err != nil {
