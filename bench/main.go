@@ -271,8 +271,9 @@ func measure(ctx context.Context, o options, l load, self, dir string, db *store
 		for _, m := range roundOrder(i) {
 			fmt.Fprintf(log, "%s c=%d: round %d %s\n", l.name, l.conc, i+1, m)
 			// Label the samples of a -cpuprofile with the mode, for
-			// go tool pprof -tagfocus mode=record. Goroutines started
-			// by the run (clients, the recorder's server) inherit it.
+			// go tool pprof -tagfocus mode=record: the load generator's
+			// goroutines inherit it, and the stdio recorder's. HTTP
+			// servers and proxies profile themselves (see child).
 			var r run
 			var err error
 			pprof.Do(ctx, pprof.Labels("mode", m.String(), "load", l.name), func(context.Context) { r, err = runOnce(m) })
