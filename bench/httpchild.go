@@ -85,23 +85,40 @@ func startChild(ctx context.Context, self, kind string, args ...string) (*child,
 // close asks the child to shut down, waits for it to say so, and returns
 // the CPU time it used up to then. The child exits once stdin closes.
 func (c *child) close() (time.Duration, error) {
-	defer c.cmd.Wait()
-	defer c.stdin.Close()
-	if _, err := io.WriteString(c.stdin, "close\n"); err != nil {
+	if err := c.stop(); err != nil {
+		c.kill()
 		return 0, err
 	}
-	if !c.lines.Scan() || c.lines.Text() != "closed" {
-		return 0, fmt.Errorf("%s did not close: %q %v", c.cmd.Args[2], c.lines.Text(), c.lines.Err())
-	}
 	cpu, err := c.cpu()
-	c.stdin.Close()
-	if werr := c.cmd.Wait(); werr != nil {
-		return 0, fmt.Errorf("%s: %w", c.cmd.Args[2], werr)
-	}
-	return cpu, err
+	return cpu, errors.Join(err, c.wait())
 }
 
+// stop asks the child to shut down and waits for it to say so; it is
+// still running then, for /proc to tell about it.
+func (c *child) stop() error {
+	if _, err := io.WriteString(c.stdin, "close\n"); err != nil {
+		return err
+	}
+	if !c.lines.Scan() || c.lines.Text() != "closed" {
+		return fmt.Errorf("%s did not close: %q %v", c.cmd.Args[2], c.lines.Text(), c.lines.Err())
+	}
+	return nil
+}
+
+// wait lets the child exit and waits for it.
+func (c *child) wait() error {
+	c.stdin.Close()
+	if err := c.cmd.Wait(); err != nil {
+		return fmt.Errorf("%s: %w", c.cmd.Args[2], err)
+	}
+	return nil
+}
+
+// kill ends the child at once. After wait it does nothing.
 func (c *child) kill() {
+	if c.cmd.ProcessState != nil {
+		return
+	}
 	c.cmd.Process.Kill()
 	c.cmd.Wait()
 }

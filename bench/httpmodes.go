@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -115,14 +116,7 @@ func (b *httpBench) run(ctx context.Context, m mode, tool string, n, conc int) (
 	case modeDirect:
 		return runHTTP(ctx, c, b.peer.url, tool, n, conc)
 	case modePassthrough:
-		cpu0, err := b.pass.cpu()
-		if err != nil {
-			return run{}, err
-		}
-		r, err := runHTTP(ctx, c, b.pass.url, tool, n, conc)
-		cpu1, cerr := b.pass.cpu()
-		r.cpu = cpu1 - cpu0
-		return r, errors.Join(err, cerr)
+		return runThrough(ctx, c, b.pass, false, tool, n, conc)
 	case modeRecord:
 		return b.record(ctx, c, tool, n, conc)
 	case modeReplay:
@@ -138,17 +132,9 @@ func (b *httpBench) record(ctx context.Context, c *http.Client, tool string, n, 
 	if err != nil {
 		return run{}, err
 	}
-	cpu0, err := rec.cpu()
-	if err != nil {
-		rec.kill()
-		return run{}, err
-	}
-	r, err := runHTTP(ctx, c, rec.url, tool, n, conc)
-	c.CloseIdleConnections()
 	// The recorder's CPU time includes committing what it recorded.
-	cpu1, cerr := rec.close()
-	r.cpu = cpu1 - cpu0
-	if err := errors.Join(err, cerr); err != nil {
+	r, err := runThrough(ctx, c, rec, true, tool, n, conc)
+	if err != nil {
 		return run{}, err
 	}
 	db, err := store.Open(ctx, b.cassette)
@@ -184,14 +170,29 @@ func (b *httpBench) replay(ctx context.Context, c *http.Client, tool string, n, 
 			resp.Body.Close()
 		}
 	}
-	cpu0, err := rs.cpu()
+	return runThrough(ctx, c, rs, true, tool, n, conc)
+}
+
+// runThrough runs the load through the proxy (or replayer) process p,
+// closing it after if last, and gives the run the CPU time p used
+// meanwhile (up to its close).
+func runThrough(ctx context.Context, c *http.Client, p *child, last bool, tool string, n, conc int) (run, error) {
+	cpu0, err := p.cpu()
 	if err != nil {
-		rs.kill()
+		if last {
+			p.kill()
+		}
 		return run{}, err
 	}
-	r, err := runHTTP(ctx, c, rs.url, tool, n, conc)
-	c.CloseIdleConnections()
-	cpu1, cerr := rs.close()
+	r, err := runHTTP(ctx, c, p.url, tool, n, conc)
+	var cpu1 time.Duration
+	var cerr error
+	if last {
+		c.CloseIdleConnections()
+		cpu1, cerr = p.close()
+	} else {
+		cpu1, cerr = p.cpu()
+	}
 	r.cpu = cpu1 - cpu0
 	if err := errors.Join(err, cerr); err != nil {
 		return run{}, err

@@ -201,11 +201,7 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		var res [2]rssResult
 		for i, mode := range []string{"pass", "record"} {
 			fmt.Fprintf(log, "peak memory: %d MB SSE stream through %s\n", o.rssMB, mode)
-			profile := ""
-			if o.cpuprofile != "" {
-				profile = o.cpuprofile + ".rss-" + mode
-			}
-			r, err := rssRun(ctx, self, dir, mode, int64(o.rssMB)<<20, o.rssEvent, profile)
+			r, err := rssRun(ctx, self, dir, mode, int64(o.rssMB)<<20, o.rssEvent)
 			if err != nil {
 				return fmt.Errorf("peak memory through %s: %w", mode, err)
 			}

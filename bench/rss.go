@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -66,7 +64,7 @@ type rssResult struct {
 // child process in mode "record" (recorder.HTTP into a cassette in dir)
 // or "pass" (the passthrough proxy), and reads the child's peak RSS from
 // /proc once the child has forwarded the stream and closed its cassette.
-func rssRun(ctx context.Context, self, dir, mode string, total int64, eventSize int, profile string) (rssResult, error) {
+func rssRun(ctx context.Context, self, dir, mode string, total int64, eventSize int) (rssResult, error) {
 	res := rssResult{mode: mode}
 	ctx, cancel := context.WithTimeout(ctx, rssTimeout)
 	defer cancel()
@@ -79,36 +77,15 @@ func rssRun(ctx context.Context, self, dir, mode string, total int64, eventSize 
 	cassette := filepath.Join(dir, "rss.db")
 	defer removeCassette(cassette)
 
-	args := []string{"-peer", "http-" + mode, "-upstream", peer.url, "-cassette", cassette}
-	if profile != "" {
-		args = append(args, "-cpuprofile", profile)
-	}
-	cmd := exec.CommandContext(ctx, self, args...)
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
+	ch, err := startChild(ctx, self, "http-"+mode, "-upstream", peer.url, "-cassette", cassette)
 	if err != nil {
 		return res, err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
+	defer ch.kill() // on the way out early; a no-op once it has exited
+	if res.base, err = procStatus(ch.cmd.Process.Pid, "VmRSS"); err != nil {
 		return res, err
 	}
-	if err := cmd.Start(); err != nil {
-		return res, err
-	}
-	defer cmd.Wait()
-	defer stdin.Close()
-	lines := bufio.NewScanner(stdout)
-	if !lines.Scan() {
-		return res, fmt.Errorf("proxy child said nothing: %w", lines.Err())
-	}
-	proxyURL, ok := strings.CutPrefix(lines.Text(), "listening ")
-	if !ok {
-		return res, fmt.Errorf("proxy child said %q", lines.Text())
-	}
-	if res.base, err = procStatus(cmd.Process.Pid, "VmRSS"); err != nil {
-		return res, err
-	}
+	proxyURL := ch.url
 
 	c := newClient()
 	defer c.CloseIdleConnections()
@@ -133,18 +110,14 @@ func rssRun(ctx context.Context, self, dir, mode string, total int64, eventSize 
 		return res, fmt.Errorf("client got %d events; want %d", res.events, want)
 	}
 
-	if _, err := io.WriteString(stdin, "close\n"); err != nil {
+	if err := ch.stop(); err != nil {
 		return res, err
 	}
-	if !lines.Scan() || lines.Text() != "closed" {
-		return res, fmt.Errorf("proxy child did not close: %q %v", lines.Text(), lines.Err())
-	}
-	if res.peak, err = procStatus(cmd.Process.Pid, "VmHWM"); err != nil {
+	if res.peak, err = procStatus(ch.cmd.Process.Pid, "VmHWM"); err != nil {
 		return res, err
 	}
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		return res, fmt.Errorf("proxy child: %w", err)
+	if err := ch.wait(); err != nil {
+		return res, err
 	}
 	if mode != "record" {
 		return res, nil
