@@ -98,13 +98,39 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 // before it is parsed and queued for the cassette, and the order of
 // frames is still the order seen.
 func (b *recordingBody) reserve(p []byte) {
-	b.events = b.split.Feed(b.events[:0], p)
+	b.events = b.split.Feed(b.takeEvents(), p)
 	for _, ev := range b.events {
 		f := b.frame(ev)
 		b.x.hs.reserve(b.x.st, store.ServerToClient, f)
 		b.reserved = append(b.reserved, f)
 	}
 	clear(b.events)
+}
+
+// eventSlices recycles the slices the SSE splitter returns events in:
+// one grows to the most events a read brings (a hundred, say), and each
+// answer would grow its own.
+var eventSlices sync.Pool
+
+// takeEvents returns b.events emptied, from eventSlices the first time.
+func (b *recordingBody) takeEvents() []sse.Event {
+	if b.events == nil {
+		if v, ok := eventSlices.Get().(*[]sse.Event); ok {
+			b.events = *v
+		}
+	}
+	return b.events[:0]
+}
+
+// putEvents gives b.events back to eventSlices, once b splits no more.
+func (b *recordingBody) putEvents() {
+	if b.events != nil && cap(b.events) <= 1024 {
+		ev := b.events[:cap(b.events)]
+		clear(ev) // let go of the events' bytes
+		ev = ev[:0]
+		eventSlices.Put(&ev)
+	}
+	b.events = nil
 }
 
 // settle records the reserved events and notes what they answered.
@@ -154,7 +180,7 @@ func (b *recordingBody) noteEvent(f *store.Frame) {
 
 // feed splits SSE bytes and records each complete event.
 func (b *recordingBody) feed(p []byte) error {
-	b.events = b.split.Feed(b.events[:0], p)
+	b.events = b.split.Feed(b.takeEvents(), p)
 	for _, ev := range b.events {
 		if err := b.event(ev); err != nil {
 			return err
@@ -280,6 +306,7 @@ func (b *recordingBody) finish(err error) {
 	}
 	x.hs.closeStream(b.ctx, x.st, end, err)
 	b.h.rememberPending(x)
+	b.putEvents()
 }
 
 // Close closes the upstream body. Closing before the end means the client
@@ -296,6 +323,7 @@ func (b *recordingBody) Close() error {
 		}
 		b.x.hs.closeStream(b.ctx, b.x.st, b.h.abortEnd(), nil)
 		b.h.rememberPending(b.x)
+		b.putEvents()
 	}
 	b.mu.Unlock()
 	return b.rc.Close()
