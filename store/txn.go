@@ -73,6 +73,8 @@ type stmts struct {
 	upsertSession, upsertStream, insertFrame, insertMember driver.Stmt
 	// insertFrames[i] inserts chunkSizes[i] frames.
 	insertFrames [len(chunkSizes)]driver.Stmt
+	// boxes holds column values boxed once for the writer's life.
+	boxes boxes
 }
 
 func prepare(c driverConn) (*stmts, error) {
@@ -260,10 +262,11 @@ func (t *txn) addFrame(f *Frame) {
 	if raw == nil {
 		raw = []byte{} // an empty blob, not NULL
 	}
+	b := &t.s.boxes
 	for _, v := range [...]any{
-		f.SessionID, f.Seq, nullInt(f.StreamID), boxedText(directionText[:], int(f.Direction), f.Direction.String), int64(f.Offset),
-		boxedText(kindText[:], int(f.Kind), f.Kind.String), nullString(f.ID), nullString(f.Method), f.Batch, f.Malformed,
-		f.SSE, nullString(f.EventID), f.HasEventID, nullString(f.Event), retryValue(f.Retry), f.Comment,
+		b.session(f.SessionID), f.Seq, b.stream(f.StreamID), boxedText(directionText[:], int(f.Direction), f.Direction.String), int64(f.Offset),
+		boxedText(kindText[:], int(f.Kind), f.Kind.String), nullString(f.ID), b.text(f.Method), f.Batch, f.Malformed,
+		f.SSE, nullString(f.EventID), f.HasEventID, b.text(f.Event), retryValue(f.Retry), f.Comment,
 		raw, storedData(f),
 	} {
 		t.args = append(t.args, driver.NamedValue{Ordinal: len(t.args) + 1, Value: v})
@@ -286,6 +289,53 @@ func init() {
 	for i := range kindText {
 		kindText[i] = Kind(i).String()
 	}
+}
+
+// boxes keeps the last session and stream IDs boxed, and the texts of
+// few values (methods, SSE event types) boxed for good: most frames
+// repeat them, and boxing each again allocated three or four times a
+// frame.
+type boxes struct {
+	sessionID, streamID int64
+	sessionV, streamV   any
+	texts               map[string]any
+}
+
+// maxTexts bounds boxes.texts; past it, it starts again.
+const maxTexts = 256
+
+func (b *boxes) session(id int64) any {
+	if b.sessionV == nil || id != b.sessionID {
+		b.sessionID, b.sessionV = id, id
+	}
+	return b.sessionV
+}
+
+// stream is nullInt(id) for the stream column.
+func (b *boxes) stream(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	if b.streamV == nil || id != b.streamID {
+		b.streamID, b.streamV = id, id
+	}
+	return b.streamV
+}
+
+// text is nullString(s) for a column of few values.
+func (b *boxes) text(s string) any {
+	if s == "" {
+		return nil
+	}
+	if v, ok := b.texts[s]; ok {
+		return v
+	}
+	if b.texts == nil || len(b.texts) >= maxTexts {
+		b.texts = make(map[string]any)
+	}
+	v := any(s)
+	b.texts[s] = v
+	return v
 }
 
 // boxedText returns table[i], or text() boxed when i is out of its range.
