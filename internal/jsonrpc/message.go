@@ -168,7 +168,7 @@ func parseOne(b []byte) Message {
 			}
 			m.Method = s
 		} else {
-			m.Method = string(method[1 : len(method)-1])
+			m.Method = methodName(method[1 : len(method)-1])
 		}
 	}
 	switch {

@@ -90,3 +90,15 @@ func FuzzSplice(f *testing.F) {
 		}
 	})
 }
+
+// TestParse_MethodAllocs: the method of a common notification costs no
+// allocation; any other method is still read.
+func TestParse_MethodAllocs(t *testing.T) {
+	known := []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}`)
+	if n := testing.AllocsPerRun(100, func() { _ = Parse(known) }); n != 0 {
+		t.Errorf("Parse of a notifications/message allocates %v times; want 0", n)
+	}
+	if m := Parse([]byte(`{"jsonrpc":"2.0","method":"x/custom"}`)); m.Method != "x/custom" {
+		t.Errorf("Method = %q; want x/custom", m.Method)
+	}
+}
