@@ -87,9 +87,20 @@ func (r *Redactor) param(name string) bool {
 }
 
 func looksSecret(name string) bool {
-	n := strings.ToLower(name)
 	for _, w := range secretWords {
-		if strings.Contains(n, w) {
+		if containsFold(name, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s contains the lower-case ASCII word w,
+// ignoring ASCII case, without making a lower-case copy of s: every
+// header of every exchange is looked at.
+func containsFold(s, w string) bool {
+	for i := 0; i+len(w) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(w)], w) {
 			return true
 		}
 	}
@@ -103,9 +114,16 @@ func (r *Redactor) Header(h http.Header) http.Header {
 		return nil
 	}
 	out := make(http.Header, len(h))
+	n := 0
+	for _, vs := range h {
+		n += len(vs)
+	}
+	vals := make([]string, 0, n) // one array for the values of every key
 	for k, vs := range h {
 		if !r.header(k) {
-			out[k] = append([]string(nil), vs...)
+			start := len(vals)
+			vals = append(vals, vs...)
+			out[k] = vals[start:len(vals):len(vals)]
 			continue
 		}
 		red := make([]string, len(vs))
