@@ -6,7 +6,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 	"time"
+	"unicode/utf8"
 
 	segjson "github.com/segmentio/encoding/json"
 )
@@ -354,11 +357,105 @@ func jsonText(m any, n int) (any, error) {
 	if n == 0 {
 		return nil, nil
 	}
+	if h, ok := m.(http.Header); ok {
+		return string(appendHeader(make([]byte, 0, 64*n), h)), nil
+	}
 	b, err := segjson.Marshal(m)
 	if err != nil {
 		return nil, err
 	}
 	return string(b), nil
+}
+
+// appendHeader appends h as encoding/json writes a map[string][]string:
+// keys in byte order, nil values as null. It is jsonText for the two
+// header maps of every HTTP stream, which a general encoder took a dozen
+// allocations for (sorting the keys, boxing, buffers).
+func appendHeader(dst []byte, h http.Header) []byte {
+	var buf [32]string
+	keys := buf[:0]
+	for k := range h {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = appendJSONString(dst, k)
+		dst = append(dst, ':')
+		vs := h[k]
+		if vs == nil {
+			dst = append(dst, "null"...)
+			continue
+		}
+		dst = append(dst, '[')
+		for j, v := range vs {
+			if j > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendJSONString(dst, v)
+		}
+		dst = append(dst, ']')
+	}
+	return append(dst, '}')
+}
+
+// appendJSONString appends s as a JSON string with encoding/json's
+// escapes: the two-letter ones for quote, backslash, \b, \f, \n, \r and
+// \t; \u00XX for other control bytes and for <, > and & (HTML-safe);
+// \u2028 and \u2029; and U+FFFD for each byte that is not UTF-8.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	done := 0 // s[:done] is in dst
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= utf8.RuneSelf {
+			r, size := utf8.DecodeRuneInString(s[i:])
+			var esc string
+			switch {
+			case r == utf8.RuneError && size == 1:
+				esc = `\ufffd`
+			case r == '\u2028':
+				esc = `\u2028`
+			case r == '\u2029':
+				esc = `\u2029`
+			default:
+				i += size
+				continue
+			}
+			dst = append(append(dst, s[done:i]...), esc...)
+			i += size
+			done = i
+			continue
+		}
+		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			i++
+			continue
+		}
+		dst = append(dst, s[done:i]...)
+		switch c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\b':
+			dst = append(dst, '\\', 'b')
+		case '\f':
+			dst = append(dst, '\\', 'f')
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+		}
+		i++
+		done = i
+	}
+	return append(append(dst, s[done:]...), '"')
 }
 
 // timeText formats t as RFC 3339 in UTC with nanoseconds; the zero time
