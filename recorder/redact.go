@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
 )
@@ -87,24 +88,38 @@ func (r *Redactor) param(name string) bool {
 }
 
 func looksSecret(name string) bool {
+	var buf [64]byte
+	lower, ok := lowerASCII(buf[:0], name)
+	if !ok {
+		lower = []byte(strings.ToLower(name))
+	}
 	for _, w := range secretWords {
-		if containsFold(name, w) {
+		if bytes.Contains(lower, []byte(w)) {
 			return true
 		}
 	}
 	return false
 }
 
-// containsFold reports whether s contains the lower-case ASCII word w,
-// ignoring ASCII case, without making a lower-case copy of s: every
-// header of every exchange is looked at.
-func containsFold(s, w string) bool {
-	for i := 0; i+len(w) <= len(s); i++ {
-		if strings.EqualFold(s[i:i+len(w)], w) {
-			return true
-		}
+// lowerASCII appends name in lower case to dst, which it does only for an
+// ASCII name that fits dst's capacity (ok false otherwise): every header
+// of every exchange is looked at, and a lower-case copy on the heap made
+// nine allocations an exchange.
+func lowerASCII(dst []byte, name string) (lower []byte, ok bool) {
+	if len(name) > cap(dst) {
+		return nil, false
 	}
-	return false
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return nil, false
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst, true
 }
 
 // Header returns a copy of h with credential values replaced. For
