@@ -440,31 +440,6 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 	return nil
 }
 
-// copyBuffers recycles the buffers the reverse proxy copies answers
-// through: without a pool it makes one of 32 KB per request, which at a
-// few thousand requests a second was a good part of the garbage the
-// recorder made (go test -bench -memprofile).
-var copyBuffers = &bufferPool{size: 32 << 10}
-
-// bufferPool is an httputil.BufferPool of buffers of one size.
-type bufferPool struct {
-	size int
-	p    sync.Pool
-}
-
-func (b *bufferPool) Get() []byte {
-	if v, ok := b.p.Get().(*[]byte); ok {
-		return *v
-	}
-	return make([]byte, b.size)
-}
-
-func (b *bufferPool) Put(buf []byte) {
-	if cap(buf) == b.size {
-		b.p.Put(&buf)
-	}
-}
-
 // bindSessionID ties a server-minted session id to hs.
 func (h *HTTP) bindSessionID(ctx context.Context, hs *httpSession, sid string) {
 	h.mu.Lock()

@@ -107,11 +107,6 @@ func (b *recordingBody) reserve(p []byte) {
 	clear(b.events)
 }
 
-// eventSlices recycles the slices the SSE splitter returns events in:
-// one grows to the most events a read brings (a hundred, say), and each
-// answer would grow its own.
-var eventSlices sync.Pool
-
 // takeEvents returns b.events emptied, from eventSlices the first time.
 func (b *recordingBody) takeEvents() []sse.Event {
 	if b.events == nil {
