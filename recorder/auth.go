@@ -186,17 +186,10 @@ func (h *HTTP) upstreamResource(v, origin string) string {
 func (h *HTTP) exchangeSession(ctx context.Context) *httpSession {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	switch {
-	case h.lastRefused != nil:
+	if h.lastRefused != nil {
 		return h.lastRefused
-	case h.sessionless != nil:
-		return h.sessionless
-	case h.modern != nil:
-		return h.modern
 	}
-	hs := h.newSession(ctx, store.StreamableHTTP, "")
-	h.sessionless = hs
-	return hs
+	return h.latest(ctx)
 }
 
 // exchangeResponse records the answer to a plain HTTP exchange and

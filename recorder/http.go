@@ -329,6 +329,15 @@ func (h *HTTP) sessionFor(ctx context.Context, r *http.Request, msg jsonrpc.Mess
 		// A GET that opens a conversation: the HTTP+SSE transport. If its
 		// first event is not an endpoint, it is corrected to Streamable HTTP.
 		return h.newSession(ctx, store.LegacySSE, "")
+	}
+	return h.latest(ctx)
+}
+
+// latest returns the latest conversation: the legacy session without a
+// server-minted id, else the modern run, else a new legacy session. The
+// caller holds h.mu.
+func (h *HTTP) latest(ctx context.Context) *httpSession {
+	switch {
 	case h.sessionless != nil:
 		return h.sessionless
 	case h.modern != nil:
