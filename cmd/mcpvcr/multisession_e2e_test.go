@@ -87,13 +87,8 @@ func multiSuites() []multiSuite {
 // sampled message (server-to-client requests before 2026-07-28, input
 // requests after).
 func gosdkRun(ctx context.Context, cs *mcp.ClientSession, i int) map[string]any {
-	r := newRunLog(cs)
-	r.do("tools/list", func() (any, error) { return cs.ListTools(ctx, nil) })
-	call := func(name string, args map[string]any) {
-		r.do("tools/call "+name, func() (any, error) {
-			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		})
-	}
+	r := newRunLog(ctx, cs)
+	call := r.call
 	switch i {
 	case 0, 1:
 		call("echo", map[string]any{"text": fmt.Sprintf("run %d", i)})
@@ -124,13 +119,8 @@ func gosdkRun(ctx context.Context, cs *mcp.ClientSession, i int) map[string]any 
 // sample from the client; run 7 lists the client's roots (the server asks
 // for them with roots/list).
 func everythingRun(ctx context.Context, cs *mcp.ClientSession, i int) map[string]any {
-	r := newRunLog(cs)
-	r.do("tools/list", func() (any, error) { return cs.ListTools(ctx, nil) })
-	call := func(name string, args map[string]any) {
-		r.do("tools/call "+name, func() (any, error) {
-			return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
-		})
-	}
+	r := newRunLog(ctx, cs)
+	call := r.call
 	switch i {
 	case 0, 1:
 		call("echo", map[string]any{"message": fmt.Sprintf("run %d", i)})
@@ -153,16 +143,28 @@ func everythingRun(ctx context.Context, cs *mcp.ClientSession, i int) map[string
 // runLog collects what one client run saw, step by step, as JSON values
 // keyed "NN step" so that a golden file reads in order.
 type runLog struct {
+	ctx context.Context
+	cs  *mcp.ClientSession
 	out map[string]any
 	n   int
 }
 
-func newRunLog(cs *mcp.ClientSession) *runLog {
-	r := &runLog{out: map[string]any{}}
+// newRunLog starts the log of a run as every run starts: what connecting
+// returned, then tools/list.
+func newRunLog(ctx context.Context, cs *mcp.ClientSession) *runLog {
+	r := &runLog{ctx: ctx, cs: cs, out: map[string]any{}}
 	if res := cs.InitializeResult(); res != nil {
 		r.put("connect", jsonValueOf(res), nil)
 	}
+	r.do("tools/list", func() (any, error) { return cs.ListTools(ctx, nil) })
 	return r
+}
+
+// call logs a tools/call of name with args.
+func (r *runLog) call(name string, args map[string]any) {
+	r.do("tools/call "+name, func() (any, error) {
+		return r.cs.CallTool(r.ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	})
 }
 
 func (r *runLog) do(name string, f func() (any, error)) {
