@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,20 +16,7 @@ var conventionCassette = filepath.Join("..", "..", "cassettes", "gosdk-stdio-202
 // environment.
 func mcpvcrEnv(tb testing.TB, env []string, args ...string) result {
 	tb.Helper()
-	cmd := exec.Command(mcpvcrBin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(*exec.ExitError)
-		if !ok {
-			tb.Fatalf("run mcpvcr %v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return result{code, out.String(), errb.String()}
+	return runMcpvcr(tb, nil, env, args...)
 }
 
 // TestVersion: --version prints the module version and, when the build

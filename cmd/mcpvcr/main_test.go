@@ -55,8 +55,18 @@ type result struct {
 // mcpvcr runs the binary to completion with stdin.
 func mcpvcr(tb testing.TB, stdin string, args ...string) result {
 	tb.Helper()
+	return runMcpvcr(tb, strings.NewReader(stdin), nil, args...)
+}
+
+// runMcpvcr runs the binary to completion with stdin (none if nil) and
+// env added to this process's environment (none if nil).
+func runMcpvcr(tb testing.TB, stdin io.Reader, env []string, args ...string) result {
+	tb.Helper()
 	cmd := exec.Command(mcpvcrBin, args...)
-	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdin = stdin
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
