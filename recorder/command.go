@@ -43,6 +43,10 @@ type CommandResult struct {
 	// ExitCode is the server's exit code, 128+N when signal N ended it,
 	// -1 when it is unknown.
 	ExitCode int
+	// Signal is the last signal forwarded to the server from Signals, nil
+	// when none was: with ExitCode 128+N for that signal, the server
+	// stopped because whoever started mcpvcr asked it to.
+	Signal os.Signal
 	// Err is the first recording error (a full disk, say): forwarding went
 	// on regardless, and the session is incomplete.
 	Err error
@@ -123,7 +127,7 @@ func (c *Command) Run(ctx context.Context, client io.ReadWriter) (*CommandResult
 		return nil, runErr
 	}
 	res.End(ctx, code)
-	return &CommandResult{SessionID: res.SessionID, ExitCode: code, Err: res.Err}, nil
+	return &CommandResult{SessionID: res.SessionID, ExitCode: code, Signal: fwd.last(), Err: res.Err}, nil
 }
 
 // ExitCode is the exit code of cmd, whose Wait returned err: 128+N when
@@ -164,17 +168,30 @@ type signalForwarder struct {
 	cmd  *exec.Cmd
 	sigs <-chan os.Signal
 	quit chan struct{}
+
+	mu  sync.Mutex
+	sig os.Signal // the last one forwarded
 }
 
 func (f *signalForwarder) run() {
 	for {
 		select {
 		case s := <-f.sigs:
+			f.mu.Lock()
+			f.sig = s
+			f.mu.Unlock()
 			_ = f.cmd.Process.Signal(s)
 		case <-f.quit:
 			return
 		}
 	}
+}
+
+// last returns the last signal forwarded, nil if none was.
+func (f *signalForwarder) last() os.Signal {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sig
 }
 
 // stopper ends a server that lingers after its stdin closed.

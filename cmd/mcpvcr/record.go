@@ -99,9 +99,31 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 			"free disk space or choose another --cassette; what was recorded before the failure is kept")
 	}
 	if res.ExitCode != 0 {
+		if sig, ok := res.Signal.(syscall.Signal); ok && res.ExitCode == 128+int(sig) {
+			// The usual end of a session whose client stops its server
+			// (Inspector sends SIGTERM): not a failure, but the code is
+			// passed on, as the server gave it.
+			return &exitError{code: res.ExitCode, err: fmt.Errorf("session %d recorded; the server stopped on %s from the client (exit code %d, passed on)",
+				res.SessionID, signalName(sig), res.ExitCode)}
+		}
 		return &exitError{code: res.ExitCode, err: fmt.Errorf("server exited with code %d", res.ExitCode)}
 	}
 	return nil
+}
+
+// signalName is a signal's conventional name, such as SIGTERM.
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	}
+	return fmt.Sprintf("signal %d", int(s))
 }
 
 // redactor builds the redaction rules from the command's flags.
