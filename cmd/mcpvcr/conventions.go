@@ -10,6 +10,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// stampVersion and stampCommit are set by make build (-ldflags -X), from
+// git itself: a build with -buildvcs=false (GOFLAGS in some
+// environments) has no commit in its build information.
+var stampVersion, stampCommit string
+
 // version describes this build: the module version, the commit it was
 // built from (marked when the tree had changes) and the Go release.
 func version() string {
@@ -18,6 +23,9 @@ func version() string {
 		return "unknown"
 	}
 	v := bi.Main.Version
+	if v == "" || v == "(devel)" && stampVersion != "" {
+		v = stampVersion
+	}
 	if v == "" {
 		v = "(devel)"
 	}
@@ -28,6 +36,12 @@ func version() string {
 			rev = s.Value
 		case "vcs.modified":
 			modified = s.Value
+		}
+	}
+	if rev == "" && stampCommit != "" {
+		rev, modified, _ = strings.Cut(stampCommit, "-")
+		if modified != "" {
+			modified = "true"
 		}
 	}
 	if rev != "" {

@@ -39,6 +39,31 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestVersion_MakeBuild: make build stamps the commit from git, also
+// where GOFLAGS=-buildvcs=false keeps it out of the build information.
+func TestVersion_MakeBuild(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	bin := t.TempDir()
+	mk := exec.Command("make", "-C", filepath.Join("..", ".."), "build", "BIN="+bin)
+	mk.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(bin, "mcpvcr"), "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "commit " + strings.TrimSpace(string(head)); !strings.Contains(string(out), want) {
+		t.Errorf("mcpvcr --version of make build = %q; want %q in it", out, want)
+	}
+}
+
 // TestHelp: the top-level help and every command's help list the exit
 // codes, and "help CMD" is "CMD --help".
 func TestHelp(t *testing.T) {
