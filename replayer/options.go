@@ -33,7 +33,7 @@ func Select(ctx context.Context, db *store.DB, id int64, ts ...store.Transport) 
 	if id != 0 {
 		s, err := db.Session(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("session %d: %w", id, err)
+			return nil, err // it names the session
 		}
 		if !slices.Contains(ts, s.Transport) {
 			return nil, &TransportError{Session: id, Transport: s.Transport}

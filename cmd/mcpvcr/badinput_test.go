@@ -233,3 +233,22 @@ func TestVerify_HeaderNeverEchoesAToken(t *testing.T) {
 		t.Errorf("stderr does not name the header by its first word:\n%s", res.stderr)
 	}
 }
+
+// TestNoSuchSession_SaidOnce: every command given a session the cassette
+// lacks names the cassette and the session once, and points at ls.
+func TestNoSuchSession_SaidOnce(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	if res := mcpvcr(t, "", "import", filepath.Join("..", "..", "cassettes", "gosdk-http-2025-11-25.jsonl"), "--cassette", db); res.code != 0 {
+		t.Fatalf("import: %s", res.stderr)
+	}
+	for _, args := range [][]string{
+		{"show", "9"}, {"export", "9"}, {"view", "9", "--no-open"}, {"diff", "1", "9"},
+		{"replay", "9", "--listen", "127.0.0.1:0"}, {"verify", "9", "--upstream", "http://127.0.0.1:1/mcp"},
+	} {
+		res := mcpvcr(t, "", append(args, "--cassette", db)...)
+		want := "mcpvcr: cassette " + db + ": session 9: not found\ntry: mcpvcr ls --cassette " + db + " to see the sessions\n"
+		if res.code != exitFailure || res.stderr != want {
+			t.Errorf("mcpvcr %s exited %d:\n%s\nwant exit 3 and:\n%s", strings.Join(args, " "), res.code, res.stderr, want)
+		}
+	}
+}

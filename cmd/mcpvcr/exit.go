@@ -72,6 +72,12 @@ func report(w io.Writer, err error) int {
 	return exitUsage
 }
 
+// noSessionErr reports err, which names a session the cassette at path
+// does not hold.
+func noSessionErr(path string, err error) error {
+	return failErr(fmt.Errorf("cassette %s: %w", path, err), "mcpvcr ls --cassette "+path+" to see the sessions")
+}
+
 func openErr(path string, err error) error {
 	switch {
 	case errors.Is(err, store.ErrNotCassette), errors.Is(err, store.ErrNotExport):
@@ -112,7 +118,7 @@ func verifyErr(c *cli.Context, id int64, t verify.Target, err error) error {
 		}
 		return usageErr(hint, "%w", err)
 	case errors.Is(err, store.ErrNotFound):
-		return failErr(err, "mcpvcr ls --cassette "+path+" to see the sessions")
+		return noSessionErr(path, err)
 	case errors.Is(err, verify.ErrNoSessions):
 		hint := "record one first: mcpvcr record -- SERVER_COMMAND"
 		if t.URL != nil {
@@ -152,7 +158,7 @@ func replayErr(c *cli.Context, err error) error {
 	case errors.As(err, &te):
 		return failErr(err, "mcpvcr replay "+a(te.Session)+" --listen 127.0.0.1:8080")
 	case errors.Is(err, store.ErrNotFound):
-		return failErr(err, "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+		return noSessionErr(cassettePath(c), err)
 	case errors.Is(err, replayer.ErrNoRecordings):
 		return failErr(fmt.Errorf("cassette %s: %w", cassettePath(c), err), "record one with mcpvcr record, or name another --cassette")
 	}

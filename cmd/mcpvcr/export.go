@@ -57,7 +57,7 @@ func exportCommand(e *env) *cli.Command {
 			defer db.Close()
 			for _, id := range ids {
 				if _, err := db.Session(c.Context, id); err != nil {
-					return failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+					return noSessionErr(cassettePath(c), err)
 				}
 			}
 			out := e.stdout
@@ -101,7 +101,7 @@ func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
 	defer db.Close()
 	rec, err := db.Recording(c.Context, ids[0])
 	if err != nil {
-		return failErr(fmt.Errorf("session %d: %w", ids[0], err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+		return noSessionErr(cassettePath(c), err)
 	}
 	if out := c.String("output"); out != "" {
 		err = store.WriteGoVCR(rec, out, c.String("base-url"))

@@ -39,7 +39,7 @@ func viewCommand(e *env) *cli.Command {
 			}
 			defer db.Close()
 			if _, err := db.Session(c.Context, id); err != nil {
-				return failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+				return noSessionErr(cassettePath(c), err)
 			}
 			name, err := view.WriteTempHTML(c.Context, db, id, cassettePath(c))
 			switch {
