@@ -45,6 +45,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return report(stderr, err)
 }
 
+// The version has no short flag: -v is a command's own (show -v prints
+// payloads), not --version.
+func init() {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and the commit it was built from"}
+}
+
 func newApp(e *env) *cli.App {
 	app := &cli.App{
 		Name:  "mcpvcr",

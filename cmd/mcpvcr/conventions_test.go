@@ -39,6 +39,14 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestVersion_NoShortFlag: -v is no top-level flag (it is show's
+// --payload), so a lone -v is a usage error, not the version.
+func TestVersion_NoShortFlag(t *testing.T) {
+	if r := mcpvcr(t, "", "-v"); r.code != exitUsage || strings.Contains(r.stdout, "mcpvcr version") {
+		t.Errorf("mcpvcr -v exited %d, printed %q; want a usage error", r.code, r.stdout)
+	}
+}
+
 // TestVersion_MakeBuild: make build stamps the commit from git, also
 // where GOFLAGS=-buildvcs=false keeps it out of the build information.
 func TestVersion_MakeBuild(t *testing.T) {
