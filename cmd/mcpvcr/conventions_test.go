@@ -79,7 +79,7 @@ func TestHelp(t *testing.T) {
 	if top.code != exitOK || !strings.Contains(top.stdout, "Exit status:") || !strings.Contains(top.stdout, "2  usage") {
 		t.Errorf("mcpvcr --help = %d, lacks the exit codes:\n%s", top.code, top.stdout)
 	}
-	for _, cmd := range []string{"record", "replay", "ls", "show", "export", "import", "verify", "diff", "check", "completion"} {
+	for _, cmd := range []string{"record", "replay", "ls", "show", "export", "import", "view", "verify", "diff", "check", "completion"} {
 		t.Run(cmd, func(t *testing.T) {
 			t.Parallel()
 			flag := mcpvcr(t, "", cmd, "--help")
@@ -89,6 +89,9 @@ func TestHelp(t *testing.T) {
 			}
 			if !strings.Contains(flag.stdout, "Exit status:") || !strings.Contains(flag.stdout, "3  any other failure") {
 				t.Errorf("mcpvcr %s --help lacks the exit codes:\n%s", cmd, flag.stdout)
+			}
+			if !strings.Contains(flag.stdout, "\nDESCRIPTION:\n") {
+				t.Errorf("mcpvcr %s --help has no description:\n%s", cmd, flag.stdout)
 			}
 			if help.stdout != flag.stdout {
 				t.Errorf("mcpvcr help %s differs from mcpvcr %[1]s --help:\n%s\nwant:\n%s", cmd, help.stdout, flag.stdout)
