@@ -205,8 +205,8 @@ func ExampleProxy() {
 	live.Close() // the replay does without it
 	add(mcpvcrtest.Replay, mcp.NewClient(&mcp.Implementation{Name: "my-client", Version: "2.0.0"}, nil), live.URL+"/mcp")
 	// Output:
-	// record 5
-	// replay 5
+	// record-only 5
+	// replay-only 5
 }
 
 // Main goes in the TestMain of each package whose tests use Command: the

@@ -87,9 +87,10 @@ func otherHint(ts []store.Transport) string {
 // newServer builds the replayer for recs as c says.
 func newServer(t testing.TB, recs []*store.Recording, c *config, fn string) *replayer.Server {
 	t.Helper()
-	if c.mode != nil && *c.mode != Replay {
-		t.Fatalf("mcpvcrtest.%s: mode %s: %s only replays\ntry: mcpvcrtest.Proxy to record", fn, *c.mode, fn)
+	if c.mode != nil && *c.mode != ModeReplayOnly {
+		t.Fatalf("mcpvcrtest.%s: mode %s: %s only replays\ntry: mcpvcrtest.Proxy(t, cassette, upstreamURL, mcpvcrtest.%s) to record", fn, *c.mode, fn, goModeName(*c.mode))
 	}
+	beforeReplay(recs, c.beforeReplay)
 	mt, err := matchRules(c.rules, recs)
 	if err != nil {
 		t.Fatalf("mcpvcrtest.%s: %v", fn, err)
