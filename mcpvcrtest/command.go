@@ -168,7 +168,7 @@ func serveChild(cfg string, stdin io.Reader, stdout io.Writer, stderr io.Writer)
 			return 3
 		}
 		var b bytes.Buffer
-		r.WriteSummary(&b)
+		goHints(r).WriteSummary(&b)
 		rep.Summary, rep.OK = b.String(), r.OK()
 		if !r.OK() {
 			return 1
