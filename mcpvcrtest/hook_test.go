@@ -1,0 +1,126 @@
+package mcpvcrtest_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/mcpvcrtest"
+)
+
+const secret = "sk-live-4242"
+
+// secretServer has a tool whose argument is an API key, and whose answer
+// repeats it, and logs every call.
+func secretServer(t *testing.T) string {
+	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+	type args struct {
+		City   string `json:"city"`
+		APIKey string `json:"apiKey"`
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "forecast"}, func(_ context.Context, _ *mcp.CallToolRequest, in args) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny in " + in.City + " for key " + in.APIKey}}}, nil, nil
+	})
+	ts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	t.Cleanup(ts.Close)
+	return ts.URL + "/mcp"
+}
+
+func forecast(t *testing.T, srv *httptest.Server) string {
+	t.Helper()
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "app", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpvcrtest.Endpoint(srv), MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	defer cs.Close()
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": "Oslo", "apiKey": secret}})
+	if err != nil {
+		t.Fatalf("CallTool: %v", err)
+	}
+	return res.Content[0].(*mcp.TextContent).Text
+}
+
+// TestHooks: AfterCapture redacts the key before anything is stored, and
+// the replay still matches the client, which sends the key; BeforeSave
+// edits the recording and can discard it; BeforeReplay edits an answer.
+func TestHooks(t *testing.T) {
+	t.Setenv(mcpvcrtest.ModeEnv, "")
+	upstream := secretServer(t)
+	dir := t.TempDir()
+	for _, name := range []string{"after.jsonl", "after.db"} {
+		cassette := filepath.Join(dir, name)
+		redact := mcpvcrtest.AfterCapture(func(f *mcpvcrtest.Frame) { f.Redact(secret) })
+		t.Run("AfterCapture_"+name, func(t *testing.T) {
+			srv := mcpvcrtest.Proxy(t, cassette, upstream, mcpvcrtest.ModeRecordOnly, redact)
+			if got, want := forecast(t, srv), "sunny in Oslo for key "+secret; got != want {
+				t.Errorf("live forecast = %q; want %q", got, want)
+			}
+		})
+		b, err := os.ReadFile(cassette)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), secret) {
+			t.Errorf("%s holds the secret", name)
+		}
+		if name == "after.jsonl" && !strings.Contains(string(b), `"labels":{"match-ignore":"tools/call:params.arguments.apiKey"}`) {
+			t.Errorf("%s does not store the redacted path as a matching rule:\n%s", name, b)
+		}
+		t.Run("Replay_"+name, func(t *testing.T) {
+			srv := mcpvcrtest.Proxy(t, cassette, upstream, mcpvcrtest.ModeReplayOnly, redact)
+			got := forecast(t, srv)
+			if !strings.HasPrefix(got, "sunny in Oslo for key REDACTED-") {
+				t.Errorf("replayed forecast = %q; want the recorded answer with the placeholder", got)
+			}
+		})
+	}
+
+	saved := filepath.Join(dir, "saved.jsonl")
+	t.Run("BeforeSave", func(t *testing.T) {
+		srv := mcpvcrtest.Proxy(t, saved, upstream, mcpvcrtest.ModeRecordOnly, mcpvcrtest.BeforeSave(func(f *mcpvcrtest.Frame) {
+			f.Redact(secret)
+			if !f.FromClient() {
+				f.Replace("sunny", "cloudy")
+			}
+		}))
+		forecast(t, srv)
+	})
+	b, err := os.ReadFile(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), secret) || !strings.Contains(string(b), "cloudy in Oslo") {
+		t.Errorf("saved cassette holds the secret or lacks the edit:\n%s", b)
+	}
+	t.Run("BeforeReplay", func(t *testing.T) {
+		srv := mcpvcrtest.Proxy(t, saved, upstream, mcpvcrtest.ModeReplayOnly, mcpvcrtest.BeforeReplay(func(f *mcpvcrtest.Frame) {
+			f.Replace("cloudy", "snowy")
+		}))
+		if got := forecast(t, srv); !strings.HasPrefix(got, "snowy in Oslo") {
+			t.Errorf("forecast = %q; want the answer BeforeReplay edited", got)
+		}
+	})
+	after, _ := os.ReadFile(saved)
+	if string(after) != string(b) {
+		t.Errorf("BeforeReplay changed the cassette")
+	}
+
+	t.Run("Discard", func(t *testing.T) {
+		srv := mcpvcrtest.Proxy(t, saved, upstream, mcpvcrtest.ModeRecordOnly, mcpvcrtest.BeforeSave(func(f *mcpvcrtest.Frame) {
+			if f.Method() == "tools/call" {
+				f.Discard()
+			}
+		}))
+		forecast(t, srv)
+	})
+	if after, _ := os.ReadFile(saved); string(after) != string(b) {
+		t.Errorf("a discarded recording changed the cassette")
+	}
+}
