@@ -7,10 +7,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/mcpvcrtest"
 )
 
@@ -123,4 +125,63 @@ func TestHooks(t *testing.T) {
 	if after, _ := os.ReadFile(saved); string(after) != string(b) {
 		t.Errorf("a discarded recording changed the cassette")
 	}
+}
+
+// TestHooks_Drop: AfterCapture drops the server's progress notifications
+// before they are stored; the replay gives the result without them.
+func TestHooks_Drop(t *testing.T) {
+	server := mcptest.NewServer("")
+	live := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)) // SSE answers
+	defer live.Close()
+	cassette := filepath.Join(t.TempDir(), "progress.jsonl")
+	call := func(t *testing.T, srv *httptest.Server) (progress int, result string) {
+		ctx := context.Background()
+		var mu sync.Mutex
+		c := mcp.NewClient(&mcp.Implementation{Name: "app", Version: "1"}, &mcp.ClientOptions{
+			ProgressNotificationHandler: func(context.Context, *mcp.ProgressNotificationClientRequest) {
+				mu.Lock()
+				defer mu.Unlock()
+				progress++
+			},
+		})
+		cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpvcrtest.Endpoint(srv), MaxRetries: -1}, nil)
+		if err != nil {
+			t.Fatalf("Connect: %v", err)
+		}
+		defer cs.Close()
+		p := &mcp.CallToolParams{Name: "reconnect"}
+		p.SetProgressToken("p1")
+		res, err := cs.CallTool(ctx, p)
+		if err != nil {
+			t.Fatalf("CallTool: %v", err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		return progress, res.Content[0].(*mcp.TextContent).Text
+	}
+	drop := mcpvcrtest.AfterCapture(func(f *mcpvcrtest.Frame) {
+		if f.Method() == "notifications/progress" {
+			f.Drop()
+		}
+	})
+	t.Run("Record", func(t *testing.T) {
+		// The client gets the notifications live (whether its handler has
+		// run by the time the call returns is the SDK's business).
+		if _, res := call(t, mcpvcrtest.Proxy(t, cassette, live.URL+"/mcp", mcpvcrtest.ModeRecordOnly, drop)); res != "reconnected" {
+			t.Errorf("live: %q; want reconnected", res)
+		}
+	})
+	b, err := os.ReadFile(cassette)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "notifications/progress") || !strings.Contains(string(b), "reconnected") {
+		t.Errorf("the cassette holds a dropped frame, or lacks the result:\n%s", b)
+	}
+	live.Close()
+	t.Run("Replay", func(t *testing.T) {
+		if n, res := call(t, mcpvcrtest.Proxy(t, cassette, "http://127.0.0.1:1/mcp", mcpvcrtest.ModeReplayOnly)); n != 0 || res != "reconnected" {
+			t.Errorf("replay: %d progress notifications, %q; want 0 and reconnected", n, res)
+		}
+	})
 }

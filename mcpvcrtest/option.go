@@ -178,8 +178,11 @@ func Strict() Option {
 	return optionFunc(func(c *config) { c.strict = true })
 }
 
-// Pace scales the recorded gaps between frames: 0 (the default) sends each
-// frame as soon as it is due, 1 keeps the recorded timing, 2 doubles it.
+// Pace scales the recorded gaps between frames. 0, the default, replays as
+// fast as possible: each frame as soon as the client frames it answers
+// have arrived, whatever the recorded gaps. 1 keeps the recorded timing,
+// 0.5 halves the gaps and 2 doubles them. The gaps are waited for on the
+// Clock, so a fake clock replays recorded timing without sleeping.
 func Pace(factor float64) Option {
 	return optionFunc(func(c *config) { c.pace = factor })
 }
