@@ -28,8 +28,8 @@ func exportCommand(e *env) *cli.Command {
 			"JSON, search and filters) that opens from file:// with no network; mcpvcr view opens one.\n\n" +
 			"--format go-vcr writes one Streamable HTTP session as a go-vcr cassette (YAML) for test suites\n" +
 			"built on go-vcr: v4's format 2 (go-vcr v3 and v4 read it), or with --format go-vcr-v2 go-vcr v2's\n" +
-			"format 1. One interaction per HTTP exchange, in the order\n" +
-			"the requests started, SSE answers as their raw event-stream text. Request/response fidelity\n" +
+			"format 1. One interaction per HTTP exchange, in the order the requests started, SSE answers\n" +
+			"as their raw event-stream text. Request/response fidelity\n" +
 			"only: no event timing, no stream breaks. A session whose GET stream carried messages is\n" +
 			"refused (go-vcr cannot stream); a GET stream that carried none is written as 405.\n\n" +
 			"   mcpvcr export 3 --format go-vcr -o testdata/fixtures/session3.yaml",
