@@ -58,7 +58,9 @@ func (f *Frame) Message() []byte {
 func (f *Frame) Raw() []byte { return f.f.Raw }
 
 // Replace replaces every occurrence of old with new in the frame. Keep
-// what it edits valid JSON: replace inside a string, or whole values.
+// what it edits valid JSON: replace inside a string, or whole values. A
+// client frame edited so is one a replay matches as edited (add a Match
+// rule for the path, or use Redact, which adds it).
 func (f *Frame) Replace(old, new string) {
 	if old == "" || !bytes.Contains(f.f.Raw, []byte(old)) && !bytes.Contains(f.f.Data, []byte(old)) {
 		return
