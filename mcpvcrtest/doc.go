@@ -81,7 +81,8 @@
 // server frame before a replay serves it. Frame.Redact puts the recorder's
 // placeholder in place of a secret (and keeps the replay matching the
 // client that sends it), Frame.Replace edits, Frame.Drop leaves a frame
-// out, Frame.Discard the whole recording. A test that fails writes
+// out, Frame.Discard the whole recording; Redact names more headers and
+// query parameters to store as placeholders. A test that fails writes
 // nothing.
 //
 // # Time

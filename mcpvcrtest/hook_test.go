@@ -185,3 +185,36 @@ func TestHooks_Drop(t *testing.T) {
 		}
 	})
 }
+
+// headerRT adds a header to every request.
+type headerRT struct{ name, value string }
+
+func (h headerRT) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set(h.name, h.value)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// TestRedact: a header Redact names is stored as a placeholder.
+func TestRedact(t *testing.T) {
+	upstream := secretServer(t)
+	cassette := filepath.Join(t.TempDir(), "header.jsonl")
+	t.Run("Record", func(t *testing.T) {
+		srv := mcpvcrtest.Proxy(t, cassette, upstream, mcpvcrtest.ModeRecordOnly, mcpvcrtest.Redact([]string{"X-Weather-Key"}, nil))
+		ctx := context.Background()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "app", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{
+			Endpoint: mcpvcrtest.Endpoint(srv), HTTPClient: &http.Client{Transport: headerRT{"X-Weather-Key", secret}}, MaxRetries: -1,
+		}, nil)
+		if err != nil {
+			t.Fatalf("Connect: %v", err)
+		}
+		cs.Close()
+	})
+	b, err := os.ReadFile(cassette)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), secret) || !strings.Contains(string(b), `"X-Weather-Key":["REDACTED-`) {
+		t.Errorf("the header is not stored as a placeholder:\n%s", b)
+	}
+}

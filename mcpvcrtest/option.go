@@ -153,6 +153,20 @@ type config struct {
 	wait     time.Duration
 
 	afterCapture, beforeSave, beforeReplay []func(*Frame)
+	redactHeaders, redactQuery             []string
+}
+
+// Redact names more HTTP headers and query parameters whose values Proxy
+// stores as placeholders, on top of the recorder's defaults
+// (Authorization, Cookie, API-key headers, token-like parameters and any
+// name with token, secret, password, apikey or credential in it), as
+// mcpvcr record's --redact-header and --redact-query do. A value in a
+// message is redacted with an AfterCapture hook (Frame.Redact).
+func Redact(headers, query []string) Option {
+	return optionFunc(func(c *config) {
+		c.redactHeaders = append(c.redactHeaders, headers...)
+		c.redactQuery = append(c.redactQuery, query...)
+	})
 }
 
 // Session replays only the recorded sessions ids (as mcpvcr ls numbers

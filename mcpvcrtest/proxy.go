@@ -97,7 +97,7 @@ func Proxy(t testing.TB, cassette, upstreamURL string, opts ...Option) *httptest
 			t.Fatalf("mcpvcrtest.Proxy: %v", err)
 		}
 	}
-	red := &recorder.Redactor{}
+	red := &recorder.Redactor{Headers: c.redactHeaders, Query: c.redactQuery}
 	var sink recorder.Sink = db
 	hs := &hookSink{Sink: db, hooks: c.afterCapture, red: red}
 	if len(c.afterCapture) > 0 {
