@@ -49,6 +49,10 @@ type Redactor struct {
 // secretWords mark a header or parameter name as a credential.
 var secretWords = []string{"token", "secret", "password", "passwd", "apikey", "api-key", "api_key", "credential"}
 
+// Placeholder returns what r stores instead of v: REDACTED- and a hash of
+// v keyed per Redactor, the same for the same value.
+func (r *Redactor) Placeholder(v string) string { return r.placeholder(v) }
+
 func (r *Redactor) placeholder(v string) string {
 	r.once.Do(func() {
 		r.key = make([]byte, 32)

@@ -191,23 +191,37 @@ func pathKey(k string) string {
 // hint says which matching rule would have let live match rec: the
 // tolerant default, or --ignore paths. It returns "" when no rule would.
 func (mt Match) hint(live, rec jsonrpc.Message) string {
-	if live.Kind != rec.Kind || live.Method != rec.Method {
-		return ""
+	rules, tolerant := mt.hintRules(live, rec)
+	if tolerant {
+		return "the default tolerant matching (drop --match exact) would match it"
 	}
-	if mt.Exact {
-		tol := Match{Ignore: mt.Ignore}
-		if tol.keyOf(live.Kind, live.Method, tol.normalized(live.Method, live.Params)) == tol.keyOf(rec.Kind, rec.Method, tol.normalized(rec.Method, rec.Params)) {
-			return "the default tolerant matching (drop --match exact) would match it"
-		}
-	}
-	paths := diffPaths(mt.normalized(rec.Method, rec.Params), mt.normalized(live.Method, live.Params), "params", 4)
-	if len(paths) == 0 {
+	if len(rules) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("--ignore would match it:")
-	for _, p := range slices.Compact(paths) {
-		fmt.Fprintf(&b, " --ignore '%s:%s'", live.Method, p)
+	for _, r := range rules {
+		fmt.Fprintf(&b, " --ignore '%s'", r)
 	}
 	return b.String()
+}
+
+// hintRules returns the rules hint names: the --ignore rules
+// (METHOD:PATH) that would let live match rec, or tolerant when the
+// default tolerant matching would.
+func (mt Match) hintRules(live, rec jsonrpc.Message) (rules []string, tolerant bool) {
+	if live.Kind != rec.Kind || live.Method != rec.Method {
+		return nil, false
+	}
+	if mt.Exact {
+		tol := Match{Ignore: mt.Ignore}
+		if tol.keyOf(live.Kind, live.Method, tol.normalized(live.Method, live.Params)) == tol.keyOf(rec.Kind, rec.Method, tol.normalized(rec.Method, rec.Params)) {
+			return nil, true
+		}
+	}
+	paths := diffPaths(mt.normalized(rec.Method, rec.Params), mt.normalized(live.Method, live.Params), "params", 4)
+	for _, p := range slices.Compact(paths) {
+		rules = append(rules, live.Method+":"+p)
+	}
+	return rules, false
 }

@@ -36,9 +36,9 @@ func WriteReports(ctx context.Context, w io.Writer, db *store.DB, format string,
 	return ExportDiffHTML(ctx, db, w, raws...)
 }
 
-// ExportFormats are the formats Export takes, and "go-vcr", which
-// store.WriteGoVCR writes for one session.
-var ExportFormats = []string{"jsonl", "har", "html", "go-vcr"}
+// ExportFormats are the formats Export takes, and GoVCRFormats, which
+// WriteGoVCR writes for one session.
+var ExportFormats = []string{"jsonl", "har", "html", "go-vcr", "go-vcr-v2"}
 
 // Export writes the sessions of db with the given IDs (all when none is
 // given) to w in format: "jsonl" (store.DB.Export), "har"

@@ -26,28 +26,29 @@ func exportCommand(e *env) *cli.Command {
 			"_eventSourceMessages) that a browser's DevTools network panel imports.\n" +
 			"--format html writes a self-contained HTML report (the timeline, every frame's bytes and\n" +
 			"JSON, search and filters) that opens from file:// with no network; mcpvcr view opens one.\n\n" +
-			"--format go-vcr writes one Streamable HTTP session as a go-vcr v2 cassette (YAML, format\n" +
-			"version 1) for test suites built on go-vcr: one interaction per HTTP exchange, in the order\n" +
-			"the requests started, SSE answers as their raw event-stream text. Request/response fidelity\n" +
+			"--format go-vcr writes one Streamable HTTP session as a go-vcr cassette (YAML) for test suites\n" +
+			"built on go-vcr: v4's format 2 (go-vcr v3 and v4 read it), or with --format go-vcr-v2 go-vcr v2's\n" +
+			"format 1. One interaction per HTTP exchange, in the order the requests started, SSE answers\n" +
+			"as their raw event-stream text. Request/response fidelity\n" +
 			"only: no event timing, no stream breaks. A session whose GET stream carried messages is\n" +
 			"refused (go-vcr cannot stream); a GET stream that carried none is written as 405.\n\n" +
 			"   mcpvcr export 3 --format go-vcr -o testdata/fixtures/session3.yaml",
 		Flags: []cli.Flag{
 			cassetteFlag(),
-			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl, har, html, or go-vcr (one HTTP session)"},
+			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl, har, html, or go-vcr or go-vcr-v2 (one HTTP session)"},
 			&cli.StringFlag{Name: "base-url", Usage: "go-vcr: the scheme and host the client addressed, such as `URL` http://127.0.0.1:3001 (default: the session's upstream)"},
 			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
 		},
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
 			if !slices.Contains(view.ExportFormats, format) {
-				return usageErr("mcpvcr export --format jsonl, har, html or go-vcr", "export format %q is not supported", format)
+				return usageErr("mcpvcr export --format jsonl, har, html, go-vcr or go-vcr-v2", "export format %q is not supported", format)
 			}
 			path, ids, err := positional(c, math.MaxInt)
 			if err != nil {
 				return err
 			}
-			if format == "go-vcr" {
+			if slices.Contains(view.GoVCRFormats, format) {
 				return exportGoVCR(c, e, path, ids)
 			}
 			db, err := openPath(c, path)
@@ -104,9 +105,9 @@ func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
 		return noSessionErr(cassettePath(c), err)
 	}
 	if out := c.String("output"); out != "" {
-		err = store.WriteGoVCR(rec, out, c.String("base-url"))
+		err = view.WriteGoVCR(c.String("format"), rec, out, c.String("base-url"))
 	} else {
-		err = store.EncodeGoVCR(e.stdout, rec, c.String("base-url"))
+		err = view.EncodeGoVCR(e.stdout, c.String("format"), rec, c.String("base-url"))
 	}
 	var ge *store.GoVCRError
 	switch {
