@@ -184,6 +184,8 @@ func TestCLI_BadInput(t *testing.T) {
 		{"ZeroByteFile", []string{"ls", "--cassette", zero}, 3, []string{"is empty (0 bytes)", "try: record into it"}},
 		{"EmptyCassetteLs", []string{"ls", "--cassette", empty}, 0, []string{"holds no sessions"}},
 		{"EmptyCassetteReplay", []string{"replay", "--stdio", "--cassette", empty}, 3, []string{"has no stdio sessions", "empty"}},
+		{"StdioCassetteOverHTTP", []string{"replay", "--listen", "127.0.0.1:0", "--cassette", good}, 3, []string{"it holds 1 stdio session\n", "try: replay its stdio sessions with mcpvcr replay --stdio"}},
+		{"HTTPCassetteOverStdio", []string{"replay", "--stdio", "--cassette", filepath.Join("..", "..", "cassettes", "multi-gosdk-http-json.jsonl")}, 3, []string{"it holds 8 http sessions\n", "try: serve them over HTTP: mcpvcr replay --listen 127.0.0.1:8080"}},
 		{"NotACassette", []string{"ls", "--cassette", text}, 3, []string{"not", "cassette", "try:"}},
 		{"NoSuchSession", []string{"show", "99", "--cassette", good}, 3, []string{"session 99", "try: mcpvcr ls"}},
 		{"BadSessionNumber", []string{"show", "x", "--cassette", good}, 2, []string{`"x" is not a session number`}},

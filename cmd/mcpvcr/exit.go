@@ -151,7 +151,10 @@ func verifyErr(c *cli.Context, id int64, t verify.Target, err error) error {
 
 // replayErr maps a replay session selection failure to exit 3 and a hint.
 func replayErr(c *cli.Context, err error) error {
-	var te *replayer.TransportError
+	var (
+		te  *replayer.TransportError
+		nre *replayer.NoRecordingsError
+	)
 	switch {
 	case errors.As(err, &te) && te.Transport == store.Stdio:
 		return failErr(err, "mcpvcr replay "+a(te.Session)+" --stdio")
@@ -159,6 +162,10 @@ func replayErr(c *cli.Context, err error) error {
 		return failErr(err, "mcpvcr replay "+a(te.Session)+" --listen 127.0.0.1:8080")
 	case errors.Is(err, store.ErrNotFound):
 		return noSessionErr(cassettePath(c), err)
+	case errors.As(err, &nre) && nre.Have[store.Stdio] > 0 && nre.Want != store.Stdio:
+		return failErr(fmt.Errorf("cassette %s: %w", cassettePath(c), err), "replay its stdio sessions with mcpvcr replay --stdio --cassette "+cassettePath(c))
+	case errors.As(err, &nre) && len(nre.Have) > 0 && nre.Want == store.Stdio:
+		return failErr(fmt.Errorf("cassette %s: %w", cassettePath(c), err), "serve them over HTTP: mcpvcr replay --listen 127.0.0.1:8080 --cassette "+cassettePath(c))
 	case errors.Is(err, replayer.ErrNoRecordings):
 		return failErr(fmt.Errorf("cassette %s: %w", cassettePath(c), err), "record one with mcpvcr record, or name another --cassette")
 	}
