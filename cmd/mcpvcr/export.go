@@ -101,8 +101,11 @@ func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
 	}
 	defer db.Close()
 	rec, err := db.Recording(c.Context, ids[0])
-	if err != nil {
+	switch {
+	case errors.Is(err, store.ErrNotFound):
 		return noSessionErr(cassettePath(c), err)
+	case err != nil:
+		return failErr(err, "mcpvcr check "+cassettePath(c))
 	}
 	if out := c.String("output"); out != "" {
 		err = view.WriteGoVCR(c.String("format"), rec, out, c.String("base-url"))
@@ -111,6 +114,8 @@ func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
 	}
 	var ge *store.GoVCRError
 	switch {
+	case errors.As(err, &ge) && rec.Session.Transport == store.Stdio:
+		return failErr(err, "mcpvcrtest.Command replays a stdio session in Go tests, or mcpvcr replay "+a(ids[0])+" --stdio")
 	case errors.As(err, &ge):
 		return failErr(err, "mcpvcrtest.NewServer replays every stream of it in Go tests, or mcpvcr replay "+a(ids[0])+" --listen 127.0.0.1:8080")
 	case err != nil:

@@ -72,4 +72,12 @@ func TestExport_GoVCR(t *testing.T) {
 			t.Errorf("export %v: exit %d, stderr:\n%s\nwant exit %d and %q with a hint", tt.args, res.code, res.stderr, tt.code, tt.want)
 		}
 	}
+
+	// A stdio session: the hint replays it over stdio, not --listen (which
+	// refuses stdio sessions).
+	stdio := filepath.Join("..", "..", "cassettes", "gosdk-stdio-2025-06-18.jsonl")
+	res := mcpvcr(t, "", "export", "1", "--cassette", stdio, "--format", "go-vcr")
+	if res.code != exitFailure || !strings.Contains(res.stderr, "recorded over stdio") || !strings.Contains(res.stderr, "mcpvcr replay 1 --stdio\n") || strings.Contains(res.stderr, "--listen") {
+		t.Errorf("export of a stdio session as go-vcr: exit %d, stderr:\n%s\nwant exit 3 and a hint to replay it with --stdio", res.code, res.stderr)
+	}
 }
