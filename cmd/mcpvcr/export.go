@@ -3,11 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
-	"os"
 	"slices"
 
+	"github.com/mcpvcr/mcpvcr/internal/outfile"
 	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/view"
 
@@ -60,21 +61,20 @@ func exportCommand(e *env) *cli.Command {
 					return failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
 				}
 			}
-			out := e.stdout
-			var file *os.File
+			out := io.Writer(e.stdout)
+			var file *outfile.File
 			if p := c.String("output"); p != "" {
-				file, err = os.Create(p)
-				if err != nil {
-					return failErr(fmt.Errorf("create %s: %w", p, err), "")
+				if file, err = createOutput(p, path); err != nil {
+					return err
 				}
-				defer file.Close()
+				defer file.Abort()
 				out = file
 			}
 			if err := view.Export(c.Context, db, out, format, ids...); err != nil {
 				return failErr(fmt.Errorf("export: %w", err), "")
 			}
 			if file != nil {
-				if err := file.Close(); err != nil {
+				if err := file.Commit(); err != nil {
 					return failErr(fmt.Errorf("export: %w", err), "")
 				}
 			}
@@ -104,7 +104,14 @@ func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
 		return failErr(fmt.Errorf("session %d: %w", ids[0], err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
 	}
 	if out := c.String("output"); out != "" {
-		err = store.WriteGoVCR(rec, out, c.String("base-url"))
+		var file *outfile.File
+		if file, err = createOutput(out, path); err != nil {
+			return err
+		}
+		defer file.Abort()
+		if err = store.EncodeGoVCR(file, rec, c.String("base-url")); err == nil {
+			err = file.Commit()
+		}
 	} else {
 		err = store.EncodeGoVCR(e.stdout, rec, c.String("base-url"))
 	}
@@ -116,4 +123,19 @@ func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
 		return failErr(fmt.Errorf("export: %w", err), "")
 	}
 	return nil
+}
+
+// createOutput starts writing the output file path of a command that
+// reads the cassette input: never the input itself (or its -wal or -shm),
+// and through a temporary file that Commit renames to path.
+func createOutput(path, input string) (*outfile.File, error) {
+	f, err := outfile.Create(path, input)
+	switch {
+	case errors.Is(err, outfile.ErrInput):
+		return nil, usageErr("name another file with -o: an output is never the cassette it reads (nor its -wal or -shm)",
+			"-o %s would overwrite the cassette %s it reads", path, input)
+	case err != nil:
+		return nil, failErr(err, "check that the folder of "+path+" exists and is writable")
+	}
+	return f, nil
 }
