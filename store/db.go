@@ -35,6 +35,9 @@ var (
 	// ErrEmpty means a cassette to read is an empty file: nothing was
 	// recorded into it.
 	ErrEmpty = errors.New("empty file")
+	// ErrDamaged means SQLite found a cassette's pages damaged (its
+	// SQLITE_CORRUPT); CheckFile says what can still be read.
+	ErrDamaged = errors.New("the file is damaged")
 )
 
 // Tuning of the writer goroutine.
@@ -126,7 +129,7 @@ type failure struct{ err error }
 func Open(ctx context.Context, path string) (*DB, error) {
 	d, err := open(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("open cassette %s: %w", path, err)
+		return nil, fmt.Errorf("open cassette %s: %w", path, sqliteError(err))
 	}
 	return d, nil
 }
@@ -246,11 +249,17 @@ func dsn(abs, params string) string {
 	return u.String()
 }
 
-// sqliteError turns SQLite's "file is not a database" into ErrNotCassette.
+// sqliteError turns SQLite's "file is not a database" into ErrNotCassette
+// and its "database disk image is malformed" into ErrDamaged.
 func sqliteError(err error) error {
 	var se sqlite3.Error
-	if errors.As(err, &se) && se.Code == sqlite3.ErrNotADB {
+	switch {
+	case errors.Is(err, ErrNotCassette), errors.Is(err, ErrDamaged), !errors.As(err, &se):
+		return err
+	case se.Code == sqlite3.ErrNotADB:
 		return fmt.Errorf("%w (%w)", ErrNotCassette, err)
+	case se.Code == sqlite3.ErrCorrupt:
+		return fmt.Errorf("%w (%w)", ErrDamaged, err)
 	}
 	return err
 }

@@ -78,6 +78,8 @@ func openErr(path string, err error) error {
 		return failErr(err, "name an mcpvcr cassette with --cassette PATH (a .db file mcpvcr wrote, or a .jsonl export)")
 	case errors.Is(err, store.ErrNewerSchema):
 		return failErr(err, "install a newer mcpvcr: go install github.com/mcpvcr/mcpvcr/cmd/mcpvcr@latest")
+	case errors.Is(err, store.ErrDamaged):
+		return failErr(err, "mcpvcr check "+path+" to see what is damaged and how to rescue the rest")
 	}
 	return failErr(err, "check that "+path+" is a writable file path")
 }
