@@ -27,6 +27,9 @@ type FileReport struct {
 	Counted                   bool
 	Sessions, Streams, Frames int64
 	Checks                    []CheckResult
+	// ReadOnly is why the cassette was checked read-only (see
+	// DB.ReadOnly); nil when it could be opened for writing.
+	ReadOnly error
 }
 
 // CheckResult is one check and the problems it found.
@@ -122,7 +125,10 @@ func CheckFile(ctx context.Context, path string) (*FileReport, error) {
 			defer cleanup() // after db.Close, deferred below
 		}
 	} else {
-		db, err = Open(ctx, path)
+		db, err = openExisting(ctx, path)
+		if db != nil {
+			r.ReadOnly = db.ReadOnly()
+		}
 		if err != nil && damaged(err) {
 			r.add(CheckSQLite, []string{"the file cannot be opened: " + sqliteMessage(err)}, 0)
 			r.skip(CheckOrder, CheckContents)

@@ -109,6 +109,7 @@ type DB struct {
 	q         *queue         // writes for the writer goroutine
 	wg        sync.WaitGroup // waits for the writer and checkpointer goroutines
 	removeDir string         // a temporary directory that Close removes
+	readOnly  error          // why the DB was opened read-only (see ReadOnly); nil when writable
 
 	failed atomic.Pointer[failure] // the sticky writer error, once set
 
@@ -272,7 +273,9 @@ func (d *DB) Close() error {
 	if !d.q.close() {
 		return nil
 	}
-	d.ckpt.stop()
+	if d.ckpt != nil {
+		d.ckpt.stop()
+	}
 	d.wg.Wait()
 
 	err := d.Err()
@@ -339,6 +342,9 @@ func (d *DB) Flush(ctx context.Context) error {
 
 // send queues o for the writer, blocking while the queue is full.
 func (d *DB) send(ctx context.Context, o op) error {
+	if d.readOnly != nil {
+		return ErrReadOnly
+	}
 	if err := d.Err(); err != nil {
 		return err
 	}

@@ -133,7 +133,16 @@ func openPath(c *cli.Context, path string) (*store.DB, error) {
 	case err != nil:
 		return nil, openErr(path, err)
 	}
+	noteReadOnly(c, db.ReadOnly())
 	return db, nil
+}
+
+// noteReadOnly says on stderr, once, that a cassette was opened
+// read-only, and why.
+func noteReadOnly(c *cli.Context, why error) {
+	if why != nil {
+		fmt.Fprintf(c.App.ErrWriter, "mcpvcr: %v; reading it read-only\n", why)
+	}
 }
 
 // openForWrite opens or creates a .db cassette. A new one may not be
