@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 )
 
 // The checks CheckFile runs, as its report names them.
@@ -72,10 +74,11 @@ func (r *FileReport) Problems() int {
 }
 
 // WriteText writes the report for people: a line per check, its problems
-// indented below it, and a result line.
+// indented below it, and a result line. Control characters in the problems
+// are escaped (see internal/termtext).
 func (r *FileReport) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "cassette %s (%s)\n", r.Path, r.Format)
+	fmt.Fprintf(bw, "cassette %s (%s)\n", termtext.Escape(r.Path), r.Format)
 	if r.Counted {
 		fmt.Fprintf(bw, "  %s, %s, %s\n", plural(r.Sessions, "session"), plural(r.Streams, "stream"), plural(r.Frames, "frame"))
 	}
@@ -88,7 +91,7 @@ func (r *FileReport) WriteText(w io.Writer) error {
 		default:
 			fmt.Fprintf(bw, "  FAIL  %s: %s\n", s.Name, plural(int64(len(s.Problems)+s.Omitted), "problem"))
 			for _, p := range s.Problems {
-				fmt.Fprintf(bw, "          %s\n", p)
+				fmt.Fprintf(bw, "          %s\n", termtext.Escape(p))
 			}
 			if s.Omitted > 0 {
 				fmt.Fprintf(bw, "          and %d more\n", s.Omitted)
