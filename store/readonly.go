@@ -33,21 +33,38 @@ func openExisting(ctx context.Context, path string) (*DB, error) {
 
 // openReadOnly opens the cassette at path for reading only. SQLite reads
 // a cassette in WAL mode through its -shm file, which a reader that may
-// not write cannot create: when there is none, no recorder has the file
-// open, and it is opened immutable (SQLite then takes no locks, so a
-// recorder that starts meanwhile is not seen).
-func openReadOnly(ctx context.Context, path string) (_ *DB, err error) {
+// not write cannot create (nor extend, on a full disk). When there is
+// none, or it cannot be used, and the write-ahead log is empty, no
+// recorder has the file open: it is opened immutable (SQLite then takes
+// no locks, so a recorder that starts meanwhile is not seen).
+func openReadOnly(ctx context.Context, path string) (*DB, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
-	params := readerParams + "&mode=ro"
-	if _, err := os.Stat(abs + "-shm"); err != nil {
-		if fi, err := os.Stat(abs + "-wal"); err == nil && fi.Size() > 0 {
-			return nil, fmt.Errorf("its write-ahead log %s-wal cannot be read without its -shm file", path)
-		}
-		params += "&immutable=1"
+	var tries []string
+	if _, err := os.Stat(abs + "-shm"); err == nil {
+		tries = append(tries, readerParams+"&mode=ro")
 	}
+	if fi, err := os.Stat(abs + "-wal"); err != nil || fi.Size() == 0 {
+		tries = append(tries, readerParams+"&mode=ro&immutable=1")
+	}
+	if len(tries) == 0 {
+		return nil, fmt.Errorf("its write-ahead log %s-wal cannot be read without its -shm file", path)
+	}
+	var errs []error
+	for _, params := range tries {
+		d, err := openReader(ctx, path, dsn(abs, params))
+		if err == nil {
+			return d, nil
+		}
+		errs = append(errs, err)
+	}
+	return nil, errors.Join(errs...)
+}
+
+// openReader opens a DB of read-only connections to dsn.
+func openReader(ctx context.Context, path, dsn string) (_ *DB, err error) {
 	d := &DB{
 		path:       path,
 		q:          newQueue(),
@@ -56,7 +73,7 @@ func openReadOnly(ctx context.Context, path string) (_ *DB, err error) {
 		sessions:   make(map[int64]bool),
 		streams:    make(map[int64]int64),
 	}
-	if d.rdb, err = sql.Open("sqlite3", dsn(abs, params)); err != nil {
+	if d.rdb, err = sql.Open("sqlite3", dsn); err != nil {
 		return nil, err
 	}
 	defer func() {

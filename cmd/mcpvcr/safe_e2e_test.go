@@ -199,22 +199,7 @@ func TestReadOnlyCassette(t *testing.T) {
 				os.Chmod(dir, 0o555)
 				t.Cleanup(func() { os.Chmod(dir, 0o755) })
 			}
-			for _, args := range [][]string{
-				{"ls", db},
-				{"show", "1", db},
-				{"check", db},
-				{"export", db},
-				{"replay", "--stdio", "--cassette", db},
-			} {
-				res := runAs(t, cred, pingLine, args...)
-				if res.code != 0 {
-					t.Errorf("mcpvcr %s exited %d; want 0:\n%s", args[0], res.code, res.stderr)
-					continue
-				}
-				if n := strings.Count(res.stderr, "reading it read-only"); n != 1 {
-					t.Errorf("mcpvcr %s says %d times that it reads read-only; want once:\n%s", args[0], n, res.stderr)
-				}
-			}
+			readOnlyCommands(t, cred, db)
 			ents, _ := os.ReadDir(dir)
 			if len(ents) != 1 {
 				var names []string
@@ -225,6 +210,71 @@ func TestReadOnlyCassette(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readOnlyCommands runs ls, show, check, export and replay against db as
+// cred, and requires each to work and to say once that it reads
+// read-only.
+func readOnlyCommands(t *testing.T, cred *syscall.Credential, db string) {
+	t.Helper()
+	for _, args := range [][]string{
+		{"ls", db},
+		{"show", "1", db},
+		{"check", db},
+		{"export", db},
+		{"replay", "--stdio", "--cassette", db},
+	} {
+		res := runAs(t, cred, pingLine, args...)
+		if res.code != 0 {
+			t.Errorf("mcpvcr %s exited %d; want 0:\n%s", args[0], res.code, res.stderr)
+			continue
+		}
+		if n := strings.Count(res.stderr, "reading it read-only"); n != 1 {
+			t.Errorf("mcpvcr %s says %d times that it reads read-only; want once:\n%s", args[0], n, res.stderr)
+		}
+	}
+}
+
+// TestReadOnlyCassette_FullOrReadOnlyDisk reads a cassette on a full
+// tmpfs, then on the same tmpfs mounted read-only. Mounting needs root
+// (CAP_SYS_ADMIN); TestReadOnlyCassette covers the rest everywhere.
+func TestReadOnlyCassette_FullOrReadOnlyDisk(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs needs root; TestReadOnlyCassette covers read-only files")
+	}
+	src := filepath.Join(t.TempDir(), "c.db")
+	recordCat(t, src, pingLine)
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount a tmpfs: %v: %s (TestReadOnlyCassette covers read-only files)", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", dir).Run() })
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "c.db")
+	if err := os.WriteFile(db, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fill, err := os.Create(filepath.Join(dir, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := fill.Write(make([]byte, 4096)); err != nil {
+			break // the disk is full
+		}
+	}
+	fill.Close()
+	t.Run("FullDisk", func(t *testing.T) { readOnlyCommands(t, nil, db) })
+	for _, name := range []string{"fill", "c.db-wal", "c.db-shm"} {
+		os.Remove(filepath.Join(dir, name))
+	}
+	if out, err := exec.Command("mount", "-o", "remount,ro", dir).CombinedOutput(); err != nil {
+		t.Fatalf("remount read-only: %v: %s", err, out)
+	}
+	t.Run("ReadOnlyFileSystem", func(t *testing.T) { readOnlyCommands(t, nil, db) })
 }
 
 // sharedTempDir is a temporary folder, and a copy of the mcpvcr binary in
