@@ -38,6 +38,9 @@ var (
 	// ErrDamaged means SQLite found a cassette's pages damaged (its
 	// SQLITE_CORRUPT); CheckFile says what can still be read.
 	ErrDamaged = errors.New("the file is damaged")
+	// ErrReadOnly is what a write to a DB opened read-only returns (see
+	// DB.ReadOnly).
+	ErrReadOnly = errors.New("cassette opened read-only")
 )
 
 // Tuning of the writer goroutine.

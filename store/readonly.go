@@ -10,9 +10,6 @@ import (
 	"path/filepath"
 )
 
-// ErrReadOnly is what a write to a DB opened read-only returns.
-var ErrReadOnly = errors.New("cassette opened read-only")
-
 // openExisting opens the cassette at path, which must exist, for writing
 // if it can and read-only if it cannot: on a read-only file system, a
 // full disk, or another user's file. A file that is no cassette, a newer
