@@ -35,8 +35,9 @@ var (
 	// ErrEmpty means a cassette to read is an empty file: nothing was
 	// recorded into it.
 	ErrEmpty = errors.New("empty file")
-	// ErrDamaged means SQLite found a cassette's pages damaged (its
-	// SQLITE_CORRUPT); CheckFile says what can still be read.
+	// ErrDamaged means SQLite found the header or the pages of a file
+	// that starts like a cassette damaged (SQLITE_NOTADB, SQLITE_CORRUPT);
+	// CheckFile says what can still be read.
 	ErrDamaged = errors.New("the file is damaged")
 	// ErrReadOnly is what a write to a DB opened read-only returns (see
 	// DB.ReadOnly).
@@ -128,8 +129,9 @@ type failure struct{ err error }
 
 // Open opens the cassette at path, creating it if the file does not
 // exist or is empty, and migrates it to this build's schema. It fails
-// with ErrNotCassette if the file is something else, and with
-// ErrNewerSchema if a newer mcpvcr wrote it. The caller must call Close.
+// with ErrNotCassette if the file is something else, with ErrDamaged if
+// SQLite finds it damaged, and with ErrNewerSchema if a newer mcpvcr
+// wrote it. The caller must call Close.
 func Open(ctx context.Context, path string) (*DB, error) {
 	d, err := open(ctx, path)
 	if err != nil {
@@ -253,16 +255,16 @@ func dsn(abs, params string) string {
 	return u.String()
 }
 
-// sqliteError turns SQLite's "file is not a database" into ErrNotCassette
-// and its "database disk image is malformed" into ErrDamaged.
+// sqliteError turns SQLite's "file is not a database" and "database disk
+// image is malformed" into ErrDamaged: the file starts with the SQLite
+// header (probeFile and Sniff saw to that), so its header or pages are
+// broken.
 func sqliteError(err error) error {
 	var se sqlite3.Error
 	switch {
 	case errors.Is(err, ErrNotCassette), errors.Is(err, ErrDamaged), !errors.As(err, &se):
 		return err
-	case se.Code == sqlite3.ErrNotADB:
-		return fmt.Errorf("%w (%w)", ErrNotCassette, err)
-	case se.Code == sqlite3.ErrCorrupt:
+	case se.Code == sqlite3.ErrNotADB, se.Code == sqlite3.ErrCorrupt:
 		return fmt.Errorf("%w (%w)", ErrDamaged, err)
 	}
 	return err

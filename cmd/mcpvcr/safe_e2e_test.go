@@ -438,10 +438,20 @@ func TestMessages_NameTheCassette(t *testing.T) {
 	if err := os.WriteFile(dmg, append(b[:4096:4096], bytes.Repeat([]byte{0xa5}, 100)...), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for _, cmd := range []string{"ls", "export"} {
-		res := mcpvcr(t, "", cmd, dmg)
-		if res.code != exitFailure || !strings.Contains(res.stderr, "try: mcpvcr check "+dmg) {
-			t.Errorf("%s of a damaged cassette = %d, %q; want %d and the hint mcpvcr check %s", cmd, res.code, res.stderr, exitFailure, dmg)
+	// The pages whole, the header's fields broken.
+	header := filepath.Join(dir, "header.db")
+	for i := 16; i < 100; i++ {
+		b[i] = 0xff
+	}
+	if err := os.WriteFile(header, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{dmg, header} {
+		for _, cmd := range []string{"ls", "export"} {
+			res := mcpvcr(t, "", cmd, path)
+			if res.code != exitFailure || !strings.Contains(res.stderr, "try: mcpvcr check "+path) {
+				t.Errorf("%s of a damaged cassette = %d, %q; want %d and the hint mcpvcr check %s", cmd, res.code, res.stderr, exitFailure, path)
+			}
 		}
 	}
 
