@@ -80,3 +80,22 @@ func TestFile_CommitAndAbort(t *testing.T) {
 		t.Errorf("the folder holds %d files; want only the output (no temporary left)", len(ents))
 	}
 }
+
+// TestCreate_NotRegular: a device is written directly, never replaced.
+func TestCreate_NotRegular(t *testing.T) {
+	f, err := outfile.Create(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("gone")
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(os.DevNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Mode().IsRegular() {
+		t.Errorf("%s is a regular file after Commit", os.DevNull)
+	}
+}
