@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/mcpvcr/mcpvcr/internal/outfile"
@@ -81,21 +82,34 @@ func TestFile_CommitAndAbort(t *testing.T) {
 	}
 }
 
-// TestCreate_NotRegular: a device is written directly, never replaced.
+// TestCreate_NotRegular: a named pipe (as /dev/stdout may be) is
+// written directly, never replaced.
 func TestCreate_NotRegular(t *testing.T) {
-	f, err := outfile.Create(os.DevNull)
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	got := make(chan []byte, 1)
+	go func() {
+		b, _ := os.ReadFile(fifo)
+		got <- b
+	}()
+	f, err := outfile.Create(fifo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.WriteString("gone")
+	f.WriteString("through the pipe")
 	if err := f.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(os.DevNull)
+	if b := <-got; string(b) != "through the pipe" {
+		t.Errorf("the reader got %q", b)
+	}
+	fi, err := os.Lstat(fifo)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fi.Mode().IsRegular() {
-		t.Errorf("%s is a regular file after Commit", os.DevNull)
+	if fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Errorf("%s is no longer a named pipe after Commit: %v", fifo, fi.Mode())
 	}
 }
