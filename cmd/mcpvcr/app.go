@@ -174,6 +174,9 @@ func cassetteName(c *cli.Context, path string) error {
 		return nil
 	}
 	name := strings.TrimSuffix(path, filepath.Ext(path)) + ".db"
-	return usageErr(fmt.Sprintf("mcpvcr %s --cassette %s, then mcpvcr export --cassette %s -o %s", c.Command.Name, name, name, path),
-		"--cassette %s: %s writes a SQLite cassette (.db), not %s; mcpvcr export makes the %s text", path, c.Command.Name, ext, ext)
+	hint := fmt.Sprintf("mcpvcr %s --cassette %s, then mcpvcr export --cassette %s -o %s", c.Command.Name, name, name, path)
+	if c.Command.Name == "import" {
+		hint = fmt.Sprintf("mcpvcr import %s --cassette %s", c.Args().First(), name)
+	}
+	return usageErr(hint, "--cassette %s: %s writes a SQLite cassette (.db), not %s; mcpvcr export makes the %s text", path, c.Command.Name, ext, ext)
 }
