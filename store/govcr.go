@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"gopkg.in/dnaeon/go-vcr.v2/cassette"
+
+	"github.com/mcpvcr/mcpvcr/internal/outfile"
 )
 
 // GoVCRError says why a session cannot be written as a go-vcr cassette.
@@ -121,7 +123,27 @@ func HTTPExchanges(rec *Recording, baseURL string) ([]HTTPExchange, error) {
 // its *GoVCRError. Fidelity is request and response only: no event timing
 // (an interaction's duration is its whole exchange's) and no stream
 // breaks.
+//
+// The file is created 0600 and written whole or not at all (see
+// internal/outfile): a refused session leaves no file behind.
 func WriteGoVCR(rec *Recording, path, baseURL string) error {
+	f, err := outfile.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := EncodeGoVCR(f, rec, baseURL); err != nil {
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("write go-vcr cassette %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// saveGoVCR writes rec as a go-vcr cassette at path, through go-vcr's own
+// cassette package.
+func saveGoVCR(rec *Recording, path, baseURL string) error {
 	xs, err := HTTPExchanges(rec, baseURL)
 	if err != nil {
 		return err
@@ -235,7 +257,7 @@ func EncodeGoVCR(w io.Writer, rec *Recording, baseURL string) error {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "session.yaml")
-	if err := WriteGoVCR(rec, path, baseURL); err != nil {
+	if err := saveGoVCR(rec, path, baseURL); err != nil {
 		return err
 	}
 	f, err := os.Open(path)

@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v4"
 	"gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
 
+	"github.com/mcpvcr/mcpvcr/internal/outfile"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -38,11 +39,15 @@ func WriteGoVCR(format string, rec *store.Recording, path, baseURL string) error
 	if format == "go-vcr-v2" {
 		return store.WriteGoVCR(rec, path, baseURL)
 	}
-	var b bytes.Buffer
-	if err := EncodeGoVCR(&b, format, rec, baseURL); err != nil {
+	f, err := outfile.Create(path)
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+	defer f.Abort()
+	if err := EncodeGoVCR(f, format, rec, baseURL); err != nil {
+		return err
+	}
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("write go-vcr cassette %s: %w", filepath.Base(path), err)
 	}
 	return nil

@@ -187,8 +187,9 @@ func completionCommand(e *env) *cli.Command {
 // most one cassette path and up to maxSessions SESSION numbers, in any
 // order. An argument that is a number is a SESSION; write a cassette
 // named like a number as ./3. Any other argument is the cassette if it
-// exists or looks like a path (has a dot or a slash). The path is "" when
-// none was given.
+// exists or looks like a path (has a dot or a slash). When none was
+// given the path is the --cassette one; when one was, it becomes the
+// --cassette of c, so that every message and hint names it.
 func positional(c *cli.Context, maxSessions int) (path string, ids []int64, err error) {
 	usage := "mcpvcr " + c.Command.Name + " " + c.Command.ArgsUsage
 	for _, a := range c.Args().Slice() {
@@ -211,6 +212,12 @@ func positional(c *cli.Context, maxSessions int) (path string, ids []int64, err 
 			return "", nil, usageErr(usage, "%s takes one cassette, got %q and %q", c.Command.Name, path, a)
 		}
 		path = a
+	}
+	if path == "" {
+		return cassettePath(c), ids, nil
+	}
+	if err := c.Set("cassette", path); err != nil {
+		return "", nil, err
 	}
 	return path, ids, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -60,14 +61,14 @@ func report(w io.Writer, err error) int {
 		if ee == errDiffer {
 			return exitDiffer
 		}
-		fmt.Fprintf(w, "mcpvcr: %v\n", ee.err)
+		fmt.Fprintf(w, "mcpvcr: %s\n", termtext.Text(ee.err.Error()))
 		if ee.hint != "" {
-			fmt.Fprintf(w, "try: %s\n", ee.hint)
+			fmt.Fprintf(w, "try: %s\n", termtext.Text(ee.hint))
 		}
 		return ee.code
 	}
 	// Errors from urfave/cli itself are about flags and arguments.
-	fmt.Fprintf(w, "mcpvcr: %v\n", err)
+	fmt.Fprintf(w, "mcpvcr: %s\n", termtext.Text(err.Error()))
 	fmt.Fprintln(w, "try: mcpvcr --help")
 	return exitUsage
 }
@@ -84,6 +85,8 @@ func openErr(path string, err error) error {
 		return failErr(err, "name an mcpvcr cassette with --cassette PATH (a .db file mcpvcr wrote, or a .jsonl export)")
 	case errors.Is(err, store.ErrNewerSchema):
 		return failErr(err, "install a newer mcpvcr: go install github.com/mcpvcr/mcpvcr/cmd/mcpvcr@latest")
+	case errors.Is(err, store.ErrDamaged):
+		return failErr(err, "mcpvcr check "+path+" to see what is damaged and how to rescue the rest")
 	}
 	return failErr(err, "check that "+path+" is a writable file path")
 }

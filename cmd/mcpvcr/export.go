@@ -3,11 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
-	"os"
 	"slices"
 
+	"github.com/mcpvcr/mcpvcr/internal/outfile"
 	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/view"
 
@@ -37,7 +38,7 @@ func exportCommand(e *env) *cli.Command {
 			cassetteFlag(),
 			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl, har, html, or go-vcr or go-vcr-v2 (one HTTP session)"},
 			&cli.StringFlag{Name: "base-url", Usage: "go-vcr: the scheme and host the client addressed, such as `URL` http://127.0.0.1:3001 (default: the session's upstream)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout: created 0600, written whole or not at all, never the cassette itself"},
 		},
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
@@ -61,21 +62,20 @@ func exportCommand(e *env) *cli.Command {
 					return noSessionErr(cassettePath(c), err)
 				}
 			}
-			out := e.stdout
-			var file *os.File
+			out := io.Writer(e.stdout)
+			var file *outfile.File
 			if p := c.String("output"); p != "" {
-				file, err = os.Create(p)
-				if err != nil {
-					return failErr(fmt.Errorf("create %s: %w", p, err), "")
+				if file, err = createOutput(p, path); err != nil {
+					return err
 				}
-				defer file.Close()
+				defer file.Abort()
 				out = file
 			}
 			if err := view.Export(c.Context, db, out, format, ids...); err != nil {
 				return failErr(fmt.Errorf("export: %w", err), "")
 			}
 			if file != nil {
-				if err := file.Close(); err != nil {
+				if err := file.Commit(); err != nil {
 					return failErr(fmt.Errorf("export: %w", err), "")
 				}
 			}
@@ -108,7 +108,14 @@ func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
 		return failErr(err, "mcpvcr check "+cassettePath(c))
 	}
 	if out := c.String("output"); out != "" {
-		err = view.WriteGoVCR(c.String("format"), rec, out, c.String("base-url"))
+		var file *outfile.File
+		if file, err = createOutput(out, path); err != nil {
+			return err
+		}
+		defer file.Abort()
+		if err = view.EncodeGoVCR(file, c.String("format"), rec, c.String("base-url")); err == nil {
+			err = file.Commit()
+		}
 	} else {
 		err = view.EncodeGoVCR(e.stdout, c.String("format"), rec, c.String("base-url"))
 	}
@@ -122,4 +129,19 @@ func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
 		return failErr(fmt.Errorf("export: %w", err), "")
 	}
 	return nil
+}
+
+// createOutput starts writing the output file path of a command that
+// reads the cassette input: never the input itself (or its -wal or -shm),
+// and through a temporary file that Commit renames to path.
+func createOutput(path, input string) (*outfile.File, error) {
+	f, err := outfile.Create(path, input)
+	switch {
+	case errors.Is(err, outfile.ErrInput):
+		return nil, usageErr("name another file with -o: an output is never the cassette it reads (nor its -wal or -shm)",
+			"-o %s would overwrite the cassette %s it reads", path, input)
+	case err != nil:
+		return nil, failErr(err, "check that the folder of "+path+" exists and is writable")
+	}
+	return f, nil
 }
