@@ -34,7 +34,8 @@ func recordCommand(e *env) *cli.Command {
 			"2024-11-05 HTTP+SSE transport are recorded; each Mcp-Session-Id is one session.\n" +
 			"Credentials (Authorization, cookies, token-like query parameters) are stored as\n" +
 			"placeholders, never forwarded changed. OAuth-protected servers: the resource is rewritten to\n" +
-			"name the proxy and the authorization server is fronted (see --proxy-auth). Stop with Ctrl-C:\n" +
+			"name the proxy and the authorization server is fronted (see --proxy-auth). A request from another\n" +
+			"site (foreign Origin or Host) is refused unless --allow-origin names it. Stop with Ctrl-C:\n" +
 			"it says what it waits for (at most 5s); a second Ctrl-C stops at once.",
 		Flags: []cli.Flag{
 			cassetteFlag(),
@@ -45,6 +46,7 @@ func recordCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "redact-query", Usage: "also store this query `PARAM`'s values as placeholders (repeatable)", EnvVars: []string{"MCPVCR_REDACT_QUERY"}},
 			&cli.StringFlag{Name: "server", EnvVars: []string{"MCPVCR_SERVER"}, Usage: "record stdio: the server `COMMAND` as one string, quoted like a shell (for configs without an args list)"},
 			&cli.GenericFlag{Name: "header", Value: &headerList{}, Usage: "record HTTP: add `\"NAME: VALUE\"` to every upstream request, such as a token you hold (repeatable; MCPVCR_HEADER: one per line); not recorded", EnvVars: []string{"MCPVCR_HEADER"}},
+			&cli.StringSliceFlag{Name: "allow-origin", EnvVars: []string{"MCPVCR_ALLOW_ORIGIN"}, Usage: "record HTTP: also serve browser pages of `ORIGIN` (http://app.example:3000; * for any): by default a request whose Origin or Host is neither loopback nor the listen address is refused with 403 (DNS rebinding protection) (repeatable)"},
 			&cli.BoolFlag{Name: "proxy-auth", Value: true, Usage: "record HTTP: front the OAuth authorization servers of a protected upstream (record their exchanges, map the token's resource to the upstream); --proxy-auth=false lets the client talk to them directly"},
 		},
 		Action: func(c *cli.Context) error {
