@@ -362,6 +362,7 @@ func (h *HTTP) latest(ctx context.Context) *httpSession {
 // newSession creates a recorded session. The caller holds h.mu.
 func (h *HTTP) newSession(ctx context.Context, t store.Transport, externalID string) *httpSession {
 	tmpl := store.Session{Name: h.Name, Transport: t, Upstream: h.red.URL(h.Upstream.String()), ExternalID: externalID}
+	h.red.label(&tmpl)
 	rs, err := newSession(ctx, h.Sink, h.Clock, h.log, tmpl)
 	if err != nil {
 		if h.err == nil {
@@ -371,6 +372,7 @@ func (h *HTTP) newSession(ctx context.Context, t store.Transport, externalID str
 		// Keep forwarding with a session that records nothing.
 		rs = &session{sink: h.Sink, clock: h.Clock, logger: h.log, start: h.Clock.Now(), failed: true, err: err}
 	}
+	rs.red = h.red
 	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
 	hs.awaitingSSEGet = externalID == ""
 	h.all = append(h.all, hs)

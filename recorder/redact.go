@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
+	"github.com/mcpvcr/mcpvcr/internal/redact"
 )
 
 // DefaultRedactedHeaders are the headers whose values are never stored.
@@ -41,9 +42,17 @@ type Redactor struct {
 	// redact, on top of the defaults. Names compare case-insensitively.
 	Headers []string
 	Query   []string
+	// JSON names more JSON member names whose string values are stored as
+	// placeholders in frames, on top of DefaultRedactedJSON.
+	JSON []string
+	// NoJSON stores frames as sent: no JSON member is redacted (headers,
+	// URLs and OAuth bodies still are).
+	NoJSON bool
 
-	once sync.Once
-	key  []byte
+	once      sync.Once
+	key       []byte
+	namesOnce sync.Once
+	names     redact.Names
 }
 
 // secretWords mark a header or parameter name as a credential.
@@ -60,6 +69,9 @@ func (r *Redactor) placeholder(v string) string {
 }
 
 func (r *Redactor) header(name string) bool {
+	if secretHeaderSuffix(name) {
+		return true
+	}
 	for _, h := range DefaultRedactedHeaders {
 		if strings.EqualFold(h, name) {
 			return true
@@ -85,6 +97,20 @@ func (r *Redactor) param(name string) bool {
 		}
 	}
 	return looksSecret(name)
+}
+
+// secretHeaderSuffix reports whether a header name ends in -Key, -Secret
+// or -Token (any case, '_' as well as '-'), as Ocp-Apim-Subscription-Key
+// and X-Client-Secret do.
+func secretHeaderSuffix(name string) bool {
+	for _, suf := range []string{"key", "secret", "token"} {
+		if len(name) > len(suf) && strings.EqualFold(name[len(name)-len(suf):], suf) {
+			if c := name[len(name)-len(suf)-1]; c == '-' || c == '_' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func looksSecret(name string) bool {

@@ -1,0 +1,222 @@
+// Package redact holds the one rule of which JSON members carry secrets,
+// shared by the recorder (which stores their string values as
+// placeholders) and the replayer (which ignores those values when it
+// matches a live client frame with a recorded one, so that a client
+// sending the real value still matches).
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"strings"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+)
+
+// DefaultNames are the JSON member names whose string values are stored
+// as placeholders by default, at any depth of any frame. Names compare
+// as Norm writes them.
+var DefaultNames = []string{
+	"password", "secret", "api_key", "apiKey", "token", "access_token", "refresh_token",
+	"client_secret", "authorization", "private_key",
+}
+
+// Label is the session label that stores the names a recording redacted
+// on top of DefaultNames, one per line, so that replay ignores them too;
+// Off as its only line says the recording redacted no JSON members.
+const (
+	Label = "redact-json"
+	Off   = "off"
+)
+
+// Masked is the value a redacted member has when replay compares frames.
+const Masked = "REDACTED"
+
+// placeholderRE matches the placeholders the recorder writes.
+var placeholderRE = regexp.MustCompile(`^REDACTED-[0-9a-f]{12}$`)
+
+// IsPlaceholder reports whether s is a placeholder the recorder wrote: it
+// is kept as it is, so that redacting twice changes nothing.
+func IsPlaceholder(s string) bool { return len(s) == 21 && placeholderRE.MatchString(s) }
+
+// Norm returns a member name as names compare: lower case, without '_'
+// and '-' (so api_key, apiKey and API-KEY are one name).
+func Norm(name string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		if r != '_' && r != '-' {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Names is a set of member names to redact. The zero Names redacts
+// nothing; use New.
+type Names struct {
+	set map[string]bool
+	// any is set when a name holds none of the fragments of the defaults:
+	// then every frame is walked (see mayHold).
+	any bool
+}
+
+// New returns DefaultNames plus extra (unless defaults is false).
+func New(defaults bool, extra ...string) Names {
+	n := Names{set: map[string]bool{}}
+	if defaults {
+		for _, s := range DefaultNames {
+			n.set[Norm(s)] = true
+		}
+	}
+	for _, s := range extra {
+		s = Norm(strings.TrimSpace(s))
+		if s == "" || s == Off {
+			continue
+		}
+		n.set[s] = true
+		if !hasFragment([]byte(s)) {
+			n.any = true
+		}
+	}
+	return n
+}
+
+// Empty reports whether n redacts nothing.
+func (n Names) Empty() bool { return len(n.set) == 0 }
+
+// Has reports whether the member name key (as written in JSON, escapes
+// and all) is one of n.
+func (n Names) Has(key []byte) bool {
+	if len(n.set) == 0 {
+		return false
+	}
+	name := string(key)
+	if bytes.IndexByte(key, '\\') >= 0 {
+		if json.Unmarshal(append(append([]byte{'"'}, key...), '"'), &name) != nil {
+			return false
+		}
+	}
+	return n.set[Norm(name)]
+}
+
+// fragments are parts that every default name holds, in lower case: a
+// frame that holds none of them, in any case, needs no walk.
+var fragments = [][]byte{[]byte("pass"), []byte("secret"), []byte("key"), []byte("token"), []byte("auth")}
+
+func hasFragment(lower []byte) bool {
+	for _, f := range fragments {
+		if bytes.Contains(lower, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayHold reports whether raw may hold a member n names: a cheap scan, so
+// that most frames are not walked.
+func (n Names) mayHold(raw []byte) bool {
+	if n.any {
+		return true
+	}
+	for _, f := range fragments {
+		if containsFold(raw, f) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether b holds lower (ASCII lower case) in any
+// case.
+func containsFold(b, lower []byte) bool {
+	c0, c1 := lower[0], lower[0]-('a'-'A')
+	for i := 0; i+len(lower) <= len(b); i++ {
+		if b[i] != c0 && b[i] != c1 {
+			continue
+		}
+		j := 1
+		for ; j < len(lower); j++ {
+			c := b[i+j]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			if c != lower[j] {
+				break
+			}
+		}
+		if j == len(lower) {
+			return true
+		}
+	}
+	return false
+}
+
+// JSON returns raw with the string value of every member n names, at any
+// depth, replaced by the JSON string of replace(value); every other byte
+// is kept exactly. replace returning ok false keeps the value. It
+// returns raw itself and 0 when nothing was replaced, or when raw is not
+// one JSON value (a malformed frame is left as it is).
+func (n Names) JSON(raw []byte, replace func(string) (string, bool)) ([]byte, int) {
+	if len(n.set) == 0 || !n.mayHold(raw) {
+		return raw, 0
+	}
+	type span struct {
+		start, end int
+		with       []byte
+	}
+	var spans []span
+	err := jsonrpc.Strings(raw, func(key []byte, start, end int) {
+		if key == nil || !n.Has(key) {
+			return
+		}
+		var v string
+		if json.Unmarshal(raw[start:end], &v) != nil {
+			return
+		}
+		r, ok := replace(v)
+		if !ok {
+			return
+		}
+		b, _ := json.Marshal(r)
+		spans = append(spans, span{start, end, b})
+	})
+	if err != nil || len(spans) == 0 {
+		return raw, 0
+	}
+	size := len(raw)
+	for _, s := range spans {
+		size += len(s.with) - (s.end - s.start)
+	}
+	out := make([]byte, 0, size)
+	last := 0
+	for _, s := range spans {
+		out = append(append(out, raw[last:s.start]...), s.with...)
+		last = s.end
+	}
+	return append(out, raw[last:]...), len(spans)
+}
+
+// Mask replaces, in v (JSON decoded into any), the string value of every
+// member n names with Masked, at any depth. It changes v in place and
+// returns it.
+func (n Names) Mask(v any) any {
+	if len(n.set) == 0 {
+		return v
+	}
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if _, ok := e.(string); ok && n.set[Norm(k)] {
+				x[k] = Masked
+				continue
+			}
+			x[k] = n.Mask(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = n.Mask(e)
+		}
+	}
+	return v
+}
