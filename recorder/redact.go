@@ -58,6 +58,10 @@ type Redactor struct {
 // secretWords mark a header or parameter name as a credential.
 var secretWords = []string{"token", "secret", "password", "passwd", "apikey", "api-key", "api_key", "credential"}
 
+// Placeholder returns the placeholder r stores in place of v: the same
+// for the same v, within r.
+func (r *Redactor) Placeholder(v string) string { return r.placeholder(v) }
+
 func (r *Redactor) placeholder(v string) string {
 	r.once.Do(func() {
 		r.key = make([]byte, 32)
@@ -169,6 +173,10 @@ func (r *Redactor) Header(h http.Header) http.Header {
 		}
 		red := make([]string, len(vs))
 		for i, v := range vs {
+			if _, rest, _ := strings.Cut(v, " "); redact.IsPlaceholder(v) || redact.IsPlaceholder(rest) {
+				red[i] = v // stored before (mcpvcr scrub of a recording)
+				continue
+			}
 			if scheme, rest, ok := strings.Cut(v, " "); ok && (strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "Proxy-Authorization")) {
 				red[i] = scheme + " " + r.placeholder(rest)
 			} else {
@@ -189,7 +197,7 @@ func (r *Redactor) URL(raw string) string {
 		return r.placeholder(raw)
 	}
 	if u.User != nil {
-		if _, has := u.User.Password(); has {
+		if pw, has := u.User.Password(); has && !redact.IsPlaceholder(pw) {
 			u.User = url.UserPassword(u.User.Username(), r.placeholder(u.User.String()))
 		}
 	}
@@ -202,7 +210,7 @@ func (r *Redactor) URL(raw string) string {
 			if err != nil {
 				name = k
 			}
-			if ok && r.param(name) {
+			if ok && r.param(name) && !redact.IsPlaceholder(v) {
 				parts[i] = k + "=" + r.placeholder(v)
 				changed = true
 			}

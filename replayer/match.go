@@ -36,7 +36,16 @@ type Match struct {
 	// as placeholders, so a client sending the real value still matches.
 	// Names compare case-insensitively and without '_' and '-'.
 	Redact []string
+	// Scrubbed also leaves out of the comparison what mcpvcr scrub
+	// replaces in any string (e-mail addresses, home directories' user
+	// names, long random-looking tokens, placeholders), so that a scrubbed
+	// session still matches the client that recorded it. Replay sets it
+	// for sessions labelled ScrubLabel.
+	Scrubbed bool
 }
+
+// ScrubLabel is the session label mcpvcr scrub sets.
+const ScrubLabel = redact.ScrubLabel
 
 // RedactedJSON are the JSON members whose string values replay never
 // compares (the recorder's defaults): password, secret, api_key, token,
@@ -50,6 +59,16 @@ const RedactLabel = redact.Label
 
 // defaultNames is RedactedJSON as a set.
 var defaultNames = redact.New(true)
+
+// mask leaves out of v what mt does not compare: secret members' values
+// and, for scrubbed sessions, what scrub replaced.
+func (mt Match) mask(v any) any {
+	v = mt.names().Mask(v)
+	if mt.Scrubbed {
+		v = redact.MaskStrings(v)
+	}
+	return v
+}
 
 // names returns the JSON members whose values mt does not compare.
 func (mt Match) names() redact.Names {
@@ -81,6 +100,9 @@ func (m Match) String() string {
 	for _, n := range m.Redact {
 		mode += " --redact-json " + n
 	}
+	if m.Scrubbed {
+		mode += " (scrubbed)"
+	}
 	return mode
 }
 
@@ -103,7 +125,7 @@ func builtinIgnore(method string, params map[string]any) {
 // rules: volatile _meta removed; in tolerant mode also what builtinIgnore
 // drops, absent params as {} and numbers by value.
 func (mt Match) normalized(method string, raw json.RawMessage) any {
-	v := mt.names().Mask(canonical(raw))
+	v := mt.mask(canonical(raw))
 	if mt.Exact {
 		return v
 	}

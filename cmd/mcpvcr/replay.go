@@ -111,6 +111,11 @@ func matchRules(c *cli.Context, db *store.DB, ids []int64) (replayer.Match, erro
 			}
 		}
 	}
+	scrubbed, err := db.LabelValues(c.Context, replayer.ScrubLabel, ids...)
+	if err != nil {
+		return mt, failErr(err, "")
+	}
+	mt.Scrubbed = len(scrubbed) > 0
 	return mt, nil
 }
 
