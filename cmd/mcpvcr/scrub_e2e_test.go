@@ -142,3 +142,38 @@ func TestScrub(t *testing.T) {
 		t.Errorf("scrub changed its input")
 	}
 }
+
+// TestScrub_Stateless scrubs the committed stateless 2026-07-28 recording
+// (refusals of a foreign Origin and Host among its exchanges) and replays
+// the checks against the copy: each gets the recorded answer, and the
+// copy passes check.
+func TestScrub_Stateless(t *testing.T) {
+	b, err := os.ReadFile(statelessGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live []statelessAnswer
+	if err := json.Unmarshal(b, &live); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]statelessAnswer{}
+	for _, a := range live {
+		want[a.Check] = a
+	}
+	out := filepath.Join(t.TempDir(), "shared.db")
+	if res := mcpvcr(t, "", "scrub", statelessCassette, "-o", out); res.code != 0 {
+		t.Fatalf("scrub exited %d:\n%s", res.code, res.stderr)
+	}
+	if res := mcpvcr(t, "", "check", out); res.code != 0 {
+		t.Errorf("check of the scrubbed copy exited %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	rep := startServing(t, "replay", "--cassette", out, "--listen", "127.0.0.1:0")
+	for _, c := range statelessChecks() {
+		if got := c.do(t, rep.URL+"/mcp"); got != want[c.name] {
+			t.Errorf("check %q on the scrubbed copy = %+v; want %+v", c.name, got, want[c.name])
+		}
+	}
+	if code := rep.Stop(); code != 0 {
+		t.Errorf("replay exited %d:\n%s", code, rep.stderr)
+	}
+}
