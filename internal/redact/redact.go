@@ -100,6 +100,9 @@ func (n Names) Has(key []byte) bool {
 	return n.set[Norm(name)]
 }
 
+// HasName reports whether name (decoded) is one of n.
+func (n Names) HasName(name string) bool { return n.set[Norm(name)] }
+
 // fragments are parts that every default name holds, in lower case: a
 // frame that holds none of them, in any case, needs no walk.
 var fragments = [][]byte{[]byte("pass"), []byte("secret"), []byte("key"), []byte("token"), []byte("auth")}

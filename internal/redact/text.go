@@ -27,9 +27,9 @@ var (
 	// runRE matches the candidates for a random-looking token: long runs
 	// of base64url and base64 characters.
 	runRE = regexp.MustCompile(`[A-Za-z0-9_+=-]{24,}`)
-	// placeholderAnyRE matches a placeholder the recorder or scrub wrote
-	// inside a longer string.
-	placeholderAnyRE = regexp.MustCompile(`REDACTED-[0-9a-f]{12}`)
+	// wordRE matches the runs that may be placeholders the recorder or
+	// scrub wrote.
+	wordRE = regexp.MustCompile(`[A-Za-z0-9_+=-]+`)
 	hexRE            = regexp.MustCompile(`^[0-9a-fA-F]{32,}$`)
 )
 
@@ -82,15 +82,19 @@ func Text(s string, replace func(kind, found string) string) string {
 	return s
 }
 
-// MaskText is Text with fixed replacements, and placeholders masked as
-// tokens: for a string s and what scrub made of it, MaskText gives the
-// same.
+// MaskText is Text with fixed replacements ("{email}"), placeholders
+// masked as tokens first: for a string s and what scrub made of it,
+// MaskText gives the same (but for an e-mail address glued to a token).
 func MaskText(s string) string {
-	s = Text(s, func(kind, _ string) string { return "{" + kind + "}" })
 	if strings.Contains(s, "REDACTED-") {
-		s = placeholderAnyRE.ReplaceAllString(s, "{"+KindToken+"}")
+		s = wordRE.ReplaceAllStringFunc(s, func(m string) string {
+			if IsPlaceholder(m) {
+				return "{" + KindToken + "}"
+			}
+			return m
+		})
 	}
-	return s
+	return Text(s, func(kind, _ string) string { return "{" + kind + "}" })
 }
 
 // MaskStrings applies MaskText to every string value in v (JSON decoded
