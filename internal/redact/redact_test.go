@@ -2,8 +2,8 @@ package redact
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"encoding/hex"
+	"encoding/json"
 	"strings"
 	"testing"
 )

@@ -30,7 +30,7 @@ var (
 	// wordRE matches the runs that may be placeholders the recorder or
 	// scrub wrote.
 	wordRE = regexp.MustCompile(`[A-Za-z0-9_+=-]+`)
-	hexRE            = regexp.MustCompile(`^[0-9a-fA-F]{32,}$`)
+	hexRE  = regexp.MustCompile(`^[0-9a-fA-F]{32,}$`)
 )
 
 // randomLooking reports whether a run looks like a key or token rather
