@@ -140,3 +140,27 @@ func toJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// TestHTTP_RedactsJSONSecrets is TestRecord_RedactsJSONSecrets over
+// Streamable HTTP: server-everything behind mcpvcr record --upstream, then
+// mcpvcr replay --listen, which matches the real values again.
+func TestHTTP_RedactsJSONSecrets(t *testing.T) {
+	ctx := testCtx(t)
+	upstream := mcptest.EverythingHTTP(t, mcptest.StreamableHTTP)
+	db := recordThenReplay(t, upstream, "/mcp", nil, func(url string) string {
+		out, err := secretScript(ctx, t, &mcp.StreamableClientTransport{Endpoint: url})
+		if err != nil {
+			t.Errorf("close session: %v", err)
+		}
+		return toJSON(out)
+	})
+	export := mcpvcr(t, "", "export", "--cassette", db).stdout
+	for _, v := range []string{bodySecrets["password"], bodySecrets["api_key"], bodySecrets["Client-Secret"], "nested-secret-0005"} {
+		if strings.Contains(export, v) {
+			t.Errorf("the export holds %q", v)
+		}
+	}
+	if !strings.Contains(export, `\"password\":\"REDACTED-`) {
+		t.Errorf("the export lacks the password placeholder")
+	}
+}
