@@ -56,9 +56,6 @@ func Norm(name string) string {
 // nothing; use New.
 type Names struct {
 	set map[string]bool
-	// any is set when a name holds none of the fragments of the defaults:
-	// then every frame is walked (see mayHold).
-	any bool
 }
 
 // New returns DefaultNames plus extra (unless defaults is false).
@@ -75,9 +72,6 @@ func New(defaults bool, extra ...string) Names {
 			continue
 		}
 		n.set[s] = true
-		if !hasFragment([]byte(s)) {
-			n.any = true
-		}
 	}
 	return n
 }
@@ -103,52 +97,47 @@ func (n Names) Has(key []byte) bool {
 // HasName reports whether name (decoded) is one of n.
 func (n Names) HasName(name string) bool { return n.set[Norm(name)] }
 
-// fragments are parts that every default name holds, in lower case: a
-// frame that holds none of them, in any case, needs no walk.
-var fragments = [][]byte{[]byte("pass"), []byte("secret"), []byte("key"), []byte("token"), []byte("auth")}
-
-func hasFragment(lower []byte) bool {
-	for _, f := range fragments {
-		if bytes.Contains(lower, f) {
-			return true
-		}
-	}
-	return false
-}
-
-// mayHold reports whether raw may hold a member n names: a cheap scan, so
-// that most frames are not walked.
+// mayHold reports whether raw may hold a member n names: a cheap scan
+// over the member names (what precedes each colon), so that most frames
+// are not walked. It errs on the side of a walk: a name with escapes, or
+// longer than 64 bytes, may hold one.
 func (n Names) mayHold(raw []byte) bool {
-	if n.any {
-		return true
-	}
-	for _, f := range fragments {
-		if containsFold(raw, f) {
-			return true
+	var buf [64]byte
+	for i := 0; i < len(raw); {
+		j := bytes.IndexByte(raw[i:], ':')
+		if j < 0 {
+			return false
 		}
-	}
-	return false
-}
-
-// containsFold reports whether b holds lower (ASCII lower case) in any
-// case.
-func containsFold(b, lower []byte) bool {
-	c0, c1 := lower[0], lower[0]-('a'-'A')
-	for i := 0; i+len(lower) <= len(b); i++ {
-		if b[i] != c0 && b[i] != c1 {
+		c := i + j
+		i = c + 1
+		k := c - 1
+		for k >= 0 && (raw[k] == ' ' || raw[k] == '\t' || raw[k] == '\r' || raw[k] == '\n') {
+			k--
+		}
+		if k <= 0 || raw[k] != '"' {
 			continue
 		}
-		j := 1
-		for ; j < len(lower); j++ {
-			c := b[i+j]
-			if 'A' <= c && c <= 'Z' {
-				c += 'a' - 'A'
-			}
-			if c != lower[j] {
-				break
-			}
+		start := bytes.LastIndexByte(raw[:k], '"')
+		if start < 0 {
+			continue
 		}
-		if j == len(lower) {
+		key := raw[start+1 : k]
+		if bytes.IndexByte(key, '\\') >= 0 || (start > 0 && raw[start-1] == '\\') || len(key) > len(buf) {
+			return true
+		}
+		norm := buf[:0]
+		for _, b := range key {
+			switch {
+			case b == '_' || b == '-':
+				continue
+			case 'A' <= b && b <= 'Z':
+				b += 'a' - 'A'
+			case b >= 0x80:
+				return true // Norm lowers Unicode too
+			}
+			norm = append(norm, b)
+		}
+		if n.set[string(norm)] {
 			return true
 		}
 	}
