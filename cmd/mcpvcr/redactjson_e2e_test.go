@@ -164,3 +164,50 @@ func TestHTTP_RedactsJSONSecrets(t *testing.T) {
 		t.Errorf("the export lacks the password placeholder")
 	}
 }
+
+// TestRecord_RedactsClientAnswerSecrets: the client's answer to a server
+// request (an elicitation accepted with a password) is stored with a
+// placeholder, and replay matches the client giving the real answer again.
+func TestRecord_RedactsClientAnswerSecrets(t *testing.T) {
+	ctx := testCtx(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	dumpOnFailure(t, db)
+	const password = "elicit-pw-0001"
+	client := func() *mcp.Client {
+		return mcp.NewClient(&mcp.Implementation{Name: "mcpvcr-test", Version: "1.0.0"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "ann", "password": password}}, nil
+			},
+		})
+	}
+	var got []string
+	script := func(ctx context.Context, cs *mcp.ClientSession) error {
+		r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "elicit", Arguments: map[string]any{}})
+		if err != nil {
+			return err
+		}
+		got = append(got, toJSON(r.StructuredContent))
+		return nil
+	}
+	recordScript(ctx, t, db, mcptest.V20251125, client(), script, mcptest.BuildServer(t))
+	if export := mcpvcr(t, "", "export", "--cassette", db).stdout; strings.Contains(export, password) || !strings.Contains(export, `\"password\":\"REDACTED-`) {
+		t.Fatalf("the export holds the elicited password, or no placeholder for it:\n%s", export)
+	}
+	var repErr syncBuffer
+	rep := exec.Command(mcpvcrBin, "replay", "--stdio", "--cassette", db)
+	rep.Stderr = &repErr
+	cs, err := client().Connect(ctx, &mcp.CommandTransport{Command: rep}, &mcp.ClientSessionOptions{ProtocolVersion: mcptest.V20251125})
+	if err != nil {
+		t.Fatalf("connect to replay: %v\n%s", err, repErr.String())
+	}
+	if err := script(ctx, cs); err != nil {
+		t.Errorf("replayed elicit: %v\n%s", err, repErr.String())
+	}
+	cs.Close()
+	if code := rep.ProcessState.ExitCode(); code != 0 || !strings.Contains(repErr.String(), " 0 unmatched") {
+		t.Errorf("mcpvcr replay exited %d; want 0 and no unmatched frames:\n%s", code, repErr.String())
+	}
+	if len(got) != 2 || !strings.Contains(got[0], password) || strings.Contains(got[1], password) {
+		t.Errorf("live and replayed elicit results %v; want the live one with the password, the replayed one with its placeholder", got)
+	}
+}

@@ -144,12 +144,23 @@ func (n Names) mayHold(raw []byte) bool {
 	return false
 }
 
+// maxEmbed bounds how deep JSON held in a string (in a string...) is
+// redacted.
+const maxEmbed = 4
+
 // JSON returns raw with the string value of every member n names, at any
 // depth, replaced by the JSON string of replace(value); every other byte
-// is kept exactly. replace returning ok false keeps the value. It
-// returns raw itself and 0 when nothing was replaced, or when raw is not
-// one JSON value (a malformed frame is left as it is).
+// is kept exactly. A string that holds a JSON object or array (a tool
+// result's text mirroring its structured content, say) is redacted the
+// same way and written back as a string (re-escaped) when it changed.
+// replace returning ok false keeps the value. It returns raw itself and 0
+// when nothing was replaced, or when raw is not one JSON value (a
+// malformed frame is left as it is).
 func (n Names) JSON(raw []byte, replace func(string) (string, bool)) ([]byte, int) {
+	return n.json(raw, replace, 0)
+}
+
+func (n Names) json(raw []byte, replace func(string) (string, bool), depth int) ([]byte, int) {
 	if len(n.set) == 0 || !n.mayHold(raw) {
 		return raw, 0
 	}
@@ -158,20 +169,31 @@ func (n Names) JSON(raw []byte, replace func(string) (string, bool)) ([]byte, in
 		with       []byte
 	}
 	var spans []span
+	count := 0
 	err := jsonrpc.Strings(raw, func(key []byte, start, end int) {
-		if key == nil || !n.Has(key) {
+		secret := key != nil && n.Has(key)
+		if !secret && (depth >= maxEmbed || !embedsJSON(raw[start:end])) {
 			return
 		}
 		var v string
 		if json.Unmarshal(raw[start:end], &v) != nil {
 			return
 		}
-		r, ok := replace(v)
-		if !ok {
-			return
+		var r string
+		if secret {
+			var ok bool
+			if r, ok = replace(v); !ok {
+				return
+			}
+			count++
+		} else {
+			inner, c := n.json([]byte(v), replace, depth+1)
+			if c == 0 {
+				return
+			}
+			r, count = string(inner), count+c
 		}
-		b, _ := json.Marshal(r)
-		spans = append(spans, span{start, end, b})
+		spans = append(spans, span{start, end, marshalString(r)})
 	})
 	if err != nil || len(spans) == 0 {
 		return raw, 0
@@ -186,29 +208,77 @@ func (n Names) JSON(raw []byte, replace func(string) (string, bool)) ([]byte, in
 		out = append(append(out, raw[last:s.start]...), s.with...)
 		last = s.end
 	}
-	return append(out, raw[last:]...), len(spans)
+	return append(out, raw[last:]...), count
+}
+
+// embedsJSON reports whether lit, a JSON string literal, may hold a JSON
+// object or array holding a member: it starts with { or [ and has an
+// escaped quote.
+func embedsJSON(lit []byte) bool {
+	i := 1
+	for i < len(lit) && (lit[i] == ' ' || lit[i] == '\\' && i+1 < len(lit) && (lit[i+1] == 'n' || lit[i+1] == 't' || lit[i+1] == 'r')) {
+		if lit[i] == '\\' {
+			i++
+		}
+		i++
+	}
+	return i < len(lit) && (lit[i] == '{' || lit[i] == '[') && bytes.Contains(lit, []byte(`\"`))
+}
+
+// marshalString writes s as a JSON string, without HTML escapes.
+func marshalString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimRight(buf.Bytes(), "\n")
 }
 
 // Mask replaces, in v (JSON decoded into any), the string value of every
-// member n names with Masked, at any depth. It changes v in place and
-// returns it.
+// member n names with Masked, at any depth, and a string that holds JSON
+// with such a member by the masked JSON's canonical text. It changes v in
+// place and returns it.
 func (n Names) Mask(v any) any {
+	v, _ = n.mask(v, 0)
+	return v
+}
+
+func (n Names) mask(v any, depth int) (any, bool) {
 	if len(n.set) == 0 {
-		return v
+		return v, false
 	}
+	changed := false
 	switch x := v.(type) {
 	case map[string]any:
 		for k, e := range x {
 			if _, ok := e.(string); ok && n.set[Norm(k)] {
-				x[k] = Masked
+				x[k], changed = Masked, true
 				continue
 			}
-			x[k] = n.Mask(e)
+			var c bool
+			x[k], c = n.mask(e, depth)
+			changed = changed || c
 		}
 	case []any:
 		for i, e := range x {
-			x[i] = n.Mask(e)
+			var c bool
+			x[i], c = n.mask(e, depth)
+			changed = changed || c
+		}
+	case string:
+		t := strings.TrimSpace(x)
+		if depth >= maxEmbed || len(t) < 2 || (t[0] != '{' && t[0] != '[') || !strings.Contains(t, `"`) {
+			return v, false
+		}
+		d := json.NewDecoder(strings.NewReader(t))
+		d.UseNumber()
+		var inner any
+		if d.Decode(&inner) != nil || d.More() {
+			return v, false
+		}
+		if inner, c := n.mask(inner, depth+1); c {
+			return jsonrpc.Key(inner), true
 		}
 	}
-	return v
+	return v, changed
 }

@@ -124,3 +124,24 @@ func FuzzNamesJSON(f *testing.F) {
 		check(v)
 	})
 }
+
+func TestNames_EmbeddedJSON(t *testing.T) {
+	n := New(true)
+	in := `{"content":[{"type":"text","text":"{\"name\":\"ann\",\"password\":\"pw\"}"}],"structuredContent":{"password":"pw"},"other":"{\"a\":1}"}`
+	got, count := n.JSON([]byte(in), func(v string) (string, bool) { return "P", true })
+	want := `{"content":[{"type":"text","text":"{\"name\":\"ann\",\"password\":\"P\"}"}],"structuredContent":{"password":"P"},"other":"{\"a\":1}"}`
+	if string(got) != want || count != 2 {
+		t.Errorf("JSON(%s) = %s, %d; want %s, 2", in, got, count, want)
+	}
+	var a, b any
+	_ = json.Unmarshal([]byte(in), &a)
+	_ = json.Unmarshal(got, &b)
+	if ka, kb := jsonKey(n.Mask(a)), jsonKey(n.Mask(b)); ka != kb {
+		t.Errorf("masked values differ:\n%s\n%s", ka, kb)
+	}
+}
+
+func jsonKey(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
