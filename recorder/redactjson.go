@@ -16,12 +16,15 @@ import (
 // compare case-insensitively and without '_' and '-', so apiKey is
 // api_key. Replay ignores these values when it matches, so a client that
 // sends the real value still matches the recording.
-var DefaultRedactedJSON = redact.DefaultNames
+var DefaultRedactedJSON = []string{
+	"password", "secret", "api_key", "apiKey", "token", "access_token", "refresh_token",
+	"client_secret", "authorization", "private_key",
+}
 
 // RedactLabel is the session label that stores the JSON member names a
 // recording redacted on top of DefaultRedactedJSON, one per line ("off"
 // when it redacted none), for replay to apply too.
-const RedactLabel = redact.Label
+const RedactLabel = "redact-json"
 
 // jsonNames returns the JSON member names r redacts.
 func (r *Redactor) jsonNames() redact.Names {

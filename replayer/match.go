@@ -45,17 +45,20 @@ type Match struct {
 }
 
 // ScrubLabel is the session label mcpvcr scrub sets.
-const ScrubLabel = redact.ScrubLabel
+const ScrubLabel = "scrubbed"
 
 // RedactedJSON are the JSON members whose string values replay never
 // compares (the recorder's defaults): password, secret, api_key, token,
 // access_token, refresh_token, client_secret, authorization, private_key.
-var RedactedJSON = redact.DefaultNames
+var RedactedJSON = []string{
+	"password", "secret", "api_key", "apiKey", "token", "access_token", "refresh_token",
+	"client_secret", "authorization", "private_key",
+}
 
 // RedactLabel is the session label under which the recorder stores the
 // JSON member names it redacted beyond RedactedJSON, one per line;
 // replay ignores those values too.
-const RedactLabel = redact.Label
+const RedactLabel = "redact-json"
 
 // defaultNames is RedactedJSON as a set.
 var defaultNames = redact.New(true)

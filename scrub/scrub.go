@@ -37,9 +37,9 @@ const (
 	KindMember = "json-member" // a secret-named JSON member's value
 	KindHeader = "header"      // a credential header's value
 	KindURL    = "url"         // a credential in a URL (query parameter, password)
-	KindEmail  = redact.KindEmail
-	KindHome   = redact.KindHome
-	KindToken  = redact.KindToken
+	KindEmail  = "email"       // an e-mail address
+	KindHome   = "home-path"   // a home directory's user name
+	KindToken  = "token"       // a long random-looking token
 )
 
 // Report counts what Cassette replaced, by kind; it never holds a value.

@@ -32,6 +32,7 @@ func TestText(t *testing.T) {
 		{"getStructuredContentForTheWeather", "getStructuredContentForTheWeather"}, // no digit
 		{"2026-07-28T12:00:00Z and 1234567890123456789012345", "2026-07-28T12:00:00Z and 1234567890123456789012345"},
 		{"REDACTED-0123456789ab", "{token}"},
+		{"/mcp?api_key=REDACTED-0123456789ab&sig=Abcdefghijklmnopqrstuvw1==", "/mcp?api_key={token}&sig={token}"},
 	}
 	for _, tt := range tests {
 		if got := MaskText(tt.in); got != tt.want {
@@ -44,7 +45,7 @@ func TestText(t *testing.T) {
 // MaskText gives the same for s and for what scrub made of s.
 func FuzzText(f *testing.F) {
 	for _, s := range []string{"mail ann@corp.example", "/home/ann/x", `C:\Users\ann\x`, "sk-Q7vTz2LmP9xRw4KdN8cB1yHs",
-		"a@b.co /home/x/y tok=Abcdefghijklmnopqrstuvw1", "REDACTED-0123456789ab", "", "0@0.0A000000000000000000000a0"} {
+		"a@b.co /home/x/y tok=Abcdefghijklmnopqrstuvw1", "REDACTED-0123456789ab", "", "0@0.0A000000000000000000000a0", "?api_key=REDACTED-0123456789ab&t=Abcdefghijklmnopqrstuvw1=="} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

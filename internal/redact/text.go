@@ -25,11 +25,12 @@ var (
 	// /Users/NAME, C:\Users\NAME (or C:/Users/NAME).
 	homeRE = regexp.MustCompile(`(/home/|/Users/|\b[A-Za-z]:[\\/]+Users[\\/]+)([^/\\\s"'<>:;,]+)`)
 	// runRE matches the candidates for a random-looking token: long runs
-	// of base64url and base64 characters.
-	runRE = regexp.MustCompile(`[A-Za-z0-9_+=-]{24,}`)
+	// of base64url and base64 characters, with base64's padding ('=' only
+	// at the end, so that a query's name=value stays two runs).
+	runRE = regexp.MustCompile(`[A-Za-z0-9_+-]{24,}=*`)
 	// wordRE matches the runs that may be placeholders the recorder or
 	// scrub wrote.
-	wordRE = regexp.MustCompile(`[A-Za-z0-9_+=-]+`)
+	wordRE = regexp.MustCompile(`[A-Za-z0-9_+-]+`)
 	hexRE  = regexp.MustCompile(`^[0-9a-fA-F]{32,}$`)
 )
 
@@ -72,14 +73,40 @@ func Text(s string, replace func(kind, found string) string) string {
 		})
 	}
 	if len(s) >= 24 {
-		s = runRE.ReplaceAllStringFunc(s, func(m string) string {
-			if !randomLooking(m) {
-				return m
-			}
-			return replace(KindToken, m)
-		})
+		s = tokens(s, replace)
 	}
 	return s
+}
+
+// tokens replaces the random-looking runs of s. Padding counts only at
+// the end of a run: "=" followed by more run characters is a separator.
+func tokens(s string, replace func(kind, found string) string) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range runRE.FindAllStringIndex(s, -1) {
+		start, end := loc[0], loc[1]
+		if end < len(s) && s[end-1] == '=' && isRunByte(s[end]) {
+			for end > start && s[end-1] == '=' {
+				end--
+			}
+		}
+		m := s[start:end]
+		if !randomLooking(m) {
+			continue
+		}
+		b.WriteString(s[last:start])
+		b.WriteString(replace(KindToken, m))
+		last = end
+	}
+	if last == 0 {
+		return s
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+func isRunByte(c byte) bool {
+	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_' || c == '+' || c == '-'
 }
 
 // MaskText is Text with fixed replacements ("{email}"), placeholders
