@@ -48,8 +48,9 @@ type HTTP struct {
 	// Transport makes the upstream requests. If nil, a clone of
 	// http.DefaultTransport is used.
 	Transport http.RoundTripper
-	// Redactor hides credentials in what is stored. If nil, the defaults
-	// are redacted.
+	// Redactor hides credentials (headers, URLs, OAuth bodies, secret JSON
+	// members of frames) in what is stored. If nil, the defaults are
+	// redacted.
 	Redactor *Redactor
 	// Name is given to every recorded session.
 	Name string

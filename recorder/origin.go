@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
 )
@@ -63,16 +64,16 @@ func (h *HTTP) localHost(r *http.Request, hostport string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
-	ip := net.ParseIP(host)
-	if ip == nil {
+	ip, err := netip.ParseAddr(host) // no allocation: every request is looked at
+	if err != nil {
 		return false
 	}
-	if ip.IsLoopback() {
+	if ip.Unmap().IsLoopback() {
 		return true
 	}
 	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
 		if lhost, _, err := net.SplitHostPort(la.String()); err == nil {
-			if lip := net.ParseIP(lhost); lip != nil && lip.Equal(ip) {
+			if lip, err := netip.ParseAddr(lhost); err == nil && lip.Unmap() == ip.Unmap() {
 				return true
 			}
 		}
