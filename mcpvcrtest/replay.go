@@ -124,6 +124,14 @@ func matchRules(rules []string, recs []*store.Recording) (replayer.Match, error)
 		if v := r.Session.Labels[replayer.MatchIgnoreLabel]; v != "" {
 			paths = append(paths, v)
 		}
+		if r.Session.Labels[replayer.ScrubLabel] != "" {
+			mt.Scrubbed = true
+		}
+		for _, name := range strings.Split(r.Session.Labels[replayer.RedactLabel], "\n") {
+			if name = strings.TrimSpace(name); name != "" && name != "off" {
+				mt.Redact = append(mt.Redact, name)
+			}
+		}
 	}
 	n, err := diff.ParseNoise(strings.Join(paths, "\n"))
 	if err != nil {

@@ -25,7 +25,8 @@ type Command struct {
 	// Recorder records the session. If its Session.Upstream is empty, the
 	// command line is recorded, with Redactor applied.
 	Recorder Stdio
-	// Redactor hides credentials in the recorded command line. If nil,
+	// Redactor hides credentials in the recorded command line, and secret
+	// JSON members in the frames when Recorder has no Redactor. If nil,
 	// the default rules apply.
 	Redactor *Redactor
 	// Signals, if not nil, are forwarded to the server until it exits.
@@ -107,6 +108,9 @@ func (c *Command) Run(ctx context.Context, client io.ReadWriter) (*CommandResult
 	}()
 
 	rec := c.Recorder
+	if rec.Redactor == nil {
+		rec.Redactor = c.Redactor
+	}
 	if rec.Session.Upstream == "" {
 		red := c.Redactor
 		if red == nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/internal/redact"
 )
 
 // MatchIgnoreLabel is the session label that stores --ignore matching
@@ -30,6 +31,54 @@ type Match struct {
 	// Ignore removes more from a client message before it is compared.
 	// Rules apply in both modes.
 	Ignore []Rule
+	// Redact names more JSON members (on top of RedactedJSON) whose string
+	// values are never compared, in both modes: the recorder stores them
+	// as placeholders, so a client sending the real value still matches.
+	// Names compare case-insensitively and without '_' and '-'.
+	Redact []string
+	// Scrubbed also leaves out of the comparison what mcpvcr scrub
+	// replaces in any string (e-mail addresses, home directories' user
+	// names, long random-looking tokens, placeholders), so that a scrubbed
+	// session still matches the client that recorded it. Replay sets it
+	// for sessions labelled ScrubLabel.
+	Scrubbed bool
+}
+
+// ScrubLabel is the session label mcpvcr scrub sets.
+const ScrubLabel = "scrubbed"
+
+// RedactedJSON are the JSON members whose string values replay never
+// compares (the recorder's defaults): password, secret, api_key, token,
+// access_token, refresh_token, client_secret, authorization, private_key.
+var RedactedJSON = []string{
+	"password", "secret", "api_key", "apiKey", "token", "access_token", "refresh_token",
+	"client_secret", "authorization", "private_key",
+}
+
+// RedactLabel is the session label under which the recorder stores the
+// JSON member names it redacted beyond RedactedJSON, one per line;
+// replay ignores those values too.
+const RedactLabel = "redact-json"
+
+// defaultNames is RedactedJSON as a set.
+var defaultNames = redact.New(true)
+
+// mask leaves out of v what mt does not compare: secret members' values
+// and, for scrubbed sessions, what scrub replaced.
+func (mt Match) mask(v any) any {
+	v = mt.names().Mask(v)
+	if mt.Scrubbed {
+		v = redact.MaskStrings(v)
+	}
+	return v
+}
+
+// names returns the JSON members whose values mt does not compare.
+func (mt Match) names() redact.Names {
+	if len(mt.Redact) == 0 {
+		return defaultNames
+	}
+	return redact.New(true, mt.Redact...)
 }
 
 // Rule is a matching rule that ignores part of a client message.
@@ -50,6 +99,12 @@ func (m Match) String() string {
 	}
 	for _, r := range m.Ignore {
 		mode += " --ignore " + r.String()
+	}
+	for _, n := range m.Redact {
+		mode += " --redact-json " + n
+	}
+	if m.Scrubbed {
+		mode += " (scrubbed)"
 	}
 	return mode
 }
@@ -73,7 +128,7 @@ func builtinIgnore(method string, params map[string]any) {
 // rules: volatile _meta removed; in tolerant mode also what builtinIgnore
 // drops, absent params as {} and numbers by value.
 func (mt Match) normalized(method string, raw json.RawMessage) any {
-	v := canonical(raw)
+	v := mt.mask(canonical(raw))
 	if mt.Exact {
 		return v
 	}

@@ -176,7 +176,7 @@ func (s *Server) stdioCursor(ctx context.Context) (*cursor, error) {
 	if s.Source == nil {
 		return nil, ErrNoRecordings
 	}
-	if !s.Match.Exact && len(s.Match.Ignore) == 0 {
+	if !s.Match.Exact && len(s.Match.Ignore) == 0 && len(s.Match.Redact) == 0 && !s.Match.Scrubbed {
 		return newLazyCursor(ctx, s.Source, s.Match)
 	}
 	recs, err := s.Source.all(ctx)
