@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/internal/outfile"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/scrub"
@@ -48,7 +50,7 @@ func scrubCommand(e *env) *cli.Command {
 			if path == "" {
 				path = cassettePath(c)
 			}
-			if sameFile(path, out) {
+			if errors.Is(outfile.Check(out, path), outfile.ErrInput) {
 				return usageErr("mcpvcr scrub "+path+" -o "+path+".scrubbed.db", "-o %s is the cassette scrub reads; write the copy elsewhere", out)
 			}
 			in, err := openPath(c, path)
@@ -68,29 +70,6 @@ func scrubCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
-}
-
-// sameFile reports whether out names the cassette at in, or its -wal or
-// -shm file.
-func sameFile(in, out string) bool {
-	oi, err := os.Stat(out)
-	if err != nil {
-		// out does not exist (yet): compare the names.
-		abs := func(p string) string { a, _ := filepath.Abs(p); return a }
-		o := abs(out)
-		for _, s := range []string{"", "-wal", "-shm"} {
-			if o == abs(in)+s {
-				return true
-			}
-		}
-		return false
-	}
-	for _, s := range []string{"", "-wal", "-shm"} {
-		if ii, err := os.Stat(in + s); err == nil && os.SameFile(ii, oi) {
-			return true
-		}
-	}
-	return false
 }
 
 // scrubTo writes the scrubbed copy of in to out: into a temporary file in
@@ -137,28 +116,22 @@ func scrubTo(c *cli.Context, e *env, in *store.DB, out string) (scrub.Report, er
 	return rep, nil
 }
 
-// writeJSONL exports db to out through a temporary file in out's folder.
+// writeJSONL exports db to out, written whole or not at all.
 func writeJSONL(c *cli.Context, db *store.DB, out string) error {
-	f, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".scrub-*")
+	f, err := createOutput(out, "")
 	if err != nil {
-		return failErr(fmt.Errorf("create a file next to %s: %w", out, err), "")
+		return err
 	}
-	defer os.Remove(f.Name())
-	defer f.Close()
-	if err := f.Chmod(0o600); err != nil {
-		return failErr(err, "")
-	}
+	defer f.Abort()
 	w := bufio.NewWriter(f)
-	if err := db.Export(c.Context, w); err != nil {
-		return failErr(fmt.Errorf("write %s: %w", out, err), "")
+	err = db.Export(c.Context, w)
+	if err == nil {
+		err = w.Flush()
 	}
-	if err := w.Flush(); err != nil {
-		return failErr(fmt.Errorf("write %s: %w", out, err), "")
+	if err == nil {
+		err = f.Commit()
 	}
-	if err := f.Close(); err != nil {
-		return failErr(fmt.Errorf("write %s: %w", out, err), "")
-	}
-	if err := os.Rename(f.Name(), out); err != nil {
+	if err != nil {
 		return failErr(fmt.Errorf("write %s: %w", out, err), "")
 	}
 	return nil

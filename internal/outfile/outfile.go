@@ -69,6 +69,12 @@ func Create(path string, protect ...string) (*File, error) {
 	return &File{File: f, path: path, temp: true}, nil
 }
 
+// Check fails as Create does, with an error wrapping ErrInput, when path
+// is one of the inputs named by protect or their SQLite companions; for
+// outputs that cannot be written through a File, such as a SQLite
+// database made at a temporary path and renamed.
+func Check(path string, protect ...string) error { return check(path, protect) }
+
 // check fails when path is one of the inputs or their SQLite companions.
 func check(path string, inputs []string) error {
 	out, err := canonical(path)
