@@ -297,10 +297,10 @@ func (ls *liveSession) end(r *http.Request, rec *recording, seg *store.Stream) {
 		// recorded client did before the server closed (a standalone GET
 		// stream the server closed at the session's DELETE stays open
 		// until this client deletes too).
-		ls.waitCaughtUp(r, rec, seg.Closed)
+		ls.waitEnd(r, rec, seg)
 		return
 	case store.EndUpstreamError:
-		ls.waitCaughtUp(r, rec, seg.Closed)
+		ls.waitEnd(r, rec, seg)
 		panic(http.ErrAbortHandler)
 	}
 	// The recorded client left first (or the recording stopped): keep the

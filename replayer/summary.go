@@ -15,6 +15,10 @@ func (s *Server) WriteSummary(w io.Writer) (ok bool) {
 		fmt.Fprintf(w, "replay: unmatched OAuth exchange %s: nothing recorded answers it (answered 404)\n", x)
 		ok = false
 	}
+	for _, x := range s.Invented() {
+		fmt.Fprintf(w, "replay: invented an answer: %s\n", x)
+		ok = false
+	}
 	for _, rep := range s.Reports() {
 		rep.WriteSummary(w)
 		ok = ok && rep.OK()

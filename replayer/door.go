@@ -1,0 +1,290 @@
+package replayer
+
+// The door: what an HTTP replay answers before any conversation sees a
+// request, by the request's shape alone. A server refuses some requests
+// for their shape (no Mcp-Session-Id on a GET, a foreign Host or Origin,
+// no token): such a request gets the recorded refusal of that shape, at
+// once. A request of a shape no recorded exchange has gets an answer
+// replay invents, at once: a 4xx naming the closest recorded exchange
+// (with a JSON-RPC -32019 body when the request was JSON-RPC), logged the
+// moment it is sent and reported, so that replay exits 1.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// doorShape is the coarse shape of a request that decides whether a
+// server answers it at all: a request of a shape never recorded was
+// never answered. Origin and Host count only as foreign or not (none and
+// loopback are the same); the path is not compared (a replay answers on
+// every path), nor are Accept and Content-Type, which --strict checks.
+type doorShape struct {
+	method          string
+	session, resume bool // Mcp-Session-Id, Last-Event-ID present
+	foreignOrigin   bool
+	foreignHost     bool
+	credentials     bool
+	hostUnknown     bool // recorded without Host (older cassettes): not compared
+	// rec and st are the recorded request's session and stream.
+	rec *recording
+	st  *store.Stream
+}
+
+func doorOf(method string, h http.Header, sh shape) doorShape {
+	return doorShape{method: method, session: h.Get("Mcp-Session-Id") != "", resume: h.Get("Last-Event-ID") != "",
+		foreignOrigin: sh.origin == "foreign", foreignHost: sh.host == "foreign", credentials: sh.credentials,
+		hostUnknown: sh.host == ""}
+}
+
+// liveDoor returns the door shape of a live request.
+func liveDoor(r *http.Request) doorShape {
+	return doorOf(r.Method, r.Header, liveShape(r))
+}
+
+// recordedDoor returns the door shape of a recorded MCP request.
+func recordedDoor(rec *recording, st *store.Stream) doorShape {
+	h := st.RequestHeader
+	if h == nil {
+		h = http.Header{}
+	}
+	d := doorOf(st.Method, h, recordedShape(st))
+	if st.Kind == store.ResumeStream || st.LastEventID != "" {
+		d.resume = true
+	}
+	d.st, d.rec = st, rec
+	return d
+}
+
+// same reports whether live has recorded shape d.
+func (d doorShape) same(live doorShape) bool {
+	return d.method == live.method && d.session == live.session && d.resume == live.resume &&
+		d.foreignOrigin == live.foreignOrigin && (d.hostUnknown || d.foreignHost == live.foreignHost) &&
+		d.credentials == live.credentials
+}
+
+// differences lists, for people, how live differs from recorded shape d.
+func (d doorShape) differences(live doorShape) []string {
+	var out []string
+	has := func(b bool) string {
+		if b {
+			return "present"
+		}
+		return "absent"
+	}
+	add := func(what string, rec, got string) {
+		if rec != got {
+			out = append(out, fmt.Sprintf("%s %s (recorded %s)", what, got, rec))
+		}
+	}
+	add("method", d.method, live.method)
+	add("Mcp-Session-Id", has(d.session), has(live.session))
+	add("Last-Event-ID", has(d.resume), has(live.resume))
+	add("foreign Origin", has(d.foreignOrigin), has(live.foreignOrigin))
+	if !d.hostUnknown {
+		add("foreign Host", has(d.foreignHost), has(live.foreignHost))
+	}
+	add("credentials", has(d.credentials), has(live.credentials))
+	return out
+}
+
+// doorState is what the door knows of the recordings: every recorded MCP
+// request's door shape, computed once.
+type doorState struct {
+	once   sync.Once
+	shapes []doorShape
+
+	mu       sync.Mutex // guards invented and refusals
+	invented []string   // what replay answered of its own, for the summary
+	// refusals counts requests answered with a recorded refusal of their
+	// shape.
+	refusals int
+}
+
+func (s *Server) doorShapes() []doorShape {
+	ds := &s.http().door
+	ds.once.Do(func() {
+		for _, rec := range s.httpRecordings() {
+			for i := range rec.Streams {
+				st := &rec.Streams[i]
+				switch st.Kind {
+				case store.PostStream, store.GetStream, store.ResumeStream, store.DeleteStream, store.ListenStream, store.SSEGetStream:
+					ds.shapes = append(ds.shapes, recordedDoor(rec, st))
+				}
+			}
+		}
+	})
+	return ds.shapes
+}
+
+// door answers r by its shape when it must be: with the recorded refusal
+// when every recorded request of its shape was refused and r names no
+// live session, or with an answer of replay's own when no recorded
+// request has its shape. It reports whether it answered.
+func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) bool {
+	shapes := s.doorShapes()
+	if len(shapes) == 0 {
+		return false
+	}
+	ld := liveDoor(r)
+	var refusals []doorShape
+	for _, d := range shapes {
+		if !d.same(ld) {
+			continue
+		}
+		if !slices.Contains(refusedStatus, d.st.Status) {
+			return false // a shape the server answered: the conversation decides
+		}
+		refusals = append(refusals, d)
+	}
+	if len(refusals) > 0 {
+		if r.Header.Get("Mcp-Session-Id") != "" && s.knownSession(r) {
+			return false // the live session's conversation decides
+		}
+		s.answerRefusal(w, r, live, refusals)
+		return true
+	}
+	s.invent(w, r, live, ld, shapes)
+	return true
+}
+
+// knownSession reports whether r names a live session replay issued.
+func (s *Server) knownSession(r *http.Request) bool {
+	hs := s.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	_, ok := hs.byID[r.Header.Get("Mcp-Session-Id")]
+	return ok
+}
+
+// answerRefusal answers r as the server refused a request of its shape:
+// the refusal of the same request body if one was recorded, else the
+// first.
+func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, refusals []doorShape) {
+	pick := refusals[0]
+	if live.Kind != jsonrpc.KindEmpty {
+		keys := &engine{mt: s.Match}
+		want := bodyKey(keys, live)
+		for _, d := range refusals {
+			if f := firstClientFrame(d.rec, d.st.ID); f != nil && bodyKey(keys, jsonrpc.Parse(f.Data)) == want {
+				pick = d
+				break
+			}
+		}
+	}
+	ds := &s.http().door
+	ds.mu.Lock()
+	ds.refusals++
+	ds.mu.Unlock()
+	rec, st := pick.rec, pick.st
+	s.logger().Info("answered with the recorded refusal of a request of this shape", "request", r.Method+" "+r.URL.Path,
+		"status", st.Status, "session", rec.Session.ID, "stream", ordinalOf(rec, st.ID))
+	h := w.Header()
+	for k, vs := range st.ResponseHeader {
+		if !isHop(k) && !strings.EqualFold(k, "Mcp-Session-Id") {
+			h[k] = slices.Clone(vs)
+		}
+	}
+	var body []byte
+	for _, f := range rec.serverFrames()[st.ID] {
+		if live.Kind == jsonrpc.KindRequest && f.Kind.IsResponse() {
+			if b, err := jsonrpc.Splice(f.Data, live.ID, "id"); err == nil {
+				body = append(body, b...)
+				continue
+			}
+		}
+		body = append(body, f.Raw...)
+	}
+	w.WriteHeader(st.Status)
+	_, _ = w.Write(body)
+}
+
+// firstClientFrame returns the first client frame of stream id.
+func firstClientFrame(rec *recording, id int64) *store.Frame {
+	for i := range rec.Frames {
+		if f := &rec.Frames[i]; f.StreamID == id && f.Direction == store.ClientToServer {
+			return f
+		}
+	}
+	return nil
+}
+
+// invent answers a request of a shape no recorded request has, at once:
+// 403 for a foreign Origin or Host, 405 for a method never recorded, else
+// 400; the answer names the closest recorded request and how r differs.
+func (s *Server) invent(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, ld doorShape, shapes []doorShape) {
+	best, bestN := shapes[0], -1
+	methodSeen := false
+	for _, d := range shapes {
+		methodSeen = methodSeen || d.method == ld.method
+		n := len(d.differences(ld))
+		if d.method != ld.method {
+			n += 100 // a request of the same method is closer than any other
+		}
+		if bestN < 0 || n < bestN || (n == bestN && !slices.Contains(refusedStatus, d.st.Status) && slices.Contains(refusedStatus, best.st.Status)) {
+			best, bestN = d, n
+		}
+	}
+	status := http.StatusBadRequest
+	switch {
+	case ld.foreignOrigin || ld.foreignHost:
+		status = http.StatusForbidden
+	case !methodSeen:
+		status = http.StatusMethodNotAllowed
+	}
+	rec, st := best.rec, best.st
+	closest := fmt.Sprintf("session %d stream %d (%s %d", rec.Session.ID, ordinalOf(rec, st.ID), st.Method, st.Status)
+	if f := firstClientFrame(rec, st.ID); f != nil && f.Method != "" {
+		closest += " " + f.Method
+	}
+	closest += ")"
+	what := r.Method + " " + r.URL.Path
+	if live.Method != "" {
+		what += " " + live.Method
+	}
+	why := fmt.Sprintf("no recorded request has the shape of %s; closest is %s: %s", what, closest, strings.Join(best.differences(ld), ", "))
+	s.logger().Warn("answered a request of its own: "+why, "status", status)
+	ds := &s.http().door
+	ds.mu.Lock()
+	ds.invented = append(ds.invented, fmt.Sprintf("%s answered %d: %s", what, status, why))
+	ds.mu.Unlock()
+	msg := "mcpvcr replay: " + why
+	switch live.Kind {
+	case jsonrpc.KindRequest, jsonrpc.KindNotification, jsonrpc.KindBatch:
+		var id json.RawMessage
+		if live.Kind == jsonrpc.KindRequest {
+			id = live.ID
+		}
+		writeJSONError(w, status, id, NoMatchCode, msg)
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
+		_, _ = fmt.Fprintln(w, msg)
+	}
+}
+
+// Invented returns, for people, each request replay answered of its own
+// because no recorded request had its shape.
+func (s *Server) Invented() []string {
+	ds := &s.http().door
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return slices.Clone(ds.invented)
+}
+
+// refusedFrame reports whether f is a client frame on a stream the server
+// refused at the HTTP level.
+func refusedFrame(rec *recording, f *store.Frame) bool {
+	if f.Direction != store.ClientToServer {
+		return false
+	}
+	st := streamByID(rec, f.StreamID)
+	return st != nil && slices.Contains(refusedStatus, st.Status)
+}
