@@ -106,6 +106,13 @@ type doorState struct {
 	// refusals counts requests answered with a recorded refusal of their
 	// shape.
 	refusals int
+	// discovers counts the server/discover probes answered as a legacy
+	// server would, because no recording holds one.
+	discovers int
+	// discoverOnce computes hasDiscover: whether any recording holds a
+	// client's server/discover.
+	discoverOnce sync.Once
+	hasDiscover  bool
 }
 
 func (s *Server) doorShapes() []doorShape {
@@ -287,4 +294,60 @@ func refusedFrame(rec *recording, f *store.Frame) bool {
 	}
 	st := streamByID(rec, f.StreamID)
 	return st != nil && slices.Contains(refusedStatus, st.Status)
+}
+
+// refusals returns how many requests got the recorded refusal of their
+// shape.
+func (s *Server) refusals() int {
+	ds := &s.http().door
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.refusals
+}
+
+// LegacyDiscoverCode is the JSON-RPC error code a replay of legacy
+// recordings answers server/discover with over stdio, as a legacy server
+// answers a method it does not know (Method not found).
+const LegacyDiscoverCode = -32601
+
+// answerLegacyDiscover answers a dual-era client's server/discover probe
+// the way a legacy server would, when no recording holds one: over HTTP
+// with 400 and a JSON-RPC error that is no modern one (the refusal that
+// sends the client to initialize). It reports whether it answered.
+func (s *Server) answerLegacyDiscover(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) bool {
+	if r.Method != http.MethodPost || live.Kind != jsonrpc.KindRequest || live.Method != "server/discover" || r.Header.Get("Mcp-Session-Id") != "" {
+		return false
+	}
+	ds := &s.http().door
+	ds.discoverOnce.Do(func() { ds.hasDiscover = holdsMethod(s.httpRecordings(), "server/discover") })
+	if ds.hasDiscover {
+		return false
+	}
+	ds.mu.Lock()
+	ds.discovers++
+	ds.mu.Unlock()
+	s.logger().Info("answered server/discover as a legacy server would (400): the recording holds none, so the client falls back to initialize")
+	writeJSONError(w, http.StatusBadRequest, live.ID, -32000, "Bad Request: Server not initialized (mcpvcr replay: the recorded server is a legacy one, which knows no server/discover)")
+	return true
+}
+
+// holdsMethod reports whether any of recs holds a client frame of method.
+func holdsMethod(recs []*recording, method string) bool {
+	for _, rec := range recs {
+		for i := range rec.Frames {
+			if f := &rec.Frames[i]; f.Direction == store.ClientToServer && f.Method == method {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// discovers returns how many server/discover probes were answered as a
+// legacy server would.
+func (s *Server) discovers() int {
+	ds := &s.http().door
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.discovers
 }

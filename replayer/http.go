@@ -118,6 +118,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.answerLegacyDiscover(w, r, live) {
+		return // a dual-era client's probe: it falls back to initialize
+	}
 	if s.door(w, r, live) {
 		return // a recorded refusal of its shape, or an answer of replay's own
 	}

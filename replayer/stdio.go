@@ -81,6 +81,9 @@ type Report struct {
 	Received, Matched int
 	// Synthesized counts pings answered without a recording.
 	Synthesized int
+	// Discovered counts server/discover probes answered as a legacy
+	// server would, because the recording holds none (stdio).
+	Discovered int
 	// Unrecorded counts client answers to server requests whose recorded
 	// answer never came (the recorded client left first); they are taken
 	// without complaint.
@@ -99,6 +102,12 @@ func (r *Report) OK() bool { return len(r.Mismatches) == 0 }
 
 // WriteSummary writes a human summary of the report to w.
 func (r *Report) WriteSummary(w io.Writer) {
+	r.writeLine(w)
+	writeMismatches(w, r.Mismatches)
+}
+
+// writeLine writes the report's one-line summary.
+func (r *Report) writeLine(w io.Writer) {
 	what := fmt.Sprintf("session %d", r.SessionID)
 	if r.SessionID == 0 {
 		what = "2026-07-28 exchanges"
@@ -110,6 +119,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 	if r.Synthesized > 0 {
 		fmt.Fprintf(w, ", %d pings answered without a recording", r.Synthesized)
 	}
+	if r.Discovered > 0 {
+		fmt.Fprintf(w, ", %d server/discover answered as a legacy server (none recorded)", r.Discovered)
+	}
 	if len(r.Unsent) > 0 {
 		fmt.Fprintf(w, ", %d recorded client frames not sent", len(r.Unsent))
 	}
@@ -117,7 +129,11 @@ func (r *Report) WriteSummary(w io.Writer) {
 		fmt.Fprintf(w, ", %d streams cut, %d resumed", r.Cut, r.Resumed)
 	}
 	fmt.Fprintln(w)
-	for _, m := range r.Mismatches {
+}
+
+// writeMismatches writes each mismatch with its diff and hint.
+func writeMismatches(w io.Writer, mms []*Mismatch) {
+	for _, m := range mms {
 		fmt.Fprintf(w, "  unmatched %s\n", m.Error())
 		if m.Diff != "" {
 			fmt.Fprintf(w, "    diff (-recorded +live):\n%s", indent(m.Diff, "      "))
@@ -403,6 +419,15 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 	if live.Kind == jsonrpc.KindRequest && live.Method == "ping" {
 		rep.Synthesized++
 		w.send(ctx, []outFrame{{Data: append(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{}}`, live.ID), '\n')}})
+		return
+	}
+	if live.Kind == jsonrpc.KindRequest && live.Method == "server/discover" && (mm.Closest == nil || mm.Closest.Method != "server/discover") {
+		// A dual-era client's probe, and the recorded server is a legacy
+		// one: answer as it would have, Method not found, and the client
+		// falls back to initialize.
+		rep.Discovered++
+		s.logger().Info("answered server/discover as a legacy server would (-32601): the recording holds none, so the client falls back to initialize")
+		w.send(ctx, []outFrame{{Data: append(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"Method not found"}}`, live.ID, LegacyDiscoverCode), '\n')}})
 		return
 	}
 	rep.Mismatches = append(rep.Mismatches, mm)

@@ -7,21 +7,64 @@ import (
 
 // WriteSummary writes, for people, what an HTTP replay by s did not
 // match: each plain HTTP exchange no recording answered (see
-// UnmatchedExchanges), then each client session's Report summary. It
-// reports whether everything matched. Call it once s has stopped serving.
+// UnmatchedExchanges), each answer replay invented (see Invented), each
+// client frame that matched nothing, with the closest recorded frame of
+// any candidate session, the diff and the rule that would match it; then
+// one total line. It reports whether everything matched. Call it once s
+// has stopped serving.
 func (s *Server) WriteSummary(w io.Writer) (ok bool) {
 	ok = true
 	for _, x := range s.UnmatchedExchanges() {
 		fmt.Fprintf(w, "replay: unmatched OAuth exchange %s: nothing recorded answers it (answered 404)\n", x)
 		ok = false
 	}
-	for _, x := range s.Invented() {
+	invented := s.Invented()
+	for _, x := range invented {
 		fmt.Fprintf(w, "replay: invented an answer: %s\n", x)
 		ok = false
 	}
+	sessions, frames, matched, unmatched, unsent, cut, resumed, unrecorded := 0, 0, 0, 0, 0, 0, 0, 0
 	for _, rep := range s.Reports() {
-		rep.WriteSummary(w)
+		if rep.SessionID != 0 {
+			sessions++
+		}
+		frames += rep.Received
+		matched += rep.Matched
+		unmatched += len(rep.Mismatches)
+		unsent += len(rep.Unsent)
+		cut += rep.Cut
+		unrecorded += rep.Unrecorded
+		resumed += rep.Resumed
+		writeMismatches(w, rep.Mismatches)
 		ok = ok && rep.OK()
 	}
+	fmt.Fprintf(w, "replay: %d client sessions served, %d client frames, %d matched, %d unmatched", sessions, frames, matched, unmatched)
+	if n := s.refusals(); n > 0 {
+		fmt.Fprintf(w, ", %d refused as recorded", n)
+	}
+	if n := s.discovers(); n > 0 {
+		fmt.Fprintf(w, ", %d server/discover answered as a legacy server (none recorded)", n)
+	}
+	if len(invented) > 0 {
+		fmt.Fprintf(w, ", %d answers invented", len(invented))
+	}
+	if unrecorded > 0 {
+		fmt.Fprintf(w, ", %d answers to server requests the recording never got", unrecorded)
+	}
+	if unsent > 0 {
+		fmt.Fprintf(w, ", %d recorded client frames not sent", unsent)
+	}
+	if cut > 0 || resumed > 0 {
+		fmt.Fprintf(w, ", %d streams cut, %d resumed", cut, resumed)
+	}
+	fmt.Fprintln(w)
 	return ok
+}
+
+// WriteReports writes one line per live client: the recorded session it
+// was replayed from and what it did.
+func (s *Server) WriteReports(w io.Writer) {
+	for _, rep := range s.Reports() {
+		rep.writeLine(w)
+	}
 }

@@ -5,11 +5,13 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
@@ -165,6 +167,105 @@ func TestReplay_GETWithoutSession(t *testing.T) {
 			warned, reported := strings.Index(out, "answered a request of its own"), strings.Index(out, "invented an answer: GET /mcp answered 400")
 			if code != 1 || warned < 0 || reported < warned {
 				t.Errorf("replay exited %d; want 1, a warning as it answered and the invented answer in the summary:\n%s", code, out)
+			}
+		})
+	}
+}
+
+// TestReplay_ExplainAcrossCandidates: with many candidate sessions, a call
+// that matches nothing is explained against all of them: the closest
+// recorded frame by session and seq (the add call recorded in session 4,
+// not anything of session 1), the diff and the rule; a call of another
+// tool is never hinted to ignore the tool's name. The summary ends with
+// one total line; the per-client lines come only with -v.
+func TestReplay_ExplainAcrossCandidates(t *testing.T) {
+	ctx := testCtx(t)
+	for _, verbose := range []bool{false, true} {
+		args := []string{"replay", "--cassette", filepath.Join(cassetteDir, "multi-gosdk-http-json.jsonl"), "--listen", "127.0.0.1:0"}
+		if verbose {
+			args = append(args, "-v")
+		}
+		rep := startServing(t, args...)
+		cs, err := mcptest.NewClientAs(upgradedClient).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: mcptest.V20251125})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 40, "b": 3}})
+		if err == nil || !strings.Contains(err.Error(), "closest is session 4 seq") {
+			t.Errorf("add 40+3: %v; want -32019 naming the add call of session 4", err)
+		}
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "nosuch", Arguments: map[string]any{"text": "run 0"}})
+		if err == nil {
+			t.Errorf("a call of another tool succeeded; want -32019")
+		}
+		cs.Close()
+		code := rep.Stop()
+		out := rep.stderr.String()
+		if code != 1 || !strings.Contains(out, "closest is session 4 seq") || !strings.Contains(out, "replay: 1 client sessions served, 5 client frames, 3 matched, 2 unmatched") {
+			t.Errorf("replay exited %d; want 1, the closest frame by session and the total line:\n%s", code, out)
+		}
+		if strings.Contains(out, "--ignore 'tools/call:params.name'") || !strings.Contains(out, "it asks for another tool") {
+			t.Errorf("the call of another tool is not reported as such, or is hinted to ignore the tool's name:\n%s", out)
+		}
+		if got := strings.Contains(out, "replayed session"); got != verbose {
+			t.Errorf("per-client lines written = %t; want %t (-v):\n%s", got, verbose, out)
+		}
+	}
+	rep := startServing(t, "replay", "--cassette", filepath.Join(cassetteDir, "multi-gosdk-http-json.jsonl"), "--listen", "127.0.0.1:0", "--ignore", "tools/call:params.name")
+	if !strings.Contains(rep.stderr.String(), "--ignore tools/call:params.name ignores what a request asks for") {
+		t.Errorf("replay does not warn that the rule ignores which tool is called:\n%s", rep.stderr)
+	}
+}
+
+// TestReplay_DualEraClient: a dual-era client (the Go SDK client asking
+// for 2026-07-28 probes with server/discover, and falls back to
+// initialize when refused) replays a legacy recording, which holds no
+// server/discover: replay refuses the probe as the legacy server would,
+// the client falls back and gets the recorded answers, and the summary
+// counts the probe, with nothing unmatched.
+func TestReplay_DualEraClient(t *testing.T) {
+	for _, name := range []string{"gosdk-http-json", "gosdk-stdio"} {
+		t.Run(name, func(t *testing.T) {
+			var s multiSuite
+			for _, x := range multiSuites() {
+				if x.name == name {
+					s = x
+				}
+			}
+			live := s.loadGolden(t)
+			const run = 2
+			recorded := s.version
+			s.version = mcptest.V20260728 // the client's preference: it probes first
+			ctx, cancel := context.WithTimeout(context.Background(), multiRunTimeout)
+			defer cancel()
+			var (
+				got    map[string]any
+				code   int
+				stderr string
+			)
+			if s.stdio != nil {
+				var buf syncBuffer
+				rep := exec.Command(mcpvcrBin, "replay", "--stdio", "--cassette", s.cassette())
+				rep.Stderr = &buf
+				got = s.clientRun(ctx, upgradedClient, &mcp.CommandTransport{Command: rep, TerminateDuration: 5 * time.Second}, run)
+				if rep.ProcessState == nil && rep.Process != nil {
+					_ = rep.Process.Kill()
+					_ = rep.Wait()
+				}
+				code, stderr = rep.ProcessState.ExitCode(), buf.String()
+			} else {
+				rep := startServing(t, "replay", "--cassette", s.cassette(), "--listen", "127.0.0.1:0")
+				got = s.clientRun(ctx, upgradedClient, s.transport(rep.URL+s.path), run)
+				code, stderr = rep.Stop(), rep.stderr.String()
+			}
+			if diff := cmp.Diff(live[run], got); diff != "" {
+				t.Errorf("the dual-era client (falling back to %s) saw other answers than the live run (-live +replay):\n%s\n%s", recorded, diff, stderr)
+			}
+			if code != 0 || !strings.Contains(stderr, " 0 unmatched") || !strings.Contains(stderr, "1 server/discover answered as a legacy server") {
+				t.Errorf("replay exited %d; want 0, nothing unmatched and the probe counted:\n%s", code, stderr)
 			}
 		})
 	}
