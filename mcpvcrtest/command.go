@@ -122,7 +122,7 @@ func Command(t testing.TB, cassette string, opts ...Option) *exec.Cmd {
 			t.Errorf("mcpvcrtest.Command: replay: %s\nstderr:\n%s", r.Err, stderr.String())
 		}
 		if !r.OK {
-			t.Errorf("mcpvcrtest.Command: the client sent traffic that %s does not match (answered with JSON-RPC error %d):\n%s", cassette, replayer.NoMatchCode, r.Summary)
+			t.Errorf("mcpvcrtest.Command: the client sent traffic that %s does not match (answered with JSON-RPC error %d):\n%s", cassette, replayer.NoMatchCode, goHints(r.Summary))
 		}
 	})
 	return cmd

@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -46,12 +48,20 @@ func Proxy(t testing.TB, cassette, upstreamURL string, opts ...Option) *httptest
 		}
 	}
 	if mode == Replay {
+		if _, err := os.Stat(cassette); errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("mcpvcrtest.Proxy: replay %s: no such cassette yet\ntry: go test -run '^%s$' -mcpvcr=record (or MCPVCR_MODE=record) to record it from %s", cassette, t.Name(), upstreamURL)
+		}
 		c.mode = nil
 		return NewServer(t, cassette, optionFunc(func(dst *config) { *dst = *c }))
 	}
 	up, err := url.Parse(upstreamURL)
 	if err != nil || up.Scheme == "" || up.Host == "" {
 		t.Fatalf("mcpvcrtest.Proxy: upstream %q is not an absolute URL\ntry: http://127.0.0.1:3001/mcp", upstreamURL)
+	}
+	if mode == Record {
+		if err := reachable(up); err != nil {
+			t.Fatalf("mcpvcrtest.Proxy: record %s: the upstream %s is not reachable: %v\ntry: start the server before Proxy, or -mcpvcr=replay to replay the cassette", cassette, upstreamURL, err)
+		}
 	}
 	ctx := context.Background()
 	dbPath := filepath.Join(t.TempDir(), "proxy.db")
@@ -90,6 +100,23 @@ func Proxy(t testing.TB, cassette, upstreamURL string, opts ...Option) *httptest
 		}
 	})
 	return ts
+}
+
+// reachable reports why a TCP connection to u's host fails, if it does.
+func reachable(u *url.URL) error {
+	host := u.Host
+	if u.Port() == "" {
+		port := "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+		host = net.JoinHostPort(u.Hostname(), port)
+	}
+	conn, err := net.DialTimeout("tcp", host, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	return conn.Close()
 }
 
 func isJSONL(path string) bool { return strings.EqualFold(filepath.Ext(path), ".jsonl") }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -149,6 +151,21 @@ func check(t testing.TB, fn, cassette string, reps []*replayer.Report) {
 		}
 	}
 	if b.Len() > 0 {
-		t.Errorf("mcpvcrtest.%s: the client sent traffic that %s does not match (answered with JSON-RPC error %d):\n%s", fn, cassette, replayer.NoMatchCode, b.String())
+		t.Errorf("mcpvcrtest.%s: the client sent traffic that %s does not match (answered with JSON-RPC error %d):\n%s", fn, cassette, replayer.NoMatchCode, goHints(b.String()))
 	}
+}
+
+// ignoreFlag is a matching rule as the replayer writes it, a CLI flag.
+var ignoreFlag = regexp.MustCompile(`--ignore '([^']*)'`)
+
+// goHints rewrites the replayer's hints from CLI flags into the Go
+// option that does the same here: --ignore 'initialize:params.x' becomes
+// mcpvcrtest.Match("initialize:params.x").
+func goHints(s string) string {
+	s = strings.ReplaceAll(s, "--ignore would match it:", "this option would match it:")
+	s = strings.ReplaceAll(s, "no matching rule should ignore", "no mcpvcrtest.Match rule should ignore")
+	s = strings.ReplaceAll(s, "(drop --match exact)", `(drop mcpvcrtest.Match("exact"))`)
+	return ignoreFlag.ReplaceAllStringFunc(s, func(m string) string {
+		return "mcpvcrtest.Match(" + strconv.Quote(ignoreFlag.FindStringSubmatch(m)[1]) + ")"
+	})
 }
