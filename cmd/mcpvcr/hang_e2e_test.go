@@ -270,3 +270,72 @@ func TestReplay_DualEraClient(t *testing.T) {
 		})
 	}
 }
+
+// TestReplay_NeverRecordedVariants: under a small --wait, a never-recorded
+// variant of each kind of request (POST answered with JSON, POST answered
+// with SSE, GET stream, resuming GET, DELETE, HTTP+SSE POST, OAuth
+// exchange) is answered, with a message saying what was not recorded,
+// and replay exits 1. Each request is bounded by rawTimeout or
+// multiRunTimeout: a request held open fails the test.
+func TestReplay_NeverRecordedVariants(t *testing.T) {
+	suite := func(name string) multiSuite {
+		for _, s := range multiSuites() {
+			if s.name == name {
+				return s
+			}
+		}
+		t.Fatalf("no suite %s", name)
+		return multiSuite{}
+	}
+	replay := func(t *testing.T, s multiSuite) *serving {
+		return startServing(t, "replay", "--cassette", s.cassette(), "--listen", "127.0.0.1:0", "--wait", "200ms")
+	}
+	// callUnknown connects a Go SDK client and calls a tool no session
+	// recorded.
+	callUnknown := func(t *testing.T, s multiSuite) {
+		rep := replay(t, s)
+		ctx, cancel := context.WithTimeout(context.Background(), multiRunTimeout)
+		defer cancel()
+		cs, err := mcptest.NewClientAs(upgradedClient).Connect(ctx, s.transport(rep.URL+s.path), &mcp.ClientSessionOptions{ProtocolVersion: s.version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "nosuch", Arguments: map[string]any{"text": "x"}})
+		if err == nil || !strings.Contains(err.Error(), "no recorded frame matches") {
+			t.Errorf("call of a tool never recorded: %v; want -32019 saying nothing recorded matches", err)
+		}
+		cs.Close()
+		if code := rep.Stop(); code != 1 {
+			t.Errorf("replay exited %d; want 1:\n%s", code, rep.stderr)
+		}
+	}
+	// rawVariant sends one raw request and wants status and a message.
+	rawVariant := func(t *testing.T, s multiSuite, method, path string, h map[string]string, status int, msg string) {
+		rep := replay(t, s)
+		got, err := rawDo(t, method, rep.URL+path, "", "", h)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, path, err)
+		}
+		if got.status != status || !strings.Contains(got.body, msg) {
+			t.Errorf("%s %s = %d %q; want %d and %q", method, path, got.status, got.body, status, msg)
+		}
+		if code := rep.Stop(); code != 1 {
+			t.Errorf("replay exited %d; want 1:\n%s", code, rep.stderr)
+		}
+	}
+	t.Run("PostJSON", func(t *testing.T) { callUnknown(t, suite("gosdk-http-json")) })
+	t.Run("PostSSE", func(t *testing.T) { callUnknown(t, suite("gosdk-http-sse")) })
+	t.Run("HTTPSSEPost", func(t *testing.T) { callUnknown(t, suite("gosdk-sse")) })
+	t.Run("GetStream", func(t *testing.T) {
+		rawVariant(t, suite("gosdk-http-sse"), http.MethodGet, "/mcp", map[string]string{"Accept": "text/event-stream"}, http.StatusBadRequest, "no recorded request has the shape of GET /mcp")
+	})
+	t.Run("ResumingGet", func(t *testing.T) {
+		rawVariant(t, suite("gosdk-http-sse"), http.MethodGet, "/mcp", map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": "nosuch", "Last-Event-ID": "7"}, http.StatusBadRequest, "Last-Event-ID present (recorded absent)")
+	})
+	t.Run("Delete", func(t *testing.T) {
+		rawVariant(t, suite("gosdk-http-json"), http.MethodDelete, "/mcp", nil, http.StatusBadRequest, "no recorded request has the shape of DELETE /mcp")
+	})
+	t.Run("OAuthExchange", func(t *testing.T) {
+		rawVariant(t, suite("gosdk-http-json"), http.MethodGet, "/.well-known/oauth-authorization-server", nil, http.StatusNotFound, "nothing recorded for GET /.well-known/oauth-authorization-server")
+	})
+}
