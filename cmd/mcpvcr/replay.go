@@ -21,7 +21,9 @@ func replayCommand(e *env) *cli.Command {
 		Description: "Replays a recorded session as the server, offline. Client frames are matched to the\n" +
 			"recording (ids, progress tokens and volatile _meta values aside); the recorded answers go\n" +
 			"back with the client's ids. A frame that matches nothing gets a JSON-RPC error naming the\n" +
-			"closest recorded frame, and replay exits 1 with a summary on stderr.\n" +
+			"closest recorded frame (of any candidate session), and replay exits 1 with a summary on\n" +
+			"stderr. Over HTTP a request of a shape nothing recorded (a GET without Mcp-Session-Id, say)\n" +
+			"gets a 4xx at once naming the closest recorded request: an invented answer, also exit 1.\n" +
 			"Without SESSION, each client is matched to the recorded session its frames reproduce.\n\n" +
 			"   mcpvcr replay 3 --stdio               # your client's server command\n" +
 			"   mcpvcr replay --cassette cassettes/everything-stdio.jsonl --stdio",
