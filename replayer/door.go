@@ -63,13 +63,6 @@ func recordedDoor(rec *recording, st *store.Stream) doorShape {
 	return d
 }
 
-// same reports whether live has recorded shape d.
-func (d doorShape) same(live doorShape) bool {
-	return d.method == live.method && d.session == live.session && d.resume == live.resume &&
-		d.foreignOrigin == live.foreignOrigin && (d.hostUnknown || d.foreignHost == live.foreignHost) &&
-		d.credentials == live.credentials
-}
-
 // differences lists, for people, how live differs from recorded shape d.
 func (d doorShape) differences(live doorShape) []string {
 	var out []string
@@ -100,6 +93,9 @@ func (d doorShape) differences(live doorShape) []string {
 type doorState struct {
 	once   sync.Once
 	shapes []doorShape
+	// byKey groups shapes by what same compares, so that a request is
+	// checked in constant time, whatever the number of sessions.
+	byKey map[doorKey]*doorGroup
 
 	mu       sync.Mutex // guards invented and refusals
 	invented []string   // what replay answered of its own, for the summary
@@ -127,8 +123,49 @@ func (s *Server) doorShapes() []doorShape {
 				}
 			}
 		}
+		ds.byKey = map[doorKey]*doorGroup{}
+		for _, d := range ds.shapes {
+			for _, k := range d.keys() {
+				g := ds.byKey[k]
+				if g == nil {
+					g = &doorGroup{}
+					ds.byKey[k] = g
+				}
+				if slices.Contains(refusedStatus, d.st.Status) {
+					g.refusals = append(g.refusals, d)
+				} else {
+					g.answered = true
+				}
+			}
+		}
 	})
 	return ds.shapes
+}
+
+// doorKey is what doorShape.same compares.
+type doorKey struct {
+	method                                            string
+	session, resume, foreignOrigin, foreignHost, cred bool
+}
+
+// doorGroup is what was recorded of one doorKey: whether the server
+// answered any request of it, and the refusals.
+type doorGroup struct {
+	answered bool
+	refusals []doorShape
+}
+
+// keys returns the keys of live shapes d is the same as: a shape
+// recorded without Host stands for both.
+func (d doorShape) keys() []doorKey {
+	k := doorKey{d.method, d.session, d.resume, d.foreignOrigin, d.foreignHost, d.credentials}
+	if !d.hostUnknown {
+		return []doorKey{k}
+	}
+	k.foreignHost = false
+	k2 := k
+	k2.foreignHost = true
+	return []doorKey{k, k2}
 }
 
 // door answers r by its shape when it must be: with the recorded refusal
@@ -141,15 +178,13 @@ func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Messa
 		return false
 	}
 	ld := liveDoor(r)
+	ld.hostUnknown = false
 	var refusals []doorShape
-	for _, d := range shapes {
-		if !d.same(ld) {
-			continue
-		}
-		if !slices.Contains(refusedStatus, d.st.Status) {
+	if g := s.http().door.byKey[ld.keys()[0]]; g != nil {
+		if g.answered {
 			return false // a shape the server answered: the conversation decides
 		}
-		refusals = append(refusals, d)
+		refusals = g.refusals
 	}
 	if len(refusals) > 0 {
 		if r.Header.Get("Mcp-Session-Id") != "" && s.knownSession(r) {
