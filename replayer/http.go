@@ -531,6 +531,7 @@ func (s *Server) Reports() []*Report {
 		rep.Mismatches = append([]*Mismatch(nil), ls.rep.Mismatches...)
 		ls.mu.Unlock()
 		rep.SessionID = lead.rec.Session.ID
+		rep.Candidates = len(ls.cur.candidates())
 		ls.cur.mu.Lock()
 		rep.Unsent = slices.DeleteFunc(lead.unsent(), func(f *store.Frame) bool { return refusedFrame(lead.rec, f) })
 		ls.cur.mu.Unlock()

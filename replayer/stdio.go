@@ -95,6 +95,10 @@ type Report struct {
 	Mismatches []*Mismatch
 	// Unsent are recorded client frames the client never sent.
 	Unsent []*store.Frame
+	// Candidates counts the recorded sessions still in play at the end
+	// (HTTP): more than one when the client's frames never told them
+	// apart, and SessionID is only the first of them.
+	Candidates int
 }
 
 // OK reports whether every client frame matched.
@@ -109,6 +113,9 @@ func (r *Report) WriteSummary(w io.Writer) {
 // writeLine writes the report's one-line summary.
 func (r *Report) writeLine(w io.Writer) {
 	what := fmt.Sprintf("session %d", r.SessionID)
+	if r.Candidates > 1 {
+		what = fmt.Sprintf("session %d (the first of %d candidates its frames never told apart)", r.SessionID, r.Candidates)
+	}
 	if r.SessionID == 0 {
 		what = "2026-07-28 exchanges"
 	}

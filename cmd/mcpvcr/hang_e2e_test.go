@@ -210,6 +210,9 @@ func TestReplay_ExplainAcrossCandidates(t *testing.T) {
 		if strings.Contains(out, "--ignore 'tools/call:params.name'") || !strings.Contains(out, "it asks for another tool") {
 			t.Errorf("the call of another tool is not reported as such, or is hinted to ignore the tool's name:\n%s", out)
 		}
+		if verbose && !strings.Contains(out, "the first of 8 candidates") {
+			t.Errorf("the per-client line blames the first candidate without saying the client's frames never told the 8 apart:\n%s", out)
+		}
 		if got := strings.Contains(out, "replayed session"); got != verbose {
 			t.Errorf("per-client lines written = %t; want %t (-v):\n%s", got, verbose, out)
 		}
