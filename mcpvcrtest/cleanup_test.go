@@ -102,10 +102,15 @@ func TestMismatch(t *testing.T) {
 				"unmatched request tools/call",
 				"diff (-recorded +live)",
 				`string("never recorded")`,
+				// The hint is written in Go, as the test would say it.
+				`mcpvcrtest.Match("tools/call:params.arguments.text")`,
 			} {
 				if !strings.Contains(got, want) {
 					t.Errorf("the test's failure lacks %q; it is:\n%s", want, got)
 				}
+			}
+			if strings.Contains(got, "--ignore") {
+				t.Errorf("the test's failure gives a hint as a CLI flag:\n%s", got)
 			}
 		})
 	}

@@ -24,7 +24,7 @@ func secretServer(t *testing.T) string {
 	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
 	type args struct {
 		City   string `json:"city"`
-		APIKey string `json:"apiKey"`
+		APIKey string `json:"licence"`
 	}
 	mcp.AddTool(server, &mcp.Tool{Name: "forecast"}, func(_ context.Context, _ *mcp.CallToolRequest, in args) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny in " + in.City + " for key " + in.APIKey}}}, nil, nil
@@ -42,7 +42,7 @@ func forecast(t *testing.T, srv *httptest.Server) string {
 		t.Fatalf("Connect: %v", err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": "Oslo", "apiKey": secret}})
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": "Oslo", "licence": secret}})
 	if err != nil {
 		t.Fatalf("CallTool: %v", err)
 	}
@@ -72,7 +72,7 @@ func TestHooks(t *testing.T) {
 		if strings.Contains(string(b), secret) {
 			t.Errorf("%s holds the secret", name)
 		}
-		if name == "after.jsonl" && !strings.Contains(string(b), `"labels":{"match-ignore":"tools/call:params.arguments.apiKey"}`) {
+		if name == "after.jsonl" && !strings.Contains(string(b), `"labels":{"match-ignore":"tools/call:params.arguments.licence"}`) {
 			t.Errorf("%s does not store the redacted path as a matching rule:\n%s", name, b)
 		}
 		t.Run("Replay_"+name, func(t *testing.T) {

@@ -4,10 +4,13 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -110,4 +113,55 @@ func setFlag(t *testing.T, v string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { f.Value.Set(old) })
+}
+
+// exitTB is a testing.TB whose Fatalf the test reads: it keeps the
+// message and ends the goroutine, as testing.T does.
+type exitTB struct {
+	testing.TB
+	msg string
+}
+
+func (f *exitTB) Helper() {}
+
+func (f *exitTB) Fatalf(format string, args ...any) {
+	f.msg = fmt.Sprintf(format, args...)
+	runtime.Goexit()
+}
+
+// fatalOf runs f with an exitTB and returns what it failed with.
+func fatalOf(t *testing.T, f func(tb testing.TB)) string {
+	ft := &exitTB{TB: t}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f(ft)
+	}()
+	<-done
+	return ft.msg
+}
+
+// TestProxy_Explains: Proxy names itself and the way out when it cannot
+// work: replaying a cassette not recorded yet says -mcpvcr=record, and
+// recording from an upstream that is down names the upstream.
+func TestProxy_Explains(t *testing.T) {
+	dir := t.TempDir()
+	msg := fatalOf(t, func(tb testing.TB) {
+		mcpvcrtest.Proxy(tb, filepath.Join(dir, "missing.jsonl"), "http://127.0.0.1:1/mcp", mcpvcrtest.Replay)
+	})
+	if !strings.Contains(msg, "mcpvcrtest.Proxy: ") || !strings.Contains(msg, "-mcpvcr=record") || strings.Contains(msg, "NewServer") {
+		t.Errorf("Proxy replaying a missing cassette failed with %q; want Proxy named and -mcpvcr=record", msg)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := "http://" + ln.Addr().String() + "/mcp"
+	ln.Close() // nothing listens there any more
+	msg = fatalOf(t, func(tb testing.TB) {
+		mcpvcrtest.Proxy(tb, filepath.Join(dir, "new.jsonl"), down, mcpvcrtest.Record)
+	})
+	if !strings.Contains(msg, "mcpvcrtest.Proxy: record") || !strings.Contains(msg, down) {
+		t.Errorf("Proxy recording from an upstream that is down failed with %q; want the upstream %s named", msg, down)
+	}
 }

@@ -187,6 +187,8 @@ func goHint(m *replayer.Mismatch) string {
 			quoted[i] = strconv.Quote(r)
 		}
 		return "try: mcpvcrtest.Match(" + strings.Join(quoted, ", ") + ") would match it"
+	case m.Hint != "" && !strings.Contains(m.Hint, "--"):
+		return strings.ReplaceAll(m.Hint, "no matching rule should", "no mcpvcrtest.Match rule should")
 	case m.Hint != "":
 		// A hint this build cannot put in Go: its flags, said as such.
 		return "(as mcpvcr replay's flags) " + m.Hint

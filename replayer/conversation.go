@@ -118,8 +118,8 @@ type receipt struct {
 
 // receive matches a client frame against every candidate, drops the
 // candidates it does not match, and releases what it caused. When nothing
-// matches, the candidates are kept and a Mismatch (from the first
-// candidate's point of view) is returned.
+// matches, the candidates are kept and a Mismatch naming the closest
+// recorded frame of any candidate is returned.
 //
 // accept, if not nil, vets each recorded frame that would match: over
 // HTTP, a frame the server refused at the HTTP level matches only a
@@ -148,7 +148,7 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 		if live.Kind.IsResponse() && c.cands[0].unanswered(live.ID) {
 			return receipt{unrecorded: true}
 		}
-		return receipt{mm: c.cands[0].closest(live)}
+		return receipt{mm: closestAmong(c.cands, live)}
 	}
 	c.cands = kept
 	rc := receipt{matched: map[*engine]*store.Frame{}}
@@ -376,7 +376,9 @@ func (c *cursor) caughtUp(t time.Duration) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := c.cands[0]
-	for e.firstC2S < len(e.frames) && (!e.frames[e.firstC2S].c2s || e.frames[e.firstC2S].done) {
+	// A request the server refused for its shape changed nothing: the
+	// door answers it (door.go), and a client need not send it at all.
+	for e.firstC2S < len(e.frames) && (!e.frames[e.firstC2S].c2s || e.frames[e.firstC2S].done || refusedFrame(e.rec, e.frames[e.firstC2S].f)) {
 		e.firstC2S++
 	}
 	return e.firstC2S == len(e.frames) || e.frames[e.firstC2S].f.Offset >= t

@@ -82,6 +82,8 @@ type Mismatch struct {
 	// hint from them.
 	Rules    []string
 	Tolerant bool
+	// Session is the recorded session that holds Closest, 0 if none.
+	Session int64
 }
 
 // Error describes the mismatch on one line.
@@ -100,40 +102,93 @@ func (m *Mismatch) Error() string {
 	if m.Closest == nil {
 		return fmt.Sprintf("%s: no recorded frame matches", what)
 	}
-	return fmt.Sprintf("%s: no recorded frame matches; closest is seq %d (%s %s)", what, m.Closest.Seq, m.Closest.Kind, m.Closest.Method)
+	where := fmt.Sprintf("seq %d", m.Closest.Seq)
+	if m.Session != 0 {
+		where = fmt.Sprintf("session %d seq %d", m.Session, m.Closest.Seq)
+	}
+	return fmt.Sprintf("%s: no recorded frame matches; closest is %s (%s %s)", what, where, m.Closest.Kind, m.Closest.Method)
+}
+
+// closestScore ranks a recorded client frame as the closest to a live
+// one: the same kind, the same method, the same identity (the tool,
+// prompt or resource asked for), not yet matched, then the fewest
+// differing paths. Higher is closer.
+type closestScore struct {
+	base, diffs int
+}
+
+func (a closestScore) better(b closestScore) bool {
+	return a.base > b.base || (a.base == b.base && a.diffs < b.diffs)
+}
+
+// closestAmong returns the mismatch report for live across every
+// candidate: the closest recorded frame of any of them, by session and
+// seq, with its diff and the rule that would match it.
+func closestAmong(cands []*engine, live jsonrpc.Message) *Mismatch {
+	var best *engine
+	bi, bs := -1, closestScore{}
+	for _, e := range cands {
+		if i, sc := e.closestIndex(live); i >= 0 && (best == nil || sc.better(bs)) {
+			best, bi, bs = e, i, sc
+		}
+	}
+	if best == nil {
+		return cands[0].closest(live)
+	}
+	return best.mismatchAt(live, bi)
 }
 
 // closest returns the mismatch report for live against e's recording.
 func (e *engine) closest(live jsonrpc.Message) *Mismatch {
-	mm := &Mismatch{Live: live.Raw}
-	want := e.mt.normalized(live.Method, live.Params)
-	best := -1
-	bestScore := 0
+	i, _ := e.closestIndex(live)
+	if i < 0 {
+		return &Mismatch{Live: live.Raw}
+	}
+	return e.mismatchAt(live, i)
+}
+
+// closestIndex returns the index of e's recorded client frame closest to
+// live and its score; -1 when none is close (not even the same method).
+func (e *engine) closestIndex(live jsonrpc.Message) (int, closestScore) {
+	var want any
+	best, bestScore := -1, closestScore{}
 	for i := range e.frames {
 		fr := &e.frames[i]
 		if !fr.c2s {
 			continue
 		}
-		score := 1
+		score := closestScore{base: 1}
 		if fr.msg.Kind == live.Kind {
-			score += 2
+			score.base += 2
 		}
 		if fr.msg.Method == live.Method && live.Method != "" {
-			score += 4
+			score.base += 8
+			if identityOf(fr.msg) == identityOf(live) {
+				score.base += 4
+			}
+			if want == nil {
+				want = e.mt.normalized(live.Method, live.Params)
+			}
+			score.diffs = len(diffPaths(e.mt.normalized(fr.msg.Method, fr.msg.Params), want, "params", 64))
 		}
 		if !fr.done {
-			score++
+			score.base++
 		}
-		if score > bestScore {
+		if best < 0 || score.better(bestScore) {
 			best, bestScore = i, score
 		}
 	}
-	if best < 0 || bestScore < 5 {
-		return mm
+	if best < 0 || bestScore.base < 9 {
+		return -1, closestScore{}
 	}
-	fr := &e.frames[best]
-	mm.Closest = fr.f
-	mm.Diff = cmp.Diff(e.mt.normalized(fr.msg.Method, fr.msg.Params), want)
+	return best, bestScore
+}
+
+// mismatchAt reports live against e's recorded client frame i.
+func (e *engine) mismatchAt(live jsonrpc.Message, i int) *Mismatch {
+	fr := &e.frames[i]
+	mm := &Mismatch{Live: live.Raw, Closest: fr.f, Session: e.rec.Session.ID}
+	mm.Diff = cmp.Diff(e.mt.normalized(fr.msg.Method, fr.msg.Params), e.mt.normalized(live.Method, live.Params))
 	mm.Hint = e.mt.hint(live, fr.msg)
 	mm.Rules, mm.Tolerant = e.mt.hintRules(live, fr.msg)
 	if mm.Diff == "" && fr.done {

@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"slices"
@@ -42,6 +43,7 @@ type httpState struct {
 	done       chan struct{} // closed by Close
 	closed     bool
 	exchanges  exchangeState // plain HTTP exchanges (auth.go)
+	door       doorState     // answers by shape alone (door.go)
 }
 
 // liveSession follows one live client session through the recordings.
@@ -116,6 +118,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if s.answerLegacyDiscover(w, r, live) {
+		return // a dual-era client's probe: it falls back to initialize
+	}
+	if s.door(w, r, live) {
+		return // a recorded refusal of its shape, or an answer of replay's own
+	}
 	if !originAllowed(r) {
 		writeJSONError(w, http.StatusForbidden, nil, -32600, "mcpvcr replay: Origin "+r.Header.Get("Origin")+" is not allowed (DNS rebinding protection)")
 		return
@@ -189,9 +197,41 @@ func (ls *liveSession) caughtUp(rec *recording, t time.Duration) bool {
 	return ls.cur.caughtUp(t)
 }
 
+// waitEnd waits until the session caught up with the recorded client at
+// the end of seg, then returns for the stream to end. A standalone GET
+// stream waits as long as it takes (no request waits on it); any other
+// stream, whose answers are sent, ends after Server.Wait anyway, with a
+// warning naming the recorded client frames it waited for.
+func (ls *liveSession) waitEnd(r *http.Request, rec *recording, seg *store.Stream) {
+	if seg.Kind == store.GetStream || seg.Kind == store.SSEGetStream || ls.srv.wait() < 0 {
+		ls.waitCaughtUp(r, rec, seg.Closed)
+		return
+	}
+	if ls.caughtUp(rec, seg.Closed) {
+		return
+	}
+	deadline := ls.srv.clock().After(ls.srv.wait())
+	if ls.waitCaughtUpOr(r, rec, seg.Closed, deadline) || r.Context().Err() != nil || ls.srv.closed() {
+		return
+	}
+	var awaited []string
+	for _, f := range ls.cur.leader().unsent() {
+		if f.Offset < seg.Closed && !refusedFrame(rec, f) {
+			awaited = append(awaited, fmt.Sprintf("seq %d (%s %s)", f.Seq, f.Kind, f.Method))
+		}
+	}
+	ls.srv.logger().Warn("ended a stream after --wait: the recording ends it only after client frames this client has not sent",
+		"session", rec.Session.ID, "stream", ordinalOf(rec, seg.ID), "awaited", strings.Join(awaited, ", "), "wait", ls.srv.wait().String())
+}
+
 // waitCaughtUp waits until caughtUp(t), the client goes away or the
 // server closes; it reports whether the session caught up.
 func (ls *liveSession) waitCaughtUp(r *http.Request, rec *recording, t time.Duration) bool {
+	return ls.waitCaughtUpOr(r, rec, t, nil)
+}
+
+// waitCaughtUpOr is waitCaughtUp that also gives up when deadline fires.
+func (ls *liveSession) waitCaughtUpOr(r *http.Request, rec *recording, t time.Duration, deadline <-chan time.Time) bool {
 	for {
 		ls.mu.Lock()
 		ch := ls.changed
@@ -201,6 +241,8 @@ func (ls *liveSession) waitCaughtUp(r *http.Request, rec *recording, t time.Dura
 		}
 		select {
 		case <-ch:
+		case <-deadline:
+			return false
 		case <-r.Context().Done():
 			return false
 		case <-ls.srv.http().done:
@@ -493,8 +535,9 @@ func (s *Server) Reports() []*Report {
 		rep.Mismatches = append([]*Mismatch(nil), ls.rep.Mismatches...)
 		ls.mu.Unlock()
 		rep.SessionID = lead.rec.Session.ID
+		rep.Candidates = len(ls.cur.candidates())
 		ls.cur.mu.Lock()
-		rep.Unsent = lead.unsent()
+		rep.Unsent = slices.DeleteFunc(lead.unsent(), func(f *store.Frame) bool { return refusedFrame(lead.rec, f) })
 		ls.cur.mu.Unlock()
 		reps = append(reps, &rep)
 	}

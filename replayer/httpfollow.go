@@ -70,7 +70,12 @@ func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string,
 			return lead, true
 		}
 		var settle, wait <-chan time.Time
-		if anyReady && ls.cur.waiting() && len(cands) > 1 {
+		if anyReady && ls.cur.waiting() && len(cands) > 1 && (liveID != "" || injectable || len(ls.cur.stalls()) > 0) {
+			// Settle only for what the client waits on: this stream's own
+			// answer, or (a standalone GET stream) a request stalled in
+			// every candidate, which may wait for what this stream sends.
+			// A GET on which candidates disagree while an answer elsewhere
+			// is merely in flight must not pick a candidate for the client.
 			settle = ls.srv.clock().After(ls.srv.settle())
 		}
 		stalledID := liveID
@@ -297,10 +302,10 @@ func (ls *liveSession) end(r *http.Request, rec *recording, seg *store.Stream) {
 		// recorded client did before the server closed (a standalone GET
 		// stream the server closed at the session's DELETE stays open
 		// until this client deletes too).
-		ls.waitCaughtUp(r, rec, seg.Closed)
+		ls.waitEnd(r, rec, seg)
 		return
 	case store.EndUpstreamError:
-		ls.waitCaughtUp(r, rec, seg.Closed)
+		ls.waitEnd(r, rec, seg)
 		panic(http.ErrAbortHandler)
 	}
 	// The recorded client left first (or the recording stopped): keep the

@@ -246,6 +246,13 @@ func pathKey(k string) string {
 // hint says which matching rule would have let live match rec: the
 // tolerant default, or --ignore paths. It returns "" when no rule would.
 func (mt Match) hint(live, rec jsonrpc.Message) string {
+	if live.Kind == rec.Kind && live.Method == rec.Method {
+		if id := identityPath[live.Method]; id != "" && identityOf(live) != identityOf(rec) {
+			// No rule may change what is asked: ignoring the tool's name
+			// would answer one tool's call with another's result.
+			return fmt.Sprintf("it asks for another %s than the recorded one (%s): no matching rule should ignore %s", identityNoun[live.Method], id, id)
+		}
+	}
 	rules, tolerant := mt.hintRules(live, rec)
 	if tolerant {
 		return "the default tolerant matching (drop --match exact) would match it"
@@ -265,8 +272,8 @@ func (mt Match) hint(live, rec jsonrpc.Message) string {
 // (METHOD:PATH) that would let live match rec, or tolerant when the
 // default tolerant matching would.
 func (mt Match) hintRules(live, rec jsonrpc.Message) (rules []string, tolerant bool) {
-	if live.Kind != rec.Kind || live.Method != rec.Method {
-		return nil, false
+	if live.Kind != rec.Kind || live.Method != rec.Method || identityPath[live.Method] != "" && identityOf(live) != identityOf(rec) {
+		return nil, false // no rule may change what is asked
 	}
 	if mt.Exact {
 		tol := Match{Ignore: mt.Ignore}
@@ -279,4 +286,53 @@ func (mt Match) hintRules(live, rec jsonrpc.Message) (rules []string, tolerant b
 		rules = append(rules, live.Method+":"+p)
 	}
 	return rules, false
+}
+
+// identityPath is, per method, the param that says what a request asks
+// for: which tool, prompt or resource. A rule that ignores it (or the
+// method) would answer one question with another's answer.
+var identityPath = map[string]string{
+	"tools/call":            "params.name",
+	"prompts/get":           "params.name",
+	"resources/read":        "params.uri",
+	"resources/subscribe":   "params.uri",
+	"resources/unsubscribe": "params.uri",
+}
+
+var identityNoun = map[string]string{
+	"tools/call": "tool", "prompts/get": "prompt",
+	"resources/read": "resource", "resources/subscribe": "resource", "resources/unsubscribe": "resource",
+}
+
+// identityOf returns what m asks for: its method and, for the methods
+// of identityPath, the value of that param.
+func identityOf(m jsonrpc.Message) string {
+	p := identityPath[m.Method]
+	if p == "" {
+		return m.Method
+	}
+	var params map[string]json.RawMessage
+	_ = json.Unmarshal(m.Params, &params)
+	return m.Method + " " + string(params[strings.TrimPrefix(p, "params.")])
+}
+
+// IdentityRules returns the Ignore rules that would ignore what a request
+// asks for: the method, or the tool, prompt or resource it names (as
+// "method:path"). Replay with such a rule may answer a request with the
+// answer to another.
+func (mt Match) IdentityRules() []string {
+	var out []string
+	for _, r := range mt.Ignore {
+		for _, method := range []string{"tools/call", "prompts/get", "resources/read", "resources/subscribe", "resources/unsubscribe"} {
+			msg := map[string]any{"method": method, "params": map[string]any{"name": "x", "uri": "x", "arguments": map[string]any{}}}
+			r.Apply(msg)
+			params, _ := msg["params"].(map[string]any)
+			key := strings.TrimPrefix(identityPath[method], "params.")
+			if msg["method"] != method || params == nil || params[key] != "x" {
+				out = append(out, r.String())
+				break
+			}
+		}
+	}
+	return out
 }

@@ -83,6 +83,9 @@ type Report struct {
 	Received, Matched int
 	// Synthesized counts pings answered without a recording.
 	Synthesized int
+	// Discovered counts server/discover probes answered as a legacy
+	// server would, because the recording holds none (stdio).
+	Discovered int
 	// Unrecorded counts client answers to server requests whose recorded
 	// answer never came (the recorded client left first); they are taken
 	// without complaint.
@@ -94,41 +97,61 @@ type Report struct {
 	Mismatches []*Mismatch
 	// Unsent are recorded client frames the client never sent.
 	Unsent []*store.Frame
+	// Candidates counts the recorded sessions still in play at the end
+	// (HTTP): more than one when the client's frames never told them
+	// apart, and SessionID is only the first of them.
+	Candidates int
 }
 
 // OK reports whether every client frame matched.
 func (r *Report) OK() bool { return len(r.Mismatches) == 0 }
 
-// WriteSummary writes a human summary of the report to w, control
+// WriteSummary writes a human summary of the report to out, control
 // characters of the frames escaped for a terminal.
 func (r *Report) WriteSummary(out io.Writer) {
-	var w strings.Builder
-	defer func() { io.WriteString(out, termtext.Text(w.String())) }()
+	var w strings.Builder // escaped for a terminal as a whole
+	r.writeLine(&w)
+	writeMismatches(&w, r.Mismatches)
+	io.WriteString(out, termtext.Text(w.String()))
+}
+
+// writeLine writes the report's one-line summary.
+func (r *Report) writeLine(w io.Writer) {
 	what := fmt.Sprintf("session %d", r.SessionID)
+	if r.Candidates > 1 {
+		what = fmt.Sprintf("session %d (the first of %d candidates its frames never told apart)", r.SessionID, r.Candidates)
+	}
 	if r.SessionID == 0 {
 		what = "2026-07-28 exchanges"
 	}
-	fmt.Fprintf(&w, "replayed %s: %d client frames, %d matched, %d unmatched", what, r.Received, r.Matched, len(r.Mismatches))
+	fmt.Fprintf(w, "replayed %s: %s, %d matched, %d unmatched", what, count(r.Received, "client frame"), r.Matched, len(r.Mismatches))
 	if r.Unrecorded > 0 {
-		fmt.Fprintf(&w, ", %d answers to server requests the recording never got", r.Unrecorded)
+		fmt.Fprintf(w, ", %s to server requests the recording never got", count(r.Unrecorded, "answer"))
 	}
 	if r.Synthesized > 0 {
-		fmt.Fprintf(&w, ", %d pings answered without a recording", r.Synthesized)
+		fmt.Fprintf(w, ", %s answered without a recording", count(r.Synthesized, "ping"))
+	}
+	if r.Discovered > 0 {
+		fmt.Fprintf(w, ", %d server/discover answered as a legacy server (none recorded)", r.Discovered)
 	}
 	if len(r.Unsent) > 0 {
-		fmt.Fprintf(&w, ", %d recorded client frames not sent", len(r.Unsent))
+		fmt.Fprintf(w, ", %s not sent", count(len(r.Unsent), "recorded client frame"))
 	}
 	if r.Cut > 0 || r.Resumed > 0 {
-		fmt.Fprintf(&w, ", %d streams cut, %d resumed", r.Cut, r.Resumed)
+		fmt.Fprintf(w, ", %s cut, %d resumed", count(r.Cut, "stream"), r.Resumed)
 	}
-	fmt.Fprintln(&w)
-	for _, m := range r.Mismatches {
-		fmt.Fprintf(&w, "  unmatched %s\n", m.Error())
+	fmt.Fprintln(w)
+}
+
+// writeMismatches writes each mismatch with its diff and hint.
+func writeMismatches(w io.Writer, mms []*Mismatch) {
+	for _, m := range mms {
+		fmt.Fprintf(w, "  unmatched %s\n", m.Error())
 		if m.Diff != "" {
-			fmt.Fprintf(&w, "    diff (-recorded +live):\n%s", indent(m.Diff, "      "))
+			fmt.Fprintf(w, "    diff (-recorded +live):\n%s", indent(m.Diff, "      "))
 		}
 		if m.Hint != "" {
-			fmt.Fprintf(&w, "    %s\n", m.Hint)
+			fmt.Fprintf(w, "    %s\n", m.Hint)
 		}
 	}
 }
@@ -408,6 +431,15 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 	if live.Kind == jsonrpc.KindRequest && live.Method == "ping" {
 		rep.Synthesized++
 		w.send(ctx, []outFrame{{Data: append(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":{}}`, live.ID), '\n')}})
+		return
+	}
+	if live.Kind == jsonrpc.KindRequest && live.Method == "server/discover" && (mm.Closest == nil || mm.Closest.Method != "server/discover") {
+		// A dual-era client's probe, and the recorded server is a legacy
+		// one: answer as it would have, Method not found, and the client
+		// falls back to initialize.
+		rep.Discovered++
+		s.logger().Info("answered server/discover as a legacy server would (-32601): the recording holds none, so the client falls back to initialize")
+		w.send(ctx, []outFrame{{Data: append(fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"error":{"code":%d,"message":"Method not found"}}`, live.ID, LegacyDiscoverCode), '\n')}})
 		return
 	}
 	rep.Mismatches = append(rep.Mismatches, mm)

@@ -89,4 +89,9 @@ func TestHTTP_Listen(t *testing.T) {
 	if code != 0 {
 		t.Errorf("replay exited %d:\n%s", code, rep.stderr)
 	}
+	// The recorded client closed its listen stream (its way to cancel):
+	// nothing was wrong, so nothing is worth a warning.
+	if strings.Contains(rep.stderr.String(), "level=WARN") {
+		t.Errorf("a clean replay warns:\n%s", rep.stderr)
+	}
 }

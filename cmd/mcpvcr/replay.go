@@ -22,7 +22,9 @@ func replayCommand(e *env) *cli.Command {
 		Description: "Replays a recorded session as the server, offline. Client frames are matched to the\n" +
 			"recording (ids, progress tokens and volatile _meta values aside); the recorded answers go\n" +
 			"back with the client's ids. A frame that matches nothing gets a JSON-RPC error naming the\n" +
-			"closest recorded frame, and replay exits 1 with a summary on stderr.\n" +
+			"closest recorded frame (of any candidate session), and replay exits 1 with a summary on\n" +
+			"stderr. Over HTTP a request of a shape nothing recorded (a GET without Mcp-Session-Id, say)\n" +
+			"gets a 4xx at once naming the closest recorded request: an invented answer, also exit 1.\n" +
 			"Without SESSION, each client is matched to the recorded session its frames reproduce.\n\n" +
 			"   mcpvcr replay 3 --stdio               # your client's server command\n" +
 			"   mcpvcr replay --cassette cassettes/everything-stdio.jsonl --stdio",
@@ -37,6 +39,7 @@ func replayCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "pace", Value: "fast", Usage: "`fast` (as soon as due), real (recorded timing), or a factor such as 0.5", EnvVars: []string{"MCPVCR_PACE"}},
 			&cli.StringFlag{Name: "match", Value: "tolerant", EnvVars: []string{"MCPVCR_MATCH"}, Usage: "`tolerant` (clientInfo ignored, absent params = {}, numbers by value, keys in any order) or exact (the recorded JSON values)"},
 			&cli.StringSliceFlag{Name: "ignore", Usage: "also ignore `PATH` when matching client frames, such as 'initialize:params.capabilities' (repeatable; " + "the path syntax of verify --ignore, from the client message: params.…)"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "HTTP: also write one summary line per client session served"},
 			&cli.DurationFlag{Name: "wait", Value: replayer.DefaultWait, EnvVars: []string{"MCPVCR_WAIT"}, Usage: "answer a request with -32019 after `D` when the recording answers it only after client frames this client has not sent (0: wait for good)"},
 		},
 		Action: func(c *cli.Context) error {
@@ -168,6 +171,9 @@ func replayServer(c *cli.Context, e *env, db *store.DB, ts ...store.Transport) (
 	mt, err := matchRules(c, db, ids)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range mt.IdentityRules() {
+		e.logger.Warn("--ignore " + r + " ignores what a request asks for (its method, or the tool, prompt or resource it names): replay may answer a request with another's answer")
 	}
 	srv := &replayer.Server{Logger: e.logger, Match: mt, Wait: waitFlag(c)}
 	if err := srv.Load(c.Context, db, ids, ts[0] == store.Stdio); err != nil {

@@ -29,6 +29,9 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if err := serve(c.Context, e, ln, &recorder.Graceful{Handler: srv, BeforeShutdown: srv.Close}); err != nil {
 		return failErr(fmt.Errorf("serve: %w", err), "")
 	}
+	if c.Bool("verbose") {
+		srv.WriteReports(e.stderr)
+	}
 	if !srv.WriteSummary(e.stderr) {
 		return errDiffer
 	}

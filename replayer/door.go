@@ -1,0 +1,388 @@
+package replayer
+
+// The door: what an HTTP replay answers before any conversation sees a
+// request, by the request's shape alone. A server refuses some requests
+// for their shape (no Mcp-Session-Id on a GET, a foreign Host or Origin,
+// no token): such a request gets the recorded refusal of that shape, at
+// once. A request of a shape no recorded exchange has gets an answer
+// replay invents, at once: a 4xx naming the closest recorded exchange
+// (with a JSON-RPC -32019 body when the request was JSON-RPC), logged the
+// moment it is sent and reported, so that replay exits 1.
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// doorShape is the coarse shape of a request that decides whether a
+// server answers it at all: a request of a shape never recorded was
+// never answered. Origin and Host count only as foreign or not (none and
+// loopback are the same); the path is not compared (a replay answers on
+// every path), nor are Accept and Content-Type, which --strict checks.
+type doorShape struct {
+	method          string
+	session, resume bool // Mcp-Session-Id, Last-Event-ID present
+	foreignOrigin   bool
+	foreignHost     bool
+	credentials     bool
+	hostUnknown     bool // recorded without Host (older cassettes): not compared
+	// rec and st are the recorded request's session and stream.
+	rec *recording
+	st  *store.Stream
+}
+
+func doorOf(method string, h http.Header, sh shape) doorShape {
+	return doorShape{method: method, session: h.Get("Mcp-Session-Id") != "", resume: h.Get("Last-Event-ID") != "",
+		foreignOrigin: sh.origin == "foreign", foreignHost: sh.host == "foreign", credentials: sh.credentials,
+		hostUnknown: sh.host == ""}
+}
+
+// liveDoor returns the door shape of a live request.
+func liveDoor(r *http.Request) doorShape {
+	return doorOf(r.Method, r.Header, liveShape(r))
+}
+
+// recordedDoor returns the door shape of a recorded MCP request.
+func recordedDoor(rec *recording, st *store.Stream) doorShape {
+	h := st.RequestHeader
+	if h == nil {
+		h = http.Header{}
+	}
+	d := doorOf(st.Method, h, recordedShape(st))
+	if st.Kind == store.ResumeStream || st.LastEventID != "" {
+		d.resume = true
+	}
+	d.st, d.rec = st, rec
+	return d
+}
+
+// differences lists, for people, how live differs from recorded shape d.
+func (d doorShape) differences(live doorShape) []string {
+	var out []string
+	has := func(b bool) string {
+		if b {
+			return "present"
+		}
+		return "absent"
+	}
+	add := func(what string, rec, got string) {
+		if rec != got {
+			out = append(out, fmt.Sprintf("%s %s (recorded %s)", what, got, rec))
+		}
+	}
+	add("method", d.method, live.method)
+	add("Mcp-Session-Id", has(d.session), has(live.session))
+	add("Last-Event-ID", has(d.resume), has(live.resume))
+	add("foreign Origin", has(d.foreignOrigin), has(live.foreignOrigin))
+	if !d.hostUnknown {
+		add("foreign Host", has(d.foreignHost), has(live.foreignHost))
+	}
+	add("credentials", has(d.credentials), has(live.credentials))
+	return out
+}
+
+// doorState is what the door knows of the recordings: every recorded MCP
+// request's door shape, computed once.
+type doorState struct {
+	once   sync.Once
+	shapes []doorShape
+	// byKey groups shapes by what same compares, so that a request is
+	// checked in constant time, whatever the number of sessions.
+	byKey map[doorKey]*doorGroup
+
+	mu       sync.Mutex // guards invented and refusals
+	invented []string   // what replay answered of its own, for the summary
+	// refusals counts requests answered with a recorded refusal of their
+	// shape.
+	refusals int
+	// discovers counts the server/discover probes answered as a legacy
+	// server would, because no recording holds one.
+	discovers int
+	// discoverOnce computes hasDiscover: whether any recording holds a
+	// client's server/discover.
+	discoverOnce sync.Once
+	hasDiscover  bool
+}
+
+func (s *Server) doorShapes() []doorShape {
+	ds := &s.http().door
+	ds.once.Do(func() {
+		for _, rec := range s.httpRecordings() {
+			for i := range rec.Streams {
+				st := &rec.Streams[i]
+				switch st.Kind {
+				case store.PostStream, store.GetStream, store.ResumeStream, store.DeleteStream, store.ListenStream, store.SSEGetStream:
+					ds.shapes = append(ds.shapes, recordedDoor(rec, st))
+				}
+			}
+		}
+		ds.byKey = map[doorKey]*doorGroup{}
+		for _, d := range ds.shapes {
+			for _, k := range d.keys() {
+				g := ds.byKey[k]
+				if g == nil {
+					g = &doorGroup{}
+					ds.byKey[k] = g
+				}
+				if slices.Contains(refusedStatus, d.st.Status) {
+					g.refusals = append(g.refusals, d)
+				} else {
+					g.answered = true
+				}
+			}
+		}
+	})
+	return ds.shapes
+}
+
+// doorKey is what doorShape.same compares.
+type doorKey struct {
+	method                                            string
+	session, resume, foreignOrigin, foreignHost, cred bool
+}
+
+// doorGroup is what was recorded of one doorKey: whether the server
+// answered any request of it, and the refusals.
+type doorGroup struct {
+	answered bool
+	refusals []doorShape
+}
+
+// keys returns the keys of live shapes d is the same as: a shape
+// recorded without Host stands for both.
+func (d doorShape) keys() []doorKey {
+	k := doorKey{d.method, d.session, d.resume, d.foreignOrigin, d.foreignHost, d.credentials}
+	if !d.hostUnknown {
+		return []doorKey{k}
+	}
+	k.foreignHost = false
+	k2 := k
+	k2.foreignHost = true
+	return []doorKey{k, k2}
+}
+
+// door answers r by its shape when it must be: with the recorded refusal
+// when every recorded request of its shape was refused and r names no
+// live session, or with an answer of replay's own when no recorded
+// request has its shape. It reports whether it answered.
+func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) bool {
+	shapes := s.doorShapes()
+	if len(shapes) == 0 {
+		return false
+	}
+	ld := liveDoor(r)
+	ld.hostUnknown = false
+	var refusals []doorShape
+	if g := s.http().door.byKey[ld.keys()[0]]; g != nil {
+		if g.answered {
+			return false // a shape the server answered: the conversation decides
+		}
+		refusals = g.refusals
+	}
+	if len(refusals) > 0 {
+		if r.Header.Get("Mcp-Session-Id") != "" && s.knownSession(r) {
+			return false // the live session's conversation decides
+		}
+		s.answerRefusal(w, r, live, refusals)
+		return true
+	}
+	s.invent(w, r, live, ld, shapes)
+	return true
+}
+
+// knownSession reports whether r names a live session replay issued.
+func (s *Server) knownSession(r *http.Request) bool {
+	hs := s.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	_, ok := hs.byID[r.Header.Get("Mcp-Session-Id")]
+	return ok
+}
+
+// answerRefusal answers r as the server refused a request of its shape:
+// the refusal of the same request body if one was recorded, else the
+// first.
+func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, refusals []doorShape) {
+	pick := refusals[0]
+	if live.Kind != jsonrpc.KindEmpty {
+		keys := &engine{mt: s.Match}
+		want := bodyKey(keys, live)
+		for _, d := range refusals {
+			if f := firstClientFrame(d.rec, d.st.ID); f != nil && bodyKey(keys, jsonrpc.Parse(f.Data)) == want {
+				pick = d
+				break
+			}
+		}
+	}
+	ds := &s.http().door
+	ds.mu.Lock()
+	ds.refusals++
+	ds.mu.Unlock()
+	rec, st := pick.rec, pick.st
+	s.logger().Info("answered with the recorded refusal of a request of this shape", "request", r.Method+" "+r.URL.Path,
+		"status", st.Status, "session", rec.Session.ID, "stream", ordinalOf(rec, st.ID))
+	h := w.Header()
+	for k, vs := range st.ResponseHeader {
+		if !isHop(k) && !strings.EqualFold(k, "Mcp-Session-Id") {
+			h[k] = slices.Clone(vs)
+		}
+	}
+	var body []byte
+	for _, f := range rec.serverFrames()[st.ID] {
+		if live.Kind == jsonrpc.KindRequest && f.Kind.IsResponse() {
+			if b, err := jsonrpc.Splice(f.Data, live.ID, "id"); err == nil {
+				body = append(body, b...)
+				continue
+			}
+		}
+		body = append(body, f.Raw...)
+	}
+	w.WriteHeader(st.Status)
+	_, _ = w.Write(body)
+}
+
+// firstClientFrame returns the first client frame of stream id.
+func firstClientFrame(rec *recording, id int64) *store.Frame {
+	for i := range rec.Frames {
+		if f := &rec.Frames[i]; f.StreamID == id && f.Direction == store.ClientToServer {
+			return f
+		}
+	}
+	return nil
+}
+
+// invent answers a request of a shape no recorded request has, at once:
+// 403 for a foreign Origin or Host, 405 for a method never recorded, else
+// 400; the answer names the closest recorded request and how r differs.
+func (s *Server) invent(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, ld doorShape, shapes []doorShape) {
+	best, bestN := shapes[0], -1
+	methodSeen := false
+	for _, d := range shapes {
+		methodSeen = methodSeen || d.method == ld.method
+		n := len(d.differences(ld))
+		if d.method != ld.method {
+			n += 100 // a request of the same method is closer than any other
+		}
+		if bestN < 0 || n < bestN || (n == bestN && !slices.Contains(refusedStatus, d.st.Status) && slices.Contains(refusedStatus, best.st.Status)) {
+			best, bestN = d, n
+		}
+	}
+	status := http.StatusBadRequest
+	switch {
+	case ld.foreignOrigin || ld.foreignHost:
+		status = http.StatusForbidden
+	case !methodSeen:
+		status = http.StatusMethodNotAllowed
+	}
+	rec, st := best.rec, best.st
+	closest := fmt.Sprintf("session %d stream %d (%s %d", rec.Session.ID, ordinalOf(rec, st.ID), st.Method, st.Status)
+	if f := firstClientFrame(rec, st.ID); f != nil && f.Method != "" {
+		closest += " " + f.Method
+	}
+	closest += ")"
+	what := r.Method + " " + r.URL.Path
+	if live.Method != "" {
+		what += " " + live.Method
+	}
+	why := fmt.Sprintf("no recorded request has the shape of %s; closest is %s: %s", what, closest, strings.Join(best.differences(ld), ", "))
+	s.logger().Warn("answered a request of its own: "+why, "status", status)
+	ds := &s.http().door
+	ds.mu.Lock()
+	ds.invented = append(ds.invented, fmt.Sprintf("%s answered %d: %s", what, status, why))
+	ds.mu.Unlock()
+	msg := "mcpvcr replay: " + why
+	switch live.Kind {
+	case jsonrpc.KindRequest, jsonrpc.KindNotification, jsonrpc.KindBatch:
+		var id json.RawMessage
+		if live.Kind == jsonrpc.KindRequest {
+			id = live.ID
+		}
+		writeJSONError(w, status, id, NoMatchCode, msg)
+	default:
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(status)
+		_, _ = fmt.Fprintln(w, msg)
+	}
+}
+
+// Invented returns, for people, each request replay answered of its own
+// because no recorded request had its shape.
+func (s *Server) Invented() []string {
+	ds := &s.http().door
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return slices.Clone(ds.invented)
+}
+
+// refusedFrame reports whether f is a client frame on a stream the server
+// refused at the HTTP level.
+func refusedFrame(rec *recording, f *store.Frame) bool {
+	if f.Direction != store.ClientToServer {
+		return false
+	}
+	st := streamByID(rec, f.StreamID)
+	return st != nil && slices.Contains(refusedStatus, st.Status)
+}
+
+// refusals returns how many requests got the recorded refusal of their
+// shape.
+func (s *Server) refusals() int {
+	ds := &s.http().door
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.refusals
+}
+
+// LegacyDiscoverCode is the JSON-RPC error code a replay of legacy
+// recordings answers server/discover with over stdio, as a legacy server
+// answers a method it does not know (Method not found).
+const LegacyDiscoverCode = -32601
+
+// answerLegacyDiscover answers a dual-era client's server/discover probe
+// the way a legacy server would, when no recording holds one: over HTTP
+// with 400 and a JSON-RPC error that is no modern one (the refusal that
+// sends the client to initialize). It reports whether it answered.
+func (s *Server) answerLegacyDiscover(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) bool {
+	if r.Method != http.MethodPost || live.Kind != jsonrpc.KindRequest || live.Method != "server/discover" || r.Header.Get("Mcp-Session-Id") != "" {
+		return false
+	}
+	ds := &s.http().door
+	ds.discoverOnce.Do(func() { ds.hasDiscover = holdsMethod(s.httpRecordings(), "server/discover") })
+	if ds.hasDiscover {
+		return false
+	}
+	ds.mu.Lock()
+	ds.discovers++
+	ds.mu.Unlock()
+	s.logger().Info("answered server/discover as a legacy server would (400): the recording holds none, so the client falls back to initialize")
+	writeJSONError(w, http.StatusBadRequest, live.ID, -32000, "Bad Request: Server not initialized (mcpvcr replay: the recorded server is a legacy one, which knows no server/discover)")
+	return true
+}
+
+// holdsMethod reports whether any of recs holds a client frame of method.
+func holdsMethod(recs []*recording, method string) bool {
+	for _, rec := range recs {
+		for i := range rec.Frames {
+			if f := &rec.Frames[i]; f.Direction == store.ClientToServer && f.Method == method {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// discovers returns how many server/discover probes were answered as a
+// legacy server would.
+func (s *Server) discovers() int {
+	ds := &s.http().door
+	ds.mu.Lock()
+	defer ds.mu.Unlock()
+	return ds.discovers
+}
