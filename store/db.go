@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -108,6 +109,7 @@ type DB struct {
 	removeDir string         // a temporary directory that Close removes
 
 	failed atomic.Pointer[failure] // the sticky writer error, once set
+	log    *slog.Logger
 
 	// mu guards the ID pools and the sessions and streams known to exist.
 	mu         sync.Mutex
@@ -124,14 +126,28 @@ type failure struct{ err error }
 // with ErrNotCassette if the file is something else, and with
 // ErrNewerSchema if a newer mcpvcr wrote it. The caller must call Close.
 func Open(ctx context.Context, path string) (*DB, error) {
-	d, err := open(ctx, path)
+	return OpenWith(ctx, path, Options{})
+}
+
+// Options tune a DB opened with OpenWith. The zero value is Open's.
+type Options struct {
+	// Logger receives the writes the writer could not store and went on
+	// without: a frame SQLite refuses (longer than its limit, say) is
+	// dropped alone, every other frame and session is still stored. If
+	// nil, nothing is logged.
+	Logger *slog.Logger
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
+	d, err := open(ctx, path, o)
 	if err != nil {
 		return nil, fmt.Errorf("open cassette %s: %w", path, err)
 	}
 	return d, nil
 }
 
-func open(ctx context.Context, path string) (_ *DB, err error) {
+func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 	if path == "" {
 		return nil, errors.New("no path given")
 	}
@@ -149,6 +165,10 @@ func open(ctx context.Context, path string) (_ *DB, err error) {
 		streamIDs:  newIDPool("streams", streamBlock),
 		sessions:   make(map[int64]bool),
 		streams:    make(map[int64]int64),
+		log:        o.Logger,
+	}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
 	}
 	defer func() {
 		if err != nil {
@@ -218,7 +238,7 @@ func open(ctx context.Context, path string) (_ *DB, err error) {
 	if d.wconn, err = d.wdb.Conn(ctx); err != nil {
 		return nil, err
 	}
-	w := &writer{d: d, deleted: make(map[int64]bool)}
+	w := &writer{d: d, deleted: make(map[int64]bool), fresh: make(map[int64]bool)}
 	started := make(chan error, 1)
 	d.wg.Add(1)
 	go w.run(d.wconn, started)

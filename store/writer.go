@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // opKind says what a queued write does.
@@ -24,6 +26,7 @@ const (
 type op struct {
 	kind      opKind
 	commit    bool  // commit as soon as this op is applied
+	first     bool  // opSession: the session's creation (see writer.fresh)
 	sessionID int64 // the session it belongs to; 0 for flush and exclusive
 	frame     *Frame
 	args      []any // session or stream row, in upsert column order
@@ -68,6 +71,15 @@ type writer struct {
 	// least every sharedInterval, rather than every commitInterval.
 	shared bool
 	began  time.Time // when t began
+
+	// fresh holds the sessions created whose first frame is not yet
+	// applied. A session's creation and its first frame are committed
+	// as soon as the ops taken with them are applied, rather than at the
+	// commit interval: what a recording keeps if the disk fills or the
+	// process dies early is then never nothing.
+	fresh map[int64]bool
+	// commitNow asks for a commit once the ops taken are applied.
+	commitNow bool
 }
 
 // Holding the write lock of a cassette that other processes write too.
@@ -81,6 +93,11 @@ const (
 	sharedInterval = 20 * time.Millisecond
 )
 
+// lengthLimit, if positive, lowers SQLite's limit on the length of a
+// value (1e9 bytes by default) on the writer's connection: tests reach
+// the limit with small frames.
+var lengthLimit int
+
 // run prepares the writer's statements on conn, reports the outcome on
 // started, then runs loop on conn until Close.
 func (w *writer) run(conn *sql.Conn, started chan<- error) {
@@ -92,6 +109,11 @@ func (w *writer) run(conn *sql.Conn, started chan<- error) {
 		if !ok {
 			err = fmt.Errorf("driver connection %T lacks methods the writer needs", dc)
 			return nil
+		}
+		if lengthLimit > 0 {
+			if sc, ok := dc.(*sqlite3.SQLiteConn); ok {
+				sc.SetLimit(sqlite3.SQLITE_LIMIT_LENGTH, lengthLimit)
+			}
 		}
 		if w.s, err = prepare(c); err != nil {
 			return nil
@@ -137,6 +159,10 @@ func (w *writer) loop() {
 			if w.t != nil && w.expired() {
 				w.commit()
 			}
+		}
+		if w.commitNow {
+			w.commitNow = false
+			w.commit()
 		}
 		n := len(ops)
 		clear(ops) // drop the frames for the collector
@@ -224,11 +250,22 @@ func (w *writer) handleFrames(ops []op) {
 	fs := buf[:len(ops)]
 	for i := range ops {
 		fs[i] = ops[i].frame
-		w.size += ops[i].size()
+		w.noteFrame(ops[i].sessionID)
 	}
 	if err := w.t.putFrames(fs); err != nil {
-		w.abort(err)
+		if !w.isolable(err) {
+			w.abort(err)
+			return
+		}
+		// One of the frames is refused (SQLite undid the statement and
+		// nothing else): insert them one by one, to keep the others.
+		for i := range ops {
+			w.handle(&ops[i])
+		}
 		return
+	}
+	for i := range ops {
+		w.size += ops[i].size()
 	}
 	w.n += len(ops)
 	if w.n >= maxBatchOps || w.size >= maxBatchBytes {
@@ -330,8 +367,18 @@ func (w *writer) handle(o *op) {
 		return
 	}
 	if err := w.apply(w.t, o); err != nil {
-		w.abort(err)
+		if !w.isolable(err) {
+			w.abort(err)
+			return
+		}
+		w.skip(o, err)
 		return
+	}
+	switch {
+	case o.kind == opSession && o.first:
+		w.fresh[o.sessionID], w.commitNow = true, true
+	case o.kind == opFrame:
+		w.noteFrame(o.sessionID)
 	}
 	w.n++
 	w.size += o.size()
@@ -345,6 +392,56 @@ func (w *writer) handle(o *op) {
 			w.commit()
 		}
 	}
+}
+
+// noteFrame asks for a commit after the take if this is the first frame
+// of a session (see fresh).
+func (w *writer) noteFrame(sessionID int64) {
+	if w.fresh[sessionID] {
+		delete(w.fresh, sessionID)
+		w.commitNow = true
+	}
+}
+
+// isolable reports whether err, the failure of one write in the open
+// transaction, was that write's alone: SQLite undid the one statement and
+// the transaction goes on (a blob longer than SQLite's limit, a
+// constraint such as a seq given twice). The writer then drops that write
+// and keeps every other. Anything else (a full disk, an I/O error, a
+// transaction SQLite rolled back) stops the writer.
+func (w *writer) isolable(err error) bool {
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case sqlite3.ErrTooBig, sqlite3.ErrConstraint, sqlite3.ErrMismatch, sqlite3.ErrRange:
+	default:
+		return false
+	}
+	ac, ok := w.c.(interface{ AutoCommit() bool })
+	return w.t != nil && ok && !ac.AutoCommit()
+}
+
+// skip reports a write that SQLite refused on its own (see isolable) and
+// goes on without it. A refused frame leaves a placeholder in its place
+// in the session's order: no bytes, Oversize its length, so that show and
+// check tell a frame that was not stored from one never seen.
+func (w *writer) skip(o *op, err error) {
+	w.d.log.Error("a write was refused and dropped; the other frames and sessions are still recorded", "session", o.sessionID, "err", err)
+	f := o.frame
+	if o.kind != opFrame || len(f.Raw) == 0 {
+		return
+	}
+	ph := &Frame{SessionID: f.SessionID, StreamID: f.StreamID, Seq: f.Seq, Direction: f.Direction,
+		Offset: f.Offset, SSE: f.SSE, Comment: f.Comment, Retry: -1, Oversize: max(f.Oversize, int64(len(f.Raw)))}
+	ph.derive(StreamUnknown)
+	if perr := w.t.putFrame(ph); perr != nil && !w.isolable(perr) {
+		w.abort(perr)
+		return
+	}
+	w.noteFrame(o.sessionID)
+	w.n++
 }
 
 // reserve reserves a block of IDs for p in the open transaction.
