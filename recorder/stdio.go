@@ -38,6 +38,23 @@ type Stdio struct {
 	// Logger receives diagnostics. If nil, nothing is logged. It must not
 	// write to the client's stdout.
 	Logger *slog.Logger
+	// MaxFrame bounds the bytes recorded of one line: a longer one is
+	// forwarded whole, as it arrives, and recorded cut to MaxFrame with
+	// its true length (store.Frame.Oversize), so that memory stays
+	// bounded. If zero, DefaultMaxFrame.
+	MaxFrame int64
+}
+
+// DefaultMaxFrame is the MaxFrame of the recorders when none is given:
+// well under SQLite's limit on one value (1e9 bytes).
+const DefaultMaxFrame = 64 << 20
+
+// maxFrame returns max, or DefaultMaxFrame if it is not positive.
+func maxFrame(max int64) int {
+	if max <= 0 {
+		return DefaultMaxFrame
+	}
+	return int(min(max, 1<<40))
 }
 
 // StdioResult is what a stdio recording produced.
@@ -85,7 +102,7 @@ func (s *Stdio) Run(ctx context.Context, client io.ReadWriter, server io.ReadWri
 	// The client copier is not waited for: its Read may block forever on
 	// a terminal. It holds no resources of ours once the server is gone.
 	go func() {
-		c := lineCopier{rs: rs, st: in, dir: store.ClientToServer, dst: server, src: client}
+		c := lineCopier{rs: rs, st: in, dir: store.ClientToServer, dst: server, src: client, max: maxFrame(s.MaxFrame)}
 		err := c.copy(ctx)
 		end := store.EndComplete
 		if err != nil && !errors.Is(err, errServerGone) {
@@ -100,7 +117,7 @@ func (s *Stdio) Run(ctx context.Context, client io.ReadWriter, server io.ReadWri
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c := lineCopier{rs: rs, st: out, dir: store.ServerToClient, dst: client, src: server}
+		c := lineCopier{rs: rs, st: out, dir: store.ServerToClient, dst: client, src: server, max: maxFrame(s.MaxFrame)}
 		err := c.copy(ctx)
 		end := store.EndComplete
 		if err != nil {
@@ -116,7 +133,7 @@ func (s *Stdio) Run(ctx context.Context, client io.ReadWriter, server io.ReadWri
 			if dst == nil {
 				dst = io.Discard
 			}
-			c := lineCopier{rs: rs, st: errs, dir: store.ServerToClient, dst: dst, src: serverStderr}
+			c := lineCopier{rs: rs, st: errs, dir: store.ServerToClient, dst: dst, src: serverStderr, max: maxFrame(s.MaxFrame)}
 			_ = c.copy(ctx)
 			rs.closeStream(ctx, errs, store.EndComplete, nil)
 		}()
@@ -134,14 +151,17 @@ var errServerGone = errors.New("server closed its stdin")
 // records every complete line (with its newline) as one frame. A line is
 // recorded before its last chunk is forwarded, so the recorded order
 // respects cause and effect across the two directions. A last line
-// without a newline is recorded at EOF.
+// without a newline is recorded at EOF. Of a line longer than max, only
+// the first max bytes are kept (and recorded with the line's length).
 type lineCopier struct {
 	rs      *session
 	st      *store.Stream
 	dir     store.Direction
 	dst     io.Writer
 	src     io.Reader
-	pending []byte
+	max     int
+	pending []byte // the kept bytes of the line under way
+	size    int64  // the length so far of the line under way
 }
 
 const chunkSize = 64 << 10
@@ -164,9 +184,8 @@ func (c *lineCopier) copy(ctx context.Context) error {
 			}
 		}
 		if rerr != nil {
-			if len(c.pending) > 0 {
+			if c.size > 0 {
 				c.emit(ctx, c.pending)
-				c.pending = nil
 			}
 			if werr != nil {
 				if c.dir == store.ClientToServer {
@@ -190,21 +209,37 @@ func (c *lineCopier) split(ctx context.Context, chunk []byte) {
 	for len(chunk) > 0 {
 		i := bytes.IndexByte(chunk, '\n')
 		if i < 0 {
-			c.pending = append(c.pending, chunk...)
+			c.keep(chunk)
 			return
 		}
 		var line []byte
-		if len(c.pending) > 0 {
-			line = append(c.pending, chunk[:i+1]...)
-			c.pending = nil
+		if c.size > 0 || i+1 > c.max {
+			c.keep(chunk[:i+1])
+			line = c.pending
 		} else {
 			line = append([]byte(nil), chunk[:i+1]...)
+			c.size = int64(len(line))
 		}
 		c.emit(ctx, line)
 		chunk = chunk[i+1:]
 	}
 }
 
+// keep adds p to the line under way, keeping no more than max bytes.
+func (c *lineCopier) keep(p []byte) {
+	c.size += int64(len(p))
+	if room := c.max - len(c.pending); room > 0 {
+		c.pending = append(c.pending, p[:min(room, len(p))]...)
+	}
+}
+
+// emit records line, the kept bytes of the line under way, and starts
+// the next line.
 func (c *lineCopier) emit(ctx context.Context, line []byte) {
-	c.rs.append(ctx, c.st, c.dir, &store.Frame{Raw: line})
+	f := &store.Frame{Raw: line}
+	if c.size > int64(len(line)) {
+		f.Oversize = c.size
+	}
+	c.pending, c.size = nil, 0
+	c.rs.append(ctx, c.st, c.dir, f)
 }

@@ -133,10 +133,11 @@ func openPath(c *cli.Context, path string) (*store.DB, error) {
 	return db, nil
 }
 
-// openForWrite opens or creates a .db cassette.
-func openForWrite(c *cli.Context) (*store.DB, error) {
+// openForWrite opens or creates a .db cassette. The writes it drops
+// (a frame SQLite refuses) are logged to e's logger.
+func openForWrite(c *cli.Context, e *env) (*store.DB, error) {
 	path := cassettePath(c)
-	db, err := store.Open(c.Context, path)
+	db, err := store.OpenWith(c.Context, path, store.Options{Logger: e.logger})
 	if err != nil {
 		return nil, openErr(path, err)
 	}

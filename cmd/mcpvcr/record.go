@@ -45,6 +45,8 @@ func recordCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "redact-query", Usage: "also store this query `PARAM`'s values as placeholders (repeatable)", EnvVars: []string{"MCPVCR_REDACT_QUERY"}},
 			&cli.StringFlag{Name: "server", EnvVars: []string{"MCPVCR_SERVER"}, Usage: "record stdio: the server `COMMAND` as one string, quoted like a shell (for configs without an args list)"},
 			&cli.GenericFlag{Name: "header", Value: &headerList{}, Usage: "record HTTP: add `\"NAME: VALUE\"` to every upstream request, such as a token you hold (repeatable; MCPVCR_HEADER: one per line); not recorded", EnvVars: []string{"MCPVCR_HEADER"}},
+			&cli.GenericFlag{Name: "max-frame", Value: ptr(byteSize(recorder.DefaultMaxFrame)), EnvVars: []string{"MCPVCR_MAX_FRAME"},
+				Usage: "store at most `SIZE` of one frame (a line, body or SSE event; such as 64MiB, 1MB or bytes): a longer one is forwarded whole and stored cut, flagged oversize with its length"},
 			&cli.BoolFlag{Name: "proxy-auth", Value: true, Usage: "record HTTP: front the OAuth authorization servers of a protected upstream (record their exchanges, map the token's resource to the upstream); --proxy-auth=false lets the client talk to them directly"},
 		},
 		Action: func(c *cli.Context) error {
@@ -67,7 +69,7 @@ func recordCommand(e *env) *cli.Command {
 }
 
 func recordStdio(c *cli.Context, e *env, argv []string) error {
-	db, err := openForWrite(c)
+	db, err := openForWrite(c, e)
 	if err != nil {
 		return err
 	}
@@ -77,7 +79,8 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 	defer signal.Stop(sigs)
 	rec := &recorder.Command{
 		Argv:     argv,
-		Recorder: recorder.Stdio{Sink: db, Session: store.Session{Name: c.String("name")}, Stderr: e.stderr, Logger: e.logger},
+		Recorder: recorder.Stdio{Sink: db, Session: store.Session{Name: c.String("name")}, Stderr: e.stderr, Logger: e.logger,
+			MaxFrame: maxFrameFlag(c.Generic("max-frame"))},
 		Redactor: redactor(c),
 		Signals:  sigs,
 	}
@@ -108,3 +111,5 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 func redactor(c *cli.Context) *recorder.Redactor {
 	return &recorder.Redactor{Headers: c.StringSlice("redact-header"), Query: c.StringSlice("redact-query")}
 }
+
+func ptr[T any](v T) *T { return &v }

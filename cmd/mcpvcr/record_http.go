@@ -27,7 +27,7 @@ func recordHTTP(c *cli.Context, e *env) error {
 	// One probe, straight to the upstream (not recorded); its warning
 	// follows the URL to give the client.
 	warn := recorder.Probe(c.Context, u, hdr, red.URL(raw))
-	db, err := openForWrite(c)
+	db, err := openForWrite(c, e)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func recordHTTP(c *cli.Context, e *env) error {
 		return err
 	}
 	rec := &recorder.HTTP{Upstream: u, Sink: db, Redactor: red, Name: c.String("name"), Logger: e.logger,
-		Header: hdr, AuthDirect: !c.Bool("proxy-auth")}
+		Header: hdr, AuthDirect: !c.Bool("proxy-auth"), MaxFrame: maxFrameFlag(c.Generic("max-frame"))}
 	path := u.EscapedPath()
 	if path == "" {
 		path = "/"

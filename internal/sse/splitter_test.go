@@ -404,3 +404,29 @@ func BenchmarkSplitter(b *testing.B) {
 		})
 	}
 }
+
+// TestSplitter_Max feeds events longer than Max, whole and a byte at a
+// time: each comes out where it ends, with its first Max bytes and its
+// true length, and the events around it are whole.
+func TestSplitter_Max(t *testing.T) {
+	big := "data: " + strings.Repeat("x", 100) + "\n\n"
+	stream := "id: 1\ndata: a\n\n" + big + "id: 3\ndata: c\n\n" + big[:50]
+	for _, chunk := range []int{len(stream), 1, 7} {
+		sp := Splitter{Max: 20}
+		var evs []Event
+		for i := 0; i < len(stream); i += chunk {
+			evs = sp.Feed(evs, []byte(stream[i:min(i+chunk, len(stream))]))
+		}
+		if ev, ok := sp.End(); ok {
+			evs = append(evs, ev)
+		}
+		var got []string
+		for _, ev := range evs {
+			got = append(got, fmt.Sprintf("%q/%d", ev.Raw, ev.Size))
+		}
+		want := []string{`"id: 1\ndata: a\n\n"/0`, fmt.Sprintf("%q/%d", big[:20], len(big)), `"id: 3\ndata: c\n\n"/0`, fmt.Sprintf("%q/%d", big[:20], 50)}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("chunks of %d: events mismatch (-want +got):\n%s", chunk, diff)
+		}
+	}
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+)
+
+// exportedFrame is what the oversize tests read of an exported frame.
+type exportedFrame struct {
+	Type, Dir, Raw, RawB64 string
+	Seq, Oversize          int64
+}
+
+// exportFrames exports db and returns its frames.
+func exportFrames(tb testing.TB, db string) []exportedFrame {
+	tb.Helper()
+	r := mcpvcr(tb, "", "export", "--cassette", db)
+	if r.code != 0 {
+		tb.Fatalf("mcpvcr export = %d; stderr:\n%s", r.code, r.stderr)
+	}
+	var fs []exportedFrame
+	for line := range strings.Lines(r.stdout) {
+		var f exportedFrame
+		if err := json.Unmarshal([]byte(line), &f); err != nil {
+			tb.Fatalf("export line %.200q: %v", line, err)
+		}
+		if f.Type == "frame" {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// echoBig calls the echo tool with text of n bytes and fails tb unless the
+// answer carries it whole.
+func echoBig(tb testing.TB, cs *mcp.ClientSession, n int) {
+	tb.Helper()
+	text := strings.Repeat("0123456789abcdef", n/16)
+	res, err := cs.CallTool(testCtx(tb), &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+	if err != nil {
+		tb.Fatalf("echo of %d bytes: %v", len(text), err)
+	}
+	if len(res.Content) != 1 {
+		tb.Fatalf("echo of %d bytes: %d contents", len(text), len(res.Content))
+	}
+	if got, ok := res.Content[0].(*mcp.TextContent); !ok || got.Text != text {
+		tb.Fatalf("echo of %d bytes came back changed (forwarding must be whole)", len(text))
+	}
+}
+
+// checkOversize checks the recording of a session that echoed 1 MiB
+// under a 64 KiB limit: the request and the answer are stored cut to the
+// limit with their true length, every other frame whole; check passes
+// and show marks them.
+func checkOversize(t *testing.T, db string) {
+	t.Helper()
+	const limit = 64 << 10
+	var big []exportedFrame
+	for _, f := range exportFrames(t, db) {
+		switch {
+		case f.Oversize == 0 && len(f.Raw)+len(f.RawB64) > limit:
+			t.Errorf("frame %d holds %d bytes with no oversize flag; want at most %d", f.Seq, len(f.Raw), limit)
+		case f.Oversize != 0:
+			if len(f.Raw) != limit || f.Oversize <= 1<<20 {
+				t.Errorf("frame %d (%s): %d bytes stored, oversize %d; want %d stored of more than 1 MiB", f.Seq, f.Dir, len(f.Raw), f.Oversize, limit)
+			}
+			big = append(big, f)
+		}
+	}
+	if len(big) != 2 || big[0].Dir != "c2s" || big[1].Dir != "s2c" {
+		t.Errorf("oversize frames %+v; want the echo request and its answer", big)
+	}
+	if r := mcpvcr(t, "", "check", db); r.code != 0 {
+		t.Errorf("mcpvcr check = %d; want 0\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	show := mcpvcr(t, "", "show", "1", "--cassette", db)
+	if show.code != 0 || strings.Count(show.stdout, "oversize=") != 2 || !strings.Contains(show.stdout, fmt.Sprintf("(stored %d)", limit)) {
+		t.Errorf("mcpvcr show = %d; want the two oversize frames marked:\n%s%s", show.code, show.stdout, show.stderr)
+	}
+}
+
+// TestRecord_MaxFrameStdio records, under --max-frame 64KiB, a Go SDK
+// client echoing 1 MiB through the Go SDK server over stdio: the line is
+// forwarded whole both ways, stored cut with its length, and the session
+// goes on (a small echo after it) to exit 0.
+func TestRecord_MaxFrameStdio(t *testing.T) {
+	server := mcptest.BuildServer(t)
+	ctx := testCtx(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	var stderr bytes.Buffer
+	rec := exec.Command(mcpvcrBin, "record", "--cassette", db, "--max-frame", "64KiB", "--", server)
+	rec.Stderr = &stderr
+	cs, err := mcptest.NewClient().Connect(ctx, &mcp.CommandTransport{Command: rec}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	echoBig(t, cs, 1<<20+64)
+	echoBig(t, cs, 64)
+	cs.Close()
+	if code := rec.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("mcpvcr record exited %d; want the server's 0; stderr:\n%s", code, stderr.String())
+	}
+	checkOversize(t, db)
+}
+
+// TestRecord_MaxFrameHTTP is TestRecord_MaxFrameStdio over Streamable
+// HTTP, with SSE and with JSON answers: a request body, an answer body
+// and an SSE event longer than the limit.
+func TestRecord_MaxFrameHTTP(t *testing.T) {
+	for _, m := range []struct {
+		name  string
+		flags []string
+	}{{"SSE", nil}, {"JSON", []string{"-json"}}} {
+		t.Run(m.name, func(t *testing.T) {
+			ctx := testCtx(t)
+			upstream := mcptest.StartServer(t, append([]string{"-transport", "http"}, m.flags...)...)
+			db := filepath.Join(t.TempDir(), "c.db")
+			s := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0", "--max-frame", "65536")
+			cs, err := mcptest.NewClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.URL}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			echoBig(t, cs, 1<<20+64)
+			echoBig(t, cs, 64)
+			cs.Close()
+			if code := s.Stop(); code != 0 {
+				t.Fatalf("mcpvcr record exited %d; stderr:\n%s", code, s.stderr)
+			}
+			checkOversize(t, db)
+		})
+	}
+}
