@@ -78,9 +78,8 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	defer signal.Stop(sigs)
 	rec := &recorder.Command{
-		Argv: argv,
-		Recorder: recorder.Stdio{Sink: db, Session: store.Session{Name: c.String("name")}, Stderr: e.stderr, Logger: e.logger,
-			MaxFrame: maxFrameFlag(c.Generic("max-frame"))},
+		Argv:     argv,
+		Recorder: recorder.Stdio{Sink: db, Session: store.Session{Name: c.String("name")}, Stderr: e.stderr, Logger: e.logger, MaxFrame: maxFrameFlag(c.Generic("max-frame"))},
 		Redactor: redactor(c),
 		Signals:  sigs,
 	}
