@@ -47,6 +47,7 @@ func recordCommand(e *env) *cli.Command {
 			&cli.GenericFlag{Name: "header", Value: &headerList{}, Usage: "record HTTP: add `\"NAME: VALUE\"` to every upstream request, such as a token you hold (repeatable; MCPVCR_HEADER: one per line); not recorded", EnvVars: []string{"MCPVCR_HEADER"}},
 			&cli.GenericFlag{Name: "max-frame", Value: ptr(byteSize(recorder.DefaultMaxFrame)), EnvVars: []string{"MCPVCR_MAX_FRAME"},
 				Usage: "store at most `SIZE` of one frame (a line, body or SSE event; such as 64MiB, 1MB or bytes): a longer one is forwarded whole and stored cut, flagged oversize with its length"},
+			&cli.DurationFlag{Name: "idle-timeout", Value: recorder.DefaultIdleTimeout, EnvVars: []string{"MCPVCR_IDLE_TIMEOUT"}, Usage: "HTTP: close a keep-alive connection after `D` without a request (headers must arrive within 10s, a request body within 30s; answers are never cut)"},
 			&cli.BoolFlag{Name: "proxy-auth", Value: true, Usage: "record HTTP: front the OAuth authorization servers of a protected upstream (record their exchanges, map the token's resource to the upstream); --proxy-auth=false lets the client talk to them directly"},
 		},
 		Action: func(c *cli.Context) error {

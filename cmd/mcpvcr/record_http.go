@@ -47,7 +47,7 @@ func recordHTTP(c *cli.Context, e *env) error {
 	if warn != "" {
 		fmt.Fprintf(e.stderr, "mcpvcr: warning: %s\n", warn)
 	}
-	serr := serve(c.Context, e, ln, &recorder.Graceful{Handler: rec, Waiting: rec.Pending, BeforeClose: rec.Stop})
+	serr := serve(c.Context, e, ln, &recorder.Graceful{Handler: rec, Waiting: rec.Pending, BeforeClose: rec.Stop, IdleTimeout: c.Duration("idle-timeout")})
 	cerr := rec.Close(context.WithoutCancel(c.Context)) // c.Context is done: Ctrl-C stopped serving
 	if err := db.Close(); err != nil {
 		return failErr(fmt.Errorf("save cassette %s: %w", cassettePath(c), err), "")

@@ -201,3 +201,42 @@ func TestRecord_CutRequestBody(t *testing.T) {
 		t.Errorf("stderr does not say the client cut its body:\n%s", s.stderr)
 	}
 }
+
+// TestListen_IdleTimeout: a keep-alive connection left idle after one
+// request is closed by mcpvcr record and mcpvcr replay (--idle-timeout,
+// short here), rather than held for good.
+func TestListen_IdleTimeout(t *testing.T) {
+	upstream := mcptest.StartServer(t, "-transport", "http")
+	cassette := filepath.Join("..", "..", "cassettes", "gosdk-http-2025-06-18.jsonl")
+	for _, tt := range []struct {
+		name string
+		args []string
+	}{
+		{"Record", []string{"record", "--cassette", filepath.Join(t.TempDir(), "c.db"), "--upstream", upstream}},
+		{"Replay", []string{"replay", "--cassette", cassette}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := startServing(t, append(tt.args, "--listen", "127.0.0.1:0", "--idle-timeout", "100ms")...)
+			u, err := url.Parse(s.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := net.Dial("tcp", u.Host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			// A DELETE: an exchange that ends (a GET would open a stream).
+			fmt.Fprintf(conn, "DELETE %s HTTP/1.1\r\nHost: %s\r\n\r\n", u.RequestURI(), u.Host)
+			// The deadline bounds a server that never closes the connection.
+			_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+			got, err := io.ReadAll(conn)
+			if err != nil {
+				t.Fatalf("after an answer (%.80q) the idle connection was not closed: %v", got, err)
+			}
+			if !bytes.HasPrefix(got, []byte("HTTP/1.1 ")) {
+				t.Errorf("answer %q; want an HTTP answer, then the idle connection closed", got)
+			}
+		})
+	}
+}
