@@ -117,3 +117,62 @@ func TestWriter_IsolatesRefusedFrame(t *testing.T) {
 		t.Errorf("Check() =\n%s", rep)
 	}
 }
+
+// TestWriter_FirstCommitAtOnce fills the file (capped at a few pages, as
+// a full disk would) with the second frame of a new session, queued right
+// after the session and its first frame, well within one commit interval.
+// The session and its first frame were committed at once, so they are
+// kept; before, the one batch holding them all was rolled back whole.
+func TestWriter_FirstCommitAtOnce(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	d, err := Open(ctx, path) // the schema, before the cap
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	maxPages = 40
+	d, err = Open(ctx, path)
+	maxPages = 0
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Session{Transport: Stdio}
+	st := &Stream{Kind: StdoutStream}
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(d.CreateSession(ctx, s))
+	st.SessionID = s.ID
+	must(d.OpenStream(ctx, st))
+	first := &Frame{SessionID: s.ID, StreamID: st.ID, Seq: 1, Direction: ServerToClient, Raw: []byte(`{"jsonrpc":"2.0","method":"m"}` + "\n")}
+	first.Derive(StdoutStream)
+	big := &Frame{SessionID: s.ID, StreamID: st.ID, Seq: 2, Direction: ServerToClient, Raw: bytes.Repeat([]byte("x"), 4<<20)}
+	big.Derive(StdoutStream)
+	must(d.Append(ctx, first))
+	must(d.Append(ctx, big))
+	if err := d.Flush(ctx); err == nil {
+		t.Fatal("Flush() = nil; want the full file's error")
+	}
+	d.Close()
+	d, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	ss, err := d.Sessions(ctx)
+	must(err)
+	if len(ss) != 1 {
+		t.Fatalf("the file holds %d sessions; want the one whose creation was committed at once", len(ss))
+	}
+	fs, err := d.Frames(ctx, ss[0].ID)
+	must(err)
+	if len(fs) != 1 || !bytes.Equal(fs[0].Raw, first.Raw) {
+		t.Errorf("the session holds %d frames; want its first, committed at once", len(fs))
+	}
+}

@@ -73,13 +73,11 @@ type writer struct {
 	began  time.Time // when t began
 
 	// fresh holds the sessions created whose first frame is not yet
-	// applied. A session's creation and its first frame are committed
-	// as soon as the ops taken with them are applied, rather than at the
-	// commit interval: what a recording keeps if the disk fills or the
-	// process dies early is then never nothing.
+	// applied. A session's creation and its first frame are each
+	// committed at once, rather than batched for the commit interval:
+	// what a recording keeps if the disk fills or the process dies early
+	// is then never nothing, and costs a commit or two per session.
 	fresh map[int64]bool
-	// commitNow asks for a commit once the ops taken are applied.
-	commitNow bool
 }
 
 // Holding the write lock of a cassette that other processes write too.
@@ -98,6 +96,11 @@ const (
 // the limit with small frames.
 var lengthLimit int
 
+// maxPages, if positive, caps the file's pages for the writer, which then
+// fails with SQLITE_FULL as on a full disk: tests fill the "disk" at an
+// exact point.
+var maxPages int
+
 // run prepares the writer's statements on conn, reports the outcome on
 // started, then runs loop on conn until Close.
 func (w *writer) run(conn *sql.Conn, started chan<- error) {
@@ -113,6 +116,11 @@ func (w *writer) run(conn *sql.Conn, started chan<- error) {
 		if lengthLimit > 0 {
 			if sc, ok := dc.(*sqlite3.SQLiteConn); ok {
 				sc.SetLimit(sqlite3.SQLITE_LIMIT_LENGTH, lengthLimit)
+			}
+		}
+		if maxPages > 0 {
+			if _, err := c.ExecContext(bg, fmt.Sprintf("PRAGMA max_page_count = %d", maxPages), nil); err != nil {
+				return err
 			}
 		}
 		if w.s, err = prepare(c); err != nil {
@@ -159,10 +167,6 @@ func (w *writer) loop() {
 			if w.t != nil && w.expired() {
 				w.commit()
 			}
-		}
-		if w.commitNow {
-			w.commitNow = false
-			w.commit()
 		}
 		n := len(ops)
 		clear(ops) // drop the frames for the collector
@@ -250,7 +254,6 @@ func (w *writer) handleFrames(ops []op) {
 	fs := buf[:len(ops)]
 	for i := range ops {
 		fs[i] = ops[i].frame
-		w.noteFrame(ops[i].sessionID)
 	}
 	if err := w.t.putFrames(fs); err != nil {
 		if !w.isolable(err) {
@@ -264,11 +267,13 @@ func (w *writer) handleFrames(ops []op) {
 		}
 		return
 	}
+	first := false
 	for i := range ops {
 		w.size += ops[i].size()
+		first = w.firstFrame(ops[i].sessionID) || first
 	}
 	w.n += len(ops)
-	if w.n >= maxBatchOps || w.size >= maxBatchBytes {
+	if first || w.n >= maxBatchOps || w.size >= maxBatchBytes {
 		w.commit()
 	}
 }
@@ -374,16 +379,17 @@ func (w *writer) handle(o *op) {
 		w.skip(o, err)
 		return
 	}
+	first := false
 	switch {
 	case o.kind == opSession && o.first:
-		w.fresh[o.sessionID], w.commitNow = true, true
+		w.fresh[o.sessionID], first = true, true
 	case o.kind == opFrame:
-		w.noteFrame(o.sessionID)
+		first = w.firstFrame(o.sessionID)
 	}
 	w.n++
 	w.size += o.size()
 	switch {
-	case w.n >= maxBatchOps || w.size >= maxBatchBytes:
+	case first || w.n >= maxBatchOps || w.size >= maxBatchBytes:
 		w.commit()
 	case o.commit:
 		if wait := commitGap - time.Since(w.last); wait > 0 {
@@ -394,13 +400,14 @@ func (w *writer) handle(o *op) {
 	}
 }
 
-// noteFrame asks for a commit after the take if this is the first frame
-// of a session (see fresh).
-func (w *writer) noteFrame(sessionID int64) {
-	if w.fresh[sessionID] {
-		delete(w.fresh, sessionID)
-		w.commitNow = true
+// firstFrame reports whether a frame of sessionID is its first (see
+// fresh), which is to be committed at once.
+func (w *writer) firstFrame(sessionID int64) bool {
+	if !w.fresh[sessionID] {
+		return false
 	}
+	delete(w.fresh, sessionID)
+	return true
 }
 
 // isolable reports whether err, the failure of one write in the open
@@ -440,7 +447,6 @@ func (w *writer) skip(o *op, err error) {
 		w.abort(perr)
 		return
 	}
-	w.noteFrame(o.sessionID)
 	w.n++
 }
 

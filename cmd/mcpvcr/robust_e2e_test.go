@@ -240,3 +240,35 @@ func TestListen_IdleTimeout(t *testing.T) {
 		})
 	}
 }
+
+// TestReliability_DiskFullFirstBatch records onto a 2 MB tmpfs a server
+// whose second line alone (3 MB) fills the disk, right after its first:
+// both land in the writer's first batch. The session and its first frame
+// are committed at once, so the cassette keeps them (before, the first
+// transaction failed whole and the cassette held no session at all,
+// although the error said what was recorded before the failure is kept).
+// The server is a shell: the fault needs exact sizes, not a protocol.
+func TestReliability_DiskFullFirstBatch(t *testing.T) {
+	mnt := mountTmpfs(t, "2m")
+	db := filepath.Join(mnt, "full.db")
+	first := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"first"}}`
+	script := fmt.Sprintf(`printf '%%s\n' '%s'; head -c 3000000 /dev/zero | tr '\0' x; echo`, first)
+	var stdout, stderr bytes.Buffer
+	cmd := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", "sh", "-c", script)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	_ = cmd.Run()
+	if got, want := stdout.Len(), len(first)+1+3000000+1; got != want {
+		t.Errorf("the client received %d bytes; want all %d", got, want)
+	}
+	if got, want := cmd.ProcessState.ExitCode(), exitFailure; got != want {
+		t.Errorf("mcpvcr record on a full disk exited %d; want %d\n%s", got, want, stderr.String())
+	}
+	if r := mcpvcr(t, "", "check", db); r.code != 0 {
+		t.Fatalf("mcpvcr check on the full disk = %d; want 0\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	ls := mcpvcr(t, "", "ls", "--cassette", db)
+	fs := exportFrames(t, db)
+	if ls.code != 0 || len(fs) != 1 || fs[0].Raw != first+"\n" {
+		t.Errorf("the cassette holds frames %+v (ls: %d %q); want the session and its first line, committed at once\n%s", fs, ls.code, ls.stdout+ls.stderr, stderr.String())
+	}
+}

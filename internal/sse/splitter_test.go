@@ -70,7 +70,7 @@ func sameEvents(a, b []Event) bool {
 		x, y := a[i], b[i]
 		if !bytes.Equal(x.Raw, y.Raw) || x.ID != y.ID || x.HasID != y.HasID || x.Type != y.Type ||
 			!bytes.Equal(x.Data, y.Data) || x.HasData != y.HasData || x.Retry != y.Retry ||
-			len(x.Comments) != len(y.Comments) || x.Comment != y.Comment || x.Partial != y.Partial || x.BOM != y.BOM {
+			len(x.Comments) != len(y.Comments) || x.Comment != y.Comment || x.Partial != y.Partial || x.BOM != y.BOM || x.Size != y.Size {
 			return false
 		}
 		for j := range x.Comments {
@@ -84,7 +84,7 @@ func sameEvents(a, b []Event) bool {
 
 func TestSameEvents(t *testing.T) {
 	// sameEvents must compare every field of Event.
-	if got, want := reflect.TypeFor[Event]().NumField(), 11; got != want {
+	if got, want := reflect.TypeFor[Event]().NumField(), 12; got != want {
 		t.Errorf("Event has %d fields; sameEvents compares %d", got, want)
 	}
 }
