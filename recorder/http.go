@@ -454,7 +454,9 @@ func (h *HTTP) newSession(ctx context.Context, t store.Transport, externalID str
 			h.log.Error("recording stopped; traffic is still forwarded but no longer saved", "err", err)
 		}
 		// Keep forwarding with a session that records nothing.
-		rs = &session{sink: h.Sink, clock: h.Clock, logger: h.log, start: h.Clock.Now(), failed: true, err: err}
+		rs = &session{sink: h.Sink, clock: h.Clock, logger: h.log, start: h.Clock.Now(), failed: true, err: err,
+			created: true, ready: make(chan struct{})}
+		close(rs.ready)
 	}
 	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
 	hs.awaitingSSEGet = externalID == ""

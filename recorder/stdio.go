@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -85,10 +84,10 @@ func (s *Stdio) Run(ctx context.Context, client io.ReadWriter, server io.ReadWri
 	}
 	tmpl := s.Session
 	tmpl.Transport = store.Stdio
-	rs, err := newSession(ctx, s.Sink, s.Clock, s.Logger, tmpl)
-	if err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
-	}
+	// Forwarding starts at once: the session is created in the
+	// background (its ID may wait for another recorder's write lock), and
+	// its frames wait in memory until it is.
+	rs := startSession(ctx, s.Sink, s.Clock, s.Logger, tmpl)
 	in := &store.Stream{Kind: store.StdinStream}
 	out := &store.Stream{Kind: store.StdoutStream}
 	errs := &store.Stream{Kind: store.StderrStream}
@@ -139,7 +138,11 @@ func (s *Stdio) Run(ctx context.Context, client io.ReadWriter, server io.ReadWri
 		}()
 	}
 	wg.Wait()
-	return &StdioResult{SessionID: rs.sess.ID, Err: rs.Err(), end: func(ctx context.Context, code int) {
+	rs.wait(ctx)
+	rs.mu.Lock()
+	id := rs.sess.ID
+	rs.mu.Unlock()
+	return &StdioResult{SessionID: id, Err: rs.Err(), end: func(ctx context.Context, code int) {
 		rs.end(ctx, code)
 	}}, nil
 }
