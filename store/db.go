@@ -3,8 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -72,7 +74,7 @@ const (
 // looked up a frame's session and stream in every insert, 8% of its CPU
 // time (go test -bench Append ./store); Check still reports any orphan.
 const (
-	writerParams       = "_fk=0&_busy_timeout=10000&_txlock=immediate&_sync=NORMAL&_cache_size=-2048&_mutex=no"
+	writerParams       = "_fk=0&_busy_timeout=0&_txlock=immediate&_sync=NORMAL&_cache_size=-2048&_mutex=no"
 	readerParams       = "_fk=1&_busy_timeout=10000&_query_only=1"
 	checkpointerParams = "_busy_timeout=1000"
 	maxReaders         = 4
@@ -365,4 +367,48 @@ func (d *DB) exclusive(ctx context.Context, o op) error {
 		return err
 	}
 	return <-o.done
+}
+
+// Probe checks, without taking any lock, what Open would check first:
+// that path can be opened for writing (it is created if missing) and is
+// empty or a SQLite file whose header names no other application and no
+// newer schema. A recorder probes, then opens in the background and
+// forwards meanwhile: Open may wait for other processes that write to the
+// same file. The header Probe reads may lag behind a file whose log is
+// not yet copied into it; Open has the last word. Call it before this
+// process opens path: closing a file releases the process's SQLite locks
+// on it.
+func Probe(path string) error {
+	if err := probe(path); err != nil {
+		return fmt.Errorf("open cassette %s: %w", path, err)
+	}
+	return nil
+}
+
+func probe(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	empty, err := probeFile(abs)
+	if err != nil || empty {
+		return err
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var head [100]byte
+	if _, err := io.ReadFull(f, head[:]); err != nil {
+		return nil // a header being written: Open will tell
+	}
+	version := binary.BigEndian.Uint32(head[60:])
+	switch appID := binary.BigEndian.Uint32(head[68:]); {
+	case appID == applicationID && int(version) > schemaVersion:
+		return fmt.Errorf("schema version %d, but this build knows up to %d: %w", version, schemaVersion, ErrNewerSchema)
+	case appID != applicationID && appID != 0:
+		return fmt.Errorf("%w (a SQLite database of another program)", ErrNotCassette)
+	}
+	return nil
 }

@@ -70,7 +70,9 @@ func recordCommand(e *env) *cli.Command {
 }
 
 func recordStdio(c *cli.Context, e *env, argv []string) error {
-	db, err := openForWrite(c, e)
+	// The server starts while the cassette opens: another recorder may
+	// hold its write lock.
+	db, err := openLazy(c, e)
 	if err != nil {
 		return err
 	}
@@ -96,6 +98,9 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 	}
 	if cerr := db.Close(); res.Err == nil {
 		res.Err = cerr // a failure found only when flushing the last frames
+	}
+	if db.err != nil {
+		return db.err // the cassette could not be opened: openErr says why
 	}
 	if res.Err != nil {
 		return failErr(fmt.Errorf("recording failed, the session in %s is incomplete: %w", cassettePath(c), res.Err),
