@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -270,5 +271,61 @@ func TestReliability_DiskFullFirstBatch(t *testing.T) {
 	fs := exportFrames(t, db)
 	if ls.code != 0 || len(fs) != 1 || fs[0].Raw != first+"\n" {
 		t.Errorf("the cassette holds frames %+v (ls: %d %q); want the session and its first line, committed at once\n%s", fs, ls.code, ls.stdout+ls.stderr, stderr.String())
+	}
+}
+
+// TestRecord_ForwardsWhileCassetteLocked: another process holds the
+// cassette's write lock (as a busy recorder sharing it does, between its
+// commits, only longer) while a Go SDK client initializes and calls a tool
+// through mcpvcr record: forwarding does not wait for the cassette. Once
+// the lock is free, the session is recorded whole.
+func TestRecord_ForwardsWhileCassetteLocked(t *testing.T) {
+	server := mcptest.BuildServer(t)
+	locker := goBuild(t, "github.com/mcpvcr/mcpvcr/internal/mcptest/locker")
+	ctx := testCtx(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	lock := exec.Command(locker, db)
+	release, err := lock.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := lock.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lock.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Process.Kill(); lock.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil || line != "locked\n" {
+		t.Fatalf("locker said %q, %v; want locked", line, err)
+	}
+
+	var stderr bytes.Buffer
+	rec := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", server)
+	rec.Stderr = &stderr
+	cs, err := mcptest.NewClient().Connect(ctx, &mcp.CommandTransport{Command: rec}, nil)
+	if err != nil {
+		t.Fatalf("connect while the cassette is locked: %v\n%s", err, stderr.String())
+	}
+	echoBig(t, cs, 64)
+	release.Close() // the lock is free once the empty import is refused
+	if err := lock.Wait(); err != nil {
+		t.Fatalf("locker: %v", err)
+	}
+	cs.Close()
+	if code := rec.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("mcpvcr record exited %d; stderr:\n%s", code, stderr.String())
+	}
+	var methods []string
+	for _, f := range exportFrames(t, db) {
+		var m struct{ Method string }
+		_ = json.Unmarshal([]byte(f.Raw), &m)
+		if f.Dir == "c2s" && m.Method != "" {
+			methods = append(methods, m.Method)
+		}
+	}
+	if len(methods) < 2 || (methods[0] != "initialize" && methods[0] != "server/discover") || methods[len(methods)-1] != "tools/call" {
+		t.Errorf("recorded client methods %v; want the handshake first and the tools/call last", methods)
 	}
 }
