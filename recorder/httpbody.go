@@ -69,6 +69,11 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 					return 0, ferr
 				}
 				n = 0 // handed out from b.out once the endpoint is known
+				if b.holding && len(b.out) > b.max {
+					// No event ends within MaxFrame: not an endpoint
+					// event to rewrite; let the bytes go.
+					b.holding = false
+				}
 			} else if b.sse {
 				b.reserve(p[:n])
 			} else {
