@@ -430,3 +430,45 @@ func TestSplitter_Max(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSplitterMax checks, for any stream, limit and cuts, that a Splitter
+// with Max finds the same events as one without, each with at most Max
+// bytes of its Raw, those being the start of the whole Raw, and Size its
+// whole length when it was cut.
+func FuzzSplitterMax(f *testing.F) {
+	for _, tt := range grammarTests {
+		f.Add([]byte(tt.stream), uint64(len(tt.name)), uint8(4))
+	}
+	f.Add(benchStream(3, 100), uint64(0), uint8(50))
+	f.Fuzz(func(t *testing.T, stream []byte, seed uint64, max uint8) {
+		if max == 0 {
+			return
+		}
+		r := rand.New(rand.NewPCG(seed, seed>>32))
+		whole := split(stream)
+		s := Splitter{Max: int(max)}
+		var got []Event
+		prev := 0
+		for _, c := range append(randomCuts(r, len(stream)), len(stream)) {
+			got = s.Feed(got, stream[prev:c])
+			prev = c
+		}
+		if e, ok := s.End(); ok {
+			got = append(got, e)
+		}
+		if len(got) != len(whole) {
+			t.Fatalf("%d events with Max %d; want %d", len(got), max, len(whole))
+		}
+		for i, e := range got {
+			w := whole[i]
+			switch {
+			case len(w.Raw) <= int(max):
+				if !sameEvents([]Event{w}, []Event{e}) {
+					t.Fatalf("event %d (%d bytes, Max %d) differs:\n%s", i, len(w.Raw), max, cmp.Diff(w, e, eventOpts))
+				}
+			case len(e.Raw) != int(max) || !bytes.Equal(e.Raw, w.Raw[:max]) || e.Size != int64(len(w.Raw)):
+				t.Fatalf("event %d of %d bytes cut to %q, size %d; want its first %d bytes and size %d", i, len(w.Raw), e.Raw, e.Size, max, len(w.Raw))
+			}
+		}
+	})
+}
