@@ -138,6 +138,12 @@ type Options struct {
 	// dropped alone, every other frame and session is still stored. If
 	// nil, nothing is logged.
 	Logger *slog.Logger
+	// ReserveIDs reserves a block of session and stream IDs at once, in
+	// the background, so that the first session a recorder creates does
+	// not wait for the file's write lock (which another recorder may
+	// hold) while its client waits for an answer. What is not used is
+	// given back at Close.
+	ReserveIDs bool
 }
 
 // OpenWith is Open with options.
@@ -254,6 +260,14 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 		defer d.wg.Done()
 		d.ckpt.run()
 	}()
+	if o.ReserveIDs {
+		d.mu.Lock()
+		d.sessionIDs.asking = true // the writer tops up the streams' IDs with it
+		d.mu.Unlock()
+		if err := d.send(ctx, op{kind: opReserve, pool: d.sessionIDs}); err != nil {
+			d.wakeIDWaiters(d.sessionIDs)
+		}
+	}
 	return d, nil
 }
 

@@ -176,3 +176,39 @@ func TestWriter_FirstCommitAtOnce(t *testing.T) {
 		t.Errorf("the session holds %d frames; want its first, committed at once", len(fs))
 	}
 }
+
+// TestOpen_ReserveIDs: a DB opened with ReserveIDs holds session and
+// stream IDs before its first session asks, and gives back what it did
+// not use: the next DB numbers its first session 1.
+func TestOpen_ReserveIDs(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	d, err := OpenWith(ctx, path, Options{ReserveIDs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	d.mu.Lock()
+	sessions, streams := d.sessionIDs.left(), d.streamIDs.left()
+	d.mu.Unlock()
+	if sessions == 0 || streams == 0 {
+		t.Errorf("after Open with ReserveIDs: %d session and %d stream IDs reserved; want blocks of both", sessions, streams)
+	}
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	d, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	s := &Session{Transport: Stdio}
+	if err := d.CreateSession(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	if s.ID != 1 {
+		t.Errorf("first session ID after a DB that reserved and used none = %d; want 1", s.ID)
+	}
+}

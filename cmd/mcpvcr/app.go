@@ -137,7 +137,7 @@ func openPath(c *cli.Context, path string) (*store.DB, error) {
 // (a frame SQLite refuses) are logged to e's logger.
 func openForWrite(c *cli.Context, e *env) (*store.DB, error) {
 	path := cassettePath(c)
-	db, err := store.OpenWith(c.Context, path, store.Options{Logger: e.logger})
+	db, err := store.OpenWith(c.Context, path, store.Options{Logger: e.logger, ReserveIDs: c.Command.Name == "record"})
 	if err != nil {
 		return nil, openErr(path, err)
 	}
