@@ -88,10 +88,11 @@ const (
 	contendedBegin = 500 * time.Microsecond
 	// sharedInterval is how long a shared writer keeps a transaction open
 	// while writes keep coming. With n writers taking turns, a write
-	// waits at most about n-1 of them for the lock: 10 ms keeps that, and
-	// so what a kill -9 loses, within the 100 ms commit interval for up to
-	// eight busy writers.
-	sharedInterval = 10 * time.Millisecond
+	// waits at most about n-1 of them (and their pauses, yieldGap) for
+	// the lock: 5 ms keeps that, and so what a kill -9 loses, well within
+	// the 100 ms commit interval for eight busy writers (go run
+	// ./scripts/contention).
+	sharedInterval = 5 * time.Millisecond
 	// yieldGap is how long a shared writer waits after a commit before it
 	// begins again, so that a writer that waits for the lock (trying
 	// every busyWait) gets it.
