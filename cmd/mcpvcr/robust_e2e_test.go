@@ -150,56 +150,68 @@ func TestRecord_MaxFrameHTTP(t *testing.T) {
 // proxy must not make up an answer (Go's server would send 200 with an
 // empty body for a handler that writes nothing) but close the connection,
 // and record the stream as ended by the client, with the bytes that
-// arrived.
+// arrived (their first --max-frame bytes when more came: such a body is
+// being forwarded when it is cut).
 func TestRecord_CutRequestBody(t *testing.T) {
 	upstream := mcptest.StartServer(t, "-transport", "http")
-	db := filepath.Join(t.TempDir(), "c.db")
-	s := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
-	u, err := url.Parse(s.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.Dial("tcp", u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	sent := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",`
-	fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
-		u.RequestURI(), u.Host, len(sent)+100, sent)
-	if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
-		t.Fatal(err)
-	}
-	// A deadline bounds a proxy that neither answers nor closes.
-	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
-	got, err := io.ReadAll(conn)
-	if err != nil {
-		t.Fatalf("reading the answer to a cut body: %v (want the connection closed)", err)
-	}
-	if len(got) != 0 {
-		t.Errorf("the proxy answered a cut request body with %q; want the connection closed without an answer", got)
-	}
-	if code := s.Stop(); code != 0 {
-		t.Fatalf("mcpvcr record exited %d; stderr:\n%s", code, s.stderr)
-	}
-	r := mcpvcr(t, "", "export", "--cassette", db)
-	var ends []string
-	var raws []string
-	for line := range strings.Lines(r.stdout) {
-		var rec struct{ Type, End, Raw string }
-		_ = json.Unmarshal([]byte(line), &rec)
-		switch rec.Type {
-		case "stream":
-			ends = append(ends, rec.End)
-		case "frame":
-			raws = append(raws, rec.Raw)
-		}
-	}
-	if fmt.Sprint(ends) != "[client-aborted]" || len(raws) != 1 || raws[0] != sent {
-		t.Errorf("recorded streams ending %v with frames %q; want one client-aborted stream with the %d bytes sent\n%s", ends, raws, len(sent), r.stdout)
-	}
-	if !strings.Contains(s.stderr.String(), "cut its request body short") {
-		t.Errorf("stderr does not say the client cut its body:\n%s", s.stderr)
+	head := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",`
+	for _, tt := range []struct {
+		name     string
+		sent     string
+		maxFrame string
+	}{
+		{"Small", head, "64MiB"},
+		{"OverMaxFrame", head + `"pad":"` + strings.Repeat("x", 4000), "1KiB"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			db := filepath.Join(t.TempDir(), "c.db")
+			s := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0", "--max-frame", tt.maxFrame)
+			u, err := url.Parse(s.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			conn, err := net.Dial("tcp", u.Host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			fmt.Fprintf(conn, "POST %s HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: %d\r\n\r\n%s",
+				u.RequestURI(), u.Host, len(tt.sent)+100, tt.sent)
+			if err := conn.(*net.TCPConn).CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			// A deadline bounds a proxy that neither answers nor closes.
+			_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+			got, err := io.ReadAll(conn)
+			if err != nil {
+				t.Fatalf("reading the answer to a cut body: %v (want the connection closed)", err)
+			}
+			if len(got) != 0 {
+				t.Errorf("the proxy answered a cut request body with %q; want the connection closed without an answer", got)
+			}
+			if code := s.Stop(); code != 0 {
+				t.Fatalf("mcpvcr record exited %d; stderr:\n%s", code, s.stderr)
+			}
+			r := mcpvcr(t, "", "export", "--cassette", db)
+			var ends, raws []string
+			for line := range strings.Lines(r.stdout) {
+				var rec struct{ Type, End, Raw string }
+				_ = json.Unmarshal([]byte(line), &rec)
+				switch rec.Type {
+				case "stream":
+					ends = append(ends, rec.End)
+				case "frame":
+					raws = append(raws, rec.Raw)
+				}
+			}
+			want := tt.sent[:min(len(tt.sent), 1024)]
+			if fmt.Sprint(ends) != "[client-aborted]" || len(raws) != 1 || raws[0] != want {
+				t.Errorf("recorded streams ending %v with frames %.200q; want one client-aborted stream with the %d bytes that arrived\n%.2000s", ends, raws, len(want), r.stdout)
+			}
+			if !strings.Contains(s.stderr.String(), "cut its request body short") {
+				t.Errorf("stderr does not say the client cut its body:\n%s", s.stderr)
+			}
+		})
 	}
 }
 
