@@ -19,7 +19,10 @@ var ErrNoSink = errors.New("recorder has no sink")
 // bytes to the server's stdin and the server's stdout to the client as
 // they arrive, unchanged, and records each newline-delimited line as a
 // frame. The server's stderr is passed to Stderr and recorded as a stream
-// of its own.
+// of its own. Forwarding starts at once: the session is created in the
+// Sink in the background, and its frames wait in memory until it is, so a
+// Sink that waits (for a cassette another process is writing) never holds
+// up the conversation.
 //
 // The zero value is not usable: Sink must be set. The exec.Cmd that runs
 // the server belongs to the caller.
