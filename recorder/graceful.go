@@ -17,6 +17,19 @@ import (
 // streams when Grace is zero.
 const DefaultGrace = 5 * time.Second
 
+// Timeouts of a Graceful's connections when its fields are zero.
+const (
+	// DefaultIdleTimeout closes a keep-alive connection that has had no
+	// request for this long.
+	DefaultIdleTimeout = time.Minute
+	// DefaultReadHeaderTimeout bounds the reading of a request's header.
+	DefaultReadHeaderTimeout = 10 * time.Second
+	// DefaultBodyTimeout bounds the reading of a request's body, from the
+	// end of its header to its last byte. An answer (a long SSE stream)
+	// is not bounded.
+	DefaultBodyTimeout = 30 * time.Second
+)
+
 // Graceful serves an http.Handler (an HTTP recorder, or a replay server)
 // on a listener until its context ends, then stops the way a person at a
 // terminal expects: it says on Progress what it waits for and for how
@@ -44,6 +57,52 @@ type Graceful struct {
 	// Progress gets the stop's messages for the user. If nil, they are
 	// discarded.
 	Progress io.Writer
+	// IdleTimeout, ReadHeaderTimeout and BodyTimeout bound how long a
+	// connection may sit idle between requests, send a request's header,
+	// and send its body. If zero, the Default values; a connection that
+	// exceeds one is closed. Answers are never cut by them.
+	IdleTimeout, ReadHeaderTimeout, BodyTimeout time.Duration
+}
+
+// bodyDeadline is the handler that bounds the reading of request bodies:
+// the connection's read deadline is set when the handler starts and
+// cleared once the body has been read to its end, so that it never cuts
+// a long answer.
+type bodyDeadline struct {
+	h       http.Handler
+	timeout time.Duration
+}
+
+func (d bodyDeadline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Body == nil || r.Body == http.NoBody {
+		d.h.ServeHTTP(w, r)
+		return
+	}
+	rc := http.NewResponseController(w)
+	if rc.SetReadDeadline(time.Now().Add(d.timeout)) == nil {
+		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+	}
+	d.h.ServeHTTP(w, r)
+}
+
+// deadlineBody clears the connection's read deadline once the body has
+// been read to its end: from then on the server reads the connection only
+// to notice the client leaving, which must not time out. A body that
+// fails (timed out, cut) or is closed early keeps the deadline, so that
+// the server's reading of what is left of it stays bounded too.
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
 }
 
 // Serve runs g.Handler on ln until ctx is done, then stops as the
@@ -57,7 +116,11 @@ func (g *Graceful) Serve(ctx context.Context, ln net.Listener) error {
 	if grace == 0 {
 		grace = DefaultGrace
 	}
-	srv := &http.Server{Handler: g.Handler, ReadHeaderTimeout: 30 * time.Second}
+	srv := &http.Server{
+		Handler:           bodyDeadline{h: g.Handler, timeout: orDefault(g.BodyTimeout, DefaultBodyTimeout)},
+		IdleTimeout:       orDefault(g.IdleTimeout, DefaultIdleTimeout),
+		ReadHeaderTimeout: orDefault(g.ReadHeaderTimeout, DefaultReadHeaderTimeout),
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -102,6 +165,13 @@ func (g *Graceful) Serve(ctx context.Context, ln net.Listener) error {
 		return serr
 	}
 	return err
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }
 
 // Pending says what a stopping h waits for: "2 open streams (1 get,

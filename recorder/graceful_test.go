@@ -2,6 +2,7 @@ package recorder_test
 
 import (
 	"context"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -76,5 +77,113 @@ func TestGraceful_ServeQuiet(t *testing.T) {
 	}
 	if !shut {
 		t.Error("BeforeShutdown did not run")
+	}
+}
+
+// serveGraceful serves g on a new loopback listener until the test ends
+// and returns its address.
+func serveGraceful(t *testing.T, g *recorder.Graceful) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- g.Serve(ctx, ln) }()
+	t.Cleanup(func() {
+		cancel()
+		<-errc
+	})
+	return ln.Addr().String()
+}
+
+// readToEOF reads conn until it is closed and returns what came; it
+// fails t if the connection is still open after a long deadline.
+func readToEOF(t *testing.T, conn net.Conn) string {
+	t.Helper()
+	_ = conn.SetReadDeadline(time.Now().Add(20 * time.Second))
+	var b strings.Builder
+	buf := make([]byte, 4096)
+	for {
+		n, err := conn.Read(buf)
+		b.Write(buf[:n])
+		if err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				t.Fatalf("the connection is still open after 20 s (read %q); want it closed by the server", b.String())
+			}
+			return b.String()
+		}
+	}
+}
+
+// TestGraceful_Timeouts: a keep-alive connection left idle after a
+// request, and a request whose body stalls, are closed by the server.
+func TestGraceful_Timeouts(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			panic(http.ErrAbortHandler) // as the recorder does: no made-up answer
+		}
+		io.WriteString(w, "ok")
+	})
+	addr := serveGraceful(t, &recorder.Graceful{Handler: h, IdleTimeout: 50 * time.Millisecond, BodyTimeout: 50 * time.Millisecond})
+	t.Run("Idle", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nhi")
+		if got := readToEOF(t, conn); !strings.HasPrefix(got, "HTTP/1.1 200") || !strings.HasSuffix(got, "ok") {
+			t.Errorf("answer %q; want 200 ok, then the idle connection closed", got)
+		}
+	})
+	t.Run("StalledBody", func(t *testing.T) {
+		conn, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		io.WriteString(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\nhi")
+		if got := readToEOF(t, conn); strings.Contains(got, " 200 ") {
+			t.Errorf("answer %q to a stalled body; want the connection closed", got)
+		}
+	})
+}
+
+// TestGraceful_BodyTimeoutSparesAnswers: the body timeout ends with the
+// body; an answer that goes on long after it (an SSE stream) is not cut.
+func TestGraceful_BodyTimeoutSparesAnswers(t *testing.T) {
+	const timeout = 20 * time.Millisecond
+	later := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		_ = http.NewResponseController(w).EnableFullDuplex()
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "data: 1\n\n")
+		w.(http.Flusher).Flush()
+		select {
+		case <-later:
+		case <-r.Context().Done():
+			return
+		}
+		io.WriteString(w, "data: 2\n\n")
+	})
+	addr := serveGraceful(t, &recorder.Graceful{Handler: h, BodyTimeout: timeout})
+	resp, err := http.Post("http://"+addr, "application/json", strings.NewReader("{}"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	first := make([]byte, len("data: 1\n\n"))
+	if _, err := io.ReadFull(resp.Body, first); err != nil {
+		t.Fatal(err)
+	}
+	// Outlast the body timeout several times over: the stream must live on.
+	time.Sleep(10 * timeout)
+	close(later)
+	rest, err := io.ReadAll(resp.Body)
+	if err != nil || string(rest) != "data: 2\n\n" {
+		t.Errorf("after the body timeout the stream gave %q, %v; want the second event", rest, err)
 	}
 }

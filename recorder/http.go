@@ -74,6 +74,13 @@ type HTTP struct {
 	// Origin, or with that host as Host, are served. "*" allows every
 	// origin. By default a foreign Origin or Host is refused with 403.
 	AllowOrigins []string
+	// MaxFrame bounds the bytes recorded of one request body, answer body
+	// or SSE event: a longer one is forwarded whole, as it arrives, and
+	// recorded cut to MaxFrame with its true length
+	// (store.Frame.Oversize), so that memory stays bounded. If zero,
+	// DefaultMaxFrame. OAuth exchanges, which the recorder may rewrite,
+	// are read whole.
+	MaxFrame int64
 
 	once  sync.Once
 	proxy *httputil.ReverseProxy
@@ -141,6 +148,8 @@ type exchange struct {
 	client context.Context
 	// auth is set for a plain HTTP exchange (OAuth) rather than MCP.
 	auth *authExchange
+	// big is set for a request body longer than MaxFrame.
+	big *bigBody
 }
 
 func (h *HTTP) init() {
@@ -199,23 +208,36 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	_ = http.NewResponseController(w).EnableFullDuplex()
 
 	var body []byte
+	var big *bigBody
 	if r.Body != nil && r.Body != http.NoBody {
+		max := maxFrame(h.MaxFrame)
 		var err error
-		body, err = io.ReadAll(r.Body)
-		r.Body.Close()
-		if err != nil {
-			h.log.Warn("reading the client's request body failed", "err", err)
-			return // the client went away; nothing reached the server
+		if authwire.IsExchange(r.URL.Path) {
+			body, err = io.ReadAll(r.Body)
+		} else {
+			body, err = io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
 		}
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		r.ContentLength = int64(len(body))
+		if err != nil {
+			r.Body.Close()
+			h.cutBody(r, body, err)
+		}
+		if len(body) > max && !authwire.IsExchange(r.URL.Path) {
+			// Forwarded whole as it arrives; recorded cut to max.
+			big = &bigBody{head: body, rest: r.Body, max: max}
+			r.Body = big
+			body = body[:max]
+		} else {
+			r.Body.Close()
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			r.ContentLength = int64(len(body))
+		}
 	}
 	if authwire.IsExchange(r.URL.Path) {
 		h.serveExchange(w, r, body)
 		return
 	}
 	ctx := context.WithoutCancel(r.Context())
-	x := h.begin(ctx, r, body)
+	x := h.begin(ctx, r, body, big)
 	x.client = r.Context()
 	h.mu.Lock()
 	h.open[x] = true
@@ -229,8 +251,78 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.proxy.ServeHTTP(w, r)
 }
 
-// begin finds or creates the session of r and opens its stream.
-func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte) *exchange {
+// cutBody handles a request whose body the client cut short (it closed
+// the connection, or sent less than its Content-Length): nothing is sent
+// upstream and no answer is made up. The stream is recorded with the
+// bytes that arrived, as ended by the client, and the connection is
+// closed. It does not return.
+func (h *HTTP) cutBody(r *http.Request, body []byte, err error) {
+	h.log.Warn("the client cut its request body short; closing its connection, nothing was sent upstream", "url", h.red.URL(r.URL.RequestURI()), "received", len(body), "err", err)
+	if !authwire.IsExchange(r.URL.Path) {
+		ctx := context.WithoutCancel(r.Context())
+		x := h.begin(ctx, r, body, nil)
+		x.hs.closeStream(ctx, x.st, store.EndClientAborted, err)
+	}
+	panic(http.ErrAbortHandler)
+}
+
+// bigBody is a request body longer than MaxFrame, forwarded as it
+// arrives: the first bytes read already (head), then the rest from the
+// client. The request frame is recorded with head cut to max once the
+// upstream has read it all or answers, whichever comes first.
+type bigBody struct {
+	head []byte
+	rest io.ReadCloser
+	max  int
+	x    *exchange
+	ctx  context.Context
+
+	n    atomic.Int64          // bytes handed upstream
+	err  atomic.Pointer[error] // the client's read error, if any
+	once sync.Once
+}
+
+func (b *bigBody) Read(p []byte) (int, error) {
+	var n int
+	var err error
+	if off := b.n.Load(); off < int64(len(b.head)) {
+		n = copy(p, b.head[off:])
+	} else {
+		n, err = b.rest.Read(p)
+	}
+	b.n.Add(int64(n))
+	switch {
+	case err == io.EOF:
+		b.record()
+	case err != nil:
+		b.err.Store(&err)
+	}
+	return n, err
+}
+
+func (b *bigBody) Close() error { return b.rest.Close() }
+
+// clientErr returns the error reading from the client, if any.
+func (b *bigBody) clientErr() error {
+	if e := b.err.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// record records the request frame, once, with the length handed
+// upstream so far (at least max+1: that much was read at the start).
+func (b *bigBody) record() {
+	b.once.Do(func() {
+		f := &store.Frame{Raw: b.head[:b.max], Oversize: max(b.n.Load(), int64(b.max)+1)}
+		b.x.hs.append(b.ctx, b.x.st, store.ClientToServer, f)
+	})
+}
+
+// begin finds or creates the session of r and opens its stream. The
+// request frame is recorded now, unless big holds a body longer than
+// MaxFrame, which records it when it has been forwarded.
+func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte, big *bigBody) *exchange {
 	// The body is parsed once: for the session it belongs to, and as the
 	// recorded frame (the stream kind matters to Derive only for stderr).
 	req := &store.Frame{Raw: body}
@@ -286,7 +378,11 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte) *exchang
 		}
 	}
 	hs.openStream(ctx, st)
-	if len(body) > 0 {
+	switch {
+	case big != nil:
+		big.x, big.ctx = x, ctx
+		x.big = big
+	case len(body) > 0:
 		hs.appendDerived(ctx, st, store.ClientToServer, req, msg)
 	}
 	return x
@@ -371,7 +467,9 @@ func (h *HTTP) newSession(ctx context.Context, t store.Transport, externalID str
 			h.log.Error("recording stopped; traffic is still forwarded but no longer saved", "err", err)
 		}
 		// Keep forwarding with a session that records nothing.
-		rs = &session{sink: h.Sink, clock: h.Clock, logger: h.log, start: h.Clock.Now(), failed: true, err: err}
+		rs = &session{sink: h.Sink, clock: h.Clock, logger: h.log, start: h.Clock.Now(), failed: true, err: err,
+			created: true, ready: make(chan struct{})}
+		close(rs.ready)
 	}
 	rs.red = h.red
 	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
@@ -454,6 +552,9 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 		return h.exchangeResponse(resp, x)
 	}
 	ctx := context.WithoutCancel(resp.Request.Context())
+	if x.big != nil {
+		x.big.record()
+	}
 	x.st.Status = resp.StatusCode
 	x.st.ResponseHeader = h.red.Header(resp.Header)
 	h.mcpResponse(resp, x)
@@ -492,6 +593,15 @@ func (h *HTTP) bindSessionID(ctx context.Context, hs *httpSession, sid string) {
 // JSON-RPC error body, recorded as the stream's upstream error.
 func (h *HTTP) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	x, _ := r.Context().Value(exchangeKey{}).(*exchange)
+	if x != nil && x.big != nil {
+		x.big.record()
+		if cerr := x.big.clientErr(); cerr != nil {
+			// The client cut its body short: it gets no made-up answer.
+			h.log.Warn("the client cut its request body short; closing its connection", "err", cerr)
+			x.hs.closeStream(context.WithoutCancel(r.Context()), x.st, store.EndClientAborted, cerr)
+			panic(http.ErrAbortHandler)
+		}
+	}
 	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
 		if x != nil {
 			x.hs.closeStream(context.WithoutCancel(r.Context()), x.st, h.abortEnd(), nil)

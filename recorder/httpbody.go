@@ -32,7 +32,9 @@ type recordingBody struct {
 	split    sse.Splitter
 	events   []sse.Event
 	reserved []*store.Frame // events forwarded and reserved, not yet settled
-	buf      []byte         // a non-SSE body, recorded whole at EOF
+	buf      []byte         // a non-SSE body, recorded at EOF (its first max bytes)
+	size     int64          // the length of a non-SSE body so far
+	max      int            // the most bytes recorded of one frame
 	out      []byte         // bytes held back for the client (the endpoint event)
 	holding  bool           // holding bytes until the endpoint event is complete
 	started  bool
@@ -45,6 +47,8 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 	if !b.started {
 		b.started = true
 		b.holding = b.sse && b.x.st.Kind == store.SSEGetStream
+		b.max = maxFrame(b.h.MaxFrame)
+		b.split.Max = b.max
 	}
 	b.settle()
 	for {
@@ -65,10 +69,18 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 					return 0, ferr
 				}
 				n = 0 // handed out from b.out once the endpoint is known
+				if b.holding && len(b.out) > b.max {
+					// No event ends within MaxFrame: not an endpoint
+					// event to rewrite; let the bytes go.
+					b.holding = false
+				}
 			} else if b.sse {
 				b.reserve(p[:n])
 			} else {
-				b.buf = append(b.buf, p[:n]...)
+				b.size += int64(n)
+				if room := b.max - len(b.buf); room > 0 {
+					b.buf = append(b.buf, p[:min(n, room)]...)
+				}
 			}
 		}
 		if err != nil {
@@ -146,7 +158,7 @@ func (b *recordingBody) settle() {
 // The frame shares ev's memory, which no one changes.
 func (b *recordingBody) frame(ev sse.Event) *store.Frame {
 	f := &store.Frame{Raw: ev.Raw, SSE: true, Retry: ev.Retry, Comment: ev.Comment,
-		EventID: ev.ID, HasEventID: ev.HasID, Event: ev.Type}
+		EventID: ev.ID, HasEventID: ev.HasID, Event: ev.Type, Oversize: ev.Size}
 	if ev.HasData {
 		f.Data = ev.Data
 		if f.Data == nil {
@@ -282,8 +294,11 @@ func (b *recordingBody) finish(err error) {
 		if ev, ok := b.split.End(); ok {
 			_ = b.event(ev)
 		}
-	} else if len(b.buf) > 0 {
+	} else if b.size > 0 {
 		f := &store.Frame{Raw: b.buf}
+		if b.size > int64(len(b.buf)) {
+			f.Oversize = b.size
+		}
 		x.hs.append(b.ctx, x.st, store.ServerToClient, f)
 		b.answeredFrame(f)
 	}

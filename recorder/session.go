@@ -3,6 +3,7 @@ package recorder
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -26,14 +27,23 @@ type session struct {
 	logger *slog.Logger
 	start  time.Time
 
-	mu   sync.Mutex // guards seq, sess, pending, failed, err, and the order of Append calls
+	mu   sync.Mutex // guards seq, sess, pending, created, failed, err, and the order of Append calls
 	seq  int64
 	sess store.Session
-	// pending holds the frames whose seq and offset are taken (reserve)
-	// and that are not yet handed to the sink, in seq order. Every other
-	// write of the session hands them over first, so that the sink gets
-	// frames in seq order and a crash can lose only a tail.
-	pending []pendingFrame
+	// pending holds, in order, the writes of the session not yet handed
+	// to the sink: frames whose seq and offset are taken (reserve), and,
+	// until the session is created, everything else too (streams opened
+	// and closed). Every other write of the session hands them over
+	// first, so that the sink gets frames in seq order and a crash can
+	// lose only a tail.
+	pending []pendingWrite
+	// created is set once the sink has created the session (or failed
+	// to). Until then, writes wait in pending: forwarding never waits for
+	// the sink, which may have to wait for another process's write lock
+	// to give the session its ID (see startSession).
+	created bool
+	// ready is closed when created is set.
+	ready chan struct{}
 	// initID is the id token of the client's initialize request.
 	initID string
 	failed bool
@@ -41,24 +51,63 @@ type session struct {
 }
 
 func newSession(ctx context.Context, sink Sink, clk clock.Clock, logger *slog.Logger, s store.Session) (*session, error) {
+	rs := initSession(sink, clk, logger, &s)
+	if err := sink.CreateSession(ctx, &s); err != nil {
+		return nil, err
+	}
+	rs.sess, rs.created = s, true
+	close(rs.ready)
+	return rs, nil
+}
+
+// startSession is newSession without waiting for the sink: the session
+// is created in the background, and its writes wait in pending until it
+// is. Call wait (end does) before reading the session's ID.
+func startSession(ctx context.Context, sink Sink, clk clock.Clock, logger *slog.Logger, s store.Session) *session {
+	rs := initSession(sink, clk, logger, &s)
+	rs.sess = s
+	go func() {
+		err := sink.CreateSession(ctx, &s)
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		defer close(rs.ready)
+		rs.created = true
+		if err != nil {
+			rs.fail(fmt.Errorf("create session: %w", err))
+			clear(rs.pending)
+			rs.pending = rs.pending[:0]
+			return
+		}
+		rs.sess.ID = s.ID
+		rs.flushLocked(ctx)
+	}()
+	return rs
+}
+
+func initSession(sink Sink, clk clock.Clock, logger *slog.Logger, s *store.Session) *session {
 	if clk == nil {
 		clk = clock.Real{}
 	}
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	rs := &session{sink: sink, clock: clk, logger: logger, start: clk.Now()}
+	rs := &session{sink: sink, clock: clk, logger: logger, start: clk.Now(), ready: make(chan struct{})}
 	if s.StartedAt.IsZero() {
 		s.StartedAt = rs.start
 	}
 	if s.ExitCode == 0 {
 		s.ExitCode = -1
 	}
-	if err := sink.CreateSession(ctx, &s); err != nil {
-		return nil, err
+	return rs
+}
+
+// wait waits until the session is created in the sink (or that failed),
+// or ctx is done.
+func (rs *session) wait(ctx context.Context) {
+	select {
+	case <-rs.ready:
+	case <-ctx.Done():
 	}
-	rs.sess = s
-	return rs, nil
 }
 
 // offset returns the time since the session started.
@@ -82,10 +131,14 @@ func (rs *session) Err() error {
 	return rs.err
 }
 
-// pendingFrame is a reserved frame and the stream it is on.
-type pendingFrame struct {
-	st *store.Stream
-	f  *store.Frame
+// pendingWrite is a write of the session not yet handed to the sink: a
+// reserved frame on stream st, or st opened or closed.
+type pendingWrite struct {
+	st      *store.Stream
+	f       *store.Frame
+	m       *jsonrpc.Message // f's parsed view, if the caller derived f
+	open    bool
+	closing bool
 }
 
 // reserve gives f its place in the session's order, on st in direction
@@ -99,8 +152,8 @@ func (rs *session) reserve(st *store.Stream, dir store.Direction, f *store.Frame
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.seq++
-	f.SessionID, f.StreamID, f.Seq, f.Direction, f.Offset = rs.sess.ID, st.ID, rs.seq, dir, rs.offset()
-	rs.pending = append(rs.pending, pendingFrame{st: st, f: f})
+	f.Seq, f.Direction, f.Offset = rs.seq, dir, rs.offset()
+	rs.pending = append(rs.pending, pendingWrite{st: st, f: f})
 }
 
 // flush records the reserved frames.
@@ -110,12 +163,32 @@ func (rs *session) flush(ctx context.Context) {
 	rs.flushLocked(ctx)
 }
 
-// flushLocked records the reserved frames, in order. The caller holds
-// rs.mu.
+// flushLocked hands the pending writes to the sink, in order, once the
+// session is created. The caller holds rs.mu.
 func (rs *session) flushLocked(ctx context.Context) {
+	if !rs.created {
+		return
+	}
 	for i, p := range rs.pending {
-		rs.record(ctx, p.f, derive.Frame(p.f, int(p.st.Kind)))
-		rs.pending[i] = pendingFrame{}
+		switch {
+		case p.open:
+			p.st.SessionID = rs.sess.ID
+			if !rs.failed {
+				rs.fail(rs.sink.OpenStream(ctx, p.st))
+			}
+		case p.closing:
+			if !rs.failed && p.st.ID != 0 {
+				rs.fail(rs.sink.CloseStream(ctx, p.st))
+			}
+		default:
+			p.f.SessionID, p.f.StreamID = rs.sess.ID, p.st.ID
+			if p.m != nil {
+				rs.record(ctx, p.f, *p.m)
+			} else {
+				rs.record(ctx, p.f, derive.Frame(p.f, int(p.st.Kind)))
+			}
+		}
+		rs.pending[i] = pendingWrite{}
 	}
 	rs.pending = rs.pending[:0]
 }
@@ -124,35 +197,34 @@ func (rs *session) flushLocked(ctx context.Context) {
 func (rs *session) openStream(ctx context.Context, st *store.Stream) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.flushLocked(ctx)
 	st.SessionID = rs.sess.ID
 	st.Opened = rs.offset()
-	if rs.failed {
-		return
-	}
-	rs.fail(rs.sink.OpenStream(ctx, st))
+	rs.pending = append(rs.pending, pendingWrite{st: st, open: true})
+	rs.flushLocked(ctx)
 }
 
 // closeStream records how a stream ended.
 func (rs *session) closeStream(ctx context.Context, st *store.Stream, end store.End, cause error) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.flushLocked(ctx)
 	st.Closed = rs.offset()
 	st.End = end
 	if cause != nil {
 		st.Err = cause.Error()
 	}
-	if rs.failed || st.ID == 0 {
-		return
-	}
-	rs.fail(rs.sink.CloseStream(ctx, st))
+	rs.pending = append(rs.pending, pendingWrite{st: st, closing: true})
+	rs.flushLocked(ctx)
 }
 
 // append records one frame on st. f.Raw (and f.Data, the SSE fields and
 // Comment, when set) come from the caller; the rest is filled here.
 func (rs *session) append(ctx context.Context, st *store.Stream, dir store.Direction, f *store.Frame) {
-	rs.appendDerived(ctx, st, dir, f, derive.Frame(f, int(st.Kind)))
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.seq++
+	f.Seq, f.Direction, f.Offset = rs.seq, dir, rs.offset()
+	rs.pending = append(rs.pending, pendingWrite{st: st, f: f})
+	rs.flushLocked(ctx)
 }
 
 // appendDerived is append for a frame the caller has derived already: m
@@ -160,10 +232,10 @@ func (rs *session) append(ctx context.Context, st *store.Stream, dir store.Direc
 func (rs *session) appendDerived(ctx context.Context, st *store.Stream, dir store.Direction, f *store.Frame, m jsonrpc.Message) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.flushLocked(ctx)
 	rs.seq++
-	f.SessionID, f.StreamID, f.Seq, f.Direction, f.Offset = rs.sess.ID, st.ID, rs.seq, dir, rs.offset()
-	rs.record(ctx, f, m)
+	f.Seq, f.Direction, f.Offset = rs.seq, dir, rs.offset()
+	rs.pending = append(rs.pending, pendingWrite{st: st, f: f, m: &m})
+	rs.flushLocked(ctx)
 }
 
 // record learns from f, whose parsed view is m, and hands it to the sink.
@@ -255,8 +327,9 @@ func (rs *session) learn(dir store.Direction, f *store.Frame, m jsonrpc.Message)
 	return changed
 }
 
-// end closes the session record.
+// end closes the session record, once the session is created.
 func (rs *session) end(ctx context.Context, exitCode int) {
+	rs.wait(ctx)
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.flushLocked(ctx)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -20,7 +19,10 @@ var ErrNoSink = errors.New("recorder has no sink")
 // bytes to the server's stdin and the server's stdout to the client as
 // they arrive, unchanged, and records each newline-delimited line as a
 // frame. The server's stderr is passed to Stderr and recorded as a stream
-// of its own.
+// of its own. Forwarding starts at once: the session is created in the
+// Sink in the background, and its frames wait in memory until it is, so a
+// Sink that waits (for a cassette another process is writing) never holds
+// up the conversation.
 //
 // The zero value is not usable: Sink must be set. The exec.Cmd that runs
 // the server belongs to the caller.
@@ -41,6 +43,23 @@ type Stdio struct {
 	// Redactor hides secret JSON members in the stored frames (what is
 	// forwarded is never changed). If nil, the defaults are redacted.
 	Redactor *Redactor
+	// MaxFrame bounds the bytes recorded of one line: a longer one is
+	// forwarded whole, as it arrives, and recorded cut to MaxFrame with
+	// its true length (store.Frame.Oversize), so that memory stays
+	// bounded. If zero, DefaultMaxFrame.
+	MaxFrame int64
+}
+
+// DefaultMaxFrame is the MaxFrame of the recorders when none is given:
+// well under SQLite's limit on one value (1e9 bytes).
+const DefaultMaxFrame = 64 << 20
+
+// maxFrame returns max, or DefaultMaxFrame if it is not positive.
+func maxFrame(max int64) int {
+	if max <= 0 {
+		return DefaultMaxFrame
+	}
+	return int(min(max, 1<<40))
 }
 
 // StdioResult is what a stdio recording produced.
@@ -76,11 +95,13 @@ func (s *Stdio) Run(ctx context.Context, client io.ReadWriter, server io.ReadWri
 		red = &Redactor{}
 	}
 	red.label(&tmpl)
-	rs, err := newSession(ctx, s.Sink, s.Clock, s.Logger, tmpl)
-	if err != nil {
-		return nil, fmt.Errorf("create session: %w", err)
-	}
+	// Forwarding starts at once: the session is created in the
+	// background (its ID may wait for another recorder's write lock), and
+	// its frames wait in memory until it is.
+	rs := startSession(ctx, s.Sink, s.Clock, s.Logger, tmpl)
+	rs.mu.Lock()
 	rs.red = red
+	rs.mu.Unlock()
 	in := &store.Stream{Kind: store.StdinStream}
 	out := &store.Stream{Kind: store.StdoutStream}
 	errs := &store.Stream{Kind: store.StderrStream}
@@ -94,7 +115,7 @@ func (s *Stdio) Run(ctx context.Context, client io.ReadWriter, server io.ReadWri
 	// The client copier is not waited for: its Read may block forever on
 	// a terminal. It holds no resources of ours once the server is gone.
 	go func() {
-		c := lineCopier{rs: rs, st: in, dir: store.ClientToServer, dst: server, src: client}
+		c := lineCopier{rs: rs, st: in, dir: store.ClientToServer, dst: server, src: client, max: maxFrame(s.MaxFrame)}
 		err := c.copy(ctx)
 		end := store.EndComplete
 		if err != nil && !errors.Is(err, errServerGone) {
@@ -109,7 +130,7 @@ func (s *Stdio) Run(ctx context.Context, client io.ReadWriter, server io.ReadWri
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		c := lineCopier{rs: rs, st: out, dir: store.ServerToClient, dst: client, src: server}
+		c := lineCopier{rs: rs, st: out, dir: store.ServerToClient, dst: client, src: server, max: maxFrame(s.MaxFrame)}
 		err := c.copy(ctx)
 		end := store.EndComplete
 		if err != nil {
@@ -125,13 +146,17 @@ func (s *Stdio) Run(ctx context.Context, client io.ReadWriter, server io.ReadWri
 			if dst == nil {
 				dst = io.Discard
 			}
-			c := lineCopier{rs: rs, st: errs, dir: store.ServerToClient, dst: dst, src: serverStderr}
+			c := lineCopier{rs: rs, st: errs, dir: store.ServerToClient, dst: dst, src: serverStderr, max: maxFrame(s.MaxFrame)}
 			_ = c.copy(ctx)
 			rs.closeStream(ctx, errs, store.EndComplete, nil)
 		}()
 	}
 	wg.Wait()
-	return &StdioResult{SessionID: rs.sess.ID, Err: rs.Err(), end: func(ctx context.Context, code int) {
+	rs.wait(ctx)
+	rs.mu.Lock()
+	id := rs.sess.ID
+	rs.mu.Unlock()
+	return &StdioResult{SessionID: id, Err: rs.Err(), end: func(ctx context.Context, code int) {
 		rs.end(ctx, code)
 	}}, nil
 }
@@ -143,14 +168,17 @@ var errServerGone = errors.New("server closed its stdin")
 // records every complete line (with its newline) as one frame. A line is
 // recorded before its last chunk is forwarded, so the recorded order
 // respects cause and effect across the two directions. A last line
-// without a newline is recorded at EOF.
+// without a newline is recorded at EOF. Of a line longer than max, only
+// the first max bytes are kept (and recorded with the line's length).
 type lineCopier struct {
 	rs      *session
 	st      *store.Stream
 	dir     store.Direction
 	dst     io.Writer
 	src     io.Reader
-	pending []byte
+	max     int
+	pending []byte // the kept bytes of the line under way
+	size    int64  // the length so far of the line under way
 }
 
 const chunkSize = 64 << 10
@@ -173,9 +201,8 @@ func (c *lineCopier) copy(ctx context.Context) error {
 			}
 		}
 		if rerr != nil {
-			if len(c.pending) > 0 {
+			if c.size > 0 {
 				c.emit(ctx, c.pending)
-				c.pending = nil
 			}
 			if werr != nil {
 				if c.dir == store.ClientToServer {
@@ -199,21 +226,37 @@ func (c *lineCopier) split(ctx context.Context, chunk []byte) {
 	for len(chunk) > 0 {
 		i := bytes.IndexByte(chunk, '\n')
 		if i < 0 {
-			c.pending = append(c.pending, chunk...)
+			c.keep(chunk)
 			return
 		}
 		var line []byte
-		if len(c.pending) > 0 {
-			line = append(c.pending, chunk[:i+1]...)
-			c.pending = nil
+		if c.size > 0 || i+1 > c.max {
+			c.keep(chunk[:i+1])
+			line = c.pending
 		} else {
 			line = append([]byte(nil), chunk[:i+1]...)
+			c.size = int64(len(line))
 		}
 		c.emit(ctx, line)
 		chunk = chunk[i+1:]
 	}
 }
 
+// keep adds p to the line under way, keeping no more than max bytes.
+func (c *lineCopier) keep(p []byte) {
+	c.size += int64(len(p))
+	if room := c.max - len(c.pending); room > 0 {
+		c.pending = append(c.pending, p[:min(room, len(p))]...)
+	}
+}
+
+// emit records line, the kept bytes of the line under way, and starts
+// the next line.
 func (c *lineCopier) emit(ctx context.Context, line []byte) {
-	c.rs.append(ctx, c.st, c.dir, &store.Frame{Raw: line})
+	f := &store.Frame{Raw: line}
+	if c.size > int64(len(line)) {
+		f.Oversize = c.size
+	}
+	c.pending, c.size = nil, 0
+	c.rs.append(ctx, c.st, c.dir, f)
 }

@@ -3,6 +3,7 @@ package recorder_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"path/filepath"
 	"strings"
@@ -189,5 +190,75 @@ func TestStdio_ServerExitsMidSession(t *testing.T) {
 	}
 	if got := clientOut.String(); got != "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n" {
 		t.Errorf("client got %q", got)
+	}
+}
+
+// blockingSink is a store.DB whose CreateSession waits until release is
+// closed: a cassette whose write lock another recorder holds.
+type blockingSink struct {
+	*store.DB
+	release chan struct{}
+}
+
+func (b blockingSink) CreateSession(ctx context.Context, s *store.Session) error {
+	<-b.release
+	return b.DB.CreateSession(ctx, s)
+}
+
+// TestStdio_ForwardsBeforeSessionCreated: while the cassette cannot give
+// the session its ID yet, the client's request reaches the server and the
+// server's answer reaches the client; once it can, the frames are
+// recorded in the order they passed.
+func TestStdio_ForwardsBeforeSessionCreated(t *testing.T) {
+	ctx := context.Background()
+	db := openDB(t)
+	sink := blockingSink{DB: db, release: make(chan struct{})}
+	srv := newPipeServer()
+	clientR, clientW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan *recorder.StdioResult, 1)
+	go func() {
+		rec := &recorder.Stdio{Sink: sink}
+		res, err := rec.Run(ctx, clientIO{clientR, outW}, srv, nil)
+		if err != nil {
+			t.Error(err)
+		}
+		done <- res
+	}()
+	req := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"
+	resp := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
+	go clientW.Write([]byte(req))
+	buf := make([]byte, len(req))
+	if _, err := io.ReadFull(srv.stdinR, buf); err != nil || string(buf) != req {
+		t.Fatalf("the server got %q, %v; want the request, forwarded while the session is not created", buf, err)
+	}
+	go srv.stdoutW.Write([]byte(resp))
+	buf = make([]byte, len(resp))
+	if _, err := io.ReadFull(outR, buf); err != nil || string(buf) != resp {
+		t.Fatalf("the client got %q, %v; want the answer, forwarded while the session is not created", buf, err)
+	}
+	close(sink.release)
+	clientW.Close()
+	srv.stdoutW.Close()
+	go io.Copy(io.Discard, srv.stdinR)
+	res := <-done
+	res.End(ctx, 0)
+	if res.Err != nil {
+		t.Fatal(res.Err)
+	}
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	fs, err := db.Frames(ctx, res.SessionID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, fmt.Sprintf("%d %s %s", f.Seq, f.Direction, f.Raw))
+	}
+	want := []string{"1 c2s " + req, "2 s2c " + resp}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("recorded frames mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -3,8 +3,11 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -78,7 +81,7 @@ const (
 // looked up a frame's session and stream in every insert, 8% of its CPU
 // time (go test -bench Append ./store); Check still reports any orphan.
 const (
-	writerParams       = "_fk=0&_busy_timeout=10000&_txlock=immediate&_sync=NORMAL&_cache_size=-2048&_mutex=no"
+	writerParams       = "_fk=0&_busy_timeout=0&_txlock=immediate&_sync=NORMAL&_cache_size=-2048&_mutex=no"
 	readerParams       = "_fk=1&_busy_timeout=10000&_query_only=1"
 	checkpointerParams = "_busy_timeout=1000"
 	maxReaders         = 4
@@ -116,6 +119,7 @@ type DB struct {
 	readOnly  error          // why the DB was opened read-only (see ReadOnly); nil when writable
 
 	failed atomic.Pointer[failure] // the sticky writer error, once set
+	log    *slog.Logger
 
 	// mu guards the ID pools and the sessions and streams known to exist.
 	mu         sync.Mutex
@@ -133,14 +137,34 @@ type failure struct{ err error }
 // SQLite finds it damaged, and with ErrNewerSchema if a newer mcpvcr
 // wrote it. The caller must call Close.
 func Open(ctx context.Context, path string) (*DB, error) {
-	d, err := open(ctx, path)
+	return OpenWith(ctx, path, Options{})
+}
+
+// Options tune a DB opened with OpenWith. The zero value is Open's.
+type Options struct {
+	// Logger receives the writes the writer could not store and went on
+	// without: a frame SQLite refuses (longer than its limit, say) is
+	// dropped alone, every other frame and session is still stored. If
+	// nil, nothing is logged.
+	Logger *slog.Logger
+	// ReserveIDs reserves a block of session and stream IDs at once, in
+	// the background, so that the first session a recorder creates does
+	// not wait for the file's write lock (which another recorder may
+	// hold) while its client waits for an answer. What is not used is
+	// given back at Close.
+	ReserveIDs bool
+}
+
+// OpenWith is Open with options.
+func OpenWith(ctx context.Context, path string, o Options) (*DB, error) {
+	d, err := open(ctx, path, o)
 	if err != nil {
 		return nil, fmt.Errorf("open cassette %s: %w", path, sqliteError(err))
 	}
 	return d, nil
 }
 
-func open(ctx context.Context, path string) (_ *DB, err error) {
+func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 	if path == "" {
 		return nil, errors.New("no path given")
 	}
@@ -158,6 +182,10 @@ func open(ctx context.Context, path string) (_ *DB, err error) {
 		streamIDs:  newIDPool("streams", streamBlock),
 		sessions:   make(map[int64]bool),
 		streams:    make(map[int64]int64),
+		log:        o.Logger,
+	}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
 	}
 	defer func() {
 		if err != nil {
@@ -227,7 +255,7 @@ func open(ctx context.Context, path string) (_ *DB, err error) {
 	if d.wconn, err = d.wdb.Conn(ctx); err != nil {
 		return nil, err
 	}
-	w := &writer{d: d, deleted: make(map[int64]bool)}
+	w := &writer{d: d, deleted: make(map[int64]bool), fresh: make(map[int64]bool)}
 	started := make(chan error, 1)
 	d.wg.Add(1)
 	go w.run(d.wconn, started)
@@ -241,6 +269,14 @@ func open(ctx context.Context, path string) (_ *DB, err error) {
 		defer d.wg.Done()
 		d.ckpt.run()
 	}()
+	if o.ReserveIDs {
+		d.mu.Lock()
+		d.sessionIDs.asking = true // the writer tops up the streams' IDs with it
+		d.mu.Unlock()
+		if err := d.send(ctx, op{kind: opReserve, pool: d.sessionIDs}); err != nil {
+			d.wakeIDWaiters(d.sessionIDs)
+		}
+	}
 	return d, nil
 }
 
@@ -365,4 +401,48 @@ func (d *DB) exclusive(ctx context.Context, o op) error {
 		return err
 	}
 	return <-o.done
+}
+
+// Probe checks, without taking any lock, what Open would check first:
+// that path can be opened for writing (it is created if missing) and is
+// empty or a SQLite file whose header names no other application and no
+// newer schema. A recorder probes, then opens in the background and
+// forwards meanwhile: Open may wait for other processes that write to the
+// same file. The header Probe reads may lag behind a file whose log is
+// not yet copied into it; Open has the last word. Call it before this
+// process opens path: closing a file releases the process's SQLite locks
+// on it.
+func Probe(path string) error {
+	if err := probe(path); err != nil {
+		return fmt.Errorf("open cassette %s: %w", path, err)
+	}
+	return nil
+}
+
+func probe(path string) error {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return err
+	}
+	empty, err := probeFile(abs)
+	if err != nil || empty {
+		return err
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	var head [100]byte
+	if _, err := io.ReadFull(f, head[:]); err != nil {
+		return nil // a header being written: Open will tell
+	}
+	version := binary.BigEndian.Uint32(head[60:])
+	switch appID := binary.BigEndian.Uint32(head[68:]); {
+	case appID == applicationID && int(version) > schemaVersion:
+		return fmt.Errorf("schema version %d, but this build knows up to %d: %w", version, schemaVersion, ErrNewerSchema)
+	case appID != applicationID && appID != 0:
+		return fmt.Errorf("%w (a SQLite database of another program)", ErrNotCassette)
+	}
+	return nil
 }

@@ -95,6 +95,9 @@ type frameRecord struct {
 	RawB64    string  `json:"raw_b64,omitempty"`
 	Data      *string `json:"data,omitempty"` // an SSE event's data; elsewhere only when it is not raw
 	DataB64   string  `json:"data_b64,omitempty"`
+	// Oversize is the frame's true length when raw holds only its first
+	// bytes (see Frame.Oversize).
+	Oversize int64 `json:"oversize,omitempty"`
 }
 
 // Export writes the sessions with the given IDs (all sessions when none
@@ -181,7 +184,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 		rec := frameRecord{
 			Type: "frame", Session: fileID, Seq: f.Seq, Dir: f.Direction.String(),
 			OffsetNS: int64(f.Offset), RPCID: f.ID, Method: f.Method, Malformed: f.Malformed,
-			SSE: f.SSE, Event: f.Event, Comment: f.Comment,
+			SSE: f.SSE, Event: f.Event, Comment: f.Comment, Oversize: f.Oversize,
 		}
 		if f.StreamID != 0 {
 			if rec.Stream = fileStream[f.StreamID]; rec.Stream == 0 {
@@ -469,6 +472,10 @@ func (rec *frameRecord) frame() (*Frame, error) {
 	if f.Raw, err = bytesOf("raw", rec.Raw, rec.RawB64); err != nil {
 		return nil, err
 	}
+	if rec.Oversize != 0 && rec.Oversize <= int64(len(f.Raw)) {
+		return nil, invalid("oversize %d (the true length of a frame cut short, more than its %d bytes of raw)", rec.Oversize, len(f.Raw))
+	}
+	f.Oversize = rec.Oversize
 	text := ""
 	if rec.Data != nil {
 		if text = *rec.Data; rec.DataB64 != "" {

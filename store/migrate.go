@@ -134,43 +134,52 @@ func inspect(ctx context.Context, db *sql.DB) (version int, err error) {
 	return version, nil
 }
 
-// migrate applies every migration newer than version, each in its own
-// transaction. Each migration sets PRAGMA user_version itself. Another
-// process may be migrating the same file at the same time: each
-// transaction takes the write lock first and then reads the version
-// again, so a migration the other process applied meanwhile is skipped.
+// migrate applies every migration newer than version, in one transaction
+// (a new cassette takes the write lock once, not once per migration, which
+// matters when many recorders create it at once). Each migration sets
+// PRAGMA user_version itself. Another process may be migrating the same
+// file at the same time: the transaction takes the write lock first and
+// then reads the version again, so migrations the other process applied
+// meanwhile are skipped.
 func migrate(ctx context.Context, db *sql.DB, version int) error {
-	for _, m := range migrations[version:] {
-		err := retryBusy(func() error { return applyMigration(ctx, db, m) })
-		if err != nil {
-			return fmt.Errorf("migrate to schema version %d: %w", m.version, err)
-		}
+	if version >= len(migrations) {
+		return nil
+	}
+	var last int
+	err := retryBusy(func() (err error) {
+		last, err = applyMigrations(ctx, db)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("migrate to schema version %d: %w", last, err)
 	}
 	return nil
 }
 
-func applyMigration(ctx context.Context, db *sql.DB, m migration) error {
+// applyMigrations applies the migrations newer than the file's version
+// in one transaction, and returns the version it was applying when it
+// failed.
+func applyMigrations(ctx context.Context, db *sql.DB) (int, error) {
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer tx.Rollback()
 	var before int
 	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&before); err != nil {
-		return err
+		return 0, err
 	}
-	if before >= m.version {
-		return nil // another process applied it meanwhile
+	for _, m := range migrations[min(before, len(migrations)):] {
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return m.version, err
+		}
+		var got int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&got); err != nil {
+			return m.version, err
+		}
+		if got != m.version {
+			return m.version, fmt.Errorf("schema.sql: migration %d sets user_version %d", m.version, got)
+		}
 	}
-	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-		return err
-	}
-	var got int
-	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&got); err != nil {
-		return err
-	}
-	if got != m.version {
-		return fmt.Errorf("schema.sql: migration %d sets user_version %d", m.version, got)
-	}
-	return tx.Commit()
+	return len(migrations), tx.Commit()
 }

@@ -187,3 +187,17 @@ func TestOpen_PageSize(t *testing.T) {
 		t.Errorf("page_size = %d; want 16384", size)
 	}
 }
+
+// applyMigration applies migration m alone, in its own transaction, to
+// make files of older schema versions.
+func applyMigration(ctx context.Context, db *sql.DB, m migration) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+		return err
+	}
+	return tx.Commit()
+}

@@ -172,8 +172,14 @@ type Frame struct {
 	Direction Direction
 	Offset    time.Duration // monotonic, from session start
 	// Raw is exactly the bytes on the wire: a stdio line with its newline,
-	// a whole JSON body, or an SSE event block with its blank line.
+	// a whole JSON body, or an SSE event block with its blank line. For an
+	// oversize frame it is only the first bytes (see Oversize).
 	Raw []byte
+	// Oversize is the frame's true length on the wire when it was longer
+	// than the recorder's limit (mcpvcr record --max-frame): it was
+	// forwarded whole and Raw holds only its first bytes. 0 when Raw is
+	// the whole frame.
+	Oversize int64
 	// Derived from Raw (see Derive).
 	Kind      Kind
 	ID        string // raw id token; "" when none

@@ -17,7 +17,7 @@ const (
 	streamColumns = `id, session_id, kind, method, url, status, resumes_id, last_event_id, opened_ns,
 		closed_ns, end_kind, err, request_header, response_header`
 	frameColumns = `session_id, seq, stream_id, direction, offset_ns, kind, rpc_id, method, batch,
-		malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, raw, data`
+		malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, raw, data, oversize`
 )
 
 // Sessions returns every committed session, by ID.
@@ -251,7 +251,7 @@ func scanFrame(r scanner, f *Frame) error {
 	var rpcID, method, sseID, sseEvent sql.NullString
 	var data []byte
 	if err := r.Scan(&f.SessionID, &f.Seq, &stream, &dir, &offset, &kind, &rpcID, &method, &f.Batch,
-		&f.Malformed, &f.SSE, &sseID, &f.HasEventID, &sseEvent, &retry, &f.Comment, &f.Raw, &data); err != nil {
+		&f.Malformed, &f.SSE, &sseID, &f.HasEventID, &sseEvent, &retry, &f.Comment, &f.Raw, &data, &f.Oversize); err != nil {
 		return err
 	}
 	f.StreamID = stream.Int64

@@ -147,3 +147,12 @@ PRAGMA user_version = 3;
 DROP INDEX frames_stream;
 
 PRAGMA user_version = 4;
+
+-- migration 5
+-- A frame longer than the recorder's limit (mcpvcr record --max-frame) is
+-- forwarded whole and stored cut to the limit: oversize holds its true
+-- length on the wire, 0 when raw is the whole frame. Added at the end of
+-- the row, after the blobs: only frames that are read whole read it.
+ALTER TABLE frames ADD COLUMN oversize INTEGER NOT NULL DEFAULT 0;
+
+PRAGMA user_version = 5;

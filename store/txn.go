@@ -47,8 +47,8 @@ const (
 		closed_ns = excluded.closed_ns, end_kind = excluded.end_kind, err = excluded.err,
 		request_header = excluded.request_header, response_header = excluded.response_header`
 	insertFrameSQL = `INSERT INTO frames (session_id, seq, stream_id, direction, offset_ns, kind, rpc_id,
-		method, batch, malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, raw, data)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+		method, batch, malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, raw, data, oversize)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	insertMemberSQL = `INSERT INTO frame_members (session_id, seq, idx, kind, rpc_id, method)
 	VALUES (?, ?, ?, ?, ?, ?)`
 )
@@ -65,7 +65,7 @@ var chunkSizes = [...]int{32, 16, 8, 4, 2}
 
 // insertFramesSQL returns insertFrameSQL with n rows of placeholders.
 func insertFramesSQL(n int) string {
-	return insertFrameSQL + strings.Repeat(",\n\t(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", n-1)
+	return insertFrameSQL + strings.Repeat(",\n\t(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", n-1)
 }
 
 // stmts are the writer's statements, prepared once on its connection.
@@ -267,7 +267,7 @@ func (t *txn) addFrame(f *Frame) {
 		b.session(f.SessionID), f.Seq, b.stream(f.StreamID), boxedText(directionText[:], int(f.Direction), f.Direction.String), int64(f.Offset),
 		boxedText(kindText[:], int(f.Kind), f.Kind.String), nullString(f.ID), b.text(f.Method), f.Batch, f.Malformed,
 		f.SSE, nullString(f.EventID), f.HasEventID, b.text(f.Event), retryValue(f.Retry), f.Comment,
-		raw, storedData(f),
+		raw, storedData(f), f.Oversize,
 	} {
 		t.args = append(t.args, driver.NamedValue{Ordinal: len(t.args) + 1, Value: v})
 	}

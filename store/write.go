@@ -32,7 +32,7 @@ func (d *DB) CreateSession(ctx context.Context, s *Session) error {
 	d.sessions[id] = true
 	d.mu.Unlock()
 	args[0] = id
-	if err := d.send(ctx, op{kind: opSession, sessionID: id, args: args}); err != nil {
+	if err := d.send(ctx, op{kind: opSession, sessionID: id, args: args, first: true}); err != nil {
 		d.mu.Lock()
 		delete(d.sessions, id)
 		d.mu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/mattn/go-sqlite3"
 )
 
 // opKind says what a queued write does.
@@ -24,6 +26,7 @@ const (
 type op struct {
 	kind      opKind
 	commit    bool  // commit as soon as this op is applied
+	first     bool  // opSession: the session's creation (see writer.fresh)
 	sessionID int64 // the session it belongs to; 0 for flush and exclusive
 	frame     *Frame
 	args      []any // session or stream row, in upsert column order
@@ -68,6 +71,13 @@ type writer struct {
 	// least every sharedInterval, rather than every commitInterval.
 	shared bool
 	began  time.Time // when t began
+
+	// fresh holds the sessions created whose first frame is not yet
+	// applied. A session's creation and its first frame are each
+	// committed at once, rather than batched for the commit interval:
+	// what a recording keeps if the disk fills or the process dies early
+	// is then never nothing, and costs a commit or two per session.
+	fresh map[int64]bool
 }
 
 // Holding the write lock of a cassette that other processes write too.
@@ -77,9 +87,27 @@ const (
 	// one takes microseconds; SQLite's busy handler sleeps 1 ms first.
 	contendedBegin = 500 * time.Microsecond
 	// sharedInterval is how long a shared writer keeps a transaction open
-	// while writes keep coming.
-	sharedInterval = 20 * time.Millisecond
+	// while writes keep coming. With n writers taking turns, a write
+	// waits at most about n-1 of them (and their pauses, yieldGap) for
+	// the lock: 5 ms keeps that, and so what a kill -9 loses, well within
+	// the 100 ms commit interval for eight busy writers (go run
+	// ./scripts/contention).
+	sharedInterval = 5 * time.Millisecond
+	// yieldGap is how long a shared writer waits after a commit before it
+	// begins again, so that a writer that waits for the lock (trying
+	// every busyWait) gets it.
+	yieldGap = 2 * time.Millisecond
 )
+
+// lengthLimit, if positive, lowers SQLite's limit on the length of a
+// value (1e9 bytes by default) on the writer's connection: tests reach
+// the limit with small frames.
+var lengthLimit int
+
+// maxPages, if positive, caps the file's pages for the writer, which then
+// fails with SQLITE_FULL as on a full disk: tests fill the "disk" at an
+// exact point.
+var maxPages int
 
 // run prepares the writer's statements on conn, reports the outcome on
 // started, then runs loop on conn until Close.
@@ -92,6 +120,16 @@ func (w *writer) run(conn *sql.Conn, started chan<- error) {
 		if !ok {
 			err = fmt.Errorf("driver connection %T lacks methods the writer needs", dc)
 			return nil
+		}
+		if lengthLimit > 0 {
+			if sc, ok := dc.(*sqlite3.SQLiteConn); ok {
+				sc.SetLimit(sqlite3.SQLITE_LIMIT_LENGTH, lengthLimit)
+			}
+		}
+		if maxPages > 0 {
+			if _, err := c.ExecContext(bg, fmt.Sprintf("PRAGMA max_page_count = %d", maxPages), nil); err != nil {
+				return err
+			}
 		}
 		if w.s, err = prepare(c); err != nil {
 			return nil
@@ -224,14 +262,26 @@ func (w *writer) handleFrames(ops []op) {
 	fs := buf[:len(ops)]
 	for i := range ops {
 		fs[i] = ops[i].frame
-		w.size += ops[i].size()
 	}
 	if err := w.t.putFrames(fs); err != nil {
-		w.abort(err)
+		if !w.isolable(err) {
+			w.abort(err)
+			return
+		}
+		// One of the frames is refused (SQLite undid the statement and
+		// nothing else): insert them one by one, to keep the others.
+		for i := range ops {
+			w.handle(&ops[i])
+		}
 		return
 	}
+	first := false
+	for i := range ops {
+		w.size += ops[i].size()
+		first = w.firstFrame(ops[i].sessionID) || first
+	}
 	w.n += len(ops)
-	if w.n >= maxBatchOps || w.size >= maxBatchBytes {
+	if first || w.n >= maxBatchOps || w.size >= maxBatchBytes {
 		w.commit()
 	}
 }
@@ -241,6 +291,11 @@ func (w *writer) handleFrames(ops []op) {
 func (w *writer) ensureTxn() bool {
 	if w.t != nil {
 		return true
+	}
+	if w.shared {
+		if wait := yieldGap - time.Since(w.last); wait > 0 {
+			time.Sleep(wait)
+		}
 	}
 	start := time.Now()
 	t, err := begin(w.c, w.s)
@@ -330,13 +385,24 @@ func (w *writer) handle(o *op) {
 		return
 	}
 	if err := w.apply(w.t, o); err != nil {
-		w.abort(err)
+		if !w.isolable(err) {
+			w.abort(err)
+			return
+		}
+		w.skip(o, err)
 		return
+	}
+	first := false
+	switch {
+	case o.kind == opSession && o.first:
+		w.fresh[o.sessionID], first = true, true
+	case o.kind == opFrame:
+		first = w.firstFrame(o.sessionID)
 	}
 	w.n++
 	w.size += o.size()
 	switch {
-	case w.n >= maxBatchOps || w.size >= maxBatchBytes:
+	case first || w.n >= maxBatchOps || w.size >= maxBatchBytes:
 		w.commit()
 	case o.commit:
 		if wait := commitGap - time.Since(w.last); wait > 0 {
@@ -347,11 +413,81 @@ func (w *writer) handle(o *op) {
 	}
 }
 
-// reserve reserves a block of IDs for p in the open transaction.
+// firstFrame reports whether a frame of sessionID is its first (see
+// fresh), which is to be committed at once.
+func (w *writer) firstFrame(sessionID int64) bool {
+	if !w.fresh[sessionID] {
+		return false
+	}
+	delete(w.fresh, sessionID)
+	return true
+}
+
+// isolable reports whether err, the failure of one write in the open
+// transaction, was that write's alone: SQLite undid the one statement and
+// the transaction goes on (a blob longer than SQLite's limit, a
+// constraint such as a seq given twice). The writer then drops that write
+// and keeps every other. Anything else (a full disk, an I/O error, a
+// transaction SQLite rolled back) stops the writer.
+func (w *writer) isolable(err error) bool {
+	var se sqlite3.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code {
+	case sqlite3.ErrTooBig, sqlite3.ErrConstraint, sqlite3.ErrMismatch, sqlite3.ErrRange:
+	default:
+		return false
+	}
+	ac, ok := w.c.(interface{ AutoCommit() bool })
+	return w.t != nil && ok && !ac.AutoCommit()
+}
+
+// skip reports a write that SQLite refused on its own (see isolable) and
+// goes on without it. A refused frame leaves a placeholder in its place
+// in the session's order: no bytes, Oversize its length, so that show and
+// check tell a frame that was not stored from one never seen.
+func (w *writer) skip(o *op, err error) {
+	w.d.log.Error("a write was refused and dropped; the other frames and sessions are still recorded", "session", o.sessionID, "err", err)
+	f := o.frame
+	if o.kind != opFrame || len(f.Raw) == 0 {
+		return
+	}
+	ph := &Frame{SessionID: f.SessionID, StreamID: f.StreamID, Seq: f.Seq, Direction: f.Direction,
+		Offset: f.Offset, SSE: f.SSE, Comment: f.Comment, Retry: -1, Oversize: max(f.Oversize, int64(len(f.Raw)))}
+	ph.derive(StreamUnknown)
+	if perr := w.t.putFrame(ph); perr != nil && !w.isolable(perr) {
+		w.abort(perr)
+		return
+	}
+	w.n++
+}
+
+// reserve reserves a block of IDs for p in the open transaction. The
+// other table's IDs are reserved first, if they run low and no one asked
+// for them yet, while the lock is held: a new session opens streams next,
+// and the lock may have passed to another process by the time it asks.
 func (w *writer) reserve(p *idPool) {
 	if w.d.Err() != nil || !w.ensureTxn() {
 		w.d.wakeIDWaiters(p)
 		return
+	}
+	other := w.d.streamIDs
+	if p == other {
+		other = w.d.sessionIDs
+	}
+	w.d.mu.Lock()
+	low := !other.asking && other.left() < other.block/2
+	if low {
+		other.asking = true // a newID meanwhile waits for this block
+	}
+	w.d.mu.Unlock()
+	if low {
+		if err := w.d.reserve(w.t, other); err != nil {
+			w.abort(err)
+			w.d.wakeIDWaiters(p)
+			return
+		}
 	}
 	if err := w.d.reserve(w.t, p); err != nil {
 		w.abort(err)

@@ -139,6 +139,7 @@ type frameData struct {
 	Base64    bool    `json:"b64,omitempty"` // Raw is base64: the bytes are not UTF-8
 	Members   int     `json:"n,omitempty"`   // a batch's size
 	Malformed bool    `json:"x,omitempty"`
+	Oversize  int64   `json:"os,omitempty"` // the true length of a frame stored cut (Raw is its start)
 	Event     string  `json:"ev,omitempty"`
 	EventID   *string `json:"eid,omitempty"`
 	Retry     *int    `json:"rt,omitempty"`
@@ -200,7 +201,7 @@ func sessionOf(r *store.Recording) sessionData {
 	for i := range r.Frames {
 		f := &r.Frames[i]
 		fd := frameData{Seq: f.Seq, Stream: -1, Offset: f.Offset.Microseconds(), Kind: Kind(f, kinds[f.StreamID]),
-			Method: f.Method, Name: named[f.Seq], ID: f.ID, Malformed: f.Malformed, Event: f.Event}
+			Method: f.Method, Name: named[f.Seq], ID: f.ID, Malformed: f.Malformed, Oversize: f.Oversize, Event: f.Event}
 		if j, ok := index[f.StreamID]; ok {
 			fd.Stream = j
 		}

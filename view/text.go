@@ -327,7 +327,14 @@ func flags(f *store.Frame, kind store.StreamKind) []string {
 			fl = append(fl, "rev="+v) // a modern request names its revision
 		}
 	}
-	if f.Malformed {
+	switch {
+	case f.Oversize > 0 && len(f.Raw) == 0:
+		fl = append(fl, fmt.Sprintf("oversize=%d(not stored)", f.Oversize))
+	case f.Oversize > 0:
+		// Cut short: its bytes are not a whole message, so it is not
+		// called malformed.
+		fl = append(fl, fmt.Sprintf("oversize=%d(stored %d)", f.Oversize, len(f.Raw)))
+	case f.Malformed:
 		fl = append(fl, "malformed")
 	}
 	if f.HasEventID {
@@ -339,7 +346,7 @@ func flags(f *store.Frame, kind store.StreamKind) []string {
 	if f.Retry >= 0 && f.SSE {
 		fl = append(fl, fmt.Sprintf("retry=%d", f.Retry))
 	}
-	if len(f.Raw) > 0 && f.Raw[len(f.Raw)-1] != '\n' && (kind == store.StdinStream || kind == store.StdoutStream) {
+	if f.Oversize == 0 && len(f.Raw) > 0 && f.Raw[len(f.Raw)-1] != '\n' && (kind == store.StdinStream || kind == store.StdoutStream) {
 		fl = append(fl, "no-newline")
 	}
 	return fl

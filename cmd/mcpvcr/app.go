@@ -154,13 +154,14 @@ func noteReadOnly(c *cli.Context, why error) {
 
 // openForWrite opens or creates a .db cassette. A new one may not be
 // named like an export (new.jsonl): it would be a SQLite file all the
-// same.
-func openForWrite(c *cli.Context) (*store.DB, error) {
+// same. The writes it drops (a frame SQLite refuses) are logged to e's
+// logger.
+func openForWrite(c *cli.Context, e *env) (*store.DB, error) {
 	path := cassettePath(c)
 	if err := cassetteName(c, path); err != nil {
 		return nil, err
 	}
-	db, err := store.Open(c.Context, path)
+	db, err := store.OpenWith(c.Context, path, store.Options{Logger: e.logger, ReserveIDs: c.Command.Name == "record"})
 	if err != nil {
 		return nil, openErr(path, err)
 	}

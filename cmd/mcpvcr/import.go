@@ -31,7 +31,7 @@ func importCommand(e *env) *cli.Command {
 				return failErr(fmt.Errorf("open %s: %w", path, err), "")
 			}
 			defer f.Close()
-			db, err := openForWrite(c)
+			db, err := openForWrite(c, e)
 			if err != nil {
 				return err
 			}

@@ -51,6 +51,9 @@ func recordCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "server", EnvVars: []string{"MCPVCR_SERVER"}, Usage: "record stdio: the server `COMMAND` as one string, quoted like a shell (for configs without an args list)"},
 			&cli.GenericFlag{Name: "header", Value: &headerList{}, Usage: "record HTTP: add `\"NAME: VALUE\"` to every upstream request, such as a token you hold (repeatable; MCPVCR_HEADER: one per line); not recorded", EnvVars: []string{"MCPVCR_HEADER"}},
 			&cli.StringSliceFlag{Name: "allow-origin", EnvVars: []string{"MCPVCR_ALLOW_ORIGIN"}, Usage: "record HTTP: also serve browser pages of `ORIGIN` (http://app.example:3000; * for any): by default a request whose Origin or Host is neither loopback nor the listen address is refused with 403 (DNS rebinding protection) (repeatable)"},
+			&cli.GenericFlag{Name: "max-frame", Value: ptr(byteSize(recorder.DefaultMaxFrame)), EnvVars: []string{"MCPVCR_MAX_FRAME"},
+				Usage: "store at most `SIZE` of one frame (a line, body or SSE event; such as 64MiB, 1MB or bytes): a longer one is forwarded whole and stored cut, flagged oversize with its length"},
+			&cli.DurationFlag{Name: "idle-timeout", Value: recorder.DefaultIdleTimeout, EnvVars: []string{"MCPVCR_IDLE_TIMEOUT"}, Usage: "HTTP: close a keep-alive connection after `D` without a request (headers must arrive within 10s, a request body within 30s; answers are never cut)"},
 			&cli.BoolFlag{Name: "proxy-auth", Value: true, Usage: "record HTTP: front the OAuth authorization servers of a protected upstream (record their exchanges, map the token's resource to the upstream); --proxy-auth=false lets the client talk to them directly"},
 		},
 		Action: func(c *cli.Context) error {
@@ -73,7 +76,9 @@ func recordCommand(e *env) *cli.Command {
 }
 
 func recordStdio(c *cli.Context, e *env, argv []string) error {
-	db, err := openForWrite(c)
+	// The server starts while the cassette opens: another recorder may
+	// hold its write lock.
+	db, err := openLazy(c, e)
 	if err != nil {
 		return err
 	}
@@ -83,7 +88,7 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 	defer signal.Stop(sigs)
 	rec := &recorder.Command{
 		Argv:     argv,
-		Recorder: recorder.Stdio{Sink: db, Session: store.Session{Name: c.String("name")}, Stderr: e.stderr, Logger: e.logger},
+		Recorder: recorder.Stdio{Sink: db, Session: store.Session{Name: c.String("name")}, Stderr: e.stderr, Logger: e.logger, MaxFrame: maxFrameFlag(c.Generic("max-frame"))},
 		Redactor: redactor(c),
 		Signals:  sigs,
 	}
@@ -99,6 +104,9 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 	}
 	if cerr := db.Close(); res.Err == nil {
 		res.Err = cerr // a failure found only when flushing the last frames
+	}
+	if db.err != nil {
+		return db.err // the cassette could not be opened: openErr says why
 	}
 	if res.Err != nil {
 		return failErr(fmt.Errorf("recording failed, the session in %s is incomplete: %w", cassettePath(c), res.Err),
@@ -137,3 +145,5 @@ func redactor(c *cli.Context) *recorder.Redactor {
 	return &recorder.Redactor{Headers: c.StringSlice("redact-header"), Query: c.StringSlice("redact-query"),
 		JSON: c.StringSlice("redact-json"), NoJSON: c.Bool("no-redact-json")}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -27,7 +27,7 @@ func recordHTTP(c *cli.Context, e *env) error {
 	// One probe, straight to the upstream (not recorded); its warning
 	// follows the URL to give the client.
 	warn := recorder.Probe(c.Context, u, hdr, red.URL(raw))
-	db, err := openForWrite(c)
+	db, err := openForWrite(c, e)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func recordHTTP(c *cli.Context, e *env) error {
 		return err
 	}
 	rec := &recorder.HTTP{Upstream: u, Sink: db, Redactor: red, Name: c.String("name"), Logger: e.logger,
-		Header: hdr, AuthDirect: !c.Bool("proxy-auth"), AllowOrigins: c.StringSlice("allow-origin")}
+		Header: hdr, AuthDirect: !c.Bool("proxy-auth"), AllowOrigins: c.StringSlice("allow-origin"), MaxFrame: maxFrameFlag(c.Generic("max-frame"))}
 	path := u.EscapedPath()
 	if path == "" {
 		path = "/"
@@ -47,7 +47,7 @@ func recordHTTP(c *cli.Context, e *env) error {
 	if warn != "" {
 		fmt.Fprintf(e.stderr, "mcpvcr: warning: %s\n", warn)
 	}
-	serr := serve(c.Context, e, ln, &recorder.Graceful{Handler: rec, Waiting: rec.Pending, BeforeClose: rec.Stop})
+	serr := serve(c.Context, e, ln, &recorder.Graceful{Handler: rec, Waiting: rec.Pending, BeforeClose: rec.Stop, IdleTimeout: c.Duration("idle-timeout")})
 	cerr := rec.Close(context.WithoutCancel(c.Context)) // c.Context is done: Ctrl-C stopped serving
 	if err := db.Close(); err != nil {
 		return failErr(fmt.Errorf("save cassette %s: %w", cassettePath(c), err), "")

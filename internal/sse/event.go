@@ -18,8 +18,12 @@ const bom = "\xEF\xBB\xBF"
 type Event struct {
 	// Raw is the bytes of the block exactly as they arrived, including the
 	// terminating blank line and, for the first block of a stream, a leading
-	// byte order mark. It is a fresh slice that the caller may keep.
+	// byte order mark. It is a fresh slice that the caller may keep. When
+	// Size is set, it is only the block's first bytes (Splitter.Max).
 	Raw []byte
+	// Size is the block's true length when Raw holds only its first bytes;
+	// 0 when Raw is the whole block.
+	Size int64
 
 	// ID is the value of the block's last valid id field. HasID reports
 	// whether there was one; an id field whose value contains NUL is

@@ -17,12 +17,19 @@ const keepBuf = 64 << 10
 // them, so in practice only a stream whose lines end in CR alone sees its
 // events a chunk late.
 //
-// A Splitter holds the bytes of at most one unfinished event, however large;
-// it has no size limit and drops nothing.
+// A Splitter holds the bytes of at most one unfinished event. With Max
+// zero it has no size limit and drops nothing; with Max set, it keeps at
+// most Max bytes of an event: a longer one is returned with only its
+// first Max bytes in Raw (its fields parsed from those) and its true
+// length in Size. Events are found where they end all the same.
 //
 // The zero value is ready to split a new stream. A Splitter is not safe for
 // concurrent use.
 type Splitter struct {
+	// Max, if positive, bounds the bytes kept of one event.
+	Max int
+
+	dropped int64   // bytes of the current block not kept (over Max)
 	buf     []byte  // bytes of the current block carried over from earlier chunks
 	lineLen int     // length so far of the current line, without its ending
 	head    [3]byte // the stream's first bytes, to recognise a BOM
@@ -92,8 +99,19 @@ func (s *Splitter) Feed(dst []Event, p []byte) []Event {
 			start = i
 		}
 	}
-	s.buf = grow(s.buf, p[start:])
+	s.buf = grow(s.buf, s.clip(p[start:]))
 	return dst
+}
+
+// clip returns as much of p as the current block may still keep (see
+// Max), counting the rest as dropped.
+func (s *Splitter) clip(p []byte) []byte {
+	if s.Max <= 0 || len(s.buf)+len(p) <= s.Max {
+		return p
+	}
+	keep := max(0, s.Max-len(s.buf))
+	s.dropped += int64(len(p) - keep)
+	return p[:keep]
 }
 
 // End reports that the stream has ended and returns what the Splitter still
@@ -110,13 +128,14 @@ func (s *Splitter) End() (e Event, ok bool) {
 		e, ok = s.emit(nil), true
 		e.Partial = true
 	}
-	*s = Splitter{buf: s.buf[:0]}
+	*s = Splitter{Max: s.Max, buf: s.buf[:0]}
 	return e, ok
 }
 
 // emit returns the event made of the carried-over bytes and tail, and
 // empties the carry-over buffer.
 func (s *Splitter) emit(tail []byte) Event {
+	tail = s.clip(tail)
 	raw := make([]byte, len(s.buf)+len(tail))
 	copy(raw[copy(raw, s.buf):], tail)
 	if cap(s.buf) > keepBuf {
@@ -126,6 +145,9 @@ func (s *Splitter) emit(tail []byte) Event {
 	}
 	e := parse(raw, !s.started && len(raw) >= len(bom) && string(raw[:len(bom)]) == bom)
 	s.started = true
+	if s.dropped > 0 {
+		e.Size, s.dropped = int64(len(raw))+s.dropped, 0
+	}
 	return e
 }
 

@@ -70,7 +70,7 @@ func sameEvents(a, b []Event) bool {
 		x, y := a[i], b[i]
 		if !bytes.Equal(x.Raw, y.Raw) || x.ID != y.ID || x.HasID != y.HasID || x.Type != y.Type ||
 			!bytes.Equal(x.Data, y.Data) || x.HasData != y.HasData || x.Retry != y.Retry ||
-			len(x.Comments) != len(y.Comments) || x.Comment != y.Comment || x.Partial != y.Partial || x.BOM != y.BOM {
+			len(x.Comments) != len(y.Comments) || x.Comment != y.Comment || x.Partial != y.Partial || x.BOM != y.BOM || x.Size != y.Size {
 			return false
 		}
 		for j := range x.Comments {
@@ -84,7 +84,7 @@ func sameEvents(a, b []Event) bool {
 
 func TestSameEvents(t *testing.T) {
 	// sameEvents must compare every field of Event.
-	if got, want := reflect.TypeFor[Event]().NumField(), 11; got != want {
+	if got, want := reflect.TypeFor[Event]().NumField(), 12; got != want {
 		t.Errorf("Event has %d fields; sameEvents compares %d", got, want)
 	}
 }
@@ -403,4 +403,72 @@ func BenchmarkSplitter(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*bm.events), "ns/event")
 		})
 	}
+}
+
+// TestSplitter_Max feeds events longer than Max, whole and a byte at a
+// time: each comes out where it ends, with its first Max bytes and its
+// true length, and the events around it are whole.
+func TestSplitter_Max(t *testing.T) {
+	big := "data: " + strings.Repeat("x", 100) + "\n\n"
+	stream := "id: 1\ndata: a\n\n" + big + "id: 3\ndata: c\n\n" + big[:50]
+	for _, chunk := range []int{len(stream), 1, 7} {
+		sp := Splitter{Max: 20}
+		var evs []Event
+		for i := 0; i < len(stream); i += chunk {
+			evs = sp.Feed(evs, []byte(stream[i:min(i+chunk, len(stream))]))
+		}
+		if ev, ok := sp.End(); ok {
+			evs = append(evs, ev)
+		}
+		var got []string
+		for _, ev := range evs {
+			got = append(got, fmt.Sprintf("%q/%d", ev.Raw, ev.Size))
+		}
+		want := []string{`"id: 1\ndata: a\n\n"/0`, fmt.Sprintf("%q/%d", big[:20], len(big)), `"id: 3\ndata: c\n\n"/0`, fmt.Sprintf("%q/%d", big[:20], 50)}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("chunks of %d: events mismatch (-want +got):\n%s", chunk, diff)
+		}
+	}
+}
+
+// FuzzSplitterMax checks, for any stream, limit and cuts, that a Splitter
+// with Max finds the same events as one without, each with at most Max
+// bytes of its Raw, those being the start of the whole Raw, and Size its
+// whole length when it was cut.
+func FuzzSplitterMax(f *testing.F) {
+	for _, tt := range grammarTests {
+		f.Add([]byte(tt.stream), uint64(len(tt.name)), uint8(4))
+	}
+	f.Add(benchStream(3, 100), uint64(0), uint8(50))
+	f.Fuzz(func(t *testing.T, stream []byte, seed uint64, max uint8) {
+		if max == 0 {
+			return
+		}
+		r := rand.New(rand.NewPCG(seed, seed>>32))
+		whole := split(stream)
+		s := Splitter{Max: int(max)}
+		var got []Event
+		prev := 0
+		for _, c := range append(randomCuts(r, len(stream)), len(stream)) {
+			got = s.Feed(got, stream[prev:c])
+			prev = c
+		}
+		if e, ok := s.End(); ok {
+			got = append(got, e)
+		}
+		if len(got) != len(whole) {
+			t.Fatalf("%d events with Max %d; want %d", len(got), max, len(whole))
+		}
+		for i, e := range got {
+			w := whole[i]
+			switch {
+			case len(w.Raw) <= int(max):
+				if !sameEvents([]Event{w}, []Event{e}) {
+					t.Fatalf("event %d (%d bytes, Max %d) differs:\n%s", i, len(w.Raw), max, cmp.Diff(w, e, eventOpts))
+				}
+			case len(e.Raw) != int(max) || !bytes.Equal(e.Raw, w.Raw[:max]) || e.Size != int64(len(w.Raw)):
+				t.Fatalf("event %d of %d bytes cut to %q, size %d; want its first %d bytes and size %d", i, len(w.Raw), e.Raw, e.Size, max, len(w.Raw))
+			}
+		}
+	})
 }

@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// byteSize is the value of a size flag such as --max-frame: a number of
+// bytes, optionally with a unit (KB, MB, GB in powers of 1000; KiB, MiB,
+// GiB in powers of 1024; B). Units are case-insensitive.
+type byteSize int64
+
+var sizeUnits = []struct {
+	suffix string
+	n      int64
+}{
+	{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30},
+	{"kb", 1e3}, {"mb", 1e6}, {"gb", 1e9},
+	{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30},
+	{"b", 1},
+}
+
+func (s *byteSize) Set(v string) error {
+	t := strings.ToLower(strings.TrimSpace(v))
+	mult := int64(1)
+	for _, u := range sizeUnits {
+		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = strings.TrimSpace(rest), u.n
+			break
+		}
+	}
+	n, err := strconv.ParseInt(t, 10, 64)
+	if err != nil || n <= 0 || n > (1<<40)/mult {
+		return fmt.Errorf("%q is not a size: give bytes, or a number with KB, MB, KiB or MiB (such as 64MiB)", v)
+	}
+	*s = byteSize(n * mult)
+	return nil
+}
+
+func (s *byteSize) String() string {
+	switch n := int64(*s); {
+	case n > 0 && n%(1<<20) == 0:
+		return fmt.Sprintf("%dMiB", n>>20)
+	case n > 0 && n%(1<<10) == 0:
+		return fmt.Sprintf("%dKiB", n>>10)
+	default:
+		return strconv.FormatInt(n, 10)
+	}
+}
+
+// maxFrame returns the value of --max-frame.
+func maxFrameFlag(v any) int64 {
+	if s, ok := v.(*byteSize); ok {
+		return int64(*s)
+	}
+	return 0
+}
