@@ -23,6 +23,11 @@ type oauthScenario struct {
 	cfg     mcptest.ProtectedConfig
 	asPath  string              // the issuer's path
 	client  mcptest.OAuthClient // pre-registered; zero for dynamic registration
+	as      mcptest.AuthServerConfig
+	// authorize is how mcpvcr answers the authorization request, as show
+	// flags it: the authorization server's answer relayed, or the browser
+	// sent there to log in.
+	authorize string
 }
 
 var oauthScenarios = []oauthScenario{
@@ -45,6 +50,52 @@ var oauthScenarios = []oauthScenario{
 	// 2026-07-28: the stateless era; a public pre-registered client.
 	{name: "Modern/PublicClient", version: mcptest.V20260728,
 		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, client: mcptest.OAuthClient{ID: "public-client"}},
+	// A headless client (as the Go SDK's conformance client): it fetches
+	// the authorization URL without following redirects and reads the
+	// code from the Location, from an authorization server that approves
+	// at once. mcpvcr relays the authorization server's own answer.
+	{name: "Headless/ApprovesAtOnce", version: mcptest.V20251125,
+		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, client: mcptest.OAuthClient{Headless: true}, authorize: "relayed"},
+	// An authorization server that redirects the browser to its own login
+	// UI, binding the login to the browser with a cookie: mcpvcr sends the
+	// browser to the real authorization URL, where it logs in.
+	{name: "Browser/LoginRedirect", version: mcptest.V20250618,
+		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, as: mcptest.AuthServerConfig{Login: mcptest.LoginRedirect}, authorize: "browser"},
+	// An authorization server that answers with an HTML login page.
+	{name: "Browser/LoginPage", version: mcptest.V20251125,
+		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, as: mcptest.AuthServerConfig{Login: mcptest.LoginPage}, authorize: "browser"},
+	// RFC 9207: the authorization response carries iss, which the client
+	// compares with the issuer of the metadata (the fronted one): mcpvcr
+	// rewrites it in the relayed Location.
+	{name: "Iss/Headless", version: mcptest.V20251125,
+		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, as: mcptest.AuthServerConfig{Iss: true, Path: "/tenant"},
+		client: mcptest.OAuthClient{Headless: true}, authorize: "relayed"},
+}
+
+// scenarioNamed returns the OAuth scenario named name.
+func scenarioNamed(t *testing.T, name string) oauthScenario {
+	t.Helper()
+	for _, sc := range oauthScenarios {
+		if sc.name == name {
+			return sc
+		}
+	}
+	t.Fatalf("no OAuth scenario %q", name)
+	return oauthScenario{}
+}
+
+// startScenarioAS starts the authorization server of sc, with its client
+// pre-registered.
+func startScenarioAS(t *testing.T, sc oauthScenario) *mcptest.AuthServer {
+	cfg := sc.as
+	if cfg.Path == "" {
+		cfg.Path = sc.asPath
+	}
+	as := mcptest.StartAuthServerWith(t, cfg)
+	if sc.client.ID != "" {
+		as.Register(sc.client.ID, sc.client.Secret, mcptest.RedirectURI)
+	}
+	return as
 }
 
 // oauthRun connects an SDK client named clientName with a fresh
@@ -93,10 +144,7 @@ func TestOAuth(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := testCtx(t)
-			as := mcptest.StartAuthServer(t, sc.asPath)
-			if sc.client.ID != "" {
-				as.Register(sc.client.ID, sc.client.Secret, mcptest.RedirectURI)
-			}
+			as := startScenarioAS(t, sc)
 			cfg := sc.cfg
 			cfg.AS = as
 			p := mcptest.StartProtected(t, cfg)
@@ -126,6 +174,9 @@ func TestOAuth(t *testing.T) {
 				if !strings.Contains(show.stdout, want) {
 					t.Errorf("show 1 lacks %q:\n%s", want, show.stdout)
 				}
+			}
+			if sc.authorize != "" && !regexp.MustCompile(`GET 302 +/_mcpvcr/as/\w+/author.*[ ,]authorize,`+sc.authorize+`\n`).MatchString(show.stdout) {
+				t.Errorf("show 1 does not flag the authorization request %q:\n%s", sc.authorize, show.stdout)
 			}
 			tokens := len(regexp.MustCompile(`(?m)= http#\d+ +POST 200 +/_mcpvcr/as/\w+/token_endpoint`).FindAllString(show.stdout, -1))
 			if len(sc.cfg.StepUp) > 0 && tokens != 2 || tokens == 0 || !strings.Contains(show.stdout, "POST 401") {

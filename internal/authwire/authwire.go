@@ -389,3 +389,82 @@ func Label(path string) string {
 	}
 	return "http"
 }
+
+// AuthorizeHeader is the pseudo-header a recorded authorization request
+// carries in its response headers: how mcpvcr answered it (AuthorizeRelayed
+// or AuthorizeBrowser). It never goes on the wire.
+const AuthorizeHeader = "Mcpvcr-Authorize"
+
+// How mcpvcr answered an authorization request to a fronted authorization
+// server.
+const (
+	// AuthorizeRelayed: the authorization server answered at once with
+	// the authorization response (a redirect to the client's redirect
+	// URI, with a code or an error), and mcpvcr relayed it.
+	AuthorizeRelayed = "relayed"
+	// AuthorizeBrowser: the authorization server wants the user (a login
+	// page, or a redirect to its login UI), so mcpvcr sent the browser to
+	// the real authorization URL to log in there.
+	AuthorizeBrowser = "browser"
+)
+
+// IsAuthorizationResponse reports whether loc, the Location of an
+// authorization endpoint's redirect (resolved against base, the URL
+// asked for), is the authorization response to the client (RFC 6749
+// §4.1.2): a redirect to redirectURI (same scheme, host and path), or,
+// when the request named none, a redirect off the authorization server
+// carrying the request's state and a code or an error.
+func IsAuthorizationResponse(loc string, base *url.URL, redirectURI, state string) bool {
+	if loc == "" {
+		return false
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return false
+	}
+	if base != nil {
+		u = base.ResolveReference(u)
+	}
+	if redirectURI != "" {
+		ru, err := url.Parse(redirectURI)
+		return err == nil && strings.EqualFold(u.Scheme, ru.Scheme) && strings.EqualFold(u.Host, ru.Host) && u.Path == ru.Path
+	}
+	q := u.Query()
+	if base != nil && strings.EqualFold(u.Host, base.Host) {
+		return false
+	}
+	return (state == "" || q.Get("state") == state) && (q.Get("code") != "" || q.Get("error") != "")
+}
+
+// IssuersEqual compares issuer identifiers as clients do: a trailing
+// slash does not count.
+func IssuersEqual(a, b string) bool {
+	return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
+}
+
+// RewriteIss returns loc with its RFC 9207 iss parameter replaced by to
+// when it names the issuer from (IssuersEqual), keeping the other bytes;
+// ok reports whether it did. An iss naming another issuer is kept, so
+// that the client rejects it as it would without mcpvcr.
+func RewriteIss(loc, from, to string) (string, bool) {
+	base, query, ok := strings.Cut(loc, "?")
+	if !ok {
+		return loc, false
+	}
+	frag := ""
+	if i := strings.IndexByte(query, '#'); i >= 0 {
+		query, frag = query[:i], query[i:]
+	}
+	done := false
+	nq := MapForm(query, "iss", func(v string) string {
+		if IssuersEqual(v, from) {
+			done = true
+			return to
+		}
+		return v
+	})
+	if !done {
+		return loc, false
+	}
+	return base + "?" + nq + frag, true
+}

@@ -26,15 +26,18 @@ import (
 // and refresh tokens. The Go SDK has an authorization server for its own
 // tests only (internal), so this one stands in for a real one.
 //
-// The authorization endpoint approves every valid request at once (the
-// test plays the user), redirecting to the client's redirect URI with a
-// code. Tokens are opaque; [AuthServer.Verifier] checks them for a
-// resource server, audience included. Safe for concurrent use.
+// By default the authorization endpoint approves every valid request at
+// once (the test plays the user), redirecting to the client's redirect
+// URI with a code, as the authorization servers of conformance suites
+// do; [AuthServerConfig.Login] makes it ask for a login first. Tokens
+// are opaque; [AuthServer.Verifier] checks them for a resource server,
+// audience included. Safe for concurrent use.
 type AuthServer struct {
 	// Issuer is the server's issuer identifier: its origin, plus the path
 	// given to [StartAuthServer].
 	Issuer string
 
+	cfg AuthServerConfig
 	srv *httptest.Server
 
 	mu      sync.Mutex // guards the fields below
@@ -44,12 +47,50 @@ type AuthServer struct {
 	// secrets holds every credential issued or received, for audits.
 	secrets []string
 	log     []string
+	logins  map[string]*pendingLogin // login transaction id -> request
+}
+
+// Login is how the test authorization server's authorization endpoint
+// treats the user.
+type Login int
+
+const (
+	// LoginNone approves at once: the authorization endpoint redirects
+	// straight to the client's redirect URI with a code and the state.
+	LoginNone Login = iota
+	// LoginRedirect redirects to the server's own login UI (/login) with a
+	// transaction id, setting a cookie that binds the transaction to the
+	// browser; the login UI approves a browser that has the cookie. A
+	// browser that reaches /login without it is refused (400), as a CSRF
+	// check would.
+	LoginRedirect
+	// LoginPage answers with an HTML login page (200) whose link to
+	// /login carries the transaction id, setting the same cookie.
+	LoginPage
+)
+
+// AuthServerConfig configures [StartAuthServerWith].
+type AuthServerConfig struct {
+	// Path is the issuer's path ("" or "/tenant", say).
+	Path string
+	// Login is how the authorization endpoint treats the user.
+	Login Login
+	// Iss makes the server return RFC 9207 iss in its authorization
+	// responses and advertise it
+	// (authorization_response_iss_parameter_supported).
+	Iss bool
 }
 
 type asClient struct {
 	secret       string
 	redirectURIs []string
 	authMethod   string // token_endpoint_auth_method
+}
+
+// pendingLogin is an authorization request waiting for the user's login.
+type pendingLogin struct {
+	query  url.Values
+	cookie string
 }
 
 type asGrant struct {
@@ -67,11 +108,21 @@ type asToken struct {
 // origin plus path ("" or "/tenant", say). It stops when the test ends.
 func StartAuthServer(tb testing.TB, path string) *AuthServer {
 	tb.Helper()
-	as := &AuthServer{clients: map[string]*asClient{}, codes: map[string]*asGrant{}, tokens: map[string]*asToken{}}
+	return StartAuthServerWith(tb, AuthServerConfig{Path: path})
+}
+
+// StartAuthServerWith starts an authorization server configured by cfg.
+// It stops when the test ends.
+func StartAuthServerWith(tb testing.TB, cfg AuthServerConfig) *AuthServer {
+	tb.Helper()
+	path := cfg.Path
+	as := &AuthServer{cfg: cfg, clients: map[string]*asClient{}, codes: map[string]*asGrant{}, tokens: map[string]*asToken{},
+		logins: map[string]*pendingLogin{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server"+path, as.metadata)
 	mux.HandleFunc("POST "+path+"/register", as.register)
 	mux.HandleFunc("GET "+path+"/authorize", as.authorize)
+	mux.HandleFunc("GET "+path+"/login", as.login)
 	mux.HandleFunc("POST "+path+"/token", as.token)
 	as.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		as.mu.Lock()
@@ -135,7 +186,7 @@ func (as *AuthServer) Verifier(resource string) auth.TokenVerifier {
 }
 
 func (as *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
+	md := map[string]any{
 		"issuer":                                as.Issuer,
 		"authorization_endpoint":                as.Issuer + "/authorize",
 		"token_endpoint":                        as.Issuer + "/token",
@@ -144,7 +195,11 @@ func (as *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "none"},
-	})
+	}
+	if as.cfg.Iss {
+		md["authorization_response_iss_parameter_supported"] = true
+	}
+	writeJSON(w, http.StatusOK, md)
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -220,9 +275,10 @@ func (as *AuthServer) register(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, resp)
 }
 
-// authorize is the authorization endpoint (RFC 6749 §4.1.1), approving
-// at once. Errors that make the redirect URI untrustworthy are shown to
-// the user agent (400); others are redirected (§4.1.2.1).
+// authorize is the authorization endpoint (RFC 6749 §4.1.1). Errors that
+// make the redirect URI untrustworthy are shown to the user agent (400);
+// others are redirected (§4.1.2.1). A valid request is approved at once,
+// or after the user's login (AuthServerConfig.Login).
 func (as *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	as.mu.Lock()
@@ -237,33 +293,74 @@ func (as *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "redirect_uri is not registered for this client", http.StatusBadRequest)
 		return
 	}
-	back := func(params url.Values) {
-		u, _ := url.Parse(redirect)
-		rq := u.Query()
-		for k, vs := range params {
-			rq[k] = vs
-		}
-		if s := q.Get("state"); s != "" {
-			rq.Set("state", s)
-		}
-		u.RawQuery = rq.Encode()
-		http.Redirect(w, r, u.String(), http.StatusFound)
-	}
 	switch {
 	case q.Get("response_type") != "code":
-		back(url.Values{"error": {"unsupported_response_type"}})
+		as.back(w, r, q, url.Values{"error": {"unsupported_response_type"}})
 		return
 	case q.Get("code_challenge") == "" || q.Get("code_challenge_method") != "S256":
-		back(url.Values{"error": {"invalid_request"}, "error_description": {"PKCE with S256 is required"}})
+		as.back(w, r, q, url.Values{"error": {"invalid_request"}, "error_description": {"PKCE with S256 is required"}})
 		return
 	case q.Get("resource") == "":
-		back(url.Values{"error": {"invalid_target"}, "error_description": {"resource is required"}})
+		as.back(w, r, q, url.Values{"error": {"invalid_target"}, "error_description": {"resource is required"}})
 		return
 	}
+	if as.cfg.Login == LoginNone {
+		as.approve(w, r, q)
+		return
+	}
+	txn, cookie := rand.Text(), rand.Text()
+	as.logins[txn] = &pendingLogin{query: q, cookie: cookie}
+	as.secrets = append(as.secrets, cookie)
+	http.SetCookie(w, &http.Cookie{Name: "mcptest_login", Value: cookie, Path: "/", HttpOnly: true})
+	login := as.Issuer + "/login?txn=" + txn
+	if as.cfg.Login == LoginRedirect {
+		http.Redirect(w, r, login, http.StatusFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	fmt.Fprintf(w, "<!doctype html><title>Log in</title><p>mcptest wants access.</p><a id=\"login\" href=\"%s\">Log in and approve</a>\n", login)
+}
+
+// login is the server's login UI: it approves the transaction of a
+// browser that holds the transaction's cookie.
+func (as *AuthServer) login(w http.ResponseWriter, r *http.Request) {
+	as.mu.Lock()
+	defer as.mu.Unlock()
+	p, ok := as.logins[r.URL.Query().Get("txn")]
+	c, err := r.Cookie("mcptest_login")
+	if !ok || err != nil || c.Value != p.cookie {
+		http.Error(w, "no login under way in this browser", http.StatusBadRequest)
+		return
+	}
+	delete(as.logins, r.URL.Query().Get("txn"))
+	as.approve(w, r, p.query)
+}
+
+// approve issues a code for the authorization request q and redirects to
+// the client. The caller holds as.mu.
+func (as *AuthServer) approve(w http.ResponseWriter, r *http.Request, q url.Values) {
 	code := as.secret("code-")
-	as.codes[code] = &asGrant{clientID: q.Get("client_id"), redirectURI: redirect, challenge: q.Get("code_challenge"),
+	as.codes[code] = &asGrant{clientID: q.Get("client_id"), redirectURI: q.Get("redirect_uri"), challenge: q.Get("code_challenge"),
 		resource: q.Get("resource"), scope: q.Get("scope")}
-	back(url.Values{"code": {code}})
+	as.back(w, r, q, url.Values{"code": {code}})
+}
+
+// back redirects to the redirect URI of the authorization request q with
+// params, its state and (AuthServerConfig.Iss) the issuer.
+func (as *AuthServer) back(w http.ResponseWriter, r *http.Request, q url.Values, params url.Values) {
+	u, _ := url.Parse(q.Get("redirect_uri"))
+	rq := u.Query()
+	for k, vs := range params {
+		rq[k] = vs
+	}
+	if s := q.Get("state"); s != "" {
+		rq.Set("state", s)
+	}
+	if as.cfg.Iss {
+		rq.Set("iss", as.Issuer)
+	}
+	u.RawQuery = rq.Encode()
+	http.Redirect(w, r, u.String(), http.StatusFound)
 }
 
 // token is the token endpoint (RFC 6749 §3.2): the authorization code

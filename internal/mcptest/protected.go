@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -160,6 +163,12 @@ const RedirectURI = "http://127.0.0.1:9/oauth/callback"
 // Secret for a confidential one) or, with ID empty, dynamic registration.
 type OAuthClient struct {
 	ID, Secret string
+	// Headless fetches the authorization URL once, without following
+	// redirects, and reads the code, state and iss from the Location of
+	// the answer, as the Go SDK's conformance client does: it works only
+	// with an authorization server that approves at once. Otherwise the
+	// handler plays a browser.
+	Headless bool
 }
 
 // OAuthHandler returns the Go SDK's authorization code handler for a
@@ -171,6 +180,9 @@ func OAuthHandler(tb testing.TB, c OAuthClient) *auth.AuthorizationCodeHandler {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              RedirectURI,
 		AuthorizationCodeFetcher: browse,
+	}
+	if c.Headless {
+		cfg.AuthorizationCodeFetcher = headless
 	}
 	if c.ID != "" {
 		pc := &oauthex.ClientCredentials{ClientID: c.ID}
@@ -190,10 +202,36 @@ func OAuthHandler(tb testing.TB, c OAuthClient) *auth.AuthorizationCodeHandler {
 	return h
 }
 
-// browse follows the authorization URL as a browser would and returns
-// what the authorization server sent to the redirect URI.
+// headless fetches the authorization URL without following redirects and
+// reads the authorization response from the Location of the answer.
+func headless(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetch the authorization URL: %w", err)
+	}
+	resp.Body.Close()
+	u, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		return nil, fmt.Errorf("parse the Location of the authorization answer: %w", err)
+	}
+	q := u.Query()
+	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+}
+
+// loginLink finds the login link of an HTML login page.
+var loginLink = regexp.MustCompile(`<a id="login" href="([^"]+)"`)
+
+// browse follows the authorization URL as a browser would, with a cookie
+// jar, following the link of a login page, and returns what the
+// authorization server sent to the redirect URI.
 func browse(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-	client := &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if strings.HasPrefix(req.URL.String(), RedirectURI) {
 			return http.ErrUseLastResponse
 		}
@@ -212,6 +250,22 @@ func browse(ctx context.Context, args *auth.AuthorizationArgs) (*auth.Authorizat
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	if m := loginLink.FindSubmatch(body); resp.StatusCode == http.StatusOK && m != nil {
+		// The user reads the login page and logs in.
+		link, err := resp.Request.URL.Parse(html.UnescapeString(string(m[1])))
+		if err != nil {
+			return nil, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, link.String(), nil)
+		if err != nil {
+			return nil, err
+		}
+		if resp, err = client.Do(req); err != nil {
+			return nil, fmt.Errorf("log in: %w", err)
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
 	loc := resp.Header.Get("Location")
 	if resp.StatusCode/100 != 3 || !strings.HasPrefix(loc, RedirectURI) {
 		return nil, fmt.Errorf("the authorization endpoint answered %d, not a redirect to the client: %s", resp.StatusCode, body)
