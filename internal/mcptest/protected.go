@@ -169,6 +169,9 @@ type OAuthClient struct {
 	// with an authorization server that approves at once. Otherwise the
 	// handler plays a browser.
 	Headless bool
+	// BeforeAuthorize, if set, is called before the authorization URL is
+	// fetched: a test holds clients there to have their dances overlap.
+	BeforeAuthorize func(context.Context) error
 }
 
 // OAuthHandler returns the Go SDK's authorization code handler for a
@@ -183,6 +186,14 @@ func OAuthHandler(tb testing.TB, c OAuthClient) *auth.AuthorizationCodeHandler {
 	}
 	if c.Headless {
 		cfg.AuthorizationCodeFetcher = headless
+	}
+	if before, fetch := c.BeforeAuthorize, cfg.AuthorizationCodeFetcher; before != nil {
+		cfg.AuthorizationCodeFetcher = func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			if err := before(ctx); err != nil {
+				return nil, err
+			}
+			return fetch(ctx, args)
+		}
 	}
 	if c.ID != "" {
 		pc := &oauthex.ClientCredentials{ClientID: c.ID}
