@@ -262,6 +262,18 @@ func TestRedactionAudit_OAuth(t *testing.T) {
 		}
 		secrets = append(secrets, oauthSecrets(as)...)
 	}
+	// The TypeScript SDK's client, headless.
+	{
+		as := mcptest.StartAuthServer(t, "")
+		p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})
+		rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0")
+		mcptest.TSOAuthRun(ctx, t, rec.URL, "audit", "audit")
+		if code := rec.Stop(); code != 0 {
+			t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
+		}
+		secrets = append(secrets, oauthSecrets(as)...)
+	}
+	sessions := len(names) + 1
 	if len(secrets) < 12 {
 		t.Fatalf("the flows used only %d credentials: %v", len(secrets), secrets)
 	}
@@ -276,7 +288,7 @@ func TestRedactionAudit_OAuth(t *testing.T) {
 	}
 	places["ls"] = mcpvcr(t, "", "ls", "--cassette", db).stdout
 	places["export"] = mcpvcr(t, "", "export", "--cassette", db).stdout
-	for i := 1; i <= len(names); i++ {
+	for i := 1; i <= sessions; i++ {
 		places[fmt.Sprintf("show %d", i)] = mcpvcr(t, "", "show", fmt.Sprint(i), "--cassette", db).stdout
 	}
 	for _, s := range secrets {
@@ -295,8 +307,8 @@ func TestRedactionAudit_OAuth(t *testing.T) {
 		}
 	}
 	handed := regexp.MustCompile(`\\"access_token\\":\\"(REDACTED-[0-9a-f]+)`).FindAllStringSubmatch(export, -1)
-	if len(handed) != len(names)+1 {
-		t.Errorf("found %d access tokens handed out; want %d (two for step-up, one for each other flow)", len(handed), len(names)+1)
+	if len(handed) != sessions+1 {
+		t.Errorf("found %d access tokens handed out; want %d (two for step-up, one for each other flow)", len(handed), sessions+1)
 	}
 	for _, m := range handed {
 		if !strings.Contains(export, "Bearer "+m[1]) {

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+)
+
+// oauthRecordReplay runs run (a client's whole OAuth flow and MCP calls,
+// returning what it saw, under the clientInfo name it is given) directly
+// against the protected server p, then through mcpvcr record, then
+// against mcpvcr replay of that recording alone with another clientInfo,
+// and requires the same results everywhere, replay exiting 0 with
+// nothing unmatched and neither peer seeing a request. It returns the
+// cassette and what the client saw.
+func oauthRecordReplay(t *testing.T, as *mcptest.AuthServer, p *mcptest.Protected, run func(url, name string) []string) (string, []string) {
+	t.Helper()
+	direct := run(p.URL, "oauth-client")
+	db := filepath.Join(t.TempDir(), "oauth.db")
+	dumpOnFailure(t, db)
+	rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0")
+	recorded := run(rec.URL, "oauth-client")
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
+	}
+	if diff := cmp.Diff(direct, recorded); diff != "" {
+		t.Errorf("through mcpvcr record the client saw otherwise than directly (-direct +record):\n%s", diff)
+	}
+	asBefore, serverBefore := len(as.Requests()), len(p.Requests())
+	rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
+	replayed := run(rep.URL+"/mcp", "another-oauth-client")
+	code := rep.Stop()
+	if diff := cmp.Diff(recorded, replayed); diff != "" {
+		t.Errorf("replay differs from the recording (-record +replay):\n%s\nreplay stderr:\n%s", diff, rep.stderr)
+	}
+	if code != 0 || !strings.Contains(rep.stderr.String(), " 0 unmatched") || strings.Contains(rep.stderr.String(), "unmatched OAuth") {
+		t.Errorf("mcpvcr replay exited %d; want 0 and every client frame matched:\n%s", code, rep.stderr)
+	}
+	if a, s := len(as.Requests()), len(p.Requests()); a != asBefore || s != serverBefore {
+		t.Errorf("replay was not offline: the authorization server got %d requests, the server %d", a-asBefore, s-serverBefore)
+	}
+	return db, recorded
+}
+
+// TestOAuth_TypeScriptClient records and replays the OAuth flow of a
+// second, independent client: the TypeScript SDK's client with a
+// headless OAuthClientProvider (dynamic registration,
+// client_secret_post, PKCE, the code read from the authorization
+// endpoint's redirect without following it), run by node.
+func TestOAuth_TypeScriptClient(t *testing.T) {
+	ctx := testCtx(t)
+	as := mcptest.StartAuthServer(t, "")
+	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})
+	db, saw := oauthRecordReplay(t, as, p, func(url, name string) []string {
+		return mcptest.TSOAuthRun(ctx, t, url, name, "from node")
+	})
+	if !slices.Contains(saw, "echo from node") || !slices.Contains(saw, "tool echo") {
+		t.Errorf("the client did not list the tools and call echo: %q", saw)
+	}
+	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
+	for _, want := range []string{"registration", "authorize,relayed", "token", "POST 401"} {
+		if !strings.Contains(show, want) {
+			t.Errorf("show 1 lacks %q:\n%s", want, show)
+		}
+	}
+}
