@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -28,6 +29,8 @@ type oauthScenario struct {
 	// flags it: the authorization server's answer relayed, or the browser
 	// sent there to log in.
 	authorize string
+	// refresh: the client refreshes its token (a refresh-token grant).
+	refresh bool
 }
 
 var oauthScenarios = []oauthScenario{
@@ -70,6 +73,38 @@ var oauthScenarios = []oauthScenario{
 	{name: "Iss/Headless", version: mcptest.V20251125,
 		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, as: mcptest.AuthServerConfig{Iss: true, Path: "/tenant"},
 		client: mcptest.OAuthClient{Headless: true}, authorize: "relayed"},
+	// Protected-resource metadata at the path-based location with no
+	// resource_metadata in WWW-Authenticate, and at the root with it.
+	{name: "PathMetadata/NoChallengeURL", version: mcptest.V20251125,
+		cfg: mcptest.ProtectedConfig{NoChallengeURL: true, Scopes: []string{"mcp:read"}}, client: mcptest.OAuthClient{Headless: true}},
+	{name: "RootMetadata/ChallengeURL", version: mcptest.V20250618,
+		cfg: mcptest.ProtectedConfig{RootMetadata: true, Scopes: []string{"mcp:read"}}},
+	// Authorization-server metadata at the OpenID location, for an issuer
+	// with a path (inserted and appended) and for one without: the client
+	// finds nothing at the RFC 8414 location first.
+	{name: "OpenID/Inserted", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as: mcptest.AuthServerConfig{Path: "/tenant", Metadata: mcptest.MetadataOpenIDInserted}, client: mcptest.OAuthClient{Headless: true}},
+	{name: "OpenID/Appended", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as: mcptest.AuthServerConfig{Path: "/tenant", Metadata: mcptest.MetadataOpenIDAppended}},
+	{name: "OpenID/Root", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as: mcptest.AuthServerConfig{Metadata: mcptest.MetadataOpenIDInserted}},
+	// No scope in WWW-Authenticate nor in scopes_supported: the client
+	// asks for none.
+	{name: "ScopeOmitted", version: mcptest.V20251125, client: mcptest.OAuthClient{Headless: true}},
+	// A pre-registered confidential client that must use
+	// client_secret_basic (the authorization server checks the method).
+	{name: "TokenAuth/Basic/Preregistered", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as:     mcptest.AuthServerConfig{AuthMethods: []string{"client_secret_basic"}},
+		client: mcptest.OAuthClient{ID: "basic-client", Secret: "audit-oauth-basic-secret", Headless: true}},
+	// A Client ID Metadata Document: the client_id is an HTTPS URL that
+	// the authorization server resolves.
+	{name: "ClientIDMetadataDocument", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as: mcptest.AuthServerConfig{ClientIDMetadata: map[string]mcptest.ClientIDMetadataDocument{
+			"https://client.example/mcptest.json": {RedirectURIs: []string{mcptest.RedirectURI}}}},
+		client: mcptest.OAuthClient{MetadataURL: "https://client.example/mcptest.json", Headless: true}},
+	// Tokens that expire at once: the client refreshes before each use.
+	{name: "Refresh", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as: mcptest.AuthServerConfig{ExpiresIn: 1}, refresh: true},
 }
 
 // scenarioNamed returns the OAuth scenario named name.
@@ -187,6 +222,9 @@ func TestOAuth(t *testing.T) {
 					t.Errorf("an OAuth exchange is flagged malformed: %s", line)
 				}
 			}
+			if sc.refresh && !regexp.MustCompile(`(?m)= http#\d+ +POST 200 +/_mcpvcr/as/\w+/token_endpoint`).MatchString(show.stdout) {
+				t.Errorf("no token exchange:\n%s", show.stdout)
+			}
 			if ls := mcpvcr(t, "", "ls", "--cassette", db); strings.Count(ls.stdout, "\n") != 3 {
 				t.Errorf("ls: want two sessions:\n%s", ls.stdout)
 			}
@@ -197,6 +235,22 @@ func TestOAuth(t *testing.T) {
 			// forwarded: the token request went upstream for the real
 			// resource, and the metadata reached the client rewritten.
 			export := mcpvcr(t, "", "export", "--cassette", db).stdout
+			if sc.refresh && !strings.Contains(export, "grant_type=refresh_token") {
+				t.Errorf("the export holds no refresh-token grant")
+			}
+			// The redaction audit, for every flow: no credential of the flow
+			// is in the cassette or its export.
+			stored := export
+			files, _ := filepath.Glob(db + "*")
+			for _, f := range files {
+				b, _ := os.ReadFile(f)
+				stored += string(b)
+			}
+			for _, secret := range oauthSecrets(as, sc.client.Secret) {
+				if strings.Contains(stored, secret) {
+					t.Errorf("the cassette or its export holds the credential %q", secret)
+				}
+			}
 			for _, want := range []string{`"Mcpvcr-Forwarded-Resource":["` + p.Resource + `"]`, `"Mcpvcr-Forwarded-To":["` + as.Issuer, `"Mcpvcr-Rewritten":["resource=\"http://127.0.0.1:`} {
 				if !strings.Contains(export, want) {
 					t.Errorf("the export lacks %s", want)

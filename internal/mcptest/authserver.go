@@ -79,7 +79,41 @@ type AuthServerConfig struct {
 	// responses and advertise it
 	// (authorization_response_iss_parameter_supported).
 	Iss bool
+	// Metadata is where the server publishes its metadata.
+	Metadata MetadataLocation
+	// AuthMethods, if set, is token_endpoint_auth_methods_supported, and
+	// a pre-registered confidential client must use the first of them.
+	AuthMethods []string
+	// ExpiresIn, if set, is the expires_in of the access tokens issued
+	// (they stay valid for an hour): a client treats a token that expires
+	// within seconds as expired and refreshes it.
+	ExpiresIn int
+	// ClientIDMetadata holds the Client ID Metadata Documents the server
+	// "fetches" (by client_id URL) when a client uses one as its
+	// client_id, and makes it advertise
+	// client_id_metadata_document_supported. Tests have no HTTPS server
+	// for them to be fetched from.
+	ClientIDMetadata map[string]ClientIDMetadataDocument
 }
+
+// ClientIDMetadataDocument is what the test authorization server reads of
+// a Client ID Metadata Document.
+type ClientIDMetadataDocument struct {
+	RedirectURIs []string
+}
+
+// MetadataLocation is where an authorization server publishes its
+// metadata, for an issuer with path P.
+type MetadataLocation int
+
+const (
+	// MetadataOAuth: RFC 8414, /.well-known/oauth-authorization-server + P.
+	MetadataOAuth MetadataLocation = iota
+	// MetadataOpenIDInserted: OpenID, /.well-known/openid-configuration + P.
+	MetadataOpenIDInserted
+	// MetadataOpenIDAppended: OpenID, P + /.well-known/openid-configuration.
+	MetadataOpenIDAppended
+)
 
 type asClient struct {
 	secret       string
@@ -119,7 +153,14 @@ func StartAuthServerWith(tb testing.TB, cfg AuthServerConfig) *AuthServer {
 	as := &AuthServer{cfg: cfg, clients: map[string]*asClient{}, codes: map[string]*asGrant{}, tokens: map[string]*asToken{},
 		logins: map[string]*pendingLogin{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server"+path, as.metadata)
+	switch cfg.Metadata {
+	case MetadataOAuth:
+		mux.HandleFunc("GET /.well-known/oauth-authorization-server"+path, as.metadata)
+	case MetadataOpenIDInserted:
+		mux.HandleFunc("GET /.well-known/openid-configuration"+path, as.metadata)
+	case MetadataOpenIDAppended:
+		mux.HandleFunc("GET "+path+"/.well-known/openid-configuration", as.metadata)
+	}
 	mux.HandleFunc("POST "+path+"/register", as.register)
 	mux.HandleFunc("GET "+path+"/authorize", as.authorize)
 	mux.HandleFunc("GET "+path+"/login", as.login)
@@ -137,11 +178,15 @@ func StartAuthServerWith(tb testing.TB, cfg AuthServerConfig) *AuthServer {
 
 // Register pre-registers a client. An empty secret makes it a public
 // client (token_endpoint_auth_method "none"); otherwise it authenticates
-// with client_secret_basic or client_secret_post.
+// with client_secret_basic or client_secret_post (only with the first of
+// AuthServerConfig.AuthMethods when they are set).
 func (as *AuthServer) Register(clientID, secret string, redirectURIs ...string) {
 	as.mu.Lock()
 	defer as.mu.Unlock()
-	method := "client_secret_basic"
+	method := "" // either of client_secret_basic and client_secret_post
+	if len(as.cfg.AuthMethods) > 0 {
+		method = as.cfg.AuthMethods[0]
+	}
 	if secret == "" {
 		method = "none"
 	} else {
@@ -198,6 +243,17 @@ func (as *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 	}
 	if as.cfg.Iss {
 		md["authorization_response_iss_parameter_supported"] = true
+	}
+	if as.cfg.AuthMethods != nil {
+		md["token_endpoint_auth_methods_supported"] = as.cfg.AuthMethods
+	}
+	if as.cfg.ClientIDMetadata != nil {
+		md["client_id_metadata_document_supported"] = true
+	}
+	if as.cfg.Metadata != MetadataOAuth {
+		md["jwks_uri"] = as.Issuer + "/jwks"
+		md["subject_types_supported"] = []string{"public"}
+		md["id_token_signing_alg_values_supported"] = []string{"RS256"}
 	}
 	writeJSON(w, http.StatusOK, md)
 }
@@ -283,7 +339,7 @@ func (as *AuthServer) authorize(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	as.mu.Lock()
 	defer as.mu.Unlock()
-	c, ok := as.clients[q.Get("client_id")]
+	c, ok := as.client(q.Get("client_id"))
 	if !ok {
 		http.Error(w, "unknown client_id", http.StatusBadRequest)
 		return
@@ -415,8 +471,12 @@ func (as *AuthServer) token(w http.ResponseWriter, r *http.Request) {
 	exp := time.Now().Add(time.Hour)
 	as.tokens[access] = &asToken{clientID: clientID, resource: resource, scope: scope, expires: exp}
 	as.tokens[refresh] = &asToken{clientID: clientID, resource: resource, scope: scope, expires: exp, refresh: true}
+	expiresIn := 3600
+	if as.cfg.ExpiresIn > 0 {
+		expiresIn = as.cfg.ExpiresIn
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"access_token": access, "token_type": "Bearer", "expires_in": 3600,
+		"access_token": access, "token_type": "Bearer", "expires_in": expiresIn,
 		"refresh_token": refresh, "scope": scope,
 	})
 }
@@ -432,14 +492,36 @@ func (as *AuthServer) authenticate(r *http.Request) (string, bool) {
 	} else {
 		id, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
 	}
-	c, ok := as.clients[id]
+	c, ok := as.client(id)
 	if !ok {
 		return "", false
 	}
-	if c.authMethod == "none" {
+	switch c.authMethod {
+	case "none":
 		return id, !basic && secret == ""
+	case "client_secret_basic":
+		if !basic {
+			return "", false
+		}
+	case "client_secret_post":
+		if basic {
+			return "", false
+		}
 	}
 	return id, secret != "" && secret == c.secret
+}
+
+// client returns the client id names: registered, or one whose Client
+// ID Metadata Document the server knows (a public client). The caller
+// holds as.mu.
+func (as *AuthServer) client(id string) (*asClient, bool) {
+	if c, ok := as.clients[id]; ok {
+		return c, true
+	}
+	if doc, ok := as.cfg.ClientIDMetadata[id]; ok {
+		return &asClient{redirectURIs: doc.RedirectURIs, authMethod: "none"}, true
+	}
+	return nil, false
 }
 
 func s256(verifier string) string {

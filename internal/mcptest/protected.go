@@ -169,6 +169,10 @@ type OAuthClient struct {
 	// with an authorization server that approves at once. Otherwise the
 	// handler plays a browser.
 	Headless bool
+	// MetadataURL, if set, is the client's Client ID Metadata Document
+	// URL, used as its client_id where the authorization server supports
+	// them.
+	MetadataURL string
 	// BeforeAuthorize, if set, is called before the authorization URL is
 	// fetched: a test holds clients there to have their dances overlap.
 	BeforeAuthorize func(context.Context) error
@@ -194,6 +198,9 @@ func OAuthHandler(tb testing.TB, c OAuthClient) *auth.AuthorizationCodeHandler {
 			}
 			return fetch(ctx, args)
 		}
+	}
+	if c.MetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: c.MetadataURL}
 	}
 	if c.ID != "" {
 		pc := &oauthex.ClientCredentials{ClientID: c.ID}
