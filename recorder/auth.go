@@ -25,10 +25,13 @@ import (
 // maps the resource parameter of authorization and token requests back
 // to the upstream's. Unless AuthDirect is set it also fronts the
 // authorization servers: the metadata names them as paths of the proxy
-// (authwire.FrontPrefix), their metadata, registration and token
-// exchanges pass through the proxy and are recorded, and the
-// browser-facing authorization endpoint is answered with a redirect to
-// the real one (the login page itself is never proxied).
+// (authwire.FrontPrefix), and their metadata, registration, token and
+// authorization requests pass through the proxy and are recorded. The
+// answer to an authorization request is relayed when it is the
+// authorization response itself (a server that approves at once);
+// when it wants the user, the browser is sent to the real authorization
+// URL (authorizeResponse), so the login page itself is never proxied.
+// Which session each exchange belongs to: authlink.go.
 
 // Pseudo-headers that an exchange stream's recorded headers carry beside
 // the real ones, so that the recording keeps both what the client sent or

@@ -22,9 +22,10 @@ import (
 // (resource naming the replay server, every authorization server fronted
 // at authwire.FrontPrefix paths), the recorded authorization-server
 // metadata (its endpoints pointing back here), registration and token
-// answers. The authorization endpoint redirects the browser straight back
-// to the client's redirect URI with the code the recorded client
-// exchanged and the live state. Tokens were stored as placeholders; the
+// answers. The authorization endpoint redirects straight back to the
+// client's redirect URI with the live state and the recorded code (and
+// RFC 9207 iss, naming the replay server's fronted issuer, where the
+// recording had one). Tokens were stored as placeholders; the
 // client presents the placeholder it was handed and the MCP matching,
 // which never compares credential values, accepts it.
 //

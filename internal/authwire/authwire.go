@@ -33,8 +33,8 @@ const (
 )
 
 // Endpoints are the authorization-server metadata fields mcpvcr fronts:
-// the browser-facing authorization endpoint (answered with a redirect)
-// and the back-channel token and registration endpoints (proxied).
+// the authorization endpoint (relayed, or the browser sent there to log
+// in) and the back-channel token and registration endpoints (proxied).
 var Endpoints = []string{"authorization_endpoint", "token_endpoint", "registration_endpoint"}
 
 // SecretParams are the form, query and JSON body fields that carry
