@@ -57,12 +57,45 @@ type authExchange struct {
 	frontID string
 	// authorize is set for an authorization request.
 	authorize *authorizeRequest
+	// originMeta: a request for the authorization-server metadata of
+	// the upstream's origin (2025-03-26).
+	originMeta bool
 }
 
 // frontAS is a fronted authorization server.
 type frontAS struct {
-	issuer    string
-	endpoints map[string]string // metadata field -> real URL
+	id, issuer string
+	endpoints  map[string]string // metadata field -> real URL
+	// atOrigin: the upstream's origin itself (2025-03-26), which the
+	// client knows as the proxy's origin rather than as a fronted path.
+	atOrigin bool
+}
+
+// clientIssuer is the issuer a client at the proxy's origin knows as.
+func (as *frontAS) clientIssuer(origin string) string {
+	if as.atOrigin {
+		return origin
+	}
+	return authwire.FrontIssuer(origin, as.issuer)
+}
+
+// originFront returns the fronted authorization server at the upstream's
+// origin (2025-03-26), its endpoints the default ones until its metadata
+// names others.
+func (h *HTTP) originFront() *frontAS {
+	iss := authwire.Origin(h.Upstream.String())
+	id := authwire.FrontID(iss)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	as := h.fronts[id]
+	if as == nil {
+		as = &frontAS{id: id, issuer: iss, endpoints: map[string]string{}, atOrigin: true}
+		for path, ep := range authwire.DefaultEndpoints {
+			as.endpoints[ep] = iss + path
+		}
+		h.fronts[id] = as
+	}
+	return as
 }
 
 // serveExchange forwards and records a plain HTTP exchange: OAuth
@@ -86,7 +119,14 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 	if len(body) > 0 {
 		hs.append(ctx, st, store.ClientToServer, &store.Frame{Raw: h.red.Body(r.Header.Get("Content-Type"), body)})
 	}
-	if f, ok := authwire.ParseFront(r.URL.Path); ok {
+	f, ok := authwire.ParseFront(r.URL.Path)
+	if ep := authwire.DefaultEndpoints[r.URL.Path]; !ok && ep != "" && !h.AuthDirect {
+		// 2025-03-26: the MCP server's origin is the authorization
+		// server, at its default endpoints.
+		f, ok = authwire.Front{ID: h.originFront().id, Endpoint: ep}, true
+	}
+	ax.originMeta = !ok && !h.AuthDirect && authwire.IsOriginMetadata(r.URL.Path)
+	if ok {
 		h.mu.Lock()
 		as := h.fronts[f.ID]
 		h.mu.Unlock()
@@ -109,7 +149,7 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 			})
 			target := joinQuery(real, q)
 			ax.target, _ = url.Parse(target)
-			ax.authorize = &authorizeRequest{issuer: as.issuer, real: target, query: r.URL.Query()}
+			ax.authorize = &authorizeRequest{issuer: as.issuer, clientIssuer: as.clientIssuer(ax.origin), real: target, query: r.URL.Query()}
 			if mapped != "" {
 				st.RequestHeader.Set(ForwardedResourceHeader, mapped)
 			}
@@ -166,9 +206,10 @@ func joinQuery(u, q string) string {
 // authorizeRequest is an authorization request on its way to a fronted
 // authorization server.
 type authorizeRequest struct {
-	// issuer is the real issuer; real the real authorization URL, with
-	// the client's parameters (resource mapped).
-	issuer, real string
+	// issuer is the real issuer, clientIssuer the one the client was
+	// shown; real the real authorization URL, with the client's
+	// parameters (resource mapped).
+	issuer, clientIssuer, real string
 	// query is what the client sent.
 	query url.Values
 }
@@ -197,7 +238,7 @@ func (h *HTTP) authorizeResponse(resp *http.Response, x *exchange) error {
 		x.st.ResponseHeader = h.red.Header(resp.Header)
 		x.st.ResponseHeader.Set("Location", h.red.URL(loc))
 		x.st.ResponseHeader.Set(authwire.AuthorizeHeader, authwire.AuthorizeRelayed)
-		fi := authwire.FrontIssuer(x.auth.origin, az.issuer)
+		fi := az.clientIssuer
 		if nl, ok := authwire.RewriteIss(loc, az.issuer, fi); ok {
 			resp.Header.Set("Location", nl)
 			x.st.ResponseHeader.Set(RewrittenHeader, fmt.Sprintf("iss=%q", fi))
@@ -326,6 +367,25 @@ func (h *HTTP) exchangeResponse(resp *http.Response, x *exchange) error {
 				}
 				x.st.ResponseHeader.Set(RewrittenHeader, strings.Join(rw, ", "))
 			}
+		case x.auth.originMeta:
+			as := h.originFront()
+			fi := authwire.FrontIssuer(x.auth.origin, as.issuer)
+			nb, eps, err := authwire.RewriteAuthServerMetadataAt(body, x.auth.origin, fi)
+			if err == nil {
+				out = nb
+				rw := []string{fmt.Sprintf("issuer=%q", x.auth.origin)}
+				for _, ep := range authwire.Endpoints {
+					if eps[ep] != "" {
+						rw = append(rw, fmt.Sprintf("%s=%q", ep, fi+"/"+ep))
+					}
+				}
+				x.st.ResponseHeader.Set(RewrittenHeader, strings.Join(rw, ", "))
+				h.mu.Lock()
+				for k, v := range eps {
+					as.endpoints[k] = v
+				}
+				h.mu.Unlock()
+			}
 		case x.auth.frontID != "":
 			h.mu.Lock()
 			as := h.fronts[x.auth.frontID]
@@ -373,7 +433,7 @@ func (h *HTTP) learnResource(md authwire.ResourceMetadata) {
 	for _, iss := range md.Issuers {
 		id := authwire.FrontID(iss)
 		if h.fronts[id] == nil {
-			h.fronts[id] = &frontAS{issuer: iss, endpoints: map[string]string{}}
+			h.fronts[id] = &frontAS{id: id, issuer: iss, endpoints: map[string]string{}}
 		}
 	}
 }

@@ -72,8 +72,13 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 		return true
 	}
 	front, isFront := authwire.ParseFront(r.URL.Path)
-	if isFront && front.Endpoint == "authorization_endpoint" {
-		s.authorizeBack(w, r, rec, st, front)
+	switch {
+	case isFront && front.Endpoint == "authorization_endpoint":
+		s.authorizeBack(w, r, rec, st, origin+authwire.FrontPrefix+front.ID)
+		return true
+	case authwire.DefaultEndpoints[r.URL.Path] == "authorization_endpoint":
+		// 2025-03-26: the server's origin is the authorization server.
+		s.authorizeBack(w, r, rec, st, origin)
 		return true
 	}
 	var out []byte
@@ -89,6 +94,15 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 		case isFront && front.Endpoint == "":
 			if nb, _, err := authwire.RewriteAuthServerMetadata(out, origin+authwire.FrontPrefix+front.ID); err == nil {
 				out = nb
+			}
+		case authwire.IsOriginMetadata(r.URL.Path) && st.ResponseHeader.Get("Mcpvcr-Rewritten") != "":
+			// The metadata of the recorded server's origin (2025-03-26),
+			// fronted by the recorder at its own origin.
+			if u, err := url.Parse(rec.Session.Upstream); err == nil {
+				id := authwire.FrontID(authwire.Origin(u.String()))
+				if nb, _, err := authwire.RewriteAuthServerMetadataAt(out, origin, origin+authwire.FrontPrefix+id); err == nil {
+					out = nb
+				}
 			}
 		}
 	}
@@ -199,7 +213,7 @@ func formParams(raw string) []string {
 // replay's fronted issuer when the recorder had rewritten it); otherwise
 // (the user logged in in a browser) the code is the one the recorded
 // client went on to exchange.
-func (s *Server) authorizeBack(w http.ResponseWriter, r *http.Request, rec *recording, st *store.Stream, front authwire.Front) {
+func (s *Server) authorizeBack(w http.ResponseWriter, r *http.Request, rec *recording, st *store.Stream, issuer string) {
 	q := r.URL.Query()
 	back, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil || !back.IsAbs() {
@@ -215,7 +229,7 @@ func (s *Server) authorizeBack(w http.ResponseWriter, r *http.Request, rec *reco
 			}
 		}
 		if strings.Contains(st.ResponseHeader.Get("Mcpvcr-Rewritten"), "iss=") {
-			bq.Set("iss", "http://"+r.Host+authwire.FrontPrefix+front.ID)
+			bq.Set("iss", issuer)
 		}
 		if st.Status/100 == 3 {
 			status = st.Status
@@ -235,6 +249,9 @@ func (s *Server) authorizeBack(w http.ResponseWriter, r *http.Request, rec *reco
 // endpoint after the authorization request st.
 func recordedCode(rec *recording, st *store.Stream, authorizePath string) string {
 	tokenPath := strings.TrimSuffix(authorizePath, "authorization_endpoint") + "token_endpoint"
+	if authwire.DefaultEndpoints[authorizePath] != "" {
+		tokenPath = "/token"
+	}
 	for i := range rec.Streams {
 		t := &rec.Streams[i]
 		if t.Kind != store.HTTPStream || t.Opened < st.Opened || !strings.HasPrefix(t.URL, tokenPath) {

@@ -102,6 +102,15 @@ var oauthScenarios = []oauthScenario{
 		as: mcptest.AuthServerConfig{ClientIDMetadata: map[string]mcptest.ClientIDMetadataDocument{
 			"https://client.example/mcptest.json": {RedirectURIs: []string{mcptest.RedirectURI}}}},
 		client: mcptest.OAuthClient{MetadataURL: "https://client.example/mcptest.json", Headless: true}},
+	// 2025-03-26 back-compatibility: no protected-resource metadata, the
+	// MCP server's origin is the authorization server, with its metadata
+	// there, or none and the default endpoints /authorize, /token and
+	// /register.
+	{name: "BackCompat/OriginMetadata", version: mcptest.V20250326,
+		cfg: mcptest.ProtectedConfig{OriginAS: &mcptest.AuthServerConfig{}, Scopes: []string{"mcp:read"}}, client: mcptest.OAuthClient{Headless: true},
+		authorize: "relayed"},
+	{name: "BackCompat/DefaultEndpoints", version: mcptest.V20250326,
+		cfg: mcptest.ProtectedConfig{OriginAS: &mcptest.AuthServerConfig{Metadata: mcptest.MetadataNone, Login: mcptest.LoginRedirect}}, authorize: "browser"},
 	// Tokens that expire at once: the client refreshes before each use.
 	{name: "Refresh", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
 		as: mcptest.AuthServerConfig{ExpiresIn: 1}, refresh: true},
@@ -117,6 +126,20 @@ func scenarioNamed(t *testing.T, name string) oauthScenario {
 	}
 	t.Fatalf("no OAuth scenario %q", name)
 	return oauthScenario{}
+}
+
+// startScenario starts the authorization server and the protected server
+// of sc, with its client pre-registered.
+func startScenario(t *testing.T, sc oauthScenario) (*mcptest.AuthServer, *mcptest.Protected) {
+	cfg := sc.cfg
+	if cfg.OriginAS == nil {
+		cfg.AS = startScenarioAS(t, sc)
+	}
+	p := mcptest.StartProtected(t, cfg)
+	if cfg.OriginAS != nil && sc.client.ID != "" {
+		p.AS.Register(sc.client.ID, sc.client.Secret, mcptest.RedirectURI)
+	}
+	return p.AS, p
 }
 
 // startScenarioAS starts the authorization server of sc, with its client
@@ -179,10 +202,7 @@ func TestOAuth(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := testCtx(t)
-			as := startScenarioAS(t, sc)
-			cfg := sc.cfg
-			cfg.AS = as
-			p := mcptest.StartProtected(t, cfg)
+			as, p := startScenario(t, sc)
 
 			direct := oauthRun(ctx, t, p.URL, sc.version, "oauth-client", sc.client, "first")
 			directAS := len(as.Requests())
@@ -210,10 +230,10 @@ func TestOAuth(t *testing.T) {
 					t.Errorf("show 1 lacks %q:\n%s", want, show.stdout)
 				}
 			}
-			if sc.authorize != "" && !regexp.MustCompile(`GET 302 +/_mcpvcr/as/\w+/author.*[ ,]authorize,`+sc.authorize+`\n`).MatchString(show.stdout) {
+			if sc.authorize != "" && !regexp.MustCompile(`GET 302 +(/_mcpvcr/as/\w+/author|/authorize).*[ ,]authorize,`+sc.authorize+`\n`).MatchString(show.stdout) {
 				t.Errorf("show 1 does not flag the authorization request %q:\n%s", sc.authorize, show.stdout)
 			}
-			tokens := len(regexp.MustCompile(`(?m)= http#\d+ +POST 200 +/_mcpvcr/as/\w+/token_endpoint`).FindAllString(show.stdout, -1))
+			tokens := len(regexp.MustCompile(`(?m)= http#\d+ +POST 200 +(/_mcpvcr/as/\w+/token_endpoint|/token )`).FindAllString(show.stdout, -1))
 			if len(sc.cfg.StepUp) > 0 && tokens != 2 || tokens == 0 || !strings.Contains(show.stdout, "POST 401") {
 				t.Errorf("show 1 lacks the refusals and token exchanges of the scenario:\n%s", show.stdout)
 			}
@@ -222,7 +242,7 @@ func TestOAuth(t *testing.T) {
 					t.Errorf("an OAuth exchange is flagged malformed: %s", line)
 				}
 			}
-			if sc.refresh && !regexp.MustCompile(`(?m)= http#\d+ +POST 200 +/_mcpvcr/as/\w+/token_endpoint`).MatchString(show.stdout) {
+			if sc.refresh && !regexp.MustCompile(`(?m)= http#\d+ +POST 200 +(/_mcpvcr/as/\w+/token_endpoint|/token )`).MatchString(show.stdout) {
 				t.Errorf("no token exchange:\n%s", show.stdout)
 			}
 			if ls := mcpvcr(t, "", "ls", "--cassette", db); strings.Count(ls.stdout, "\n") != 3 {
@@ -251,7 +271,14 @@ func TestOAuth(t *testing.T) {
 					t.Errorf("the cassette or its export holds the credential %q", secret)
 				}
 			}
-			for _, want := range []string{`"Mcpvcr-Forwarded-Resource":["` + p.Resource + `"]`, `"Mcpvcr-Forwarded-To":["` + as.Issuer, `"Mcpvcr-Rewritten":["resource=\"http://127.0.0.1:`} {
+			rewritten := `"Mcpvcr-Rewritten":["resource=\"http://127.0.0.1:`
+			if sc.cfg.OriginAS != nil {
+				rewritten = `"Mcpvcr-Rewritten":["issuer=\"http://127.0.0.1:` // no resource metadata, the origin's
+				if sc.cfg.OriginAS.Metadata == mcptest.MetadataNone {
+					rewritten = `"Mcpvcr-Forwarded-To":["` + as.Issuer + `/token"]` // no metadata: the default endpoints
+				}
+			}
+			for _, want := range []string{`"Mcpvcr-Forwarded-Resource":["` + p.Resource + `"]`, `"Mcpvcr-Forwarded-To":["` + as.Issuer, rewritten} {
 				if !strings.Contains(export, want) {
 					t.Errorf("the export lacks %s", want)
 				}

@@ -48,7 +48,24 @@ var SecretParams = []string{
 // IsExchange reports whether a request to path is a plain HTTP exchange
 // (OAuth metadata, registration, token, authorization) rather than MCP.
 func IsExchange(path string) bool {
-	return strings.HasPrefix(path, "/.well-known/") || strings.HasPrefix(path, FrontPrefix)
+	return strings.HasPrefix(path, "/.well-known/") || strings.HasPrefix(path, FrontPrefix) || DefaultEndpoints[path] != ""
+}
+
+// DefaultEndpoints are the endpoints a 2025-03-26 client uses at the MCP
+// server's origin when it finds no authorization-server metadata, by
+// path, with the metadata field each stands for.
+var DefaultEndpoints = map[string]string{
+	"/authorize": "authorization_endpoint",
+	"/token":     "token_endpoint",
+	"/register":  "registration_endpoint",
+}
+
+// IsOriginMetadata reports whether path asks for the authorization-server
+// metadata of the MCP server's origin itself (2025-03-26: no
+// protected-resource metadata, the server's origin is the authorization
+// server).
+func IsOriginMetadata(path string) bool {
+	return path == AuthServerPath || path == OpenIDPath
 }
 
 // IsResourceMetadata reports whether path is a protected-resource
@@ -310,10 +327,18 @@ func RewriteResourceMetadata(body []byte, origin string, front bool) ([]byte, Re
 // becomes frontIssuer and each of Endpoints becomes frontIssuer + "/" +
 // its field name. It returns the real endpoint URLs by field name.
 func RewriteAuthServerMetadata(body []byte, frontIssuer string) ([]byte, map[string]string, error) {
+	return RewriteAuthServerMetadataAt(body, frontIssuer, frontIssuer)
+}
+
+// RewriteAuthServerMetadataAt is RewriteAuthServerMetadata for a client
+// that sees the server as issuer, with its endpoints fronted under front
+// (2025-03-26: the issuer is the MCP server's origin, here mcpvcr's).
+func RewriteAuthServerMetadataAt(body []byte, issuer, front string) ([]byte, map[string]string, error) {
+	frontIssuer := front
 	real := map[string]string{}
 	out, err := EditJSON(body, func(key string, v json.RawMessage) (json.RawMessage, bool) {
 		if key == "issuer" {
-			return jsonString(frontIssuer), true
+			return jsonString(issuer), true
 		}
 		for _, ep := range Endpoints {
 			if key == ep {
@@ -375,17 +400,21 @@ func Label(path string) string {
 	case strings.HasPrefix(path, AuthServerPath), strings.HasPrefix(path, OpenIDPath):
 		return "as-metadata"
 	}
+	ep := DefaultEndpoints[path]
 	if f, ok := ParseFront(path); ok {
-		switch f.Endpoint {
-		case "":
-			return "as-metadata"
-		case "authorization_endpoint":
-			return "authorize"
-		case "token_endpoint":
-			return "token"
-		case "registration_endpoint":
-			return "registration"
-		}
+		ep = f.Endpoint
+	} else if ep == "" {
+		return "http"
+	}
+	switch ep {
+	case "":
+		return "as-metadata"
+	case "authorization_endpoint":
+		return "authorize"
+	case "token_endpoint":
+		return "token"
+	case "registration_endpoint":
+		return "registration"
 	}
 	return "http"
 }

@@ -113,6 +113,9 @@ const (
 	MetadataOpenIDInserted
 	// MetadataOpenIDAppended: OpenID, P + /.well-known/openid-configuration.
 	MetadataOpenIDAppended
+	// MetadataNone: no metadata; the endpoints are the 2025-03-26
+	// defaults, /authorize, /token and /register.
+	MetadataNone
 )
 
 type asClient struct {
@@ -149,31 +152,52 @@ func StartAuthServer(tb testing.TB, path string) *AuthServer {
 // It stops when the test ends.
 func StartAuthServerWith(tb testing.TB, cfg AuthServerConfig) *AuthServer {
 	tb.Helper()
-	path := cfg.Path
-	as := &AuthServer{cfg: cfg, clients: map[string]*asClient{}, codes: map[string]*asGrant{}, tokens: map[string]*asToken{},
-		logins: map[string]*pendingLogin{}}
-	mux := http.NewServeMux()
-	switch cfg.Metadata {
-	case MetadataOAuth:
-		mux.HandleFunc("GET /.well-known/oauth-authorization-server"+path, as.metadata)
-	case MetadataOpenIDInserted:
-		mux.HandleFunc("GET /.well-known/openid-configuration"+path, as.metadata)
-	case MetadataOpenIDAppended:
-		mux.HandleFunc("GET "+path+"/.well-known/openid-configuration", as.metadata)
-	}
-	mux.HandleFunc("POST "+path+"/register", as.register)
-	mux.HandleFunc("GET "+path+"/authorize", as.authorize)
-	mux.HandleFunc("GET "+path+"/login", as.login)
-	mux.HandleFunc("POST "+path+"/token", as.token)
-	as.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		as.mu.Lock()
-		as.log = append(as.log, r.Method+" "+r.URL.Path)
-		as.mu.Unlock()
-		mux.ServeHTTP(w, r)
-	}))
-	tb.Cleanup(as.srv.Close)
-	as.Issuer = as.srv.URL + path
+	srv := httptest.NewUnstartedServer(nil)
+	as := newAuthServer(cfg, "http://"+srv.Listener.Addr().String())
+	srv.Config.Handler = as.handler(nil)
+	srv.Start()
+	tb.Cleanup(srv.Close)
+	as.srv = srv
 	return as
+}
+
+// newAuthServer returns an authorization server whose issuer is origin
+// plus cfg.Path, to be served by its handler.
+func newAuthServer(cfg AuthServerConfig, origin string) *AuthServer {
+	return &AuthServer{Issuer: origin + cfg.Path, cfg: cfg, clients: map[string]*asClient{}, codes: map[string]*asGrant{},
+		tokens: map[string]*asToken{}, logins: map[string]*pendingLogin{}}
+}
+
+// handler serves the authorization server's endpoints on mux (a new one
+// if nil), logging each request.
+func (as *AuthServer) handler(mux *http.ServeMux) http.Handler {
+	if mux == nil {
+		mux = http.NewServeMux()
+	}
+	path := as.cfg.Path
+	logged := func(h http.HandlerFunc) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			as.mu.Lock()
+			as.log = append(as.log, r.Method+" "+r.URL.Path)
+			as.mu.Unlock()
+			h(w, r)
+		}
+	}
+	switch as.cfg.Metadata {
+	case MetadataOAuth:
+		mux.HandleFunc("GET /.well-known/oauth-authorization-server"+path, logged(as.metadata))
+	case MetadataOpenIDInserted:
+		mux.HandleFunc("GET /.well-known/openid-configuration"+path, logged(as.metadata))
+	case MetadataOpenIDAppended:
+		mux.HandleFunc("GET "+path+"/.well-known/openid-configuration", logged(as.metadata))
+	}
+	mux.HandleFunc("POST "+path+"/register", logged(as.register))
+	mux.HandleFunc("GET "+path+"/authorize", logged(as.authorize))
+	mux.HandleFunc("GET "+path+"/login", logged(as.login))
+	mux.HandleFunc("POST "+path+"/token", logged(as.token))
+	// Everything else is logged too, and answered 404.
+	mux.HandleFunc("/", logged(http.NotFound))
+	return mux
 }
 
 // Register pre-registers a client. An empty secret makes it a public
@@ -250,7 +274,7 @@ func (as *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 	if as.cfg.ClientIDMetadata != nil {
 		md["client_id_metadata_document_supported"] = true
 	}
-	if as.cfg.Metadata != MetadataOAuth {
+	if as.cfg.Metadata == MetadataOpenIDInserted || as.cfg.Metadata == MetadataOpenIDAppended {
 		md["jwks_uri"] = as.Issuer + "/jwks"
 		md["subject_types_supported"] = []string{"public"}
 		md["id_token_signing_alg_values_supported"] = []string{"RS256"}

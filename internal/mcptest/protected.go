@@ -25,8 +25,15 @@ import (
 
 // ProtectedConfig configures [StartProtected].
 type ProtectedConfig struct {
-	// AS issues the tokens the server accepts. Required.
+	// AS issues the tokens the server accepts. Required unless OriginAS
+	// is set.
 	AS *AuthServer
+	// OriginAS, if set, makes the server a 2025-03-26 one: it publishes
+	// no protected-resource metadata, and its own origin is the
+	// authorization server (configured by OriginAS; Path is ignored),
+	// with metadata there or (MetadataNone) none, at the default
+	// endpoints. [Protected.AS] is that server.
+	OriginAS *AuthServerConfig
 	// RootMetadata serves the protected-resource metadata at the root
 	// well-known location, naming the server's origin as the resource,
 	// instead of at the path-based one naming the MCP endpoint.
@@ -49,6 +56,8 @@ type Protected struct {
 	// URL is the MCP endpoint; Resource the resource identifier its
 	// metadata names (URL, or its origin with RootMetadata).
 	URL, Resource string
+	// AS issues the tokens the server accepts.
+	AS *AuthServer
 
 	mu       sync.Mutex // guards requests
 	requests []string
@@ -78,6 +87,15 @@ func StartProtected(tb testing.TB, cfg ProtectedConfig) *Protected {
 		p.requests = append(p.requests, fmt.Sprintf("%s %s %d", r.Method, r.URL.Path, sw.status))
 		p.mu.Unlock()
 	}))
+	origin := "http://" + srv.Listener.Addr().String()
+	if cfg.OriginAS != nil {
+		ac := *cfg.OriginAS
+		ac.Path = ""
+		cfg.AS = newAuthServer(ac, origin)
+		cfg.AS.handler(mux)
+		cfg.NoChallengeURL = true
+	}
+	p.AS = cfg.AS
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	p.URL = srv.URL + "/mcp"
@@ -86,13 +104,17 @@ func StartProtected(tb testing.TB, cfg ProtectedConfig) *Protected {
 	if cfg.RootMetadata {
 		metadataPath, p.Resource = "/.well-known/oauth-protected-resource", srv.URL
 	}
-	mux.Handle("GET "+metadataPath, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:               p.Resource,
-		AuthorizationServers:   []string{cfg.AS.Issuer},
-		ScopesSupported:        cfg.ScopesSupported,
-		BearerMethodsSupported: []string{"header"},
-		ResourceName:           "mcptest protected server",
-	}))
+	if cfg.OriginAS != nil {
+		metadataPath = ""
+	} else {
+		mux.Handle("GET "+metadataPath, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+			Resource:               p.Resource,
+			AuthorizationServers:   []string{cfg.AS.Issuer},
+			ScopesSupported:        cfg.ScopesSupported,
+			BearerMethodsSupported: []string{"header"},
+			ResourceName:           "mcptest protected server",
+		}))
+	}
 	opts := &auth.RequireBearerTokenOptions{Scopes: cfg.Scopes}
 	if !cfg.NoChallengeURL {
 		opts.ResourceMetadataURL = srv.URL + metadataPath
