@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 )
@@ -67,5 +68,37 @@ func TestOAuth_TypeScriptClient(t *testing.T) {
 		if !strings.Contains(show, want) {
 			t.Errorf("show 1 lacks %q:\n%s", want, show)
 		}
+	}
+}
+
+// TestOAuth_ScopeRetryLimit: the server refuses every tools/call with 403
+// insufficient_scope, even after the client stepped up. The Go SDK's
+// client authorizes once more, is refused again and gives up: the call
+// fails. The recording shows the same outcome, and replay brings the
+// client to it again, offline.
+func TestOAuth_ScopeRetryLimit(t *testing.T) {
+	ctx := testCtx(t)
+	as := mcptest.StartAuthServer(t, "")
+	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}, StepUp: []string{"mcp:admin"}, RefuseCalls: true})
+	db, saw := oauthRecordReplay(t, as, p, func(url, name string) []string {
+		transport := &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: mcptest.OAuthHandler(t, mcptest.OAuthClient{Headless: true})}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0.0"}, nil).Connect(ctx, transport, nil)
+		if err != nil {
+			t.Fatalf("connect to %s: %v", url, err)
+		}
+		defer cs.Close()
+		got := []string{"connected"}
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "no"}})
+		if err == nil {
+			return append(got, "the call succeeded")
+		}
+		return append(got, "the call was refused")
+	})
+	if !slices.Contains(saw, "the call was refused") {
+		t.Errorf("the client saw %q; want the call refused", saw)
+	}
+	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
+	if n := strings.Count(show, "POST 403"); n != 2 {
+		t.Errorf("show 1 holds %d refusals 403; want 2 (before and after the step-up):\n%s", n, show)
 	}
 }

@@ -49,6 +49,10 @@ type ProtectedConfig struct {
 	// StepUp are scopes that tools/call requires on top of Scopes: a call
 	// without them is refused 403 insufficient_scope (RFC 6750 §3.1).
 	StepUp []string
+	// RefuseCalls refuses every tools/call with 403 insufficient_scope
+	// naming StepUp, whatever the token: a client that steps up once and
+	// is refused again must stop.
+	RefuseCalls bool
 }
 
 // Protected is an OAuth-protected MCP server started by [StartProtected].
@@ -120,13 +124,14 @@ func StartProtected(tb testing.TB, cfg ProtectedConfig) *Protected {
 		opts.ResourceMetadataURL = srv.URL + metadataPath
 	}
 	bearer := auth.RequireBearerToken(cfg.AS.Verifier(p.Resource), opts)
-	mux.Handle("/mcp", bearer(stepUp(cfg.StepUp, append(slices.Clone(cfg.Scopes), cfg.StepUp...), opts.ResourceMetadataURL, mcpHandler)))
+	mux.Handle("/mcp", bearer(stepUp(cfg.StepUp, append(slices.Clone(cfg.Scopes), cfg.StepUp...), opts.ResourceMetadataURL, cfg.RefuseCalls, mcpHandler)))
 	return p
 }
 
 // stepUp refuses a tools/call whose token lacks one of extra with 403 and
-// an insufficient_scope challenge naming all of want.
-func stepUp(extra, want []string, metadataURL string, next http.Handler) http.Handler {
+// an insufficient_scope challenge naming all of want; with always, every
+// tools/call.
+func stepUp(extra, want []string, metadataURL string, always bool, next http.Handler) http.Handler {
 	if len(extra) == 0 {
 		return next
 	}
@@ -140,7 +145,7 @@ func stepUp(extra, want []string, metadataURL string, next http.Handler) http.Ha
 		if r.Method == http.MethodPost && jsonrpc.Parse(body).Method == "tools/call" {
 			info := auth.TokenInfoFromContext(r.Context())
 			for _, s := range extra {
-				if info == nil || !slices.Contains(info.Scopes, s) {
+				if always || info == nil || !slices.Contains(info.Scopes, s) {
 					ch := fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, strings.Join(want, " "))
 					if metadataURL != "" {
 						ch += fmt.Sprintf(", resource_metadata=%q", metadataURL)
