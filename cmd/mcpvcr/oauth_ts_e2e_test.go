@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 )
 
@@ -100,5 +102,51 @@ func TestOAuth_ScopeRetryLimit(t *testing.T) {
 	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
 	if n := strings.Count(show, "POST 403"); n != 2 {
 		t.Errorf("show 1 holds %d refusals 403; want 2 (before and after the step-up):\n%s", n, show)
+	}
+}
+
+// TestOAuth_AuthorizationServerMoves: during a session the server moves
+// to another authorization server; the client's token is refused (401),
+// the protected-resource metadata now names the new server, and the Go
+// SDK's client goes through a second dance with it (registration
+// included) and retries. mcpvcr fronts the new server as it did the old
+// one; the replay serves both dances in order.
+func TestOAuth_AuthorizationServerMoves(t *testing.T) {
+	ctx := testCtx(t)
+	first, second := mcptest.StartAuthServer(t, ""), mcptest.StartAuthServer(t, "/moved")
+	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: first, Scopes: []string{"mcp:read"}})
+	db, saw := oauthRecordReplay(t, first, p, func(url, name string) []string {
+		p.Move(first)
+		transport := &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: mcptest.OAuthHandler(t, mcptest.OAuthClient{Headless: true})}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0.0"}, nil).Connect(ctx, transport, nil)
+		if err != nil {
+			t.Fatalf("connect to %s: %v", url, err)
+		}
+		defer cs.Close()
+		var got []string
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		p.Move(second)
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "moved"}})
+		if err != nil {
+			t.Fatalf("tools/call after the move: %v", err)
+		}
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				got = append(got, "echo "+tc.Text)
+			}
+		}
+		return got
+	})
+	if !slices.Contains(saw, "echo moved") {
+		t.Errorf("the client saw %q", saw)
+	}
+	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
+	if n := len(regexp.MustCompile(`POST 201 +/_mcpvcr/as/\w+/registration`).FindAllString(show, -1)); n != 2 || len(second.Requests()) == 0 {
+		t.Errorf("want a registration with each authorization server, through mcpvcr:\n%s", show)
+	}
+	if !strings.Contains(show, authwire.FrontPrefix+authwire.FrontID(second.Issuer)) {
+		t.Errorf("show 1 does not show the new authorization server fronted:\n%s", show)
 	}
 }

@@ -63,8 +63,24 @@ type Protected struct {
 	// AS issues the tokens the server accepts.
 	AS *AuthServer
 
-	mu       sync.Mutex // guards requests
+	mu       sync.Mutex // guards requests and current
 	requests []string
+	current  *AuthServer // the authorization server whose tokens it accepts
+}
+
+// Move makes the server trust as instead of the authorization server it
+// trusted: its metadata names as, and tokens of the old one are refused
+// (401), as when an authorization server moves.
+func (p *Protected) Move(as *AuthServer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.current = as
+}
+
+func (p *Protected) trusted() *AuthServer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.current
 }
 
 // Requests returns "METHOD /path status" of every request the server got.
@@ -99,7 +115,7 @@ func StartProtected(tb testing.TB, cfg ProtectedConfig) *Protected {
 		cfg.AS.handler(mux)
 		cfg.NoChallengeURL = true
 	}
-	p.AS = cfg.AS
+	p.AS, p.current = cfg.AS, cfg.AS
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	p.URL = srv.URL + "/mcp"
@@ -111,19 +127,24 @@ func StartProtected(tb testing.TB, cfg ProtectedConfig) *Protected {
 	if cfg.OriginAS != nil {
 		metadataPath = ""
 	} else {
-		mux.Handle("GET "+metadataPath, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-			Resource:               p.Resource,
-			AuthorizationServers:   []string{cfg.AS.Issuer},
-			ScopesSupported:        cfg.ScopesSupported,
-			BearerMethodsSupported: []string{"header"},
-			ResourceName:           "mcptest protected server",
-		}))
+		mux.HandleFunc("GET "+metadataPath, func(w http.ResponseWriter, r *http.Request) {
+			auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+				Resource:               p.Resource,
+				AuthorizationServers:   []string{p.trusted().Issuer},
+				ScopesSupported:        cfg.ScopesSupported,
+				BearerMethodsSupported: []string{"header"},
+				ResourceName:           "mcptest protected server",
+			}).ServeHTTP(w, r)
+		})
 	}
 	opts := &auth.RequireBearerTokenOptions{Scopes: cfg.Scopes}
 	if !cfg.NoChallengeURL {
 		opts.ResourceMetadataURL = srv.URL + metadataPath
 	}
-	bearer := auth.RequireBearerToken(cfg.AS.Verifier(p.Resource), opts)
+	verify := func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+		return p.trusted().Verifier(p.Resource)(ctx, token, r)
+	}
+	bearer := auth.RequireBearerToken(verify, opts)
 	mux.Handle("/mcp", bearer(stepUp(cfg.StepUp, append(slices.Clone(cfg.Scopes), cfg.StepUp...), opts.ResourceMetadataURL, cfg.RefuseCalls, mcpHandler)))
 	return p
 }
