@@ -50,26 +50,38 @@ func oauthRecordReplay(t *testing.T, as *mcptest.AuthServer, p *mcptest.Protecte
 	return db, recorded
 }
 
-// TestOAuth_TypeScriptClient records and replays the OAuth flow of a
+// TestOAuth_TypeScriptClient records and replays the OAuth flows of a
 // second, independent client: the TypeScript SDK's client with a
 // headless OAuthClientProvider (dynamic registration,
 // client_secret_post, PKCE, the code read from the authorization
-// endpoint's redirect without following it), run by node.
+// endpoint's redirect without following it), run by node, in the
+// scenarios of TestOAuth it can play.
 func TestOAuth_TypeScriptClient(t *testing.T) {
-	ctx := testCtx(t)
-	as := mcptest.StartAuthServer(t, "")
-	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})
-	db, saw := oauthRecordReplay(t, as, p, func(url, name string) []string {
-		return mcptest.TSOAuthRun(ctx, t, url, name, "from node")
-	})
-	if !slices.Contains(saw, "echo from node") || !slices.Contains(saw, "tool echo") {
-		t.Errorf("the client did not list the tools and call echo: %q", saw)
-	}
-	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
-	for _, want := range []string{"registration", "authorize,relayed", "token", "POST 401"} {
-		if !strings.Contains(show, want) {
-			t.Errorf("show 1 lacks %q:\n%s", want, show)
-		}
+	for _, name := range []string{"PathMetadata/Dynamic/ScopeFromChallenge", "PathMetadata/NoChallengeURL", "RootMetadata/ChallengeURL",
+		"OpenID/Appended", "ScopeOmitted", "Iss/Headless"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			ctx := testCtx(t)
+			as, p := startScenario(t, scenarioNamed(t, name))
+			db, saw := oauthRecordReplay(t, as, p, func(url, name string) []string {
+				return mcptest.TSOAuthRun(ctx, t, url, name, "from node")
+			})
+			if !slices.Contains(saw, "echo from node") || !slices.Contains(saw, "tool echo") {
+				t.Errorf("the client did not list the tools and call echo: %q", saw)
+			}
+			show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
+			for _, want := range []string{"registration", "authorize,relayed", "token", "POST 401"} {
+				if !strings.Contains(show, want) {
+					t.Errorf("show 1 lacks %q:\n%s", want, show)
+				}
+			}
+			stored := mcpvcr(t, "", "export", "--cassette", db).stdout
+			for _, secret := range oauthSecrets(as) {
+				if strings.Contains(stored, secret) {
+					t.Errorf("the export holds the credential %q", secret)
+				}
+			}
+		})
 	}
 }
 
