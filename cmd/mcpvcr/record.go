@@ -34,7 +34,9 @@ func recordCommand(e *env) *cli.Command {
 			"2024-11-05 HTTP+SSE transport are recorded; each Mcp-Session-Id is one session.\n" +
 			"Credentials (Authorization, cookies, token-like query parameters) are stored as\n" +
 			"placeholders, never forwarded changed. OAuth-protected servers: the resource is rewritten to\n" +
-			"name the proxy and the authorization server is fronted (see --proxy-auth). Stop with Ctrl-C:\n" +
+			"name the proxy and the authorization server is fronted (see --proxy-auth): its answer to the\n" +
+			"authorization request is relayed when it approves at once (headless clients), and a browser\n" +
+			"that must log in is sent to it. Stop with Ctrl-C:\n" +
 			"it says what it waits for (at most 5s); a second Ctrl-C stops at once.",
 		Flags: []cli.Flag{
 			cassetteFlag(),
