@@ -259,8 +259,8 @@ func TestOAuth(t *testing.T) {
 				t.Errorf("the export holds no refresh-token grant")
 			}
 			// The redaction audit, for every flow: no credential of the flow
-			// is in the cassette or its export.
-			stored := export
+			// is in the cassette or its exports (JSONL and HAR).
+			stored := export + mcpvcr(t, "", "export", "--format", "har", "--cassette", db).stdout
 			files, _ := filepath.Glob(db + "*")
 			for _, f := range files {
 				b, _ := os.ReadFile(f)
