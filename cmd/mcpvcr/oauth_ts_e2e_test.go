@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -161,4 +164,29 @@ func TestOAuth_AuthorizationServerMoves(t *testing.T) {
 	if !strings.Contains(show, authwire.FrontPrefix+authwire.FrontID(second.Issuer)) {
 		t.Errorf("show 1 does not show the new authorization server fronted:\n%s", show)
 	}
+}
+
+// TestOAuth_ConformanceClient runs the Go SDK's own conformance client
+// (its OAuth scenario: dynamic registration, the authorization URL
+// fetched without following redirects, the code read from the Location)
+// against a protected server directly, through mcpvcr record, and
+// against mcpvcr replay alone: it succeeds each time.
+func TestOAuth_ConformanceClient(t *testing.T) {
+	ctx := testCtx(t)
+	bin := mcptest.ConformanceClient(t)
+	server := mcp.NewServer(&mcp.Implementation{Name: "conformance-target", Version: "1.0.0"}, nil)
+	mcp.AddTool(server, &mcp.Tool{Name: "test-tool", Description: "answers ok"}, func(context.Context, *mcp.CallToolRequest, struct{}) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil, nil
+	})
+	as := mcptest.StartAuthServer(t, "")
+	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Server: server, Scopes: []string{"mcp:read"}})
+	oauthRecordReplay(t, as, p, func(url, _ string) []string {
+		cmd := exec.CommandContext(ctx, bin, url)
+		cmd.Env = append(os.Environ(), "MCP_CONFORMANCE_SCENARIO=auth/metadata-default")
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("the conformance client against %s: %v\n%s", url, err, out)
+		}
+		return []string{"ok"}
+	})
 }

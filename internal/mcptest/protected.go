@@ -49,6 +49,9 @@ type ProtectedConfig struct {
 	// StepUp are scopes that tools/call requires on top of Scopes: a call
 	// without them is refused 403 insufficient_scope (RFC 6750 §3.1).
 	StepUp []string
+	// Server, if set, is the MCP server served instead of the test
+	// server (variant V1).
+	Server *mcp.Server
 	// RefuseCalls refuses every tools/call with 403 insufficient_scope
 	// naming StepUp, whatever the token: a client that steps up once and
 	// is refused again must stop.
@@ -96,7 +99,10 @@ func (p *Protected) Requests() []string {
 // listener. It stops when the test ends.
 func StartProtected(tb testing.TB, cfg ProtectedConfig) *Protected {
 	tb.Helper()
-	server := NewServer(V1)
+	server := cfg.Server
+	if server == nil {
+		server = NewServer(V1)
+	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
 	p := &Protected{}
 	mux := http.NewServeMux()
