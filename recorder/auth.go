@@ -69,6 +69,18 @@ type frontAS struct {
 	// atOrigin: the upstream's origin itself (2025-03-26), which the
 	// client knows as the proxy's origin rather than as a fronted path.
 	atOrigin bool
+	// iss: its metadata advertises RFC 9207 iss in authorization
+	// responses.
+	iss bool
+}
+
+// advertisesIss reports whether authorization-server metadata advertises
+// RFC 9207 iss.
+func advertisesIss(body []byte) bool {
+	var md struct {
+		Iss bool `json:"authorization_response_iss_parameter_supported"`
+	}
+	return json.Unmarshal(body, &md) == nil && md.Iss
 }
 
 // clientIssuer is the issuer a client at the proxy's origin knows as.
@@ -149,7 +161,10 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 			})
 			target := joinQuery(real, q)
 			ax.target, _ = url.Parse(target)
-			ax.authorize = &authorizeRequest{issuer: as.issuer, clientIssuer: as.clientIssuer(ax.origin), real: target, query: r.URL.Query()}
+			h.mu.Lock()
+			iss := as.iss
+			h.mu.Unlock()
+			ax.authorize = &authorizeRequest{issuer: as.issuer, clientIssuer: as.clientIssuer(ax.origin), real: target, query: r.URL.Query(), iss: iss}
 			if mapped != "" {
 				st.RequestHeader.Set(ForwardedResourceHeader, mapped)
 			}
@@ -212,6 +227,8 @@ type authorizeRequest struct {
 	issuer, clientIssuer, real string
 	// query is what the client sent.
 	query url.Values
+	// iss: the server advertises RFC 9207 iss.
+	iss bool
 }
 
 // UpstreamStatusHeader is the pseudo-header of a recorded authorization
@@ -263,6 +280,10 @@ func (h *HTTP) authorizeResponse(resp *http.Response, x *exchange) error {
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 	resp.Body.Close()
 	upstream := resp.StatusCode
+	if az.iss {
+		h.log.Warn("the browser logs in at the authorization server, which redirects it to the client with RFC 9207 iss naming the real issuer, not the fronted one the client was shown: a client that checks iss refuses it; try: mcpvcr record --proxy-auth=false, or --header with a token",
+			"issuer", h.red.URL(az.issuer), "fronted", az.clientIssuer)
+	}
 	resp.StatusCode, resp.Status = http.StatusFound, "302 Found"
 	resp.Header = http.Header{"Location": {az.real}, "Cache-Control": {"no-store"}, "Content-Length": {"0"}}
 	resp.Body, resp.ContentLength = http.NoBody, 0
@@ -384,6 +405,7 @@ func (h *HTTP) exchangeResponse(resp *http.Response, x *exchange) error {
 				for k, v := range eps {
 					as.endpoints[k] = v
 				}
+				as.iss = advertisesIss(body)
 				h.mu.Unlock()
 			}
 		case x.auth.frontID != "":
@@ -405,6 +427,7 @@ func (h *HTTP) exchangeResponse(resp *http.Response, x *exchange) error {
 				for k, v := range eps {
 					as.endpoints[k] = v
 				}
+				as.iss = advertisesIss(body)
 				h.mu.Unlock()
 			}
 		}

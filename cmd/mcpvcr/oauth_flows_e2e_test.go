@@ -190,3 +190,29 @@ func TestOAuth_ConformanceClient(t *testing.T) {
 		return []string{"ok"}
 	})
 }
+
+// TestOAuth_IssAfterBrowserLogin shows the limit of fronting with RFC
+// 9207: after a login in the browser the authorization server redirects
+// the browser to the client directly, with iss naming the real issuer,
+// which the client (shown the fronted one) refuses. mcpvcr record says so
+// as it sends the browser there, naming the way out.
+func TestOAuth_IssAfterBrowserLogin(t *testing.T) {
+	ctx := testCtx(t)
+	as := mcptest.StartAuthServerWith(t, mcptest.AuthServerConfig{Iss: true, Login: mcptest.LoginRedirect})
+	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})
+	db := filepath.Join(t.TempDir(), "iss.db")
+	rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0")
+	transport := &mcp.StreamableClientTransport{Endpoint: rec.URL, OAuthHandler: mcptest.OAuthHandler(t, mcptest.OAuthClient{})}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "iss", Version: "1.0.0"}, nil).Connect(ctx, transport, nil)
+	if err == nil {
+		cs.Close()
+		t.Fatal("the client accepted the real issuer's iss; the limit is gone: update the README and this test")
+	}
+	if !strings.Contains(err.Error(), "does not match expected issuer") {
+		t.Errorf("connect failed otherwise than on iss: %v", err)
+	}
+	rec.Stop()
+	if want := "--proxy-auth=false"; !strings.Contains(rec.stderr.String(), "RFC 9207") || !strings.Contains(rec.stderr.String(), want) {
+		t.Errorf("mcpvcr record did not warn about iss and name %s:\n%s", want, rec.stderr)
+	}
+}
