@@ -116,6 +116,7 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 	ctx := context.WithoutCancel(r.Context())
 	keys := requestKeys(r, body)
 	hs := h.exchangeSession(ctx, r.URL.Path, keys)
+	h.links.bind(hs, linkConn, r.RemoteAddr)
 	st := &store.Stream{
 		Kind:          store.HTTPStream,
 		Method:        r.Method,
@@ -475,6 +476,7 @@ func (h *HTTP) mcpResponse(resp *http.Response, x *exchange) {
 		h.lastRefused = x.hs
 		h.mu.Unlock()
 		h.links.refused(x.hs)
+		h.links.bind(x.hs, linkConn, resp.Request.RemoteAddr)
 	case resp.StatusCode < 300:
 		x.hs.mu.Lock()
 		x.hs.answered = true

@@ -27,11 +27,16 @@ import (
 //     is that challenge, in the token request;
 //   - the access and refresh tokens a token answer handed out, in the
 //     MCP requests that present them (the retried initialize joins the
-//     session it was refused in) and in refresh grants.
+//     session it was refused in) and in refresh grants;
+//   - weakest, the connection: a request on the connection that carried
+//     a session's refusal or an exchange of its dance (clients in other
+//     processes never share connections; clients in one process may,
+//     through a shared pool).
 //
-// Metadata requests and a first registration link nothing: they go to
-// the oldest refused session whose dance has not made that request yet,
-// so that clients refused together each get one of each.
+// Metadata requests and a first registration on a fresh connection link
+// nothing: they go to the oldest refused session whose dance has not
+// made that request yet, so that clients refused together each get one
+// of each.
 
 // Kinds of link values.
 const (
@@ -41,6 +46,7 @@ const (
 	linkCode      = "code"
 	linkToken     = "access_token"
 	linkRefresh   = "refresh_token"
+	linkConn      = "conn"
 )
 
 // authLinks ties OAuth values to the sessions they were seen in. The
@@ -94,6 +100,7 @@ func requestKeys(r *http.Request, body []byte) []linkKey {
 		id, _ = url.QueryUnescape(id)
 		add(linkClientID, id)
 	}
+	add(linkConn, r.RemoteAddr)
 	return keys
 }
 
@@ -191,6 +198,21 @@ func (l *authLinks) next(path string) *httpSession {
 	return l.waiting[len(l.waiting)-1].hs
 }
 
+// claim notes that hs's dance makes a request to path and reports true,
+// if hs is waiting and its dance has not made one yet: a connection's
+// link counts only for the request its client is due to make.
+func (l *authLinks) claim(hs *httpSession, path string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, d := range l.waiting {
+		if d.hs == hs && !d.seen[path] {
+			d.seen[path] = true
+			return true
+		}
+	}
+	return false
+}
+
 // seen notes that hs's dance made a request to path.
 func (l *authLinks) seen(hs *httpSession, path string) {
 	l.mu.Lock()
@@ -207,8 +229,15 @@ func (l *authLinks) seen(hs *httpSession, path string) {
 // session whose dance has not made it yet, else the latest conversation,
 // else a new session that the client's first MCP request will join.
 func (h *HTTP) exchangeSession(ctx context.Context, path string, keys []linkKey) *httpSession {
+	var conn []linkKey
+	if n := len(keys); n > 0 && keys[n-1].kind == linkConn {
+		keys, conn = keys[:n-1], keys[n-1:]
+	}
 	if hs := h.links.lookup(keys); hs != nil {
 		h.links.seen(hs, path)
+		return hs
+	}
+	if hs := h.links.lookup(conn); hs != nil && h.links.claim(hs, path) {
 		return hs
 	}
 	if hs := h.links.next(path); hs != nil {

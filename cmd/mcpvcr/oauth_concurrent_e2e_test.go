@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 )
@@ -101,5 +103,101 @@ func TestOAuth_ConcurrentClients(t *testing.T) {
 	}
 	if code := rep.Stop(); code != 0 || strings.Contains(rep.stderr.String(), "unmatched OAuth") {
 		t.Errorf("mcpvcr replay exited %d; want 0 and every exchange matched:\n%s", code, rep.stderr)
+	}
+}
+
+// stepper is an http.RoundTripper of one client with its own connection
+// pool, as a client in its own process has: before each request it
+// calls before, after each answer after.
+type stepper struct {
+	rt            http.RoundTripper
+	before, after func(*http.Request, *http.Response)
+}
+
+func (s stepper) RoundTrip(r *http.Request) (*http.Response, error) {
+	if s.before != nil {
+		s.before(r, nil)
+	}
+	resp, err := s.rt.RoundTrip(r)
+	if err == nil && s.after != nil {
+		s.after(r, resp)
+	}
+	return resp, err
+}
+
+// TestOAuth_ConcurrentClients_OutOfOrder: two clients, each with its own
+// connections (as in two processes); client 0 is refused first, client 1
+// second, but client 1 registers first. Its registration links to
+// nothing but its connection, which carried its refusal: it must land in
+// client 1's session, not in the oldest refused one. Every initialize of
+// a session, the refused one and its retry, comes from one client.
+func TestOAuth_ConcurrentClients_OutOfOrder(t *testing.T) {
+	ctx := testCtx(t)
+	as := mcptest.StartAuthServer(t, "")
+	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})
+	db := filepath.Join(t.TempDir(), "order.db")
+	dumpOnFailure(t, db)
+	rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0")
+
+	refused0, registered1 := make(chan struct{}), make(chan struct{})
+	var once0, once1 sync.Once
+	wait := func(ch chan struct{}) {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+		}
+	}
+	clients := []stepper{
+		{before: func(r *http.Request, _ *http.Response) {
+			if strings.HasSuffix(r.URL.Path, "/registration_endpoint") {
+				wait(registered1)
+			}
+		}, after: func(_ *http.Request, resp *http.Response) {
+			if resp.StatusCode == http.StatusUnauthorized {
+				once0.Do(func() { close(refused0) })
+			}
+		}},
+		{before: func(*http.Request, *http.Response) { wait(refused0) }, after: func(r *http.Request, _ *http.Response) {
+			if strings.HasSuffix(r.URL.Path, "/registration_endpoint") {
+				once1.Do(func() { close(registered1) })
+			}
+		}},
+	}
+	var wg sync.WaitGroup
+	for i := range clients {
+		clients[i].rt = http.DefaultTransport.(*http.Transport).Clone()
+		hc := &http.Client{Transport: clients[i]}
+		wg.Go(func() {
+			handler := mcptest.OAuthHandler(t, mcptest.OAuthClient{Headless: true, HTTPClient: hc})
+			transport := &mcp.StreamableClientTransport{Endpoint: rec.URL, HTTPClient: hc, OAuthHandler: handler}
+			cs, err := mcp.NewClient(&mcp.Implementation{Name: fmt.Sprintf("client-%d", i), Version: "1.0.0"}, nil).Connect(ctx, transport,
+				&mcp.ClientSessionOptions{ProtocolVersion: mcptest.V20251125})
+			if err != nil {
+				t.Errorf("client %d: connect: %v", i, err)
+				return
+			}
+			defer cs.Close()
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Errorf("client %d: tools/list: %v", i, err)
+			}
+		})
+	}
+	wg.Wait()
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
+	}
+	names := regexp.MustCompile(`\\"clientInfo\\":\{\\"name\\":\\"(client-\d)`)
+	for s := 1; s <= len(clients); s++ {
+		export := mcpvcr(t, "", "export", "--cassette", db, fmt.Sprint(s)).stdout
+		seen := map[string]bool{}
+		for _, m := range names.FindAllStringSubmatch(export, -1) {
+			seen[m[1]] = true
+		}
+		if len(seen) != 1 {
+			t.Errorf("session %d holds the initialize requests of %v; want one client's", s, seen)
+		}
+		if c := len(regexp.MustCompile(`"url":"/_mcpvcr/as/\w+/registration_endpoint`).FindAllString(export, -1)); c != 1 {
+			t.Errorf("session %d holds %d registrations; want its own one", s, c)
+		}
 	}
 }

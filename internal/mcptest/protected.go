@@ -223,6 +223,9 @@ type OAuthClient struct {
 	// with an authorization server that approves at once. Otherwise the
 	// handler plays a browser.
 	Headless bool
+	// HTTPClient, if set, makes the handler's requests (metadata,
+	// registration, token, and the authorization URL when headless).
+	HTTPClient *http.Client
 	// MetadataURL, if set, is the client's Client ID Metadata Document
 	// URL, used as its client_id where the authorization server supports
 	// them.
@@ -245,6 +248,7 @@ func OAuthHandler(tb testing.TB, c OAuthClient) *auth.AuthorizationCodeHandler {
 	if c.Headless {
 		cfg.AuthorizationCodeFetcher = headless
 	}
+	cfg.Client = c.HTTPClient
 	if before, fetch := c.BeforeAuthorize, cfg.AuthorizationCodeFetcher; before != nil {
 		cfg.AuthorizationCodeFetcher = func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
 			if err := before(ctx); err != nil {
