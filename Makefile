@@ -11,9 +11,15 @@ BENCHFLAGS ?=
 
 all: build
 
-## build: compile mcpvcr into bin/
+# The version and commit make build stamps into the binary, from git: a
+# build with GOFLAGS=-buildvcs=false records neither on its own.
+VERSION   ?= $(shell git describe --tags 2>/dev/null || echo devel)
+COMMIT    ?= $(shell c=$$(git rev-parse HEAD 2>/dev/null) && { git diff --quiet HEAD -- 2>/dev/null && echo $$c || echo $$c-modified; })
+LDFLAGS   := -X main.stampVersion=$(VERSION) -X main.stampCommit=$(COMMIT)
+
+## build: compile mcpvcr into bin/, stamped with its version and commit
 build:
-	$(GO) build -o $(BIN)/mcpvcr ./cmd/mcpvcr
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/mcpvcr ./cmd/mcpvcr
 
 ## test: run every test with the race detector; installs the npm test peer
 ##       first when it is missing and npm exists (else says which tests skip)

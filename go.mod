@@ -11,7 +11,9 @@ require (
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/segmentio/encoding v0.5.4
 	github.com/urfave/cli/v2 v2.27.7
+	go.yaml.in/yaml/v4 v4.0.0
 	gopkg.in/dnaeon/go-vcr.v2 v2.3.0
+	gopkg.in/dnaeon/go-vcr.v4 v4.0.8
 )
 
 require (

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/internal/redact"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -125,6 +126,13 @@ var volatileKeys = map[string]string{
 	"elicitationId": "<elicitationId>",
 }
 
+// secretNames are the JSON members the recorder stores as placeholders
+// (a different one in each recording), and redactedPlaceholder what they
+// compare as.
+var secretNames = redact.New(true)
+
+const redactedPlaceholder = "<redacted>"
+
 // decodeJSON decodes raw keeping numbers as json.Number; nil if raw is
 // not JSON.
 func decodeJSON(raw []byte) (any, bool) {
@@ -193,6 +201,12 @@ func normalizeObject(m map[string]any) any {
 		}
 	}
 	for k, v := range m {
+		if _, isStr := v.(string); isStr && secretNames.HasName(k) {
+			// Stored as a placeholder of its recording's own: never
+			// compared.
+			m[k] = redactedPlaceholder
+			continue
+		}
 		if ph, ok := volatileKeys[k]; ok {
 			if _, isStr := v.(string); isStr {
 				m[k] = ph

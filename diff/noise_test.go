@@ -31,6 +31,8 @@ func TestNormalize(t *testing.T) {
 			`{"content":[{"text":{"v":"2"},"type":"text"}],"structuredContent":{"v":"1"}}`},
 		{"KeyedBecomesSorted", `{"tools":[{"name":"b"},{"name":"a"}]}`, `{"tools":[{"name":"a"},{"name":"b"}]}`},
 		{"NotJSON", `oops`, `"oops"`},
+		{"SecretMembers", `{"access_token":"REDACTED-0123456789ab","x":{"apiKey":"k"},"token":1,"token_type":"Bearer"}`,
+			`{"access_token":"<redacted>","token":1,"token_type":"Bearer","x":{"apiKey":"<redacted>"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

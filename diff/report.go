@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -166,7 +167,8 @@ func (r *Report) Counts() (requests, differ, changes int) {
 const maxShown = 300
 
 // WriteText writes the report for people: each request that differs,
-// with its JSON paths and old and new values, then a summary line.
+// with its JSON paths and old and new values, then a summary line. The
+// control characters of recorded data are escaped (see internal/termtext).
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "comparing %s with %s\n", r.Old, r.New)
@@ -180,7 +182,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString(r.summary())
 	b.WriteString("\n")
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termtext.Text(b.String()))
 	return err
 }
 

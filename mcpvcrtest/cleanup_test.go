@@ -96,6 +96,7 @@ func TestMismatch(t *testing.T) {
 			}
 			cs.Close()
 			got := rt.finish()
+			t.Logf("failure:\n%s", got)
 			for _, want := range []string{
 				"does not match (answered with JSON-RPC error -32019)",
 				"unmatched request tools/call",
@@ -352,5 +353,57 @@ func TestStrict(t *testing.T) {
 	cs.Close()
 	if got := rt.finish(); !strings.Contains(got, "MCP-Protocol-Version") {
 		t.Errorf("the test's failure does not name the missing header:\n%s", got)
+	}
+}
+
+// TestMismatch_GoHint: a mismatch inside a test says, as Go, the option
+// that would match, never a CLI flag: here a client whose initialize
+// capabilities differ from the recording's.
+func TestMismatch_GoHint(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name string
+		tr   func(tb testing.TB, opts ...mcpvcrtest.Option) mcp.Transport
+	}{
+		{"Transport", func(tb testing.TB, opts ...mcpvcrtest.Option) mcp.Transport {
+			return mcpvcrtest.Transport(tb, stdioCassette, opts...)
+		}},
+		{"Command", func(tb testing.TB, opts ...mcpvcrtest.Option) mcp.Transport {
+			return &mcp.CommandTransport{Command: mcpvcrtest.Command(tb, stdioCassette, opts...)}
+		}},
+		{"NewServer", func(tb testing.TB, opts ...mcpvcrtest.Option) mcp.Transport {
+			return &mcp.StreamableClientTransport{Endpoint: mcpvcrtest.Endpoint(mcpvcrtest.NewServer(tb, httpJSONCassette, opts...)), MaxRetries: -1}
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rt := &recTB{TB: t}
+			// No sampling handler: the capabilities lack "sampling".
+			client := mcp.NewClient(&mcp.Implementation{Name: "other", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) { return nil, nil },
+			})
+			cs, err := client.Connect(ctx, tt.tr(rt, mcpvcrtest.Wait(time.Millisecond)), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err == nil {
+				cs.Close()
+			}
+			got := rt.finish()
+			t.Logf("failure:\n%s", got)
+			if !strings.Contains(got, `try: mcpvcrtest.Match("initialize:params.capabilities.sampling") would match it`) {
+				t.Errorf("failure:\n%s\nwant the Go option that matches", got)
+			}
+			if strings.Contains(got, "--ignore") || strings.Contains(got, "--match") {
+				t.Errorf("failure names a CLI flag:\n%s", got)
+			}
+
+			// Exact matching refuses the other clientInfo; the hint is to
+			// drop it.
+			rt = &recTB{TB: t}
+			cs, err = newClient().Connect(ctx, tt.tr(rt, mcpvcrtest.Match("exact"), mcpvcrtest.Wait(time.Millisecond)), &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err == nil {
+				cs.Close()
+			}
+			if got := rt.finish(); !strings.Contains(got, `drop mcpvcrtest.Match("exact")`) {
+				t.Errorf("exact failure:\n%s\nwant the hint to drop Match(\"exact\")", got)
+			}
+		})
 	}
 }

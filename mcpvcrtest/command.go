@@ -77,6 +77,9 @@ func Command(t testing.TB, cassette string, opts ...Option) *exec.Cmd {
 	if !mainRan.Load() {
 		t.Fatalf("mcpvcrtest.Command: the test binary cannot serve: TestMain does not call mcpvcrtest.Main\ntry: func TestMain(m *testing.M) { mcpvcrtest.Main(m) }")
 	}
+	if len(c.beforeReplay) > 0 {
+		t.Fatalf("mcpvcrtest.Command: BeforeReplay hooks cannot reach the child process that replays\ntry: mcpvcrtest.Transport(t, cassette, mcpvcrtest.BeforeReplay(fn)) replays stdio sessions in memory")
+	}
 	if c.clock != nil {
 		t.Fatalf("mcpvcrtest.Command: Clock cannot reach the child process that replays\ntry: mcpvcrtest.Transport, which replays in this process")
 	}
@@ -165,7 +168,7 @@ func serveChild(cfg string, stdin io.Reader, stdout io.Writer, stderr io.Writer)
 			return 3
 		}
 		var b bytes.Buffer
-		r.WriteSummary(&b)
+		goHints(r).WriteSummary(&b)
 		rep.Summary, rep.OK = b.String(), r.OK()
 		if !r.OK() {
 			return 1

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -19,12 +20,13 @@ import (
 // run: it prints failures and runs cleanups when the example ends.
 type exampleT struct {
 	testing.TB
+	name     string // "" in examples that do not print it
 	cleanups []func()
 	dirs     []string
 }
 
 func (t *exampleT) Helper()                           {}
-func (t *exampleT) Name() string                      { return "Example" }
+func (t *exampleT) Name() string                      { return t.name }
 func (t *exampleT) Failed() bool                      { return false }
 func (t *exampleT) Logf(format string, args ...any)   {}
 func (t *exampleT) Cleanup(f func())                  { t.cleanups = append(t.cleanups, f) }
@@ -165,8 +167,8 @@ func ExampleCommand() {
 	// Output: 11 tools; add(40, 2) = {"sum":42}
 }
 
-// Proxy records a live server once (mode Record, or go test -mcpvcr=record)
-// and replays the cassette afterwards (the default mode), without the
+// Proxy records a live server once (ModeRecordOnly, or go test -mcpvcr=record-only)
+// and replays the cassette afterwards (ModeReplayOnly), without the
 // server.
 func ExampleProxy() {
 	ctx := context.Background()
@@ -201,12 +203,71 @@ func ExampleProxy() {
 		}
 		fmt.Println(mode, res.Content[0].(*mcp.TextContent).Text)
 	}
-	add(mcpvcrtest.Record, mcp.NewClient(&mcp.Implementation{Name: "recording-client", Version: "1.0.0"}, nil), live.URL+"/mcp")
+	add(mcpvcrtest.ModeRecordOnly, mcp.NewClient(&mcp.Implementation{Name: "recording-client", Version: "1.0.0"}, nil), live.URL+"/mcp")
 	live.Close() // the replay does without it
-	add(mcpvcrtest.Replay, mcp.NewClient(&mcp.Implementation{Name: "my-client", Version: "2.0.0"}, nil), live.URL+"/mcp")
+	add(mcpvcrtest.ModeReplayOnly, mcp.NewClient(&mcp.Implementation{Name: "my-client", Version: "2.0.0"}, nil), live.URL+"/mcp")
 	// Output:
-	// record 5
-	// replay 5
+	// record-only 5
+	// replay-only 5
+}
+
+// Cassette names a test's own cassette from t.Name(): each case of a
+// table test gets one.
+func ExampleCassette() {
+	for _, name := range []string{"TestForecast", "TestForecast/rain_in_lima", "TestForecast/50%_off"} {
+		t := &exampleT{name: name} // in a test: the *testing.T
+		fmt.Println(filepath.ToSlash(mcpvcrtest.Cassette(t)))
+	}
+	// Output:
+	// testdata/TestForecast.jsonl
+	// testdata/TestForecast/rain_in_lima.jsonl
+	// testdata/TestForecast/50__off.jsonl
+}
+
+// AfterCapture redacts an API key the client sends in its tool call
+// before anything is stored; the replay still matches the client, which
+// sends the key again.
+func ExampleAfterCapture() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "mcpvcrtest-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	cassette := filepath.Join(dir, "weather.jsonl")
+	const key = "sk-live-0042"
+
+	server := mcp.NewServer(&mcp.Implementation{Name: "weather", Version: "1.0.0"}, nil)
+	type args struct {
+		City string `json:"city"`
+		Key  string `json:"key"`
+	}
+	mcp.AddTool(server, &mcp.Tool{Name: "forecast"}, func(_ context.Context, _ *mcp.CallToolRequest, in args) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "sunny in " + in.City}}}, nil, nil
+	})
+	live := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, &mcp.StreamableHTTPOptions{JSONResponse: true}))
+	defer live.Close()
+
+	redact := mcpvcrtest.AfterCapture(func(f *mcpvcrtest.Frame) { f.Redact(key) })
+	for _, mode := range []mcpvcrtest.Mode{mcpvcrtest.ModeRecordOnly, mcpvcrtest.ModeReplayOnly} {
+		t := new(exampleT) // in a test: the *testing.T
+		srv := mcpvcrtest.Proxy(t, cassette, live.URL+"/mcp", mode, redact)
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "app", Version: "1.0.0"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpvcrtest.Endpoint(srv)}, nil)
+		if err != nil {
+			t.Fatalf("connect: %v", err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "forecast", Arguments: map[string]any{"city": "Oslo", "key": key}})
+		if err != nil {
+			t.Fatalf("call: %v", err)
+		}
+		cs.Close()
+		t.done()
+		b, _ := os.ReadFile(cassette)
+		fmt.Println(mode, res.Content[0].(*mcp.TextContent).Text, "key stored:", strings.Contains(string(b), key))
+	}
+	// Output:
+	// record-only sunny in Oslo key stored: false
+	// replay-only sunny in Oslo key stored: false
 }
 
 // Main goes in the TestMain of each package whose tests use Command: the

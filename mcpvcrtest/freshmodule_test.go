@@ -2,6 +2,7 @@ package mcpvcrtest_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,13 +12,18 @@ import (
 
 // TestFreshModule is the check a user's module makes: in a new module
 // outside this repository (go mod init, a replace directive pointing here),
-// a test that uses only the documented API replays committed cassettes to
+// tests that use only the documented API replay committed cassettes to
 // the Go SDK client over NewServer, Transport and Command with identical
-// results, and a session exported with mcpvcr export --format go-vcr
-// replays through go-vcr's recorder. It needs only the module cache (it
-// runs go with the environment's GOFLAGS and GOPROXY, and never asks the
-// proxy for this module) and takes seconds once the build cache is warm;
-// -short skips it.
+// results; a session exported with mcpvcr export --format go-vcr replays
+// through go-vcr v4's recorder and one exported with --format go-vcr-v2
+// through go-vcr v2's; Proxy records a live Go SDK server in each mode,
+// one cassette per case of a table test (replayed by a second go test
+// with MCPVCR_MODE=replay-only, the server never called), and with each
+// hook. The Go code of the README's "In Go tests" section and the
+// package doc's complete test are built there too. It needs only the
+// module cache (it runs go with the environment's GOFLAGS and GOPROXY,
+// and never asks the proxy for this module) and takes seconds once the
+// build cache is warm; -short skips it.
 func TestFreshModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module: skipped with -short")
@@ -31,7 +37,13 @@ func TestFreshModule(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	mustCopy(t, filepath.Join("testdata", "freshmodule", "fresh_test.go"), filepath.Join(dir, "fresh_test.go"))
+	for _, f := range []string{"fresh_test.go", "record_test.go"} {
+		mustCopy(t, filepath.Join("testdata", "freshmodule", f), filepath.Join(dir, f))
+	}
+	snippets := goSnippets(t)
+	for i, code := range snippets {
+		mustWrite(t, filepath.Join(dir, "snippets", fmt.Sprint(i+1), "snippet_test.go"), code)
+	}
 	for _, c := range []string{"multi-gosdk-http-json.jsonl", "multi-gosdk-stdio.jsonl"} {
 		mustCopy(t, filepath.Join(repo, "cassettes", c), filepath.Join(dir, "testdata", c))
 	}
@@ -41,26 +53,100 @@ func TestFreshModule(t *testing.T) {
 
 	gocmd := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(goBin, args...)
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "GOWORK=off", "MCPVCR_MODE=")
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out.String())
-		}
-		return out.String()
+		return goIn(t, goBin, dir, "", args...)
 	}
 	gocmd("mod", "init", "example.com/fresh")
 	gocmd("mod", "edit", "-require", "github.com/mcpvcr/mcpvcr@v0.0.0", "-replace", "github.com/mcpvcr/mcpvcr="+repo)
 	gocmd("mod", "tidy")
-	// The go-vcr cassette, made with the CLI as a user makes it.
-	gocmd("run", "-mod=mod", "github.com/mcpvcr/mcpvcr/cmd/mcpvcr", "export", "4", "--cassette", "testdata/multi-gosdk-http-json.jsonl",
-		"--format", "go-vcr", "-o", "testdata/session4.yaml")
-	out := gocmd("test", "-count=1", "-v", "-run", "TestReplay", ".")
+	// The go-vcr cassettes, made with the CLI as a user makes them.
+	for _, f := range []struct{ format, out string }{{"go-vcr", "testdata/session4.yaml"}, {"go-vcr-v2", "testdata/session4-v2.yaml"}} {
+		gocmd("run", "-mod=mod", "github.com/mcpvcr/mcpvcr/cmd/mcpvcr", "export", "4", "--cassette", "testdata/multi-gosdk-http-json.jsonl",
+			"--format", f.format, "-o", f.out)
+	}
+	out := gocmd("test", "-count=1", "-v", ".")
 	t.Logf("go test in the fresh module:\n%s", out)
-	if !strings.Contains(out, "--- PASS: TestReplay") {
-		t.Errorf("the fresh module's test did not pass:\n%s", out)
+	for _, test := range []string{"TestReplay", "TestModes", "TestPerCase", "TestHooks"} {
+		if !strings.Contains(out, "--- PASS: "+test+" ") {
+			t.Errorf("the fresh module's %s did not pass:\n%s", test, out)
+		}
+	}
+	// The per-case cassettes replay in CI's mode, with no server call.
+	out = goIn(t, goBin, dir, "replay-only", "test", "-count=1", "-v", "-run", "TestPerCase", ".")
+	if !strings.Contains(out, "--- PASS: TestPerCase ") {
+		t.Errorf("TestPerCase with MCPVCR_MODE=replay-only did not pass:\n%s", out)
+	}
+	// The README's and the package doc's code compiles (go vet builds the
+	// tests; they need cassettes of their own to run).
+	if len(snippets) < 3 {
+		t.Errorf("found %d Go snippets in the README's In Go tests section and the package doc; want at least 3", len(snippets))
+	}
+	gocmd("vet", "./snippets/...")
+}
+
+// goIn runs go in dir with MCPVCR_MODE=mode and returns its output; it
+// fails t if go fails.
+func goIn(t *testing.T, goBin, dir, mode string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "MCPVCR_MODE="+mode)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out.String())
+	}
+	return out.String()
+}
+
+// goSnippets returns the Go code blocks of the README's "In Go tests"
+// section and the complete test in the package doc (doc.go).
+func goSnippets(t *testing.T) []string {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## In Go tests\n")
+	if !ok {
+		t.Fatal(`README.md has no "## In Go tests" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	var out []string
+	for {
+		var code string
+		_, rest, ok := strings.Cut(section, "\n```go\n")
+		if !ok {
+			break
+		}
+		code, section, _ = strings.Cut(rest, "\n```\n")
+		out = append(out, code+"\n")
+	}
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for line := range strings.Lines(string(doc)) {
+		switch {
+		case strings.HasPrefix(line, "//\tpackage "), b.Len() > 0 && strings.HasPrefix(line, "//\t"):
+			b.WriteString(strings.TrimPrefix(line, "//\t"))
+		case b.Len() > 0 && strings.TrimSpace(line) == "//":
+			b.WriteString("\n")
+		case b.Len() > 0:
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	return out
+}
+
+func mustWrite(t *testing.T, name, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -3,35 +3,74 @@ package mcpvcrtest
 import (
 	"flag"
 	"fmt"
+	"hash/crc32"
 	"os"
+	"path/filepath"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/clock"
 )
 
-// Mode says whether Proxy records or replays, as go-vcr's recorder modes do.
-// NewServer, Transport and Command always replay: they have no server to
-// record from.
+// Mode says whether Proxy records or replays, as go-vcr's recorder modes
+// do, with go-vcr's names. NewServer, Transport and Command always replay:
+// they have no server to record from.
+//
+// An episode is what one test recorded: the sessions Proxy recorded for it
+// are named after the test (t.Name()), so tests can share one cassette and
+// ModeReplayWithNewEpisodes records only the tests it lacks. With one
+// cassette per test (Cassette), every mode works per test.
 type Mode int
 
 const (
-	// Replay serves the cassette; the upstream is never contacted. The
-	// default.
-	Replay Mode = iota
-	// Record forwards to the upstream and records into the cassette,
-	// replacing what it held.
-	Record
-	// ReplayOrRecord replays when the cassette exists and records it when
-	// it does not.
-	ReplayOrRecord
-	// Off forwards to the upstream and records nothing.
-	Off
+	// ModeRecordOnce replays the cassette when it exists and records it
+	// when it does not. The default.
+	ModeRecordOnce Mode = iota
+	// ModeReplayOnly serves the cassette and never contacts the upstream,
+	// for CI: a missing cassette fails the test at once, a client frame
+	// the cassette does not match fails it (the client gets a -32019
+	// error meanwhile), and nothing is ever written.
+	ModeReplayOnly
+	// ModeReplayWithNewEpisodes replays the test's episode when the
+	// cassette has one (sessions named t.Name()); otherwise it records the
+	// test through to the upstream and appends its sessions to the
+	// cassette, keeping every other session.
+	ModeReplayWithNewEpisodes
+	// ModeRecordOnly forwards to the upstream and records into the
+	// cassette, replacing what it held: re-record all.
+	ModeRecordOnly
+	// ModePassthrough forwards to the upstream and records nothing.
+	ModePassthrough
 )
 
-var modeNames = []string{"replay", "record", "replay-or-record", "off"}
+// The modes of earlier releases, kept as names for the go-vcr ones.
+const (
+	Replay         = ModeReplayOnly  // replay, never contact the upstream
+	Record         = ModeRecordOnly  // record, replacing the cassette
+	ReplayOrRecord = ModeRecordOnce  // record when the cassette is missing
+	Off            = ModePassthrough // forward, keep nothing
+)
 
-// String returns the mode as the -mcpvcr flag and MCPVCR_MODE spell it.
+// modeNames are the modes as the -mcpvcr flag and MCPVCR_MODE spell them,
+// in Mode order; modeAliases are the names they also take.
+var (
+	modeNames   = []string{"record-once", "replay-only", "replay-with-new-episodes", "record-only", "passthrough"}
+	modeAliases = map[string]Mode{
+		"replay":           ModeReplayOnly,
+		"record":           ModeRecordOnly,
+		"replay-or-record": ModeRecordOnce,
+		"new-episodes":     ModeReplayWithNewEpisodes,
+		"off":              ModePassthrough,
+	}
+)
+
+// modeList is the list of names for messages.
+const modeList = "record-once (default), replay-only, replay-with-new-episodes, record-only or passthrough"
+
+// String returns the mode as the -mcpvcr flag and MCPVCR_MODE spell it:
+// record-once, replay-only, replay-with-new-episodes, record-only or
+// passthrough.
 func (m Mode) String() string {
 	if m >= 0 && int(m) < len(modeNames) {
 		return modeNames[m]
@@ -39,38 +78,58 @@ func (m Mode) String() string {
 	return fmt.Sprintf("Mode(%d)", int(m))
 }
 
-// ParseMode reads a mode as the -mcpvcr flag and MCPVCR_MODE spell it:
-// replay, record, replay-or-record or off ("" is replay).
-func ParseMode(s string) (Mode, error) {
-	s = strings.ToLower(strings.TrimSpace(s))
-	if s == "" {
-		return Replay, nil
+// goModeName is the mode's Go name, for hints: ModeRecordOnce.
+func goModeName(m Mode) string {
+	names := []string{"ModeRecordOnce", "ModeReplayOnly", "ModeReplayWithNewEpisodes", "ModeRecordOnly", "ModePassthrough"}
+	if m >= 0 && int(m) < len(names) {
+		return names[m]
 	}
+	return m.String()
+}
+
+// ParseMode reads a mode as the -mcpvcr flag and MCPVCR_MODE spell it (see
+// String; "" is ModeRecordOnce). It takes go-vcr's names too, in any case
+// and with or without the Mode prefix (ReplayOnly, ModeRecordOnce), and the
+// names of earlier releases: replay, record, replay-or-record, new-episodes
+// and off.
+func ParseMode(s string) (Mode, error) {
+	in := s
+	s = strings.ToLower(strings.TrimSpace(s))
+	s = strings.TrimPrefix(s, "mode")
+	if s == "" {
+		return ModeRecordOnce, nil
+	}
+	flat := strings.NewReplacer("-", "", "_", "").Replace(s)
 	for i, n := range modeNames {
-		if s == n {
+		if s == n || flat == strings.ReplaceAll(n, "-", "") {
 			return Mode(i), nil
 		}
 	}
-	return Replay, fmt.Errorf("mcpvcr mode %q is not replay, record, replay-or-record or off", s)
+	if m, ok := modeAliases[s]; ok {
+		return m, nil
+	}
+	return ModeRecordOnce, fmt.Errorf("mcpvcr mode %q is not %s", in, modeList)
 }
 
 // ModeEnv is the environment variable that sets Proxy's Mode when neither
-// a Mode option nor the -mcpvcr flag does.
+// a Mode option nor the -mcpvcr flag does: MCPVCR_MODE=record-only go test
+// ./... re-records every cassette, MCPVCR_MODE=replay-only keeps CI from
+// ever contacting a server.
 const ModeEnv = "MCPVCR_MODE"
 
 // ModeFlag is the test binary's flag that sets Proxy's Mode when no Mode
-// option does: go test ./mypkg -mcpvcr=record. (Across ./..., set
+// option does: go test ./mypkg -mcpvcr=record-only. (Across ./..., set
 // MCPVCR_MODE: test binaries that do not import this package lack the flag.)
 const ModeFlag = "mcpvcr"
 
 func init() {
 	if flag.Lookup(ModeFlag) == nil {
-		flag.String(ModeFlag, "", "mcpvcrtest.Proxy mode: replay (default), record, replay-or-record or off (also "+ModeEnv+")")
+		flag.String(ModeFlag, "", "mcpvcrtest.Proxy mode: "+modeList+" (also "+ModeEnv+")")
 	}
 }
 
 // Option configures NewServer, Transport, Command and Proxy. A Mode is an
-// Option too: Proxy(t, cassette, url, mcpvcrtest.Record).
+// Option too: Proxy(t, cassette, url, mcpvcrtest.ModeRecordOnly).
 type Option interface {
 	apply(*config)
 }
@@ -80,7 +139,8 @@ type optionFunc func(*config)
 func (f optionFunc) apply(c *config) { f(c) }
 
 // apply makes a Mode an Option: it sets the mode of Proxy, over the -mcpvcr
-// flag and MCPVCR_MODE. NewServer, Transport and Command accept only Replay.
+// flag and MCPVCR_MODE. NewServer, Transport and Command accept only
+// ModeReplayOnly.
 func (m Mode) apply(c *config) { c.mode = &m }
 
 type config struct {
@@ -91,6 +151,22 @@ type config struct {
 	clock    clock.Clock
 	mode     *Mode
 	wait     time.Duration
+
+	afterCapture, beforeSave, beforeReplay []func(*Frame)
+	redactHeaders, redactQuery             []string
+}
+
+// Redact names more HTTP headers and query parameters whose values Proxy
+// stores as placeholders, on top of the recorder's defaults
+// (Authorization, Cookie, API-key headers, token-like parameters and any
+// name with token, secret, password, apikey or credential in it), as
+// mcpvcr record's --redact-header and --redact-query do. A value in a
+// message is redacted with an AfterCapture hook (Frame.Redact).
+func Redact(headers, query []string) Option {
+	return optionFunc(func(c *config) {
+		c.redactHeaders = append(c.redactHeaders, headers...)
+		c.redactQuery = append(c.redactQuery, query...)
+	})
 }
 
 // Session replays only the recorded sessions ids (as mcpvcr ls numbers
@@ -116,8 +192,11 @@ func Strict() Option {
 	return optionFunc(func(c *config) { c.strict = true })
 }
 
-// Pace scales the recorded gaps between frames: 0 (the default) sends each
-// frame as soon as it is due, 1 keeps the recorded timing, 2 doubles it.
+// Pace scales the recorded gaps between frames. 0, the default, replays as
+// fast as possible: each frame as soon as the client frames it answers
+// have arrived, whatever the recorded gaps. 1 keeps the recorded timing,
+// 0.5 halves the gaps and 2 doubles them. The gaps are waited for on the
+// Clock, so a fake clock replays recorded timing without sleeping.
 func Pace(factor float64) Option {
 	return optionFunc(func(c *config) { c.pace = factor })
 }
@@ -146,7 +225,7 @@ func newConfig(opts []Option) *config {
 }
 
 // resolveMode returns the mode: the option's, else -mcpvcr's, else
-// MCPVCR_MODE's, else Replay.
+// MCPVCR_MODE's, else ModeRecordOnce.
 func (c *config) resolveMode() (Mode, error) {
 	if c.mode != nil {
 		return *c.mode, nil
@@ -154,13 +233,60 @@ func (c *config) resolveMode() (Mode, error) {
 	if f := flag.Lookup(ModeFlag); f != nil && f.Value.String() != "" {
 		m, err := ParseMode(f.Value.String())
 		if err != nil {
-			return Replay, fmt.Errorf("-mcpvcr: %w", err)
+			return ModeRecordOnce, fmt.Errorf("-mcpvcr: %w", err)
 		}
 		return m, nil
 	}
 	m, err := ParseMode(os.Getenv(ModeEnv))
 	if err != nil {
-		return Replay, fmt.Errorf("%s: %w", ModeEnv, err)
+		return ModeRecordOnce, fmt.Errorf("%s: %w", ModeEnv, err)
 	}
 	return m, nil
+}
+
+// Cassette returns the path of the test's own cassette,
+// testdata/NAME.jsonl, where NAME is t.Name() with each subtest a
+// directory: TestClient/empty_list is testdata/TestClient/empty_list.jsonl.
+// Characters other than letters, digits, '.', '-' and '_' become '_', so
+// a table test records one file per case whatever its names:
+//
+//	for _, tt := range tests {
+//		t.Run(tt.name, func(t *testing.T) {
+//			srv := mcpvcrtest.Proxy(t, mcpvcrtest.Cassette(t), upstream)
+//			...
+//		})
+//	}
+func Cassette(t testing.TB) string {
+	parts := []string{"testdata"}
+	for seg := range strings.SplitSeq(t.Name(), "/") {
+		parts = append(parts, fileSafe(seg))
+	}
+	return filepath.Join(parts...) + ".jsonl"
+}
+
+// fileSafe makes one segment of a test name a file name on every system:
+// other characters become '_', names that are only dots or that Windows
+// reserves get a leading '_', and a long name is cut (with a hash of the
+// whole, so that cases stay apart).
+func fileSafe(seg string) string {
+	b := []byte(seg)
+	for i, c := range b {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_'
+		if !ok {
+			b[i] = '_'
+		}
+	}
+	s := string(b)
+	if strings.Trim(s, ".") == "" {
+		s = "_" + s
+	}
+	switch base, _, _ := strings.Cut(strings.ToUpper(s), "."); base {
+	case "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9",
+		"LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9":
+		s = "_" + s
+	}
+	if len(s) > 100 {
+		s = fmt.Sprintf("%s-%08x", s[:91], crc32.ChecksumIEEE([]byte(seg)))
+	}
+	return s
 }

@@ -111,15 +111,3 @@ func setFlag(t *testing.T, v string) {
 	}
 	t.Cleanup(func() { f.Value.Set(old) })
 }
-
-func TestParseMode(t *testing.T) {
-	for _, m := range []mcpvcrtest.Mode{mcpvcrtest.Replay, mcpvcrtest.Record, mcpvcrtest.ReplayOrRecord, mcpvcrtest.Off} {
-		got, err := mcpvcrtest.ParseMode(m.String())
-		if err != nil || got != m {
-			t.Errorf("ParseMode(%q) = %v, %v; want %v", m.String(), got, err, m)
-		}
-	}
-	if _, err := mcpvcrtest.ParseMode("rewind"); err == nil {
-		t.Errorf("ParseMode(rewind) succeeded")
-	}
-}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,9 +88,10 @@ func otherHint(ts []store.Transport) string {
 // newServer builds the replayer for recs as c says.
 func newServer(t testing.TB, recs []*store.Recording, c *config, fn string) *replayer.Server {
 	t.Helper()
-	if c.mode != nil && *c.mode != Replay {
-		t.Fatalf("mcpvcrtest.%s: mode %s: %s only replays\ntry: mcpvcrtest.Proxy to record", fn, *c.mode, fn)
+	if c.mode != nil && *c.mode != ModeReplayOnly {
+		t.Fatalf("mcpvcrtest.%s: mode %s: %s only replays\ntry: mcpvcrtest.Proxy(t, cassette, upstreamURL, mcpvcrtest.%s) to record", fn, *c.mode, fn, goModeName(*c.mode))
 	}
+	beforeReplay(recs, c.beforeReplay)
 	mt, err := matchRules(c.rules, recs)
 	if err != nil {
 		t.Fatalf("mcpvcrtest.%s: %v", fn, err)
@@ -122,6 +124,14 @@ func matchRules(rules []string, recs []*store.Recording) (replayer.Match, error)
 		if v := r.Session.Labels[replayer.MatchIgnoreLabel]; v != "" {
 			paths = append(paths, v)
 		}
+		if r.Session.Labels[replayer.ScrubLabel] != "" {
+			mt.Scrubbed = true
+		}
+		for _, name := range strings.Split(r.Session.Labels[replayer.RedactLabel], "\n") {
+			if name = strings.TrimSpace(name); name != "" && name != "off" {
+				mt.Redact = append(mt.Redact, name)
+			}
+		}
 	}
 	n, err := diff.ParseNoise(strings.Join(paths, "\n"))
 	if err != nil {
@@ -139,16 +149,47 @@ func matchRules(rules []string, recs []*store.Recording) (replayer.Match, error)
 
 // check fails t for every report with unmatched client frames, with the
 // replayer's summary: the frame, the -32019 diff against the closest
-// recorded frame, and the rule that would have matched.
+// recorded frame, and the option that would have matched, written in Go.
 func check(t testing.TB, fn, cassette string, reps []*replayer.Report) {
 	t.Helper()
 	var b bytes.Buffer
 	for _, r := range reps {
 		if !r.OK() {
-			r.WriteSummary(&b)
+			goHints(r).WriteSummary(&b)
 		}
 	}
 	if b.Len() > 0 {
 		t.Errorf("mcpvcrtest.%s: the client sent traffic that %s does not match (answered with JSON-RPC error %d):\n%s", fn, cassette, replayer.NoMatchCode, b.String())
 	}
+}
+
+// goHints returns a copy of r whose hints name the mcpvcrtest option that
+// would have matched, as Go, instead of mcpvcr replay's flags.
+func goHints(r *replayer.Report) *replayer.Report {
+	out := *r
+	out.Mismatches = make([]*replayer.Mismatch, len(r.Mismatches))
+	for i, m := range r.Mismatches {
+		c := *m
+		c.Hint = goHint(m)
+		out.Mismatches[i] = &c
+	}
+	return &out
+}
+
+// goHint is m's hint as the Go option that says it.
+func goHint(m *replayer.Mismatch) string {
+	switch {
+	case m.Tolerant:
+		return "try: the default tolerant matching would match it: drop mcpvcrtest.Match(\"exact\")"
+	case len(m.Rules) > 0:
+		quoted := make([]string, len(m.Rules))
+		for i, r := range m.Rules {
+			quoted[i] = strconv.Quote(r)
+		}
+		return "try: mcpvcrtest.Match(" + strings.Join(quoted, ", ") + ") would match it"
+	case m.Hint != "":
+		// A hint this build cannot put in Go: its flags, said as such.
+		return "(as mcpvcr replay's flags) " + m.Hint
+	}
+	return ""
 }

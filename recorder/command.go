@@ -25,7 +25,8 @@ type Command struct {
 	// Recorder records the session. If its Session.Upstream is empty, the
 	// command line is recorded, with Redactor applied.
 	Recorder Stdio
-	// Redactor hides credentials in the recorded command line. If nil,
+	// Redactor hides credentials in the recorded command line, and secret
+	// JSON members in the frames when Recorder has no Redactor. If nil,
 	// the default rules apply.
 	Redactor *Redactor
 	// Signals, if not nil, are forwarded to the server until it exits.
@@ -43,6 +44,10 @@ type CommandResult struct {
 	// ExitCode is the server's exit code, 128+N when signal N ended it,
 	// -1 when it is unknown.
 	ExitCode int
+	// Signal is the last signal forwarded to the server from Signals, nil
+	// when none was: with ExitCode 128+N for that signal, the server
+	// stopped because whoever started mcpvcr asked it to.
+	Signal os.Signal
 	// Err is the first recording error (a full disk, say): forwarding went
 	// on regardless, and the session is incomplete.
 	Err error
@@ -103,6 +108,9 @@ func (c *Command) Run(ctx context.Context, client io.ReadWriter) (*CommandResult
 	}()
 
 	rec := c.Recorder
+	if rec.Redactor == nil {
+		rec.Redactor = c.Redactor
+	}
 	if rec.Session.Upstream == "" {
 		red := c.Redactor
 		if red == nil {
@@ -123,7 +131,7 @@ func (c *Command) Run(ctx context.Context, client io.ReadWriter) (*CommandResult
 		return nil, runErr
 	}
 	res.End(ctx, code)
-	return &CommandResult{SessionID: res.SessionID, ExitCode: code, Err: res.Err}, nil
+	return &CommandResult{SessionID: res.SessionID, ExitCode: code, Signal: fwd.last(), Err: res.Err}, nil
 }
 
 // ExitCode is the exit code of cmd, whose Wait returned err: 128+N when
@@ -164,17 +172,30 @@ type signalForwarder struct {
 	cmd  *exec.Cmd
 	sigs <-chan os.Signal
 	quit chan struct{}
+
+	mu  sync.Mutex
+	sig os.Signal // the last one forwarded
 }
 
 func (f *signalForwarder) run() {
 	for {
 		select {
 		case s := <-f.sigs:
+			f.mu.Lock()
+			f.sig = s
+			f.mu.Unlock()
 			_ = f.cmd.Process.Signal(s)
 		case <-f.quit:
 			return
 		}
 	}
+}
+
+// last returns the last signal forwarded, nil if none was.
+func (f *signalForwarder) last() os.Signal {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sig
 }
 
 // stopper ends a server that lingers after its stdin closed.

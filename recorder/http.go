@@ -33,9 +33,10 @@ import (
 //
 // Paths pass through unchanged, except that "/" goes to Upstream's path,
 // so a client can be pointed at the proxy's root. A request addressed to
-// the proxy itself goes upstream with Upstream's host; any other Host (a
-// DNS-rebinding probe, say) and every Origin pass through for the server
-// to judge.
+// the proxy itself goes upstream with Upstream's host. A request from
+// another site (a foreign Host or Origin: a DNS-rebinding page, say) is
+// refused with 403 unless AllowOrigins names it; an allowed one goes
+// upstream with its Host and Origin unchanged, and without Header.
 //
 // Upstream and Sink are required; the zero values of the other fields are
 // usable. An HTTP is safe for concurrent use once serving.
@@ -47,8 +48,9 @@ type HTTP struct {
 	// Transport makes the upstream requests. If nil, a clone of
 	// http.DefaultTransport is used.
 	Transport http.RoundTripper
-	// Redactor hides credentials in what is stored. If nil, the defaults
-	// are redacted.
+	// Redactor hides credentials (headers, URLs, OAuth bodies, secret JSON
+	// members of frames) in what is stored. If nil, the defaults are
+	// redacted.
 	Redactor *Redactor
 	// Name is given to every recorded session.
 	Name string
@@ -64,8 +66,14 @@ type HTTP struct {
 	AuthDirect bool
 	// Header is added to every request sent to the upstream's origin
 	// (not to fronted authorization servers), replacing a header of the
-	// same name: a token the user already holds, say. It is not recorded.
+	// same name: a token the user already holds, say. It is not recorded,
+	// and it is added only to requests addressed to the proxy itself.
 	Header http.Header
+	// AllowOrigins names the origins ("http://app.example:3000") whose
+	// pages may use the proxy besides loopback ones: requests with that
+	// Origin, or with that host as Host, are served. "*" allows every
+	// origin. By default a foreign Origin or Host is refused with 403.
+	AllowOrigins []string
 
 	once  sync.Once
 	proxy *httputil.ReverseProxy
@@ -182,6 +190,10 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer h.inflight.Done()
 	if h.Upstream == nil || h.Sink == nil {
 		http.Error(w, "mcpvcr: recorder has no upstream or sink", http.StatusInternalServerError)
+		return
+	}
+	if why := h.refusal(r); why != "" {
+		h.refuse(w, r, why)
 		return
 	}
 	// Long SSE answers while the client still sends: without full duplex
@@ -358,6 +370,7 @@ func (h *HTTP) latest(ctx context.Context) *httpSession {
 // newSession creates a recorded session. The caller holds h.mu.
 func (h *HTTP) newSession(ctx context.Context, t store.Transport, externalID string) *httpSession {
 	tmpl := store.Session{Name: h.Name, Transport: t, Upstream: h.red.URL(h.Upstream.String()), ExternalID: externalID}
+	h.red.label(&tmpl)
 	rs, err := newSession(ctx, h.Sink, h.Clock, h.log, tmpl)
 	if err != nil {
 		if h.err == nil {
@@ -367,6 +380,7 @@ func (h *HTTP) newSession(ctx context.Context, t store.Transport, externalID str
 		// Keep forwarding with a session that records nothing.
 		rs = &session{sink: h.Sink, clock: h.Clock, logger: h.log, start: h.Clock.Now(), failed: true, err: err}
 	}
+	rs.red = h.red
 	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
 	hs.awaitingSSEGet = externalID == ""
 	h.all = append(h.all, hs)
@@ -400,8 +414,11 @@ func (h *HTTP) rewrite(pr *httputil.ProxyRequest) {
 			return
 		}
 	}
-	for k, vs := range h.Header {
-		out.Header[k] = append([]string(nil), vs...)
+	toProxy := addressedToProxy(in)
+	if toProxy {
+		for k, vs := range h.Header {
+			out.Header[k] = append([]string(nil), vs...)
+		}
 	}
 	out.URL.Scheme, out.URL.Host = u.Scheme, u.Host
 	if in.URL.Path == "" || in.URL.Path == "/" {
@@ -410,7 +427,7 @@ func (h *HTTP) rewrite(pr *httputil.ProxyRequest) {
 			out.URL.RawQuery = u.RawQuery
 		}
 	}
-	if addressedToProxy(in) {
+	if toProxy {
 		out.Host = ""
 	} else {
 		out.Host = in.Host

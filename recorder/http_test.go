@@ -204,7 +204,7 @@ func TestHTTP_Redaction(t *testing.T) {
 	req.Header.Set("Cookie", "sid=c00kie-value")
 	req.Header.Set("X-Api-Key", "api-k3y-value")
 	req.Header.Set("Proxy-Authorization", "Basic pr0xy-auth")
-	req.Header.Set("Origin", "http://evil.example")
+	req.Header.Set("Origin", "http://localhost:3000")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -218,7 +218,7 @@ func TestHTTP_Redaction(t *testing.T) {
 	if seen.Get("Authorization") != "Bearer s3cr3t-bearer" || seen.Get("Cookie") != "sid=c00kie-value" || seen.Get("X-Api-Key") != "api-k3y-value" || !strings.Contains(seenQuery, "qu3ry-t0ken") {
 		t.Errorf("upstream got %v ?%s; want every credential unchanged", seen, seenQuery)
 	}
-	if seen.Get("Origin") != "http://evil.example" {
+	if seen.Get("Origin") != "http://localhost:3000" {
 		t.Errorf("upstream got Origin %q; want it passed through", seen.Get("Origin"))
 	}
 	mu.Unlock()
@@ -241,12 +241,15 @@ func TestHTTP_Redaction(t *testing.T) {
 	}
 }
 
-// TestHTTP_HostPassthrough: a Host naming the proxy becomes the upstream's;
-// any other Host goes upstream unchanged for the server to judge.
+// TestHTTP_HostPassthrough: a Host naming the proxy becomes the upstream's
+// and gets Header; a foreign Host is refused with 403 before reaching the
+// upstream, and one AllowOrigins names goes upstream unchanged, without
+// Header.
 func TestHTTP_HostPassthrough(t *testing.T) {
-	hosts := make(chan string, 2)
+	type seenReq struct{ host, auth string }
+	seen := make(chan seenReq, 4)
 	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		hosts <- r.Host
+		seen <- seenReq{r.Host, r.Header.Get("Authorization")}
 		w.WriteHeader(http.StatusAccepted)
 	})
 	upSrv := httptest.NewServer(up)
@@ -257,26 +260,44 @@ func TestHTTP_HostPassthrough(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	srv := httptest.NewServer(&recorder.HTTP{Upstream: u, Sink: db})
+	srv := httptest.NewServer(&recorder.HTTP{Upstream: u, Sink: db, AllowOrigins: []string{"http://allowed.example"},
+		Header: http.Header{"Authorization": {"Bearer user-token"}}})
 	defer srv.Close()
-	for _, host := range []string{"", "rebind.example:80"} {
+	tests := []struct {
+		host       string
+		status     int
+		wantHost   string
+		wantHeader string
+	}{
+		{"", http.StatusAccepted, u.Host, "Bearer user-token"},
+		{"rebind.example:80", http.StatusForbidden, "", ""},
+		{"allowed.example:80", http.StatusAccepted, "allowed.example:80", ""},
+	}
+	for _, tt := range tests {
 		req, _ := http.NewRequest("POST", srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","method":"notifications/initialized"}`))
-		if host != "" {
-			req.Host = host
+		if tt.host != "" {
+			req.Host = tt.host
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		got := <-hosts
-		want := u.Host
-		if host != "" {
-			want = host
+		if resp.StatusCode != tt.status {
+			t.Errorf("Host %q: status %d; want %d", tt.host, resp.StatusCode, tt.status)
 		}
-		if got != want {
-			t.Errorf("Host %q reached the upstream as %q; want %q", host, got, want)
+		if tt.status == http.StatusForbidden {
+			continue
 		}
+		got := <-seen
+		if got.host != tt.wantHost || got.auth != tt.wantHeader {
+			t.Errorf("Host %q reached the upstream as %q with Authorization %q; want %q with %q", tt.host, got.host, got.auth, tt.wantHost, tt.wantHeader)
+		}
+	}
+	select {
+	case got := <-seen:
+		t.Errorf("a refused request reached the upstream: %+v", got)
+	default:
 	}
 }
 

@@ -13,8 +13,8 @@ import (
 
 // Probe sends the upstream one MCP POST (a ping, which no server
 // acts on) before recording starts, and returns a warning when the answer
-// says the URL is not an MCP endpoint: 404, 405 (unless a GET opens an
-// event stream there: an HTTP+SSE endpoint), or an HTML page. It returns
+// says the URL is not an MCP endpoint: 404, 405 or an HTML page, unless
+// a GET opens an event stream there (an HTTP+SSE endpoint). It returns
 // "" when the answer looks like MCP's, or when the upstream cannot be
 // asked (it may come up later). header is added to the requests; shown
 // is how the warning names the upstream (its redacted URL).
@@ -43,20 +43,22 @@ func Probe(ctx context.Context, u *url.URL, header http.Header, shown string) st
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	switch {
-	case mt == "text/html":
-		return fmt.Sprintf("%s answered an MCP POST with an HTML page (%s), not MCP: is the URL the server's MCP endpoint?", shown, resp.Status)
-	case resp.StatusCode == http.StatusMethodNotAllowed:
-		if g, err := do(http.MethodGet, "text/event-stream", ""); err == nil {
-			gmt, _, _ := mime.ParseMediaType(g.Header.Get("Content-Type"))
-			g.Body.Close() // an HTTP+SSE stream: it stays open until closed
-			if g.StatusCode == http.StatusOK && gmt == "text/event-stream" {
-				return ""
-			}
-		}
-		fallthrough
-	case resp.StatusCode == http.StatusNotFound:
-		return fmt.Sprintf("%s answered an MCP POST with %s: is the path right? (MCP servers usually serve /mcp, HTTP+SSE ones /sse)", shown, resp.Status)
+	html := mt == "text/html"
+	if !html && resp.StatusCode != http.StatusMethodNotAllowed && resp.StatusCode != http.StatusNotFound {
+		return ""
 	}
-	return ""
+	// A 2024-11-05 HTTP+SSE endpoint takes no POST where its stream is
+	// (servers answer 404, 405 or an HTML error page): a GET opens the
+	// event stream there, and then the URL is right.
+	if g, err := do(http.MethodGet, "text/event-stream", ""); err == nil {
+		gmt, _, _ := mime.ParseMediaType(g.Header.Get("Content-Type"))
+		g.Body.Close() // an HTTP+SSE stream: it stays open until closed
+		if g.StatusCode == http.StatusOK && gmt == "text/event-stream" {
+			return ""
+		}
+	}
+	if html {
+		return fmt.Sprintf("%s answered an MCP POST with an HTML page (%s), not MCP: is the URL the server's MCP endpoint?", shown, resp.Status)
+	}
+	return fmt.Sprintf("%s answered an MCP POST with %s: is the path right? (MCP servers usually serve /mcp, HTTP+SSE ones /sse)", shown, resp.Status)
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
+	"github.com/mcpvcr/mcpvcr/internal/redact"
 )
 
 // DefaultRedactedHeaders are the headers whose values are never stored.
@@ -41,13 +42,25 @@ type Redactor struct {
 	// redact, on top of the defaults. Names compare case-insensitively.
 	Headers []string
 	Query   []string
+	// JSON names more JSON member names whose string values are stored as
+	// placeholders in frames, on top of DefaultRedactedJSON.
+	JSON []string
+	// NoJSON stores frames as sent: no JSON member is redacted (headers,
+	// URLs and OAuth bodies still are).
+	NoJSON bool
 
-	once sync.Once
-	key  []byte
+	once      sync.Once
+	key       []byte
+	namesOnce sync.Once
+	names     redact.Names
 }
 
 // secretWords mark a header or parameter name as a credential.
 var secretWords = []string{"token", "secret", "password", "passwd", "apikey", "api-key", "api_key", "credential"}
+
+// Placeholder returns the placeholder r stores in place of v: the same
+// for the same v, within r.
+func (r *Redactor) Placeholder(v string) string { return r.placeholder(v) }
 
 func (r *Redactor) placeholder(v string) string {
 	r.once.Do(func() {
@@ -60,6 +73,9 @@ func (r *Redactor) placeholder(v string) string {
 }
 
 func (r *Redactor) header(name string) bool {
+	if secretHeaderSuffix(name) {
+		return true
+	}
 	for _, h := range DefaultRedactedHeaders {
 		if strings.EqualFold(h, name) {
 			return true
@@ -85,6 +101,20 @@ func (r *Redactor) param(name string) bool {
 		}
 	}
 	return looksSecret(name)
+}
+
+// secretHeaderSuffix reports whether a header name ends in -Key, -Secret
+// or -Token (any case, '_' as well as '-'), as Ocp-Apim-Subscription-Key
+// and X-Client-Secret do.
+func secretHeaderSuffix(name string) bool {
+	for _, suf := range []string{"key", "secret", "token"} {
+		if len(name) > len(suf) && strings.EqualFold(name[len(name)-len(suf):], suf) {
+			if c := name[len(name)-len(suf)-1]; c == '-' || c == '_' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func looksSecret(name string) bool {
@@ -143,6 +173,10 @@ func (r *Redactor) Header(h http.Header) http.Header {
 		}
 		red := make([]string, len(vs))
 		for i, v := range vs {
+			if _, rest, _ := strings.Cut(v, " "); redact.IsPlaceholder(v) || redact.IsPlaceholder(rest) {
+				red[i] = v // stored before (mcpvcr scrub of a recording)
+				continue
+			}
 			if scheme, rest, ok := strings.Cut(v, " "); ok && (strings.EqualFold(k, "Authorization") || strings.EqualFold(k, "Proxy-Authorization")) {
 				red[i] = scheme + " " + r.placeholder(rest)
 			} else {
@@ -163,7 +197,7 @@ func (r *Redactor) URL(raw string) string {
 		return r.placeholder(raw)
 	}
 	if u.User != nil {
-		if _, has := u.User.Password(); has {
+		if pw, has := u.User.Password(); has && !redact.IsPlaceholder(pw) {
 			u.User = url.UserPassword(u.User.Username(), r.placeholder(u.User.String()))
 		}
 	}
@@ -176,7 +210,7 @@ func (r *Redactor) URL(raw string) string {
 			if err != nil {
 				name = k
 			}
-			if ok && r.param(name) {
+			if ok && r.param(name) && !redact.IsPlaceholder(v) {
 				parts[i] = k + "=" + r.placeholder(v)
 				changed = true
 			}

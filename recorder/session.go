@@ -18,7 +18,10 @@ import (
 // sequence numbers and offsets in one total order, and learns the session's
 // revision and peers from the frames that pass.
 type session struct {
-	sink   Sink
+	sink Sink
+	// red redacts JSON members of frames before they are stored; nil
+	// stores frames as they are.
+	red    *Redactor
 	clock  clock.Clock
 	logger *slog.Logger
 	start  time.Time
@@ -166,6 +169,9 @@ func (rs *session) appendDerived(ctx context.Context, st *store.Stream, dir stor
 // record learns from f, whose parsed view is m, and hands it to the sink.
 // The caller holds rs.mu.
 func (rs *session) record(ctx context.Context, f *store.Frame, m jsonrpc.Message) {
+	if rs.red != nil {
+		rs.red.frame(f)
+	}
 	if rs.learn(f.Direction, f, m) && !rs.failed {
 		rs.fail(rs.sink.UpdateSession(ctx, &rs.sess))
 	}

@@ -38,6 +38,9 @@ type Stdio struct {
 	// Logger receives diagnostics. If nil, nothing is logged. It must not
 	// write to the client's stdout.
 	Logger *slog.Logger
+	// Redactor hides secret JSON members in the stored frames (what is
+	// forwarded is never changed). If nil, the defaults are redacted.
+	Redactor *Redactor
 }
 
 // StdioResult is what a stdio recording produced.
@@ -68,10 +71,16 @@ func (s *Stdio) Run(ctx context.Context, client io.ReadWriter, server io.ReadWri
 	}
 	tmpl := s.Session
 	tmpl.Transport = store.Stdio
+	red := s.Redactor
+	if red == nil {
+		red = &Redactor{}
+	}
+	red.label(&tmpl)
 	rs, err := newSession(ctx, s.Sink, s.Clock, s.Logger, tmpl)
 	if err != nil {
 		return nil, fmt.Errorf("create session: %w", err)
 	}
+	rs.red = red
 	in := &store.Stream{Kind: store.StdinStream}
 	out := &store.Stream{Kind: store.StdoutStream}
 	errs := &store.Stream{Kind: store.StderrStream}

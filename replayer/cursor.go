@@ -75,6 +75,13 @@ type Mismatch struct {
 	// Hint names the matching rule that would have matched Closest, if
 	// one would.
 	Hint string
+	// Rules are the rules of Hint in the --ignore syntax, such as
+	// "initialize:params.capabilities.extensions"; Tolerant says that the
+	// default tolerant matching would match instead of exact matching.
+	// Callers that speak another language (Go, in mcpvcrtest) render the
+	// hint from them.
+	Rules    []string
+	Tolerant bool
 }
 
 // Error describes the mismatch on one line.
@@ -128,6 +135,7 @@ func (e *engine) closest(live jsonrpc.Message) *Mismatch {
 	mm.Closest = fr.f
 	mm.Diff = cmp.Diff(e.mt.normalized(fr.msg.Method, fr.msg.Params), want)
 	mm.Hint = e.mt.hint(live, fr.msg)
+	mm.Rules, mm.Tolerant = e.mt.hintRules(live, fr.msg)
 	if mm.Diff == "" && fr.done {
 		mm.Reason = fmt.Sprintf("matches recorded seq %d, which this client already sent", fr.f.Seq)
 	}

@@ -308,6 +308,7 @@ func (e *engine) bodyKey(m jsonrpc.Message) string {
 	if m.Kind == jsonrpc.KindError {
 		v = canonical(m.Error)
 	}
+	v = e.mt.mask(v)
 	if !e.mt.Exact {
 		v = numbersByValue(v)
 	}

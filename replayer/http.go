@@ -103,7 +103,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// 2026-07-28: an exchange of its own. A recorded refusal answers
 		// only a request of its very shape (a foreign Origin included);
 		// any other request must pass the checks a server makes first.
-		if x, exact := p.find(r, live); x != nil && (exact || originAllowed(r)) {
+		if x, exact := p.find(r, live); x != nil && (exact || (originAllowed(r) && hostAllowed(r))) {
 			if s.Strict && !exact {
 				ls := &liveSession{srv: s, cur: &cursor{cands: []*engine{{rec: x.rec}}}} // strictHTTP reads only the recording
 				if why := ls.strictHTTP(r, live); why != "" {
@@ -118,6 +118,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if !originAllowed(r) {
 		writeJSONError(w, http.StatusForbidden, nil, -32600, "mcpvcr replay: Origin "+r.Header.Get("Origin")+" is not allowed (DNS rebinding protection)")
+		return
+	}
+	if !hostAllowed(r) {
+		writeJSONError(w, http.StatusForbidden, nil, -32600, "mcpvcr replay: Host "+r.Host+" is not allowed (DNS rebinding protection)")
 		return
 	}
 	ls, status := s.liveSessionFor(r, live)

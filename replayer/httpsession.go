@@ -35,6 +35,27 @@ func originAllowed(r *http.Request) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// hostAllowed validates Host likewise: a DNS-rebinding page names its own
+// site as Host even when it sends no Origin (a simple GET, say). A
+// loopback name, the address r arrived on and a request without Host
+// are allowed.
+func hostAllowed(r *http.Request) bool {
+	if r.Host == "" || hostClass(r.Host) == "local" {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if ip == nil || !ok {
+		return false
+	}
+	lhost, _, err := net.SplitHostPort(la.String())
+	return err == nil && ip.Equal(net.ParseIP(lhost))
+}
+
 // liveSessionFor finds the live session of r or starts one. It returns nil
 // and a status when the client names a session that does not exist.
 func (s *Server) liveSessionFor(r *http.Request, live jsonrpc.Message) (*liveSession, int) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/internal/redact"
 )
 
 // MatchIgnoreLabel is the session label that stores --ignore matching
@@ -30,6 +31,54 @@ type Match struct {
 	// Ignore removes more from a client message before it is compared.
 	// Rules apply in both modes.
 	Ignore []Rule
+	// Redact names more JSON members (on top of RedactedJSON) whose string
+	// values are never compared, in both modes: the recorder stores them
+	// as placeholders, so a client sending the real value still matches.
+	// Names compare case-insensitively and without '_' and '-'.
+	Redact []string
+	// Scrubbed also leaves out of the comparison what mcpvcr scrub
+	// replaces in any string (e-mail addresses, home directories' user
+	// names, long random-looking tokens, placeholders), so that a scrubbed
+	// session still matches the client that recorded it. Replay sets it
+	// for sessions labelled ScrubLabel.
+	Scrubbed bool
+}
+
+// ScrubLabel is the session label mcpvcr scrub sets.
+const ScrubLabel = "scrubbed"
+
+// RedactedJSON are the JSON members whose string values replay never
+// compares (the recorder's defaults): password, secret, api_key, token,
+// access_token, refresh_token, client_secret, authorization, private_key.
+var RedactedJSON = []string{
+	"password", "secret", "api_key", "apiKey", "token", "access_token", "refresh_token",
+	"client_secret", "authorization", "private_key",
+}
+
+// RedactLabel is the session label under which the recorder stores the
+// JSON member names it redacted beyond RedactedJSON, one per line;
+// replay ignores those values too.
+const RedactLabel = "redact-json"
+
+// defaultNames is RedactedJSON as a set.
+var defaultNames = redact.New(true)
+
+// mask leaves out of v what mt does not compare: secret members' values
+// and, for scrubbed sessions, what scrub replaced.
+func (mt Match) mask(v any) any {
+	v = mt.names().Mask(v)
+	if mt.Scrubbed {
+		v = redact.MaskStrings(v)
+	}
+	return v
+}
+
+// names returns the JSON members whose values mt does not compare.
+func (mt Match) names() redact.Names {
+	if len(mt.Redact) == 0 {
+		return defaultNames
+	}
+	return redact.New(true, mt.Redact...)
 }
 
 // Rule is a matching rule that ignores part of a client message.
@@ -50,6 +99,12 @@ func (m Match) String() string {
 	}
 	for _, r := range m.Ignore {
 		mode += " --ignore " + r.String()
+	}
+	for _, n := range m.Redact {
+		mode += " --redact-json " + n
+	}
+	if m.Scrubbed {
+		mode += " (scrubbed)"
 	}
 	return mode
 }
@@ -73,7 +128,7 @@ func builtinIgnore(method string, params map[string]any) {
 // rules: volatile _meta removed; in tolerant mode also what builtinIgnore
 // drops, absent params as {} and numbers by value.
 func (mt Match) normalized(method string, raw json.RawMessage) any {
-	v := canonical(raw)
+	v := mt.mask(canonical(raw))
 	if mt.Exact {
 		return v
 	}
@@ -191,23 +246,37 @@ func pathKey(k string) string {
 // hint says which matching rule would have let live match rec: the
 // tolerant default, or --ignore paths. It returns "" when no rule would.
 func (mt Match) hint(live, rec jsonrpc.Message) string {
-	if live.Kind != rec.Kind || live.Method != rec.Method {
-		return ""
+	rules, tolerant := mt.hintRules(live, rec)
+	if tolerant {
+		return "the default tolerant matching (drop --match exact) would match it"
 	}
-	if mt.Exact {
-		tol := Match{Ignore: mt.Ignore}
-		if tol.keyOf(live.Kind, live.Method, tol.normalized(live.Method, live.Params)) == tol.keyOf(rec.Kind, rec.Method, tol.normalized(rec.Method, rec.Params)) {
-			return "the default tolerant matching (drop --match exact) would match it"
-		}
-	}
-	paths := diffPaths(mt.normalized(rec.Method, rec.Params), mt.normalized(live.Method, live.Params), "params", 4)
-	if len(paths) == 0 {
+	if len(rules) == 0 {
 		return ""
 	}
 	var b strings.Builder
 	b.WriteString("--ignore would match it:")
-	for _, p := range slices.Compact(paths) {
-		fmt.Fprintf(&b, " --ignore '%s:%s'", live.Method, p)
+	for _, r := range rules {
+		fmt.Fprintf(&b, " --ignore '%s'", r)
 	}
 	return b.String()
+}
+
+// hintRules returns the rules hint names: the --ignore rules
+// (METHOD:PATH) that would let live match rec, or tolerant when the
+// default tolerant matching would.
+func (mt Match) hintRules(live, rec jsonrpc.Message) (rules []string, tolerant bool) {
+	if live.Kind != rec.Kind || live.Method != rec.Method {
+		return nil, false
+	}
+	if mt.Exact {
+		tol := Match{Ignore: mt.Ignore}
+		if tol.keyOf(live.Kind, live.Method, tol.normalized(live.Method, live.Params)) == tol.keyOf(rec.Kind, rec.Method, tol.normalized(rec.Method, rec.Params)) {
+			return nil, true
+		}
+	}
+	paths := diffPaths(mt.normalized(rec.Method, rec.Params), mt.normalized(live.Method, live.Params), "params", 4)
+	for _, p := range slices.Compact(paths) {
+		rules = append(rules, live.Method+":"+p)
+	}
+	return rules, false
 }

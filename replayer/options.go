@@ -33,7 +33,7 @@ func Select(ctx context.Context, db *store.DB, id int64, ts ...store.Transport) 
 	if id != 0 {
 		s, err := db.Session(ctx, id)
 		if err != nil {
-			return nil, fmt.Errorf("session %d: %w", id, err)
+			return nil, err // it names the session
 		}
 		if !slices.Contains(ts, s.Transport) {
 			return nil, &TransportError{Session: id, Transport: s.Transport}
@@ -51,16 +51,50 @@ func Select(ctx context.Context, db *store.DB, id int64, ts ...store.Transport) 
 	if err != nil {
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
-	have := "it is empty"
-	if len(all) > 0 {
-		kinds := make([]string, len(all))
-		for i, s := range all {
-			kinds[i] = s.Transport.String()
-		}
-		have = "it holds " + strings.Join(kinds, ", ") + " sessions"
+	e := &NoRecordingsError{Want: ts[0], Have: map[store.Transport]int{}}
+	for _, s := range all {
+		e.Have[s.Transport]++
 	}
-	return nil, fmt.Errorf("%w: the cassette has no %s sessions: %s", ErrNoRecordings, ts[0], have)
+	return nil, e
 }
+
+// NoRecordingsError is Select's error for a cassette with no session over
+// the transports asked for; it wraps ErrNoRecordings.
+type NoRecordingsError struct {
+	// Want is the transport asked for.
+	Want store.Transport
+	// Have counts the cassette's sessions by transport.
+	Have map[store.Transport]int
+}
+
+// Error says what the cassette holds instead.
+func (e *NoRecordingsError) Error() string {
+	have := "it is empty"
+	if len(e.Have) > 0 {
+		ts := make([]store.Transport, 0, len(e.Have))
+		for t := range e.Have {
+			ts = append(ts, t)
+		}
+		slices.Sort(ts)
+		parts := make([]string, len(ts))
+		for i, t := range ts {
+			parts[i] = fmt.Sprintf("%d %s", e.Have[t], t)
+		}
+		n := 0
+		for _, c := range e.Have {
+			n += c
+		}
+		word := "sessions"
+		if n == 1 {
+			word = "session"
+		}
+		have = "it holds " + strings.Join(parts, " and ") + " " + word
+	}
+	return fmt.Sprintf("%v: the cassette has no %s sessions: %s", ErrNoRecordings, e.Want, have)
+}
+
+// Unwrap returns ErrNoRecordings.
+func (e *NoRecordingsError) Unwrap() error { return ErrNoRecordings }
 
 // Load gives s sessions ids of db to replay: through a Source (the
 // cassette's replay index, loading only the candidates in play) when lazy

@@ -346,7 +346,32 @@ func (sh shape) same(live shape) bool {
 	if sh.host == "" {
 		live.host = ""
 	}
+	if strings.Contains(sh.params, "=REDACTED-") {
+		live.params = maskParams(sh.params, live.params)
+	}
 	return sh == live
+}
+
+// maskParams returns the live Mcp-Param-* headers with the value of each
+// one that the recording stored as a placeholder (a credential-like name,
+// such as Mcp-Param-Api-Key) replaced by that placeholder: its value is
+// never compared.
+func maskParams(recorded, live string) string {
+	placeholders := map[string]string{}
+	for _, p := range strings.Split(recorded, "\x00") {
+		if k, v, ok := strings.Cut(p, "="); ok && strings.HasPrefix(v, "REDACTED-") {
+			placeholders[k] = v
+		}
+	}
+	ps := strings.Split(live, "\x00")
+	for i, p := range ps {
+		if k, _, ok := strings.Cut(p, "="); ok {
+			if v, ok := placeholders[k]; ok {
+				ps[i] = k + "=" + v
+			}
+		}
+	}
+	return strings.Join(ps, "\x00")
 }
 
 // liveShape returns the shape of a live request.

@@ -16,7 +16,7 @@ import (
 
 // indexMode names how the replay index hashes frames; an index stored in
 // another mode is rebuilt.
-const indexMode = "v1 tolerant"
+const indexMode = "v2 tolerant" // v2: secret JSON members masked
 
 // maxSplit bounds how many sessions replay loads at once when candidates
 // that agreed so far part ways on what the server says next (their

@@ -9,11 +9,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -97,33 +99,36 @@ type Report struct {
 // OK reports whether every client frame matched.
 func (r *Report) OK() bool { return len(r.Mismatches) == 0 }
 
-// WriteSummary writes a human summary of the report to w.
-func (r *Report) WriteSummary(w io.Writer) {
+// WriteSummary writes a human summary of the report to w, control
+// characters of the frames escaped for a terminal.
+func (r *Report) WriteSummary(out io.Writer) {
+	var w strings.Builder
+	defer func() { io.WriteString(out, termtext.Text(w.String())) }()
 	what := fmt.Sprintf("session %d", r.SessionID)
 	if r.SessionID == 0 {
 		what = "2026-07-28 exchanges"
 	}
-	fmt.Fprintf(w, "replayed %s: %d client frames, %d matched, %d unmatched", what, r.Received, r.Matched, len(r.Mismatches))
+	fmt.Fprintf(&w, "replayed %s: %d client frames, %d matched, %d unmatched", what, r.Received, r.Matched, len(r.Mismatches))
 	if r.Unrecorded > 0 {
-		fmt.Fprintf(w, ", %d answers to server requests the recording never got", r.Unrecorded)
+		fmt.Fprintf(&w, ", %d answers to server requests the recording never got", r.Unrecorded)
 	}
 	if r.Synthesized > 0 {
-		fmt.Fprintf(w, ", %d pings answered without a recording", r.Synthesized)
+		fmt.Fprintf(&w, ", %d pings answered without a recording", r.Synthesized)
 	}
 	if len(r.Unsent) > 0 {
-		fmt.Fprintf(w, ", %d recorded client frames not sent", len(r.Unsent))
+		fmt.Fprintf(&w, ", %d recorded client frames not sent", len(r.Unsent))
 	}
 	if r.Cut > 0 || r.Resumed > 0 {
-		fmt.Fprintf(w, ", %d streams cut, %d resumed", r.Cut, r.Resumed)
+		fmt.Fprintf(&w, ", %d streams cut, %d resumed", r.Cut, r.Resumed)
 	}
-	fmt.Fprintln(w)
+	fmt.Fprintln(&w)
 	for _, m := range r.Mismatches {
-		fmt.Fprintf(w, "  unmatched %s\n", m.Error())
+		fmt.Fprintf(&w, "  unmatched %s\n", m.Error())
 		if m.Diff != "" {
-			fmt.Fprintf(w, "    diff (-recorded +live):\n%s", indent(m.Diff, "      "))
+			fmt.Fprintf(&w, "    diff (-recorded +live):\n%s", indent(m.Diff, "      "))
 		}
 		if m.Hint != "" {
-			fmt.Fprintf(w, "    %s\n", m.Hint)
+			fmt.Fprintf(&w, "    %s\n", m.Hint)
 		}
 	}
 }
@@ -171,7 +176,7 @@ func (s *Server) stdioCursor(ctx context.Context) (*cursor, error) {
 	if s.Source == nil {
 		return nil, ErrNoRecordings
 	}
-	if !s.Match.Exact && len(s.Match.Ignore) == 0 {
+	if !s.Match.Exact && len(s.Match.Ignore) == 0 && len(s.Match.Redact) == 0 && !s.Match.Scrubbed {
 		return newLazyCursor(ctx, s.Source, s.Match)
 	}
 	recs, err := s.Source.all(ctx)

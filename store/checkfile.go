@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 )
 
 // The checks CheckFile runs, as its report names them.
@@ -27,6 +29,9 @@ type FileReport struct {
 	Counted                   bool
 	Sessions, Streams, Frames int64
 	Checks                    []CheckResult
+	// ReadOnly is why the cassette was checked read-only (see
+	// DB.ReadOnly); nil when it could be opened for writing.
+	ReadOnly error
 }
 
 // CheckResult is one check and the problems it found.
@@ -69,10 +74,11 @@ func (r *FileReport) Problems() int {
 }
 
 // WriteText writes the report for people: a line per check, its problems
-// indented below it, and a result line.
+// indented below it, and a result line. Control characters in the problems
+// are escaped (see internal/termtext).
 func (r *FileReport) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
-	fmt.Fprintf(bw, "cassette %s (%s)\n", r.Path, r.Format)
+	fmt.Fprintf(bw, "cassette %s (%s)\n", termtext.Escape(r.Path), r.Format)
 	if r.Counted {
 		fmt.Fprintf(bw, "  %s, %s, %s\n", plural(r.Sessions, "session"), plural(r.Streams, "stream"), plural(r.Frames, "frame"))
 	}
@@ -85,7 +91,7 @@ func (r *FileReport) WriteText(w io.Writer) error {
 		default:
 			fmt.Fprintf(bw, "  FAIL  %s: %s\n", s.Name, plural(int64(len(s.Problems)+s.Omitted), "problem"))
 			for _, p := range s.Problems {
-				fmt.Fprintf(bw, "          %s\n", p)
+				fmt.Fprintf(bw, "          %s\n", termtext.Escape(p))
 			}
 			if s.Omitted > 0 {
 				fmt.Fprintf(bw, "          and %d more\n", s.Omitted)
@@ -122,7 +128,10 @@ func CheckFile(ctx context.Context, path string) (*FileReport, error) {
 			defer cleanup() // after db.Close, deferred below
 		}
 	} else {
-		db, err = Open(ctx, path)
+		db, err = openExisting(ctx, path)
+		if db != nil {
+			r.ReadOnly = db.ReadOnly()
+		}
 		if err != nil && damaged(err) {
 			r.add(CheckSQLite, []string{"the file cannot be opened: " + sqliteMessage(err)}, 0)
 			r.skip(CheckOrder, CheckContents)

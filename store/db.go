@@ -35,6 +35,13 @@ var (
 	// ErrEmpty means a cassette to read is an empty file: nothing was
 	// recorded into it.
 	ErrEmpty = errors.New("empty file")
+	// ErrDamaged means SQLite found the header or the pages of a file
+	// that starts like a cassette damaged (SQLITE_NOTADB, SQLITE_CORRUPT);
+	// CheckFile says what can still be read.
+	ErrDamaged = errors.New("the file is damaged")
+	// ErrReadOnly is what a write to a DB opened read-only returns (see
+	// DB.ReadOnly).
+	ErrReadOnly = errors.New("cassette opened read-only")
 )
 
 // Tuning of the writer goroutine.
@@ -106,6 +113,7 @@ type DB struct {
 	q         *queue         // writes for the writer goroutine
 	wg        sync.WaitGroup // waits for the writer and checkpointer goroutines
 	removeDir string         // a temporary directory that Close removes
+	readOnly  error          // why the DB was opened read-only (see ReadOnly); nil when writable
 
 	failed atomic.Pointer[failure] // the sticky writer error, once set
 
@@ -121,12 +129,13 @@ type failure struct{ err error }
 
 // Open opens the cassette at path, creating it if the file does not
 // exist or is empty, and migrates it to this build's schema. It fails
-// with ErrNotCassette if the file is something else, and with
-// ErrNewerSchema if a newer mcpvcr wrote it. The caller must call Close.
+// with ErrNotCassette if the file is something else, with ErrDamaged if
+// SQLite finds it damaged, and with ErrNewerSchema if a newer mcpvcr
+// wrote it. The caller must call Close.
 func Open(ctx context.Context, path string) (*DB, error) {
 	d, err := open(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("open cassette %s: %w", path, err)
+		return nil, fmt.Errorf("open cassette %s: %w", path, sqliteError(err))
 	}
 	return d, nil
 }
@@ -246,11 +255,17 @@ func dsn(abs, params string) string {
 	return u.String()
 }
 
-// sqliteError turns SQLite's "file is not a database" into ErrNotCassette.
+// sqliteError turns SQLite's "file is not a database" and "database disk
+// image is malformed" into ErrDamaged: the file starts with the SQLite
+// header (probeFile and Sniff saw to that), so its header or pages are
+// broken.
 func sqliteError(err error) error {
 	var se sqlite3.Error
-	if errors.As(err, &se) && se.Code == sqlite3.ErrNotADB {
-		return fmt.Errorf("%w (%w)", ErrNotCassette, err)
+	switch {
+	case errors.Is(err, ErrNotCassette), errors.Is(err, ErrDamaged), !errors.As(err, &se):
+		return err
+	case se.Code == sqlite3.ErrNotADB, se.Code == sqlite3.ErrCorrupt:
+		return fmt.Errorf("%w (%w)", ErrDamaged, err)
 	}
 	return err
 }
@@ -263,7 +278,9 @@ func (d *DB) Close() error {
 	if !d.q.close() {
 		return nil
 	}
-	d.ckpt.stop()
+	if d.ckpt != nil {
+		d.ckpt.stop()
+	}
 	d.wg.Wait()
 
 	err := d.Err()
@@ -330,6 +347,9 @@ func (d *DB) Flush(ctx context.Context) error {
 
 // send queues o for the writer, blocking while the queue is full.
 func (d *DB) send(ctx context.Context, o op) error {
+	if d.readOnly != nil {
+		return ErrReadOnly
+	}
 	if err := d.Err(); err != nil {
 		return err
 	}

@@ -29,8 +29,10 @@
 //
 // Files: Sniff tells a cassette from a JSONL export; OpenFile opens
 // either (an export is imported into a temporary cassette that Close
-// removes, see DB.Temporary); CheckFile checks either, from SQLite's
-// integrity check to each frame's bytes against its indexed fields.
+// removes, see DB.Temporary; a cassette that cannot be written is opened
+// read-only, see DB.ReadOnly); CheckFile checks either, from SQLite's
+// integrity check to each frame's bytes against its indexed fields. New
+// cassettes are created 0600.
 //
 // # Lifecycle
 //

@@ -65,9 +65,11 @@ func sniff(br *bufio.Reader) (Format, error) {
 }
 
 // OpenFile opens an existing cassette file or JSONL export, telling them
-// apart with Sniff. A JSONL export is imported into a new temporary
-// cassette, which Close removes; changes to it are not written back to
-// the export (see Temporary). The caller must call Close.
+// apart with Sniff. A cassette that cannot be opened for writing (on a
+// read-only file system, a full disk, another user's file) is opened
+// read-only (see ReadOnly). A JSONL export is imported into a new
+// temporary cassette, which Close removes; changes to it are not written
+// back to the export (see Temporary). The caller must call Close.
 func OpenFile(ctx context.Context, path string) (*DB, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -80,7 +82,7 @@ func OpenFile(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open cassette %s: %w", path, err)
 	}
 	if format == SQLite {
-		return Open(ctx, path)
+		return openExisting(ctx, path)
 	}
 	dir, err := os.MkdirTemp("", "mcpvcr-*")
 	if err != nil {

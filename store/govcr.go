@@ -11,8 +11,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"gopkg.in/dnaeon/go-vcr.v2/cassette"
+
+	"github.com/mcpvcr/mcpvcr/internal/outfile"
 )
 
 // GoVCRError says why a session cannot be written as a go-vcr cassette.
@@ -32,39 +35,52 @@ func (e *GoVCRError) Error() string {
 	return fmt.Sprintf("session %d cannot be a go-vcr cassette: %s", e.Session, e.Reason)
 }
 
-// WriteGoVCR writes rec, a Streamable HTTP session, as a go-vcr v2 cassette
-// (format version 1) at path, through go-vcr's own cassette package, so the
-// file is what go-vcr itself writes: a path ending in .yaml is what
-// recorder.New(strings.TrimSuffix(path, ".yaml")) loads.
-//
-// Each HTTP exchange becomes one interaction, in the order the requests
-// started. The URL is baseURL (the scheme and host the client addressed; if
-// empty, the session's upstream's) with the path and query exactly as the
-// client sent them (a redacted query value as its placeholder); headers are
-// the recorded (redacted) ones; an SSE answer
-// is its raw event-stream text, every event as recorded. go-vcr answers
-// with whole bodies, so what only a live stream can do is refused with a
-// *GoVCRError saying why: a standalone GET stream or a subscriptions/listen
-// stream that carried messages, a resumed stream, a stream that ended early
-// or was cancelled. A GET stream that carried none (keep-alive comments
-// aside) is written as 405, which tells the client the server offers no
-// such stream. stdio and HTTP+SSE sessions are refused too.
-//
-// Fidelity is request and response only: no event timing (an interaction's
-// duration is its whole exchange's) and no stream breaks.
-func WriteGoVCR(rec *Recording, path, baseURL string) error {
+// HTTPExchange is one recorded HTTP exchange as a whole request and a
+// whole answer: what a go-vcr cassette holds as an interaction.
+type HTTPExchange struct {
+	// Stream is the recorded stream.
+	Stream int64
+	Method string
+	// URL is absolute: the base URL and the path and query exactly as the
+	// client sent them.
+	URL            string
+	RequestHeader  http.Header // as recorded (redacted); never nil
+	RequestBody    []byte
+	Status         int
+	ResponseHeader http.Header // as recorded (redacted); never nil
+	// ResponseBody is the JSON answer, or an SSE answer's raw event-stream
+	// text, every event as recorded.
+	ResponseBody []byte
+	// Duration is the whole exchange's, from the request to the end of
+	// the answer.
+	Duration time.Duration
+}
+
+// HTTPExchanges returns rec, a Streamable HTTP session, as whole exchanges
+// in the order the requests started, for formats that hold whole bodies
+// (go-vcr cassettes). URLs are baseURL (the scheme and host the client
+// addressed; if empty, the session's upstream's) with the path and query
+// exactly as the client sent them (a redacted query value as its
+// placeholder). What only a live stream can do is refused with a
+// *GoVCRError saying why: a standalone GET stream or a
+// subscriptions/listen stream that carried messages, a resumed stream, a
+// stream that ended early or was cancelled. A GET stream that carried none
+// (keep-alive comments aside) becomes a 405, which tells the client the
+// server offers no such stream. stdio and HTTP+SSE sessions are refused
+// too, and so is a session with no HTTP exchange.
+func HTTPExchanges(rec *Recording, baseURL string) ([]HTTPExchange, error) {
 	s := rec.Session
 	switch s.Transport {
 	case StreamableHTTP:
 	case LegacySSE:
-		return &GoVCRError{Session: s.ID, Reason: "it is an HTTP+SSE (2024-11-05) session, whose answers all arrive on its GET stream; go-vcr buffers whole bodies and cannot stream them"}
+		return nil, &GoVCRError{Session: s.ID, Reason: "it is an HTTP+SSE (2024-11-05) session, whose answers all arrive on its GET stream; go-vcr buffers whole bodies and cannot stream them"}
 	default:
-		return &GoVCRError{Session: s.ID, Reason: fmt.Sprintf("it was recorded over %s; go-vcr replays HTTP only", s.Transport)}
+		return nil, &GoVCRError{Session: s.ID, Reason: fmt.Sprintf("it was recorded over %s; go-vcr replays HTTP only", s.Transport)}
 	}
 	if baseURL == "" {
 		u, err := url.Parse(s.Upstream)
 		if err != nil || u.Scheme == "" || u.Host == "" {
-			return fmt.Errorf("session %d: upstream %q gives no base URL: %w", s.ID, s.Upstream, errBaseURL)
+			return nil, fmt.Errorf("session %d: upstream %q gives no base URL: %w", s.ID, s.Upstream, errBaseURL)
 		}
 		baseURL = u.Scheme + "://" + u.Host
 	}
@@ -82,19 +98,75 @@ func WriteGoVCR(rec *Recording, path, baseURL string) error {
 		}
 		return int(a.ID - b.ID)
 	})
+	var out []HTTPExchange
+	for _, st := range streams {
+		x, err := exchange(s.ID, &st, frames[st.ID], baseURL)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, x)
+	}
+	if len(out) == 0 {
+		return nil, &GoVCRError{Session: s.ID, Reason: "it has no HTTP exchanges"}
+	}
+	return out, nil
+}
 
+// WriteGoVCR writes rec, a Streamable HTTP session, as a go-vcr v2 cassette
+// (format version 1) at path, through go-vcr v2's own cassette package, so
+// the file is what go-vcr v2 itself writes: a path ending in .yaml is what
+// recorder.New(strings.TrimSuffix(path, ".yaml")) loads. (go-vcr v3 and v4
+// read only format 2: view.WriteGoVCR writes it.)
+//
+// Each exchange of HTTPExchanges becomes one interaction, with the
+// recorded (redacted) headers; what HTTPExchanges refuses is refused with
+// its *GoVCRError. Fidelity is request and response only: no event timing
+// (an interaction's duration is its whole exchange's) and no stream
+// breaks.
+//
+// The file is created 0600 and written whole or not at all (see
+// internal/outfile): a refused session leaves no file behind.
+func WriteGoVCR(rec *Recording, path, baseURL string) error {
+	f, err := outfile.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	if err := EncodeGoVCR(f, rec, baseURL); err != nil {
+		return err
+	}
+	if err := f.Commit(); err != nil {
+		return fmt.Errorf("write go-vcr cassette %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}
+
+// saveGoVCR writes rec as a go-vcr cassette at path, through go-vcr's own
+// cassette package.
+func saveGoVCR(rec *Recording, path, baseURL string) error {
+	xs, err := HTTPExchanges(rec, baseURL)
+	if err != nil {
+		return err
+	}
 	name := strings.TrimSuffix(path, ".yaml")
 	c := cassette.New(name)
 	c.File = path
-	for _, st := range streams {
-		i, err := interaction(s.ID, &st, frames[st.ID], baseURL)
-		if err != nil {
-			return err
-		}
-		c.AddInteraction(i)
-	}
-	if len(c.Interactions) == 0 {
-		return &GoVCRError{Session: s.ID, Reason: "it has no HTTP exchanges"}
+	for _, x := range xs {
+		c.AddInteraction(&cassette.Interaction{
+			Request: cassette.Request{
+				Body:    string(x.RequestBody),
+				Headers: x.RequestHeader,
+				URL:     x.URL,
+				Method:  x.Method,
+			},
+			Response: cassette.Response{
+				Body:     string(x.ResponseBody),
+				Headers:  x.ResponseHeader,
+				Status:   fmt.Sprintf("%d %s", x.Status, http.StatusText(x.Status)),
+				Code:     x.Status,
+				Duration: x.Duration,
+			},
+		})
 	}
 	if err := c.Save(); err != nil {
 		return fmt.Errorf("write go-vcr cassette %s: %w", filepath.Base(path), err)
@@ -104,10 +176,10 @@ func WriteGoVCR(rec *Recording, path, baseURL string) error {
 
 var errBaseURL = errors.New("not an absolute URL")
 
-// interaction turns one recorded exchange into a go-vcr interaction.
-func interaction(session int64, st *Stream, fs []*Frame, baseURL string) (*cassette.Interaction, error) {
-	refuse := func(format string, args ...any) error {
-		return &GoVCRError{Session: session, Stream: st.ID, Reason: fmt.Sprintf(format, args...)}
+// exchange turns one recorded stream into a whole exchange.
+func exchange(session int64, st *Stream, fs []*Frame, baseURL string) (HTTPExchange, error) {
+	refuse := func(format string, args ...any) (HTTPExchange, error) {
+		return HTTPExchange{}, &GoVCRError{Session: session, Stream: st.ID, Reason: fmt.Sprintf(format, args...)}
 	}
 	var req, resp bytes.Buffer
 	var messages []*Frame // server messages, for the reasons
@@ -121,55 +193,50 @@ func interaction(session int64, st *Stream, fs []*Frame, baseURL string) (*casse
 			messages = append(messages, f)
 		}
 	}
-	i := &cassette.Interaction{
-		Request: cassette.Request{
-			Body:    req.String(),
-			Headers: st.RequestHeader.Clone(),
-			URL:     baseURL + st.URL,
-			Method:  st.Method,
-		},
-		Response: cassette.Response{
-			Body:    resp.String(),
-			Headers: st.ResponseHeader.Clone(),
-			Status:  fmt.Sprintf("%d %s", st.Status, http.StatusText(st.Status)),
-			Code:    st.Status,
-		},
+	x := HTTPExchange{
+		Stream:         st.ID,
+		Method:         st.Method,
+		URL:            baseURL + st.URL,
+		RequestHeader:  st.RequestHeader.Clone(),
+		RequestBody:    req.Bytes(),
+		Status:         st.Status,
+		ResponseHeader: st.ResponseHeader.Clone(),
+		ResponseBody:   resp.Bytes(),
 	}
-	if i.Request.Headers == nil {
-		i.Request.Headers = http.Header{}
+	if x.RequestHeader == nil {
+		x.RequestHeader = http.Header{}
 	}
-	if i.Response.Headers == nil {
-		i.Response.Headers = http.Header{}
+	if x.ResponseHeader == nil {
+		x.ResponseHeader = http.Header{}
 	}
 	if st.Closed > st.Opened {
-		i.Response.Duration = st.Closed - st.Opened
+		x.Duration = st.Closed - st.Opened
 	}
 	switch st.Kind {
 	case GetStream:
 		if len(messages) > 0 {
-			return nil, refuse("(the standalone GET stream) carried %d server message(s), the first %s at seq %d; go-vcr buffers whole bodies and cannot deliver them while the session goes on", len(messages), describe(messages[0]), messages[0].Seq)
+			return refuse("(the standalone GET stream) carried %d server message(s), the first %s at seq %d; go-vcr buffers whole bodies and cannot deliver them while the session goes on", len(messages), describe(messages[0]), messages[0].Seq)
 		}
 		if st.Status == http.StatusOK {
 			// It carried nothing: a server without the stream is the same
 			// to the client.
-			i.Response = cassette.Response{
-				Headers: http.Header{"Allow": {"POST, DELETE"}},
-				Status:  "405 Method Not Allowed",
-				Code:    http.StatusMethodNotAllowed,
-			}
+			x.Status = http.StatusMethodNotAllowed
+			x.ResponseHeader = http.Header{"Allow": {"POST, DELETE"}}
+			x.ResponseBody = nil
+			x.Duration = 0
 		}
-		return i, nil
+		return x, nil
 	case ResumeStream:
-		return nil, refuse("resumes stream %d (Last-Event-ID %q); go-vcr cannot replay a stream break", st.ResumesID, st.LastEventID)
+		return refuse("resumes stream %d (Last-Event-ID %q); go-vcr cannot replay a stream break", st.ResumesID, st.LastEventID)
 	case ListenStream:
 		if len(messages) > 0 {
-			return nil, refuse("(a subscriptions/listen stream) carried %d server message(s); go-vcr buffers whole bodies and cannot stream them", len(messages))
+			return refuse("(a subscriptions/listen stream) carried %d server message(s); go-vcr buffers whole bodies and cannot stream them", len(messages))
 		}
 	}
 	if st.End != EndComplete {
-		return nil, refuse("(%s %s) ended %s; go-vcr replays only whole answers, no stream breaks or cancellations", st.Method, st.URL, st.End)
+		return refuse("(%s %s) ended %s; go-vcr replays only whole answers, no stream breaks or cancellations", st.Method, st.URL, st.End)
 	}
-	return i, nil
+	return x, nil
 }
 
 // describe names a frame for a reason: its method, or its kind.
@@ -190,7 +257,7 @@ func EncodeGoVCR(w io.Writer, rec *Recording, baseURL string) error {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "session.yaml")
-	if err := WriteGoVCR(rec, path, baseURL); err != nil {
+	if err := saveGoVCR(rec, path, baseURL); err != nil {
 		return err
 	}
 	f, err := os.Open(path)

@@ -5,11 +5,14 @@ import (
 	"io"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 )
 
 // WriteSessions writes ss as a table for people, one line per session:
 // id, name, transport, revision, era, start (UTC), duration ("open" while
-// it has not ended) and upstream; "-" stands for an empty field.
+// it has not ended) and upstream; "-" stands for an empty field. Control
+// characters in the fields are escaped (see internal/termtext).
 func WriteSessions(w io.Writer, ss []Session) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tTRANSPORT\tREVISION\tERA\tSTARTED\tDURATION\tUPSTREAM")
@@ -17,7 +20,7 @@ func WriteSessions(w io.Writer, ss []Session) error {
 		if s == "" {
 			return "-"
 		}
-		return s
+		return termtext.Escape(s)
 	}
 	for _, s := range ss {
 		dur := "open"

@@ -84,7 +84,7 @@ func parseMigrations(src string) ([]migration, error) {
 // does not exist, and reports whether it already holds data. A file with
 // data that does not start with the SQLite header is not a cassette.
 func probeFile(path string) (empty bool, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {

@@ -42,10 +42,10 @@ func (d *DB) Session(ctx context.Context, id int64) (Session, error) {
 		s, err = session(ctx, tx, id)
 		return err
 	})
-	if err != nil {
+	if err != nil && !errors.Is(err, ErrNotFound) {
 		return Session{}, fmt.Errorf("read session %d: %w", id, err)
 	}
-	return s, nil
+	return s, err
 }
 
 // Streams returns the committed streams of session sessionID, by ID, or

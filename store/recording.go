@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -41,6 +42,9 @@ func (d *DB) Recordings(ctx context.Context, ids ...int64) ([]*Recording, error)
 // Recording reads one session with its streams and frames.
 func (d *DB) Recording(ctx context.Context, id int64) (*Recording, error) {
 	s, err := d.Session(ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("load session %d: %w", id, err)
 	}

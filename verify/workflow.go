@@ -120,7 +120,7 @@ func Cassette(ctx context.Context, db *store.DB, o Options) ([]*diff.Report, err
 func sessionsToVerify(ctx context.Context, db *store.DB, o Options) ([]int64, error) {
 	if o.Session != 0 {
 		if _, err := db.Session(ctx, o.Session); err != nil {
-			return nil, fmt.Errorf("session %d: %w", o.Session, err)
+			return nil, err // it names the session
 		}
 		return []int64{o.Session}, nil
 	}

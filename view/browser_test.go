@@ -86,6 +86,12 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 // time to ready (performance.now() when the first rows are drawn).
 func open(t *testing.T, ctx context.Context, r *store.Recording) (size int, ready float64) {
 	t.Helper()
+	return openAt(t, ctx, r, "")
+}
+
+// openAt is open with a URL fragment, such as "#12".
+func openAt(t *testing.T, ctx context.Context, r *store.Recording, fragment string) (size int, ready float64) {
+	t.Helper()
 	var buf bytes.Buffer
 	if err := view.WriteHTML(&buf, view.Page{Sessions: []*store.Recording{r}}); err != nil {
 		t.Fatal(err)
@@ -94,7 +100,7 @@ func open(t *testing.T, ctx context.Context, r *store.Recording) (size int, read
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, "load "+path, chromedp.Navigate("file://"+path))
+	do(t, ctx, "load "+path+fragment, chromedp.Navigate("file://"+path+fragment))
 	// Wait in the page for the report to say it has drawn (or failed).
 	at := eval[string](t, ctx, `new Promise(done => {
 		window.addEventListener('error', e => done('error: ' + e.message));
@@ -199,6 +205,41 @@ func TestHTML_Browser(t *testing.T) {
 	}
 	if got := eval[string](t, ctx, `document.getElementById('count').textContent`); got != fmt.Sprintf("%d of %d frames · %d streams", want, len(r.Frames), len(r.Streams)) {
 		t.Errorf("count = %q", got)
+	}
+}
+
+// TestHTML_BrowserLinks: a selected frame's number is the page's URL
+// fragment, so a bug report can cite it; opening the page with it selects
+// that frame; and no method name is cut short in the timeline (a long
+// tool name or URI after it may be: the cell's title holds it whole).
+func TestHTML_BrowserLinks(t *testing.T) {
+	r := cassette(t, "gosdk-http-2025-11-25.jsonl")
+	ctx := browse(t)
+	open(t, ctx, r)
+	if got := eval[[]string](t, ctx, `[...document.querySelectorAll('#rows .row.f .c-m')].filter(e => {
+		if (!e.firstChild || e.firstChild.nodeType !== Node.TEXT_NODE) return false;
+		const r = document.createRange(); r.selectNodeContents(e.firstChild);
+		return r.getBoundingClientRect().right > e.getBoundingClientRect().right - 5;
+	}).map(e => e.textContent)`); len(got) != 0 {
+		t.Errorf("method cells cut short in a 1400px window: %q", got)
+	}
+	pick := r.Frames[len(r.Frames)/2].Seq
+	sel := fmt.Sprintf(`#rows .row.f[data-seq="%d"]`, pick)
+	do(t, ctx, fmt.Sprintf("click frame %d", pick), chromedp.ScrollIntoView(chromedp.CSS(sel)), chromedp.Click(chromedp.CSS(sel)))
+	if got, want := eval[string](t, ctx, `location.hash`), fmt.Sprintf("#%d", pick); got != want {
+		t.Errorf("location.hash after a click on frame %d = %q; want %q", pick, got, want)
+	}
+	if got, want := eval[string](t, ctx, `document.querySelector('#detail h2 a.perma').getAttribute('href')`), fmt.Sprintf("#%d", pick); got != want {
+		t.Errorf("the frame's link = %q; want %q", got, want)
+	}
+
+	last := r.Frames[len(r.Frames)-1].Seq
+	openAt(t, ctx, r, fmt.Sprintf("#%d", last))
+	if got := eval[string](t, ctx, `(document.querySelector('#rows .row.sel')||{dataset:{}}).dataset.seq||''`); got != fmt.Sprint(last) {
+		t.Errorf("the page opened at #%d selected frame %q", last, got)
+	}
+	if got := eval[string](t, ctx, `document.getElementById('raw').textContent`); got != string(r.Frames[len(r.Frames)-1].Raw) {
+		t.Errorf("the page opened at #%d shows %q", last, got)
 	}
 }
 

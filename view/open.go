@@ -1,28 +1,53 @@
 package view
 
 import (
+	"errors"
+	"fmt"
 	"os/exec"
 	"runtime"
 	"strings"
+	"time"
 )
 
-// Open opens the file at path in the user's browser without waiting for
-// it: with browser, a $BROWSER value (the first of its colon-separated
-// commands, split into words), or if browser is "" with the system's
-// opener (open on macOS, xdg-open or wslview elsewhere, url.dll on
-// Windows). It reports whether a browser was started; the browser
-// outlives the caller.
-func Open(path, browser string) bool {
+// ErrNoBrowser is Open's error when neither $BROWSER nor a system opener
+// is there.
+var ErrNoBrowser = errors.New("no browser to open it with: neither $BROWSER nor a system opener (xdg-open, wslview, open) is there")
+
+// openWait is how long Open waits for the opener to fail. Openers such
+// as xdg-open hand the file to a browser and exit 0, or exit non-zero at
+// once when they cannot; a browser given as $BROWSER may run on in the
+// foreground, which Open takes as opened.
+var openWait = 3 * time.Second
+
+// Open opens the file at path in the user's browser: with browser, a
+// $BROWSER value (the first of its colon-separated commands, split into
+// words), or if browser is "" with the system's opener (open on macOS,
+// xdg-open or wslview elsewhere, url.dll on Windows). It returns
+// ErrNoBrowser when there is none, and an error naming the opener when
+// it could not start or exited with a failure; the browser outlives the
+// caller.
+func Open(path, browser string) error {
 	opener := browserCommand(browser)
 	if len(opener) == 0 {
-		return false
+		return ErrNoBrowser
 	}
 	cmd := exec.Command(opener[0], append(opener[1:], path)...)
 	if err := cmd.Start(); err != nil {
-		return false
+		return fmt.Errorf("start %s: %w", opener[0], err)
 	}
-	cmd.Process.Release() // the browser outlives us
-	return true
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	timer := time.NewTimer(openWait)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("%s: %w", strings.Join(opener, " "), err)
+		}
+		return nil
+	case <-timer.C:
+		return nil // still running: a browser in the foreground
+	}
 }
 
 // browserCommand returns the command that opens a file in the user's

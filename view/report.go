@@ -36,9 +36,9 @@ func WriteReports(ctx context.Context, w io.Writer, db *store.DB, format string,
 	return ExportDiffHTML(ctx, db, w, raws...)
 }
 
-// ExportFormats are the formats Export takes, and "go-vcr", which
-// store.WriteGoVCR writes for one session.
-var ExportFormats = []string{"jsonl", "har", "html", "go-vcr"}
+// ExportFormats are the formats Export takes, and GoVCRFormats, which
+// WriteGoVCR writes for one session.
+var ExportFormats = []string{"jsonl", "har", "html", "go-vcr", "go-vcr-v2"}
 
 // Export writes the sessions of db with the given IDs (all when none is
 // given) to w in format: "jsonl" (store.DB.Export), "har"
@@ -60,30 +60,6 @@ func Export(ctx context.Context, db *store.DB, w io.Writer, format string, ids .
 		return err
 	}
 	return bw.Flush()
-}
-
-// WriteTempHTML writes the HTML report of session id of db (as
-// ExportHTML does) to a new file in the system's temporary directory and
-// returns its name. When the file cannot be created the name is ""; when
-// it cannot be written, the error names the file, which is left behind.
-// The caller owns the file.
-func WriteTempHTML(ctx context.Context, db *store.DB, id int64) (string, error) {
-	f, err := os.CreateTemp("", fmt.Sprintf("mcpvcr-session-%d-*.html", id))
-	if err != nil {
-		return "", fmt.Errorf("create the report file: %w", err)
-	}
-	bw := bufio.NewWriter(f)
-	err = ExportHTML(ctx, db, bw, id)
-	if err == nil {
-		err = bw.Flush()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return f.Name(), fmt.Errorf("write %s: %w", f.Name(), err)
-	}
-	return f.Name(), nil
 }
 
 // IsTerminal reports whether w is a terminal, where a timeline may be

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -92,19 +93,50 @@ func TestWriteReports(t *testing.T) {
 	}
 }
 
-// TestWriteTempHTML: the report lands in a new file the caller owns.
+// TestWriteTempHTML: the report lands in mcpvcr's own folder of the
+// temporary directory, one file per session of a cassette, rewritten by
+// each view; old reports are removed.
 func TestWriteTempHTML(t *testing.T) {
-	t.Setenv("TMPDIR", t.TempDir())
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
 	db := importDB(t, "gosdk-stdio-2025-06-18.jsonl")
-	name, err := view.WriteTempHTML(context.Background(), db, 1)
+	name, err := view.WriteTempHTML(context.Background(), db, 1, "some/bug.db")
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, err := os.ReadFile(name)
-	if err != nil || !strings.Contains(string(b), "<!doctype html>") || !strings.Contains(filepath.Base(name), "mcpvcr-session-1-") {
+	if err != nil || !strings.Contains(string(b), "<!doctype html>") || !strings.HasPrefix(filepath.Base(name), "bug-session-1-") {
 		t.Errorf("WriteTempHTML wrote %s (%v), not a session report", name, err)
 	}
-	if name, err := view.WriteTempHTML(context.Background(), db, 9); err == nil || name == "" {
+	dir := filepath.Dir(name)
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 || filepath.Dir(dir) != tmp {
+		t.Errorf("report folder %s: %v, %v; want a 0700 folder in $TMPDIR", dir, fi.Mode(), err)
+	}
+	old := filepath.Join(dir, "old-session-1-00000000.html")
+	if err := os.WriteFile(old, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	past := time.Now().Add(-48 * time.Hour)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	again, err := view.WriteTempHTML(context.Background(), db, 1, "some/bug.db")
+	if err != nil || again != name {
+		t.Errorf("a second view of the session wrote %s (%v); want %s again", again, err, name)
+	}
+	other, _ := view.WriteTempHTML(context.Background(), db, 1, "other/bug.db")
+	if other == name {
+		t.Errorf("two cassettes' session 1 share the report %s", name)
+	}
+	ents, _ := os.ReadDir(dir)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if len(names) != 2 {
+		t.Errorf("report folder holds %q; want the two cassettes' reports only (the old one removed, nothing half-written)", names)
+	}
+	if name, err := view.WriteTempHTML(context.Background(), db, 9, "some/bug.db"); err == nil || name == "" {
 		t.Errorf("WriteTempHTML(missing session) = %q, %v; want the file named and an error", name, err)
 	}
 	if view.IsTerminal(&bytes.Buffer{}) {

@@ -14,6 +14,7 @@ import (
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -175,7 +176,7 @@ func WriteText(w io.Writer, r *store.Recording, o Options) error {
 	s := r.Session
 	c := painter(o.Color)
 	fmt.Fprintf(&b, "%s  transport=%s revision=%s era=%s upstream=%s\n",
-		c.bold(strings.TrimSpace(fmt.Sprintf("session %d %s", s.ID, s.Name))), s.Transport, dash(s.Revision), dash(s.Era.String()), dash(s.Upstream))
+		c.bold(strings.TrimSpace(fmt.Sprintf("session %d %s", s.ID, termtext.Escape(s.Name)))), s.Transport, dash(s.Revision), dash(s.Era.String()), dash(s.Upstream))
 	fmt.Fprintln(&b, c.dim(strings.TrimRight(
 		pad("SEQ", wSeq, true)+" "+pad("OFFSET", wOffset, true)+" D "+pad("STREAM", wStream, false)+" "+pad("KIND", wKind, false)+" "+
 			pad("METHOD", wMethod, false)+" "+pad("ID", wID, false)+" "+pad("SIZE", wSize, true)+" "+pad("PAIRS WITH", wPair, false)+" FLAGS", " ")))
@@ -237,7 +238,7 @@ func openLine(r *store.Recording, i int, labels []string, c painter) string {
 	}
 	return pad("", wSeq, true) + " " + pad(fmtOffset(st.Opened), wOffset, true) + " " + c.dim("=") + " " + pad(labels[i], wStream, false) + " " +
 		c.dim(pad(kind, wKind, false)) + " " + pad(what, wMethod, false) + " " + pad("", wID, false) + " " + pad("", wSize, true) + " " +
-		pad("", wPair, false) + " " + strings.Join(flags, ",")
+		pad("", wPair, false) + " " + termtext.Escape(strings.Join(flags, ","))
 }
 
 func endLine(st store.Stream, label string, c painter) string {
@@ -252,7 +253,7 @@ func endLine(st store.Stream, label string, c painter) string {
 	at := st.Closed
 	return pad("", wSeq, true) + " " + pad(fmtOffset(at), wOffset, true) + " " + c.dim("■") + " " + pad(label, wStream, false) + " " +
 		c.dim(pad("end", wKind, false)) + " " + color(pad(end, wMethod, false)) + " " + pad("", wID, false) + " " + pad("", wSize, true) + " " +
-		pad("", wPair, false) + " " + st.Err
+		pad("", wPair, false) + " " + termtext.Escape(st.Err)
 }
 
 func frameLine(r *store.Recording, rw row, labels []string, links store.Links, named map[int64]string, bySeq map[int64]*store.Frame, c painter) string {
@@ -315,7 +316,7 @@ func frameLine(r *store.Recording, rw row, labels []string, links store.Links, n
 	}
 	return pad(strconv.FormatInt(f.Seq, 10), wSeq, true) + " " + pad(fmtOffset(f.Offset), wOffset, true) + " " + dirColor(dir) + " " +
 		pad(label, wStream, false) + " " + kindColor(pad(k, wKind, false)) + " " + pad(method, wMethod, false) + " " + pad(f.ID, wID, false) + " " +
-		pad(strconv.Itoa(len(f.Raw)), wSize, true) + " " + pad(pair, wPair, false) + " " + strings.Join(fl, ",")
+		pad(strconv.Itoa(len(f.Raw)), wSize, true) + " " + pad(pair, wPair, false) + " " + termtext.Escape(strings.Join(fl, ","))
 }
 
 // flags lists what else there is to know about a frame.
@@ -358,7 +359,7 @@ func writePayload(b *bytes.Buffer, f *store.Frame, c painter) {
 	var out bytes.Buffer
 	if json.Valid(data) && json.Indent(&out, data, indent, "  ") == nil {
 		b.WriteString(indent)
-		b.WriteString(c.dim(out.String()))
+		b.WriteString(c.dim(termtext.Text(out.String())))
 		b.WriteByte('\n')
 		return
 	}
@@ -366,19 +367,20 @@ func writePayload(b *bytes.Buffer, f *store.Frame, c painter) {
 		return
 	}
 	for _, l := range strings.Split(string(data), "\n") {
-		b.WriteString(indent + c.dim(strings.TrimRight(l, "\r")) + "\n")
+		b.WriteString(indent + c.dim(termtext.Text(strings.TrimRight(l, "\r"))) + "\n")
 	}
 }
 
 // pad fits s in n columns: cut with "…" when longer, padded with spaces
-// (on the left when right is set) when shorter.
+// (on the left when right is set) when shorter. Line breaks and tabs
+// become spaces, and other control characters escapes.
 func pad(s string, n int, right bool) string {
-	s = strings.Map(func(r rune) rune {
+	s = termtext.Escape(strings.Map(func(r rune) rune {
 		if r == '\n' || r == '\r' || r == '\t' {
 			return ' '
 		}
 		return r
-	}, s)
+	}, s))
 	if c := utf8.RuneCountInString(s); c > n {
 		rs := []rune(s)
 		s = string(rs[:n-1]) + "…"
@@ -406,7 +408,7 @@ func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return termtext.Escape(s)
 }
 
 // painter wraps text in ANSI colours, or leaves it alone.

@@ -7,6 +7,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -45,6 +48,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return report(stderr, err)
 }
 
+// The version has no short flag: -v is a command's own (show -v prints
+// payloads), not --version.
+func init() {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and the commit it was built from"}
+}
+
 func newApp(e *env) *cli.App {
 	app := &cli.App{
 		Name:  "mcpvcr",
@@ -73,6 +82,7 @@ func newApp(e *env) *cli.App {
 			verifyCommand(e),
 			diffCommand(e),
 			checkCommand(e),
+			scrubCommand(e),
 			completionCommand(e),
 		},
 	}
@@ -130,15 +140,50 @@ func openPath(c *cli.Context, path string) (*store.DB, error) {
 	case err != nil:
 		return nil, openErr(path, err)
 	}
+	noteReadOnly(c, db.ReadOnly())
 	return db, nil
 }
 
-// openForWrite opens or creates a .db cassette.
+// noteReadOnly says on stderr, once, that a cassette was opened
+// read-only, and why.
+func noteReadOnly(c *cli.Context, why error) {
+	if why != nil {
+		fmt.Fprintf(c.App.ErrWriter, "mcpvcr: %v; reading it read-only\n", why)
+	}
+}
+
+// openForWrite opens or creates a .db cassette. A new one may not be
+// named like an export (new.jsonl): it would be a SQLite file all the
+// same.
 func openForWrite(c *cli.Context) (*store.DB, error) {
 	path := cassettePath(c)
+	if err := cassetteName(c, path); err != nil {
+		return nil, err
+	}
 	db, err := store.Open(c.Context, path)
 	if err != nil {
 		return nil, openErr(path, err)
 	}
 	return db, nil
+}
+
+// exportExts are the names of what export writes, which a cassette is not.
+var exportExts = []string{".jsonl", ".json", ".har", ".html", ".yaml", ".yml"}
+
+// cassetteName refuses to create a cassette at path when its name says
+// it is an export; an existing SQLite file of that name is still used.
+func cassetteName(c *cli.Context, path string) error {
+	ext := strings.ToLower(filepath.Ext(path))
+	if !slices.Contains(exportExts, ext) {
+		return nil
+	}
+	if f, err := store.Sniff(path); err == nil && f == store.SQLite {
+		return nil
+	}
+	name := strings.TrimSuffix(path, filepath.Ext(path)) + ".db"
+	hint := fmt.Sprintf("mcpvcr %s --cassette %s, then mcpvcr export --cassette %s -o %s", c.Command.Name, name, name, path)
+	if c.Command.Name == "import" {
+		hint = fmt.Sprintf("mcpvcr import %s --cassette %s", c.Args().First(), name)
+	}
+	return usageErr(hint, "--cassette %s: %s writes a SQLite cassette (.db), not %s; mcpvcr export makes the %s text", path, c.Command.Name, ext, ext)
 }

@@ -184,6 +184,8 @@ func TestCLI_BadInput(t *testing.T) {
 		{"ZeroByteFile", []string{"ls", "--cassette", zero}, 3, []string{"is empty (0 bytes)", "try: record into it"}},
 		{"EmptyCassetteLs", []string{"ls", "--cassette", empty}, 0, []string{"holds no sessions"}},
 		{"EmptyCassetteReplay", []string{"replay", "--stdio", "--cassette", empty}, 3, []string{"has no stdio sessions", "empty"}},
+		{"StdioCassetteOverHTTP", []string{"replay", "--listen", "127.0.0.1:0", "--cassette", good}, 3, []string{"it holds 1 stdio session\n", "try: replay its stdio sessions with mcpvcr replay --stdio"}},
+		{"HTTPCassetteOverStdio", []string{"replay", "--stdio", "--cassette", filepath.Join("..", "..", "cassettes", "multi-gosdk-http-json.jsonl")}, 3, []string{"it holds 8 http sessions\n", "try: serve them over HTTP: mcpvcr replay --listen 127.0.0.1:8080"}},
 		{"NotACassette", []string{"ls", "--cassette", text}, 3, []string{"not", "cassette", "try:"}},
 		{"NoSuchSession", []string{"show", "99", "--cassette", good}, 3, []string{"session 99", "try: mcpvcr ls"}},
 		{"BadSessionNumber", []string{"show", "x", "--cassette", good}, 2, []string{`"x" is not a session number`}},
@@ -231,5 +233,24 @@ func TestVerify_HeaderNeverEchoesAToken(t *testing.T) {
 	}
 	if !strings.Contains(res.stderr, `"Bearer"`) {
 		t.Errorf("stderr does not name the header by its first word:\n%s", res.stderr)
+	}
+}
+
+// TestNoSuchSession_SaidOnce: every command given a session the cassette
+// lacks names the cassette and the session once, and points at ls.
+func TestNoSuchSession_SaidOnce(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	if res := mcpvcr(t, "", "import", filepath.Join("..", "..", "cassettes", "gosdk-http-2025-11-25.jsonl"), "--cassette", db); res.code != 0 {
+		t.Fatalf("import: %s", res.stderr)
+	}
+	for _, args := range [][]string{
+		{"show", "9"}, {"export", "9"}, {"view", "9", "--no-open"}, {"diff", "1", "9"},
+		{"replay", "9", "--listen", "127.0.0.1:0"}, {"verify", "9", "--upstream", "http://127.0.0.1:1/mcp"},
+	} {
+		res := mcpvcr(t, "", append(args, "--cassette", db)...)
+		want := "mcpvcr: cassette " + db + ": session 9: not found\ntry: mcpvcr ls --cassette " + db + " to see the sessions\n"
+		if res.code != exitFailure || res.stderr != want {
+			t.Errorf("mcpvcr %s exited %d:\n%s\nwant exit 3 and:\n%s", strings.Join(args, " "), res.code, res.stderr, want)
+		}
 	}
 }

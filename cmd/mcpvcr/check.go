@@ -33,6 +33,7 @@ func checkCommand(e *env) *cli.Command {
 			if err != nil {
 				return checkErr(path, err)
 			}
+			noteReadOnly(c, r.ReadOnly)
 			if err := r.WriteText(e.stdout); err != nil {
 				return failErr(fmt.Errorf("write the report: %w", err), "")
 			}

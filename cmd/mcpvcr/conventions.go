@@ -10,6 +10,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
+// stampVersion and stampCommit are set by make build (-ldflags -X), from
+// git itself: a build with -buildvcs=false (GOFLAGS in some
+// environments) has no commit in its build information.
+var stampVersion, stampCommit string
+
 // version describes this build: the module version, the commit it was
 // built from (marked when the tree had changes) and the Go release.
 func version() string {
@@ -18,6 +23,9 @@ func version() string {
 		return "unknown"
 	}
 	v := bi.Main.Version
+	if v == "" || v == "(devel)" && stampVersion != "" {
+		v = stampVersion
+	}
 	if v == "" {
 		v = "(devel)"
 	}
@@ -28,6 +36,12 @@ func version() string {
 			rev = s.Value
 		case "vcs.modified":
 			modified = s.Value
+		}
+	}
+	if rev == "" && stampCommit != "" {
+		rev, modified, _ = strings.Cut(stampCommit, "-")
+		if modified != "" {
+			modified = "true"
 		}
 	}
 	if rev != "" {
@@ -173,8 +187,9 @@ func completionCommand(e *env) *cli.Command {
 // most one cassette path and up to maxSessions SESSION numbers, in any
 // order. An argument that is a number is a SESSION; write a cassette
 // named like a number as ./3. Any other argument is the cassette if it
-// exists or looks like a path (has a dot or a slash). The path is "" when
-// none was given.
+// exists or looks like a path (has a dot or a slash). When none was
+// given the path is the --cassette one; when one was, it becomes the
+// --cassette of c, so that every message and hint names it.
 func positional(c *cli.Context, maxSessions int) (path string, ids []int64, err error) {
 	usage := "mcpvcr " + c.Command.Name + " " + c.Command.ArgsUsage
 	for _, a := range c.Args().Slice() {
@@ -197,6 +212,12 @@ func positional(c *cli.Context, maxSessions int) (path string, ids []int64, err 
 			return "", nil, usageErr(usage, "%s takes one cassette, got %q and %q", c.Command.Name, path, a)
 		}
 		path = a
+	}
+	if path == "" {
+		return cassettePath(c), ids, nil
+	}
+	if err := c.Set("cassette", path); err != nil {
+		return "", nil, err
 	}
 	return path, ids, nil
 }

@@ -39,6 +39,39 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestVersion_NoShortFlag: -v is no top-level flag (it is show's
+// --payload), so a lone -v is a usage error, not the version.
+func TestVersion_NoShortFlag(t *testing.T) {
+	if r := mcpvcr(t, "", "-v"); r.code != exitUsage || strings.Contains(r.stdout, "mcpvcr version") {
+		t.Errorf("mcpvcr -v exited %d, printed %q; want a usage error", r.code, r.stdout)
+	}
+}
+
+// TestVersion_MakeBuild: make build stamps the commit from git, also
+// where GOFLAGS=-buildvcs=false keeps it out of the build information.
+func TestVersion_MakeBuild(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("make is not installed")
+	}
+	head, err := exec.Command("git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		t.Skipf("not a git checkout: %v", err)
+	}
+	bin := t.TempDir()
+	mk := exec.Command("make", "-C", filepath.Join("..", ".."), "build", "BIN="+bin)
+	mk.Env = append(os.Environ(), "GOFLAGS=-buildvcs=false")
+	if out, err := mk.CombinedOutput(); err != nil {
+		t.Fatalf("make build: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(bin, "mcpvcr"), "--version").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "commit " + strings.TrimSpace(string(head)); !strings.Contains(string(out), want) {
+		t.Errorf("mcpvcr --version of make build = %q; want %q in it", out, want)
+	}
+}
+
 // TestHelp: the top-level help and every command's help list the exit
 // codes, and "help CMD" is "CMD --help".
 func TestHelp(t *testing.T) {
@@ -46,7 +79,7 @@ func TestHelp(t *testing.T) {
 	if top.code != exitOK || !strings.Contains(top.stdout, "Exit status:") || !strings.Contains(top.stdout, "2  usage") {
 		t.Errorf("mcpvcr --help = %d, lacks the exit codes:\n%s", top.code, top.stdout)
 	}
-	for _, cmd := range []string{"record", "replay", "ls", "show", "export", "import", "verify", "diff", "check", "completion"} {
+	for _, cmd := range []string{"record", "replay", "ls", "show", "export", "import", "view", "verify", "diff", "check", "completion"} {
 		t.Run(cmd, func(t *testing.T) {
 			t.Parallel()
 			flag := mcpvcr(t, "", cmd, "--help")
@@ -56,6 +89,9 @@ func TestHelp(t *testing.T) {
 			}
 			if !strings.Contains(flag.stdout, "Exit status:") || !strings.Contains(flag.stdout, "3  any other failure") {
 				t.Errorf("mcpvcr %s --help lacks the exit codes:\n%s", cmd, flag.stdout)
+			}
+			if _, desc, _ := strings.Cut(flag.stdout, "\nDESCRIPTION:\n"); strings.HasPrefix(strings.TrimSpace(desc), "Exit status:") || desc == "" {
+				t.Errorf("mcpvcr %s --help has no description:\n%s", cmd, flag.stdout)
 			}
 			if help.stdout != flag.stdout {
 				t.Errorf("mcpvcr help %s differs from mcpvcr %[1]s --help:\n%s\nwant:\n%s", cmd, help.stdout, flag.stdout)

@@ -52,7 +52,7 @@ func diffCommand(e *env) *cli.Command {
 			r, err := diff.Sessions(c.Context, db, a, b, extra)
 			switch {
 			case errors.Is(err, store.ErrNotFound):
-				return failErr(err, "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+				return noSessionErr(cassettePath(c), err)
 			case err != nil:
 				return failErr(err, "")
 			}

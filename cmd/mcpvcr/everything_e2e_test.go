@@ -60,12 +60,18 @@ func TestStdio_Everything(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "c.db")
 	dumpOnFailure(t, db)
 	rec := exec.Command(mcpvcrBin, append([]string{"record", "--cassette", db, "--"}, argv...)...)
+	var recErr syncBuffer
+	rec.Stderr = &recErr
 	// server-everything does not exit when its stdin closes; the client
 	// then sends SIGTERM, which mcpvcr forwards.
 	live, _ := everythingScript(ctx, t, &mcp.CommandTransport{Command: rec, TerminateDuration: 200 * time.Millisecond})
 	// mcpvcr exits as its server did: terminated by the SIGTERM it forwarded.
 	if got, want := rec.ProcessState.ExitCode(), 128+15; got != want {
 		t.Errorf("mcpvcr record exit code = %d; want %d (the server's SIGTERM)", got, want)
+	}
+	// ... and says so as the normal end it is, not as a failure.
+	if got, want := recErr.String(), "mcpvcr: session 1 recorded; the server stopped on SIGTERM from the client (exit code 143, passed on)\n"; !strings.HasSuffix(got, want) {
+		t.Errorf("mcpvcr record stderr ends %q; want %q", got, want)
 	}
 
 	var repErr syncBuffer

@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -60,16 +61,22 @@ func report(w io.Writer, err error) int {
 		if ee == errDiffer {
 			return exitDiffer
 		}
-		fmt.Fprintf(w, "mcpvcr: %v\n", ee.err)
+		fmt.Fprintf(w, "mcpvcr: %s\n", termtext.Text(ee.err.Error()))
 		if ee.hint != "" {
-			fmt.Fprintf(w, "try: %s\n", ee.hint)
+			fmt.Fprintf(w, "try: %s\n", termtext.Text(ee.hint))
 		}
 		return ee.code
 	}
 	// Errors from urfave/cli itself are about flags and arguments.
-	fmt.Fprintf(w, "mcpvcr: %v\n", err)
+	fmt.Fprintf(w, "mcpvcr: %s\n", termtext.Text(err.Error()))
 	fmt.Fprintln(w, "try: mcpvcr --help")
 	return exitUsage
+}
+
+// noSessionErr reports err, which names a session the cassette at path
+// does not hold.
+func noSessionErr(path string, err error) error {
+	return failErr(fmt.Errorf("cassette %s: %w", path, err), "mcpvcr ls --cassette "+path+" to see the sessions")
 }
 
 func openErr(path string, err error) error {
@@ -78,6 +85,8 @@ func openErr(path string, err error) error {
 		return failErr(err, "name an mcpvcr cassette with --cassette PATH (a .db file mcpvcr wrote, or a .jsonl export)")
 	case errors.Is(err, store.ErrNewerSchema):
 		return failErr(err, "install a newer mcpvcr: go install github.com/mcpvcr/mcpvcr/cmd/mcpvcr@latest")
+	case errors.Is(err, store.ErrDamaged):
+		return failErr(err, "mcpvcr check "+path+" to see what is damaged and how to rescue the rest")
 	}
 	return failErr(err, "check that "+path+" is a writable file path")
 }
@@ -112,7 +121,7 @@ func verifyErr(c *cli.Context, id int64, t verify.Target, err error) error {
 		}
 		return usageErr(hint, "%w", err)
 	case errors.Is(err, store.ErrNotFound):
-		return failErr(err, "mcpvcr ls --cassette "+path+" to see the sessions")
+		return noSessionErr(path, err)
 	case errors.Is(err, verify.ErrNoSessions):
 		hint := "record one first: mcpvcr record -- SERVER_COMMAND"
 		if t.URL != nil {
@@ -145,14 +154,21 @@ func verifyErr(c *cli.Context, id int64, t verify.Target, err error) error {
 
 // replayErr maps a replay session selection failure to exit 3 and a hint.
 func replayErr(c *cli.Context, err error) error {
-	var te *replayer.TransportError
+	var (
+		te  *replayer.TransportError
+		nre *replayer.NoRecordingsError
+	)
 	switch {
 	case errors.As(err, &te) && te.Transport == store.Stdio:
 		return failErr(err, "mcpvcr replay "+a(te.Session)+" --stdio")
 	case errors.As(err, &te):
 		return failErr(err, "mcpvcr replay "+a(te.Session)+" --listen 127.0.0.1:8080")
 	case errors.Is(err, store.ErrNotFound):
-		return failErr(err, "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+		return noSessionErr(cassettePath(c), err)
+	case errors.As(err, &nre) && nre.Have[store.Stdio] > 0 && nre.Want != store.Stdio:
+		return failErr(fmt.Errorf("cassette %s: %w", cassettePath(c), err), "replay its stdio sessions with mcpvcr replay --stdio --cassette "+cassettePath(c))
+	case errors.As(err, &nre) && len(nre.Have) > 0 && nre.Want == store.Stdio:
+		return failErr(fmt.Errorf("cassette %s: %w", cassettePath(c), err), "serve them over HTTP: mcpvcr replay --listen 127.0.0.1:8080 --cassette "+cassettePath(c))
 	case errors.Is(err, replayer.ErrNoRecordings):
 		return failErr(fmt.Errorf("cassette %s: %w", cassettePath(c), err), "record one with mcpvcr record, or name another --cassette")
 	}

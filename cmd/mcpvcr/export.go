@@ -3,11 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net/url"
-	"os"
 	"slices"
 
+	"github.com/mcpvcr/mcpvcr/internal/outfile"
 	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/view"
 
@@ -26,28 +27,29 @@ func exportCommand(e *env) *cli.Command {
 			"_eventSourceMessages) that a browser's DevTools network panel imports.\n" +
 			"--format html writes a self-contained HTML report (the timeline, every frame's bytes and\n" +
 			"JSON, search and filters) that opens from file:// with no network; mcpvcr view opens one.\n\n" +
-			"--format go-vcr writes one Streamable HTTP session as a go-vcr v2 cassette (YAML, format\n" +
-			"version 1) for test suites built on go-vcr: one interaction per HTTP exchange, in the order\n" +
-			"the requests started, SSE answers as their raw event-stream text. Request/response fidelity\n" +
+			"--format go-vcr writes one Streamable HTTP session as a go-vcr cassette (YAML) for test suites\n" +
+			"built on go-vcr: v4's format 2 (go-vcr v3 and v4 read it), or with --format go-vcr-v2 go-vcr v2's\n" +
+			"format 1. One interaction per HTTP exchange, in the order the requests started, SSE answers\n" +
+			"as their raw event-stream text. Request/response fidelity\n" +
 			"only: no event timing, no stream breaks. A session whose GET stream carried messages is\n" +
 			"refused (go-vcr cannot stream); a GET stream that carried none is written as 405.\n\n" +
 			"   mcpvcr export 3 --format go-vcr -o testdata/fixtures/session3.yaml",
 		Flags: []cli.Flag{
 			cassetteFlag(),
-			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl, har, html, or go-vcr (one HTTP session)"},
+			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl, har, html, or go-vcr or go-vcr-v2 (one HTTP session)"},
 			&cli.StringFlag{Name: "base-url", Usage: "go-vcr: the scheme and host the client addressed, such as `URL` http://127.0.0.1:3001 (default: the session's upstream)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout"},
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout: created 0600, written whole or not at all, never the cassette itself"},
 		},
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
 			if !slices.Contains(view.ExportFormats, format) {
-				return usageErr("mcpvcr export --format jsonl, har, html or go-vcr", "export format %q is not supported", format)
+				return usageErr("mcpvcr export --format jsonl, har, html, go-vcr or go-vcr-v2", "export format %q is not supported", format)
 			}
 			path, ids, err := positional(c, math.MaxInt)
 			if err != nil {
 				return err
 			}
-			if format == "go-vcr" {
+			if slices.Contains(view.GoVCRFormats, format) {
 				return exportGoVCR(c, e, path, ids)
 			}
 			db, err := openPath(c, path)
@@ -57,24 +59,23 @@ func exportCommand(e *env) *cli.Command {
 			defer db.Close()
 			for _, id := range ids {
 				if _, err := db.Session(c.Context, id); err != nil {
-					return failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+					return noSessionErr(cassettePath(c), err)
 				}
 			}
-			out := e.stdout
-			var file *os.File
+			out := io.Writer(e.stdout)
+			var file *outfile.File
 			if p := c.String("output"); p != "" {
-				file, err = os.Create(p)
-				if err != nil {
-					return failErr(fmt.Errorf("create %s: %w", p, err), "")
+				if file, err = createOutput(p, path); err != nil {
+					return err
 				}
-				defer file.Close()
+				defer file.Abort()
 				out = file
 			}
 			if err := view.Export(c.Context, db, out, format, ids...); err != nil {
 				return failErr(fmt.Errorf("export: %w", err), "")
 			}
 			if file != nil {
-				if err := file.Close(); err != nil {
+				if err := file.Commit(); err != nil {
 					return failErr(fmt.Errorf("export: %w", err), "")
 				}
 			}
@@ -100,20 +101,47 @@ func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
 	}
 	defer db.Close()
 	rec, err := db.Recording(c.Context, ids[0])
-	if err != nil {
-		return failErr(fmt.Errorf("session %d: %w", ids[0], err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return noSessionErr(cassettePath(c), err)
+	case err != nil:
+		return failErr(err, "mcpvcr check "+cassettePath(c))
 	}
 	if out := c.String("output"); out != "" {
-		err = store.WriteGoVCR(rec, out, c.String("base-url"))
+		var file *outfile.File
+		if file, err = createOutput(out, path); err != nil {
+			return err
+		}
+		defer file.Abort()
+		if err = view.EncodeGoVCR(file, c.String("format"), rec, c.String("base-url")); err == nil {
+			err = file.Commit()
+		}
 	} else {
-		err = store.EncodeGoVCR(e.stdout, rec, c.String("base-url"))
+		err = view.EncodeGoVCR(e.stdout, c.String("format"), rec, c.String("base-url"))
 	}
 	var ge *store.GoVCRError
 	switch {
+	case errors.As(err, &ge) && rec.Session.Transport == store.Stdio:
+		return failErr(err, "mcpvcrtest.Command replays a stdio session in Go tests, or mcpvcr replay "+a(ids[0])+" --stdio")
 	case errors.As(err, &ge):
 		return failErr(err, "mcpvcrtest.NewServer replays every stream of it in Go tests, or mcpvcr replay "+a(ids[0])+" --listen 127.0.0.1:8080")
 	case err != nil:
 		return failErr(fmt.Errorf("export: %w", err), "")
 	}
 	return nil
+}
+
+// createOutput starts writing the output file path of a command that
+// reads the cassette input: never the input itself (or its -wal or -shm),
+// and through a temporary file that Commit renames to path.
+func createOutput(path, input string) (*outfile.File, error) {
+	f, err := outfile.Create(path, input)
+	switch {
+	case errors.Is(err, outfile.ErrInput):
+		return nil, usageErr("name another file with -o: an output is never the cassette it reads (nor its -wal or -shm)",
+			"-o %s would overwrite the cassette %s it reads", path, input)
+	case err != nil:
+		return nil, failErr(err, "check that the folder of "+path+" exists and is writable")
+	}
+	return f, nil
 }

@@ -15,7 +15,12 @@ func importCommand(e *env) *cli.Command {
 		Name:      "import",
 		Usage:     "add sessions from a JSONL export to a cassette",
 		ArgsUsage: "FILE",
-		Flags:     []cli.Flag{cassetteFlag()},
+		Description: "Reads FILE, a JSONL export (mcpvcr export writes one, as do the cassettes/ of this\n" +
+			"repository), and adds each session in it to the cassette as a new session, with a new\n" +
+			"number, printed once imported. The import is all or nothing: a damaged FILE adds nothing.\n" +
+			"The cassette is made if it does not exist.\n" +
+			"   mcpvcr import bug.jsonl --cassette bug.db && mcpvcr ls --cassette bug.db",
+		Flags: []cli.Flag{cassetteFlag()},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 1 {
 				return usageErr("mcpvcr import FILE.jsonl", "import takes one FILE, got %d arguments", c.NArg())

@@ -14,6 +14,11 @@ func lsCommand(e *env) *cli.Command {
 		Name:      "ls",
 		Usage:     "list the sessions in a cassette",
 		ArgsUsage: "[CASSETTE]",
+		Description: "Prints one line per session: its number (what show, replay, verify and export take),\n" +
+			"name, transport, protocol revision and era, when it started, how long it lasted (\"open\"\n" +
+			"while it is still being recorded) and the server it was recorded from.\n" +
+			"   mcpvcr ls bug.db\n" +
+			"--format json prints the same as one JSON array, for scripts.",
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},

@@ -32,11 +32,14 @@ func recordCommand(e *env) *cli.Command {
 			"   mcpvcr record --upstream http://127.0.0.1:3001/mcp --listen 127.0.0.1:8080\n" +
 			"Streamable HTTP (JSON and SSE answers, GET streams, resumption, sessions) and the\n" +
 			"2024-11-05 HTTP+SSE transport are recorded; each Mcp-Session-Id is one session.\n" +
-			"Credentials (Authorization, cookies, token-like query parameters) are stored as\n" +
-			"placeholders, never forwarded changed. OAuth-protected servers: the resource is rewritten to\n" +
-			"name the proxy and the authorization server is fronted (see --proxy-auth): its answer to the\n" +
-			"authorization request is relayed when it approves at once (headless clients), and a browser\n" +
-			"that must log in is sent to it. Stop with Ctrl-C:\n" +
+			"Credentials (Authorization, cookies, *-Key/*-Secret/*-Token headers, token-like query parameters,\n" +
+			"and in every frame the string values of JSON members such as password, api_key and token) are\n" +
+			"stored as placeholders, never forwarded changed; replay still matches a client sending the real value.\n" +
+			"OAuth-protected servers: the resource is rewritten to name the proxy and the authorization\n" +
+			"server is fronted (see --proxy-auth): its answer to the authorization request is relayed\n" +
+			"when it approves at once (headless clients), and a browser that must log in is sent to it.\n" +
+			"A request from another\n" +
+			"site (foreign Origin or Host) is refused unless --allow-origin names it. Stop with Ctrl-C:\n" +
 			"it says what it waits for (at most 5s); a second Ctrl-C stops at once.",
 		Flags: []cli.Flag{
 			cassetteFlag(),
@@ -44,9 +47,12 @@ func recordCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "upstream", Usage: "record HTTP: the server's MCP endpoint (or HTTP+SSE stream) `URL`", EnvVars: []string{"MCPVCR_UPSTREAM"}},
 			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "record HTTP: the `ADDR` the proxy listens on", EnvVars: []string{"MCPVCR_LISTEN"}},
 			&cli.StringSliceFlag{Name: "redact-header", Usage: "also store this `HEADER`'s values as placeholders (repeatable)", EnvVars: []string{"MCPVCR_REDACT_HEADER"}},
+			&cli.StringSliceFlag{Name: "redact-json", Usage: "also store the string values of JSON members named `NAME` as placeholders, in every frame (repeatable; on top of password, secret, api_key, token, access_token, refresh_token, client_secret, authorization, private_key)", EnvVars: []string{"MCPVCR_REDACT_JSON"}},
+			&cli.BoolFlag{Name: "no-redact-json", Usage: "store frames as sent: redact no JSON members (headers and URLs still are)"},
 			&cli.StringSliceFlag{Name: "redact-query", Usage: "also store this query `PARAM`'s values as placeholders (repeatable)", EnvVars: []string{"MCPVCR_REDACT_QUERY"}},
 			&cli.StringFlag{Name: "server", EnvVars: []string{"MCPVCR_SERVER"}, Usage: "record stdio: the server `COMMAND` as one string, quoted like a shell (for configs without an args list)"},
 			&cli.GenericFlag{Name: "header", Value: &headerList{}, Usage: "record HTTP: add `\"NAME: VALUE\"` to every upstream request, such as a token you hold (repeatable; MCPVCR_HEADER: one per line); not recorded", EnvVars: []string{"MCPVCR_HEADER"}},
+			&cli.StringSliceFlag{Name: "allow-origin", EnvVars: []string{"MCPVCR_ALLOW_ORIGIN"}, Usage: "record HTTP: also serve browser pages of `ORIGIN` (http://app.example:3000; * for any): by default a request whose Origin or Host is neither loopback nor the listen address is refused with 403 (DNS rebinding protection) (repeatable)"},
 			&cli.BoolFlag{Name: "proxy-auth", Value: true, Usage: "record HTTP: front the OAuth authorization servers of a protected upstream (record their exchanges, map the token's resource to the upstream); --proxy-auth=false lets the client talk to them directly"},
 		},
 		Action: func(c *cli.Context) error {
@@ -101,12 +107,35 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 			"free disk space or choose another --cassette; what was recorded before the failure is kept")
 	}
 	if res.ExitCode != 0 {
+		if sig, ok := res.Signal.(syscall.Signal); ok && res.ExitCode == 128+int(sig) {
+			// The usual end of a session whose client stops its server
+			// (Inspector sends SIGTERM): not a failure, but the code is
+			// passed on, as the server gave it.
+			return &exitError{code: res.ExitCode, err: fmt.Errorf("session %d recorded; the server stopped on %s from the client (exit code %d, passed on)",
+				res.SessionID, signalName(sig), res.ExitCode)}
+		}
 		return &exitError{code: res.ExitCode, err: fmt.Errorf("server exited with code %d", res.ExitCode)}
 	}
 	return nil
 }
 
+// signalName is a signal's conventional name, such as SIGTERM.
+func signalName(s syscall.Signal) string {
+	switch s {
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	case syscall.SIGQUIT:
+		return "SIGQUIT"
+	}
+	return fmt.Sprintf("signal %d", int(s))
+}
+
 // redactor builds the redaction rules from the command's flags.
 func redactor(c *cli.Context) *recorder.Redactor {
-	return &recorder.Redactor{Headers: c.StringSlice("redact-header"), Query: c.StringSlice("redact-query")}
+	return &recorder.Redactor{Headers: c.StringSlice("redact-header"), Query: c.StringSlice("redact-query"),
+		JSON: c.StringSlice("redact-json"), NoJSON: c.Bool("no-redact-json")}
 }

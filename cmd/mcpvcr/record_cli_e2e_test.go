@@ -191,3 +191,22 @@ func TestRecord_StopWithOpenStream(t *testing.T) {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// TestRecord_UpstreamProbeEverything starts mcpvcr record in front of
+// the reference server's endpoints, as the README shows: neither its
+// Streamable HTTP endpoint nor its HTTP+SSE stream (where a POST gets an
+// HTML 404 page) is warned about.
+func TestRecord_UpstreamProbeEverything(t *testing.T) {
+	for _, mode := range []string{mcptest.StreamableHTTP, mcptest.SSE} {
+		t.Run(mode, func(t *testing.T) {
+			upstream := mcptest.EverythingHTTP(t, mode)
+			rec := startServing(t, "record", "--cassette", filepath.Join(t.TempDir(), "c.db"), "--upstream", upstream, "--listen", "127.0.0.1:0")
+			if code := rec.Stop(); code != 0 {
+				t.Errorf("record exited %d:\n%s", code, rec.stderr)
+			}
+			if stderr := rec.stderr.String(); strings.Contains(stderr, "warning") {
+				t.Errorf("record warned about the reference server's own endpoint %s:\n%s", upstream, stderr)
+			}
+		})
+	}
+}

@@ -37,7 +37,7 @@ func recordHTTP(c *cli.Context, e *env) error {
 		return err
 	}
 	rec := &recorder.HTTP{Upstream: u, Sink: db, Redactor: red, Name: c.String("name"), Logger: e.logger,
-		Header: hdr, AuthDirect: !c.Bool("proxy-auth")}
+		Header: hdr, AuthDirect: !c.Bool("proxy-auth"), AllowOrigins: c.StringSlice("allow-origin")}
 	path := u.EscapedPath()
 	if path == "" {
 		path = "/"

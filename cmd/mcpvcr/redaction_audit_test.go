@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -46,6 +47,10 @@ var auditCredentials = []credential{
 	{"stdio child: --token VALUE", "audit-argtoken-0013", false},
 	{"stdio child: --api-key=VALUE", "audit-argkey-0014", false},
 	{"stdio child: URL argument ?key=", "audit-argurl-0015", false},
+	{"Ocp-Apim-Subscription-Key", "audit-subkey-0016", true},
+	{"X-Client-Secret", "audit-clientsecret-0017", true},
+	{"tool argument password", "audit-bodypw-0018", true},
+	{"tool argument api_key", "audit-bodykey-0019", true},
 }
 
 func auditSecret(tb testing.TB, form string) string {
@@ -91,7 +96,9 @@ func auditUpstream(tb testing.TB, seen *syncBuffer) string {
 	mux.Handle("/sse", mcp.NewSSEHandler(get, nil))
 	token := auditSecret(tb, "token in the HTTP+SSE endpoint URL")
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		fmt.Fprintf(seen, "%s %s %v\n", r.Method, r.URL, r.Header)
+		body, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		fmt.Fprintf(seen, "%s %s %v %s\n", r.Method, r.URL, r.Header, body)
 		w.Header().Add("Set-Cookie", "session="+auditSecret(tb, "Set-Cookie (answer)")+"; HttpOnly")
 		mux.ServeHTTP(&endpointToken{ResponseWriter: w, token: token}, r)
 	}))
@@ -121,14 +128,16 @@ func (w *endpointToken) Write(p []byte) (int, error) {
 func (w *endpointToken) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // TestRedactionAudit records, through the mcpvcr binary and real Go SDK
-// peers, traffic carrying credentials in fifteen forms: request headers
-// (bearer, basic, proxy basic, cookie, API-key and token headers, one
-// named by --redact-header), the answer's Set-Cookie, tokens in query
-// strings (one named by --redact-query), a token in an HTTP+SSE endpoint
-// URL (and so in every POST to it), a password in the upstream URL, and a
-// stdio server's command-line arguments. The peers get every forwarded
-// credential unchanged; none of their bytes is in the cassette's files,
-// its JSONL export or what show prints.
+// peers, traffic carrying credentials in nineteen forms: request headers
+// (bearer, basic, proxy basic, cookie, API-key and token headers, a
+// *-Key and a *-Secret header, one named by --redact-header), the
+// answer's Set-Cookie, tokens in query strings (one named by
+// --redact-query), a token in an HTTP+SSE endpoint URL (and so in every
+// POST to it), a password in the upstream URL, a stdio server's
+// command-line arguments, and password and api_key tool arguments. The
+// peers get every forwarded credential unchanged; none of their bytes is
+// in the cassette's files, its JSONL export, what show prints, or a
+// scrubbed copy (which passes check).
 func TestRedactionAudit(t *testing.T) {
 	ctx := testCtx(t)
 	dir := t.TempDir()
@@ -150,6 +159,10 @@ func TestRedactionAudit(t *testing.T) {
 		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
 			t.Errorf("call echo: %v", err)
 		}
+		// Secrets among a tool's arguments: the server may refuse
+		// arguments its schema lacks; the request is recorded either way.
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi",
+			"password": auditSecret(t, "tool argument password"), "api_key": auditSecret(t, "tool argument api_key")}})
 		cs.Close()
 		if code := rec.Stop(); code != 0 {
 			t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
@@ -159,11 +172,13 @@ func TestRedactionAudit(t *testing.T) {
 	// Streamable HTTP: bearer token, cookie, API-key headers, tokens in
 	// the query string.
 	record("/mcp", http.Header{
-		"Authorization":      {"Bearer " + auditSecret(t, "Authorization: Bearer")},
-		"Cookie":             {"sid=" + auditSecret(t, "Cookie")},
-		"X-Api-Key":          {auditSecret(t, "X-Api-Key")},
-		"X-Auth-Token":       {auditSecret(t, "X-Auth-Token")},
-		"X-Tenant-Signature": {auditSecret(t, "--redact-header X-Tenant-Signature")},
+		"Authorization":             {"Bearer " + auditSecret(t, "Authorization: Bearer")},
+		"Cookie":                    {"sid=" + auditSecret(t, "Cookie")},
+		"X-Api-Key":                 {auditSecret(t, "X-Api-Key")},
+		"X-Auth-Token":              {auditSecret(t, "X-Auth-Token")},
+		"X-Tenant-Signature":        {auditSecret(t, "--redact-header X-Tenant-Signature")},
+		"Ocp-Apim-Subscription-Key": {auditSecret(t, "Ocp-Apim-Subscription-Key")},
+		"X-Client-Secret":           {auditSecret(t, "X-Client-Secret")},
 	}, "?access_token="+auditSecret(t, "query access_token")+"&tenant="+auditSecret(t, "--redact-query tenant"),
 		func(endpoint string, c *http.Client) mcp.Transport {
 			return &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: c}
@@ -215,6 +230,20 @@ func TestRedactionAudit(t *testing.T) {
 	for i := 1; i <= 3; i++ {
 		places[fmt.Sprintf("show %d", i)] = mcpvcr(t, "", "show", fmt.Sprint(i), "--cassette", db).stdout
 	}
+	// A scrubbed copy for sharing holds none of it either, and is sound.
+	scrubbed := filepath.Join(dir, "shared.db")
+	if res := mcpvcr(t, "", "scrub", db, "-o", scrubbed); res.code != 0 {
+		t.Fatalf("scrub exited %d:\n%s", res.code, res.stderr)
+	}
+	if res := mcpvcr(t, "", "check", scrubbed); res.code != 0 {
+		t.Errorf("check of the scrubbed copy exited %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	places["scrub export"] = mcpvcr(t, "", "export", "--cassette", scrubbed).stdout
+	scrubFiles, _ := filepath.Glob(scrubbed + "*")
+	for _, f := range scrubFiles {
+		b, _ := os.ReadFile(f)
+		places["scrub "+filepath.Base(f)] = string(b)
+	}
 	for _, c := range auditCredentials {
 		for place, content := range places {
 			if strings.Contains(content, c.value) {
@@ -225,7 +254,8 @@ func TestRedactionAudit(t *testing.T) {
 	// The redacted things are there, as placeholders: the audit looked at
 	// a cassette that recorded them.
 	export := places["export"]
-	for _, want := range []string{"Bearer REDACTED-", "Basic REDACTED-", "access_token=REDACTED-", "tenant=REDACTED-", "token=REDACTED-", "audit:REDACTED-", "--token REDACTED-", "--api-key=REDACTED-", "key=REDACTED-", `"X-Tenant-Signature":["REDACTED-`} {
+	for _, want := range []string{"Bearer REDACTED-", "Basic REDACTED-", "access_token=REDACTED-", "tenant=REDACTED-", "token=REDACTED-", "audit:REDACTED-", "--token REDACTED-", "--api-key=REDACTED-", "key=REDACTED-", `"X-Tenant-Signature":["REDACTED-`,
+		`"Ocp-Apim-Subscription-Key":["REDACTED-`, `"X-Client-Secret":["REDACTED-`, `\"password\":\"REDACTED-`, `\"api_key\":\"REDACTED-`} {
 		if !strings.Contains(export, want) {
 			t.Errorf("the export lacks %q: the credential was not recorded at all, or not as a placeholder", want)
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -98,6 +99,23 @@ func matchRules(c *cli.Context, db *store.DB, ids []int64) (replayer.Match, erro
 	for _, p := range (diff.Noise{}).With(n).Paths { // each rule once
 		mt.Ignore = append(mt.Ignore, p)
 	}
+	// The JSON members the recordings redacted beyond the defaults.
+	names, err := db.LabelValues(c.Context, replayer.RedactLabel, ids...)
+	if err != nil {
+		return mt, failErr(err, "")
+	}
+	for _, v := range names {
+		for _, name := range strings.Split(v, "\n") {
+			if name = strings.TrimSpace(name); name != "" && name != "off" && !slices.Contains(mt.Redact, name) {
+				mt.Redact = append(mt.Redact, name)
+			}
+		}
+	}
+	scrubbed, err := db.LabelValues(c.Context, replayer.ScrubLabel, ids...)
+	if err != nil {
+		return mt, failErr(err, "")
+	}
+	mt.Scrubbed = len(scrubbed) > 0
 	return mt, nil
 }
 

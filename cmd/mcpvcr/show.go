@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -64,8 +65,11 @@ func showCommand(e *env) *cli.Command {
 			}
 			defer db.Close()
 			rec, err := db.Recording(c.Context, id)
-			if err != nil {
-				return failErr(err, "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+			switch {
+			case errors.Is(err, store.ErrNotFound):
+				return noSessionErr(cassettePath(c), err)
+			case err != nil:
+				return failErr(err, "mcpvcr check "+cassettePath(c))
 			}
 			if format == "json" {
 				err = view.WriteJSON(e.stdout, rec, o)

@@ -157,7 +157,8 @@ func (c statelessCheck) do(tb testing.TB, url string) statelessAnswer {
 func recordStateless(t *testing.T) {
 	upstream := mcptest.StartServer(t, "-transport", "http", "-stateless", "-json", "-cross-origin")
 	db := filepath.Join(t.TempDir(), "c.db")
-	rec := startServing(t, "record", "--cassette", db, "--name", "stateless-http-2026-07-28", "--upstream", upstream, "--listen", "127.0.0.1:0")
+	rec := startServing(t, "record", "--cassette", db, "--name", "stateless-http-2026-07-28", "--upstream", upstream, "--listen", "127.0.0.1:0",
+		"--allow-origin", "http://evil.example") // the server's own refusals are what is recorded
 	var live []statelessAnswer
 	for _, c := range statelessChecks() {
 		live = append(live, c.do(t, rec.URL))

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 
@@ -15,8 +16,10 @@ func viewCommand(e *env) *cli.Command {
 		Usage:     "open the HTML report of a session in a browser",
 		ArgsUsage: "SESSION [CASSETTE]",
 		Description: "Writes the self-contained HTML report of SESSION (as export --format html does) to a\n" +
-			"temporary file and opens it with $BROWSER, xdg-open or open; where there is no browser,\n" +
-			"or with --no-open, it prints the file's path.",
+			"file in the temporary directory and opens it with $BROWSER, xdg-open or open; where there is\n" +
+			"no browser, or with --no-open, it prints the file's path. Each session has one such file,\n" +
+			"rewritten by each view; reports not viewed for a day are removed. When the browser cannot\n" +
+			"be started or its opener fails, view prints the path and exits 3.",
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.BoolFlag{Name: "no-open", Usage: "only write the report and print its path"},
@@ -36,20 +39,31 @@ func viewCommand(e *env) *cli.Command {
 			}
 			defer db.Close()
 			if _, err := db.Session(c.Context, id); err != nil {
-				return failErr(fmt.Errorf("session %d: %w", id, err), "mcpvcr ls --cassette "+cassettePath(c)+" to see the sessions")
+				return noSessionErr(cassettePath(c), err)
 			}
-			name, err := view.WriteTempHTML(c.Context, db, id)
+			name, err := view.WriteTempHTML(c.Context, db, id, cassettePath(c))
 			switch {
 			case name == "" && err != nil:
 				return failErr(err, "set TMPDIR to a writable directory")
 			case err != nil:
 				return failErr(err, "")
 			}
-			if !c.Bool("no-open") && view.Open(name, os.Getenv("BROWSER")) {
-				fmt.Fprintf(e.stdout, "opened %s\n", name)
+			if c.Bool("no-open") {
+				fmt.Fprintf(e.stdout, "%s\n", name)
 				return nil
 			}
-			fmt.Fprintf(e.stdout, "%s\n", name)
+			err = view.Open(name, os.Getenv("BROWSER"))
+			switch {
+			case errors.Is(err, view.ErrNoBrowser):
+				fmt.Fprintf(e.stdout, "%s\n", name)
+				fmt.Fprintf(e.stderr, "mcpvcr: %v; the report is %s\ntry: open it in a browser, or set BROWSER to a browser command\n", err, name)
+				return nil
+			case err != nil:
+				fmt.Fprintf(e.stdout, "%s\n", name)
+				return failErr(fmt.Errorf("the report %s was written, but no browser opened it: %w", name, err),
+					"open "+name+" in a browser, or set BROWSER to a browser command (BROWSER=firefox mcpvcr view ...)")
+			}
+			fmt.Fprintf(e.stdout, "opened %s\n", name)
 			return nil
 		},
 	}

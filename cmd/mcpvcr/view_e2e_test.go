@@ -55,7 +55,7 @@ func TestExport_HARAndHTML(t *testing.T) {
 		t.Fatal(err)
 	}
 	browser := filepath.Join(dir, "browser")
-	if err := os.WriteFile(browser, []byte("#!/bin/sh\necho \"$1\" > "+got+"\n"), 0o755); err != nil {
+	if err := os.WriteFile(browser, []byte("#!/bin/sh\necho \"$1\" > "+got+" &\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(mcpvcrBin, "view", "1", "--cassette", db)
@@ -79,9 +79,20 @@ func TestExport_HARAndHTML(t *testing.T) {
 
 	noOpen := mcpvcr(t, "", "view", "1", "--cassette", db, "--no-open")
 	p := strings.TrimSpace(noOpen.stdout)
-	t.Cleanup(func() { os.Remove(p) })
-	if noOpen.code != 0 || !strings.HasSuffix(p, ".html") {
-		t.Errorf("view --no-open exited %d, printed %q", noOpen.code, noOpen.stdout)
+	if noOpen.code != 0 || p != path {
+		t.Errorf("view --no-open exited %d, printed %q; want the same file as before, %s", noOpen.code, noOpen.stdout, path)
+	}
+
+	// An opener that fails (xdg-open exits 3 where no browser is set up):
+	// view says so, names the file, and exits 3.
+	failing := filepath.Join(dir, "failing-opener")
+	if err := os.WriteFile(failing, []byte("#!/bin/sh\nexit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res := mcpvcrEnv(t, []string{"BROWSER=" + failing}, "view", "1", "--cassette", db)
+	if res.code != 3 || strings.Contains(res.stdout, "opened") || strings.TrimSpace(res.stdout) != path ||
+		!strings.Contains(res.stderr, "no browser opened it: "+failing+": exit status 3") || !strings.Contains(res.stderr, "try: open "+path+" in a browser") {
+		t.Errorf("view with a failing opener exited %d\nstdout: %s\nstderr: %s\nwant exit 3, the path %s and the opener's failure", res.code, res.stdout, res.stderr, path)
 	}
 	if res := mcpvcr(t, "", "export", "1", "--cassette", db, "--format", "pdf"); res.code != 2 {
 		t.Errorf("export --format pdf exited %d; want 2", res.code)

@@ -13,7 +13,7 @@ import (
 
 // publicPackages are the packages whose API users hold, relative to the
 // module root.
-var publicPackages = []string{"store", "recorder", "replayer", "diff", "verify", "clock", "mcpvcrtest", "view"}
+var publicPackages = []string{"store", "recorder", "replayer", "diff", "verify", "clock", "mcpvcrtest", "view", "scrub"}
 
 // TestNoInternalTypes parses each public package and fails for every
 // exported declaration (type, field, embedded field, function, method of

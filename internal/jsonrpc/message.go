@@ -9,6 +9,8 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"unicode/utf8"
+
 	segjson "github.com/segmentio/encoding/json"
 )
 
@@ -161,7 +163,10 @@ func parseOne(b []byte) Message {
 		if method[0] != '"' {
 			return Message{Raw: b}
 		}
-		if bytes.IndexByte(method, '\\') >= 0 {
+		// Escapes, and bytes that are not UTF-8, read as encoding/json
+		// reads them (U+FFFD for each bad byte): the method indexed for a
+		// frame is the one its JSON export and every JSON decoder see.
+		if bytes.IndexByte(method, '\\') >= 0 || !utf8.Valid(method) {
 			var s string
 			if json.Unmarshal(method, &s) != nil {
 				return Message{Raw: b}

@@ -21,6 +21,10 @@ func TestParse(t *testing.T) {
 		{"NoVersion", `{"id":1,"method":"x"}`, KindInvalid, "", ""},
 		{"MemberNamesAreCaseSensitive", `{"JSONRPC":"2.0","id":1,"Method":"x"}`, KindInvalid, "", ""},
 		{"EscapedMethod", `{"jsonrpc":"2.0","id":1,"method":"tools\/list"}`, KindRequest, "1", "tools/list"},
+		// Bytes that are not UTF-8 read as encoding/json reads them, with
+		// or without an escape in the name.
+		{"MethodNotUTF8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\xff\xfe\"}", KindRequest, "1", "x\ufffd\ufffd"},
+		{"EscapedMethodNotUTF8", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\\/x\xff\"}", KindRequest, "1", "/x\ufffd"},
 		{"NullMethod", `{"jsonrpc":"2.0","id":1,"method":null,"result":{}}`, KindResult, "1", ""},
 		{"Empty", "", KindEmpty, "", ""},
 		{"Batch", `[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"b"}]`, KindBatch, "", ""},

@@ -294,7 +294,7 @@
   }
   function showFrame(f) {
     var st = f.t >= 0 ? S.streams[f.t] : null, raw = rawText(f);
-    var h = '<h2>#' + f.s + ' <span class="pill" style="background:' + (f.d ? '#ccfbf1' : '#dbeafe') + '">' + (f.d ? 'server → client' : 'client → server') + '</span> ' +
+    var h = '<h2><a class="perma" href="#' + anchor(f.s) + '" title="a link to this frame, to cite">#' + f.s + '</a> <span class="pill" style="background:' + (f.d ? '#ccfbf1' : '#dbeafe') + '">' + (f.d ? 'server → client' : 'client → server') + '</span> ' +
       '<span class="pill">' + esc(f.k) + '</span> ' + esc(f.m || '') + (f.nm ? ' <i class="nm">' + esc(f.nm) + '</i>' : '') + '</h2><dl>';
     h += '<dt>stream</dt><dd><a data-st="' + f.t + '">' + esc(st ? st.label : '–') + '</a>' + (st && st.method ? ' · ' + esc(st.method + ' ' + st.url) : '') + '</dd>';
     h += '<dt>offset</dt><dd>' + secs(f.o) + '</dd>';
@@ -332,6 +332,19 @@
     }
     render(true);
     showFrame(r.f);
+    if (location.hash !== '#' + anchor(seq)) history.replaceState(null, '', '#' + anchor(seq));
+  }
+  // anchor is the URL fragment of frame seq: #seq, or #sID-seq on a page of
+  // several sessions. Opening the page with it selects the frame.
+  function anchor(seq) { return D.sessions.length < 2 ? String(seq) : 's' + S.id + '-' + seq; }
+  function follow() {
+    var m = /^#(?:s(\d+)-)?(\d+)$/.exec(location.hash);
+    if (!m) return false;
+    var i = m[1] ? D.sessions.findIndex(function (s) { return String(s.id) === m[1]; }) : cur;
+    if (i < 0) return false;
+    if (i !== cur) show(i);
+    select(+m[2], true);
+    return true;
   }
   rowsEl.addEventListener('click', function (e) {
     var el = e.target.closest('.row');
@@ -493,6 +506,8 @@
     if (b) show(+b.dataset.i);
   });
   window.addEventListener('resize', function () { overview(); render(true); });
+  window.addEventListener('hashchange', follow);
   show(0);
+  follow();
   document.body.dataset.ready = String(performance.now());
 })();

@@ -12,7 +12,9 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"gopkg.in/dnaeon/go-vcr.v2/recorder"
+	recorder2 "gopkg.in/dnaeon/go-vcr.v2/recorder"
+	"gopkg.in/dnaeon/go-vcr.v4/pkg/cassette"
+	"gopkg.in/dnaeon/go-vcr.v4/pkg/recorder"
 
 	"github.com/mcpvcr/mcpvcr/mcpvcrtest"
 )
@@ -22,11 +24,14 @@ func TestMain(m *testing.M) { mcpvcrtest.Main(m) }
 
 // The same eight client runs against the same server, recorded once over
 // Streamable HTTP and once over stdio (copied from the repository's
-// cassettes/), and one run exported with mcpvcr export --format go-vcr.
+// cassettes/), and one run exported with mcpvcr export --format go-vcr
+// (go-vcr v4's cassette) and --format go-vcr-v2.
 const (
-	httpCassette  = "testdata/multi-gosdk-http-json.jsonl"
-	stdioCassette = "testdata/multi-gosdk-stdio.jsonl"
-	goVCRCassette = "testdata/session4" // .yaml
+	httpCassette    = "testdata/multi-gosdk-http-json.jsonl"
+	stdioCassette   = "testdata/multi-gosdk-stdio.jsonl"
+	goVCRCassette   = "testdata/session4"    // .yaml
+	goVCR2Cassette  = "testdata/session4-v2" // .yaml
+	recordedAddress = "http://127.0.0.1:33781/mcp"
 )
 
 // client is the client under test: its clientInfo is not the recording's.
@@ -73,19 +78,33 @@ func TestReplay(t *testing.T) {
 		"Transport (stdio)": run(t, mcpvcrtest.Transport(t, stdioCassette)),
 		"Command":           run(t, &mcp.CommandTransport{Command: mcpvcrtest.Command(t, stdioCassette)}),
 	}
-	vcr, err := recorder.NewAsMode(goVCRCassette, recorder.ModeReplaying, nil)
+	// go-vcr v4 with a matcher on method and URL, as go-vcr v2's default:
+	// its own default compares bodies too, and this client's clientInfo
+	// is not the recording's.
+	vcr, err := recorder.New(goVCRCassette, recorder.WithMode(recorder.ModeReplayOnly), recorder.WithSkipRequestLatency(true),
+		recorder.WithMatcher(func(r *http.Request, i cassette.Request) bool { return r.Method == i.Method && r.URL.String() == i.URL }))
 	if err != nil {
-		t.Fatalf("go-vcr: %v", err)
+		t.Fatalf("go-vcr v4: %v", err)
 	}
 	defer vcr.Stop()
-	vcr.SkipRequestLatency = true
 	got["go-vcr"] = run(t, &mcp.StreamableClientTransport{
-		Endpoint:   "http://127.0.0.1:33781/mcp", // the recorded server's address
-		HTTPClient: &http.Client{Transport: vcr},
+		Endpoint:   recordedAddress, // the recorded server's address
+		HTTPClient: vcr.GetDefaultClient(),
+		MaxRetries: -1,
+	})
+	vcr2, err := recorder2.NewAsMode(goVCR2Cassette, recorder2.ModeReplaying, nil)
+	if err != nil {
+		t.Fatalf("go-vcr v2: %v", err)
+	}
+	defer vcr2.Stop()
+	vcr2.SkipRequestLatency = true
+	got["go-vcr v2"] = run(t, &mcp.StreamableClientTransport{
+		Endpoint:   recordedAddress,
+		HTTPClient: &http.Client{Transport: vcr2},
 		MaxRetries: -1,
 	})
 	want := got["NewServer"]
-	for _, how := range []string{"NewServer", "Transport (http)", "Transport (stdio)", "Command", "go-vcr"} {
+	for _, how := range []string{"NewServer", "Transport (http)", "Transport (stdio)", "Command", "go-vcr", "go-vcr v2"} {
 		t.Logf("%-17s %s", how, got[how])
 		if got[how] != want {
 			t.Errorf("%s: %s; want %s, as NewServer", how, got[how], want)

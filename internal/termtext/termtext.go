@@ -1,0 +1,96 @@
+// Package termtext makes recorded data safe to print on a terminal. A
+// cassette may come from a stranger, and its bytes reach show, ls, check,
+// diff and verify: a raw ESC or other control character in a tool name
+// could set the window title, clear the screen or write the clipboard.
+// Escape and Text write every C0 control, DEL, C1 control (U+0080 to
+// U+009F) and byte that is not UTF-8 as a visible escape (\x1b, \u009b,
+// \xff). JSON, HTML and XML outputs escape by their own rules instead.
+package termtext
+
+import (
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Escape returns s with every control character escaped, newlines and
+// tabs too: for a field that must stay on its line.
+func Escape(s string) string { return escape(s, false) }
+
+// Text returns s with every control character but newline and tab
+// escaped: for a block of lines.
+func Text(s string) string { return escape(s, true) }
+
+func escape(s string, lines bool) string {
+	i := unsafeAt(s, lines)
+	if i < 0 {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	b.WriteString(s[:i])
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			b.WriteString(`\x`)
+			b.WriteString(hex2(s[i]))
+		case lines && (r == '\n' || r == '\t'):
+			b.WriteRune(r)
+		case r < 0x20 || r == 0x7f:
+			b.WriteString(shortEscape(r))
+		case r >= 0x80 && r <= 0x9f:
+			b.WriteString(`\u00`)
+			b.WriteString(hex2(byte(r)))
+		default:
+			b.WriteString(s[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// unsafeAt returns the index of the first byte of s to escape, or -1.
+func unsafeAt(s string, lines bool) int {
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c < 0x20:
+			if !lines || (c != '\n' && c != '\t') {
+				return i
+			}
+			i++
+		case c == 0x7f:
+			return i
+		case c < 0x80:
+			i++
+		default:
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if (r == utf8.RuneError && n == 1) || r <= 0x9f {
+				return i
+			}
+			i += n
+		}
+	}
+	return -1
+}
+
+func shortEscape(r rune) string {
+	switch r {
+	case '\n':
+		return `\n`
+	case '\r':
+		return `\r`
+	case '\t':
+		return `\t`
+	}
+	return `\x` + hex2(byte(r))
+}
+
+func hex2(c byte) string {
+	s := strconv.FormatUint(uint64(c), 16)
+	if len(s) == 1 {
+		s = "0" + s
+	}
+	return s
+}
