@@ -25,10 +25,13 @@ import (
 // maps the resource parameter of authorization and token requests back
 // to the upstream's. Unless AuthDirect is set it also fronts the
 // authorization servers: the metadata names them as paths of the proxy
-// (authwire.FrontPrefix), their metadata, registration and token
-// exchanges pass through the proxy and are recorded, and the
-// browser-facing authorization endpoint is answered with a redirect to
-// the real one (the login page itself is never proxied).
+// (authwire.FrontPrefix), and their metadata, registration, token and
+// authorization requests pass through the proxy and are recorded. The
+// answer to an authorization request is relayed when it is the
+// authorization response itself (a server that approves at once);
+// when it wants the user, the browser is sent to the real authorization
+// URL (authorizeResponse), so the login page itself is never proxied.
+// Which session each exchange belongs to: authlink.go.
 
 // Pseudo-headers that an exchange stream's recorded headers carry beside
 // the real ones, so that the recording keeps both what the client sent or
@@ -52,19 +55,68 @@ type authExchange struct {
 	target *url.URL
 	// frontID is the fronted server a metadata request is for.
 	frontID string
+	// authorize is set for an authorization request.
+	authorize *authorizeRequest
+	// originMeta: a request for the authorization-server metadata of
+	// the upstream's origin (2025-03-26).
+	originMeta bool
 }
 
 // frontAS is a fronted authorization server.
 type frontAS struct {
-	issuer    string
-	endpoints map[string]string // metadata field -> real URL
+	id, issuer string
+	endpoints  map[string]string // metadata field -> real URL
+	// atOrigin: the upstream's origin itself (2025-03-26), which the
+	// client knows as the proxy's origin rather than as a fronted path.
+	atOrigin bool
+	// iss: its metadata advertises RFC 9207 iss in authorization
+	// responses.
+	iss bool
+}
+
+// advertisesIss reports whether authorization-server metadata advertises
+// RFC 9207 iss.
+func advertisesIss(body []byte) bool {
+	var md struct {
+		Iss bool `json:"authorization_response_iss_parameter_supported"`
+	}
+	return json.Unmarshal(body, &md) == nil && md.Iss
+}
+
+// clientIssuer is the issuer a client at the proxy's origin knows as.
+func (as *frontAS) clientIssuer(origin string) string {
+	if as.atOrigin {
+		return origin
+	}
+	return authwire.FrontIssuer(origin, as.issuer)
+}
+
+// originFront returns the fronted authorization server at the upstream's
+// origin (2025-03-26), its endpoints the default ones until its metadata
+// names others.
+func (h *HTTP) originFront() *frontAS {
+	iss := authwire.Origin(h.Upstream.String())
+	id := authwire.FrontID(iss)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	as := h.fronts[id]
+	if as == nil {
+		as = &frontAS{id: id, issuer: iss, endpoints: map[string]string{}, atOrigin: true}
+		for path, ep := range authwire.DefaultEndpoints {
+			as.endpoints[ep] = iss + path
+		}
+		h.fronts[id] = as
+	}
+	return as
 }
 
 // serveExchange forwards and records a plain HTTP exchange: OAuth
-// metadata, registration, token, or the authorization redirect.
+// metadata, registration, token, or the authorization request.
 func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte) {
 	ctx := context.WithoutCancel(r.Context())
-	hs := h.exchangeSession(ctx)
+	keys := requestKeys(r, body)
+	hs := h.exchangeSession(ctx, r.URL.Path, keys)
+	h.links.bind(hs, linkConn, r.RemoteAddr)
 	st := &store.Stream{
 		Kind:          store.HTTPStream,
 		Method:        r.Method,
@@ -80,7 +132,14 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 	if len(body) > 0 {
 		hs.append(ctx, st, store.ClientToServer, &store.Frame{Raw: h.red.Body(r.Header.Get("Content-Type"), body)})
 	}
-	if f, ok := authwire.ParseFront(r.URL.Path); ok {
+	f, ok := authwire.ParseFront(r.URL.Path)
+	if ep := authwire.DefaultEndpoints[r.URL.Path]; !ok && ep != "" && !h.AuthDirect {
+		// 2025-03-26: the MCP server's origin is the authorization
+		// server, at its default endpoints.
+		f, ok = authwire.Front{ID: h.originFront().id, Endpoint: ep}, true
+	}
+	ax.originMeta = !ok && !h.AuthDirect && authwire.IsOriginMetadata(r.URL.Path)
+	if ok {
 		h.mu.Lock()
 		as := h.fronts[f.ID]
 		h.mu.Unlock()
@@ -93,8 +152,27 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 			h.refuseExchange(ctx, w, x, fmt.Sprintf("mcpvcr: no authorization server %s known to this proxy; the client must fetch the protected-resource metadata and the authorization-server metadata through it first", r.URL.Path))
 			return
 		case f.Endpoint == "authorization_endpoint":
-			h.authorizeRedirect(ctx, w, r, x, real)
-			return
+			// Relayed to the authorization server; its answer decides
+			// (authorizeResponse) whether the client gets it or the
+			// browser is sent there.
+			mapped := ""
+			q := authwire.MapForm(r.URL.RawQuery, "resource", func(v string) string {
+				mapped = h.upstreamResource(v, ax.origin)
+				return mapped
+			})
+			target := joinQuery(real, q)
+			ax.target, _ = url.Parse(target)
+			h.mu.Lock()
+			iss := as.iss
+			h.mu.Unlock()
+			ax.authorize = &authorizeRequest{issuer: as.issuer, clientIssuer: as.clientIssuer(ax.origin), real: target, query: r.URL.Query(), iss: iss}
+			if mapped != "" {
+				st.RequestHeader.Set(ForwardedResourceHeader, mapped)
+			}
+			// The browser's cookies for the proxy's host are not the
+			// authorization server's to see.
+			r.Header.Del("Cookie")
+			h.links.bindAuthorize(hs, keys)
 		case f.Endpoint != "":
 			ax.target, _ = url.Parse(real)
 		default:
@@ -130,24 +208,119 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 	h.proxy.ServeHTTP(w, r)
 }
 
-// authorizeRedirect answers the browser's visit to a fronted
-// authorization endpoint with a redirect to the real one, resource
-// mapped to the upstream's.
-func (h *HTTP) authorizeRedirect(ctx context.Context, w http.ResponseWriter, r *http.Request, x *exchange, real string) {
-	q := authwire.MapForm(r.URL.RawQuery, "resource", func(v string) string { return h.upstreamResource(v, x.auth.origin) })
-	loc := real
-	if q != "" {
-		if strings.Contains(loc, "?") {
-			loc += "&" + q
-		} else {
-			loc += "?" + q
+// joinQuery appends a raw query to a URL that may have one already.
+func joinQuery(u, q string) string {
+	switch {
+	case q == "":
+		return u
+	case strings.Contains(u, "?"):
+		return u + "&" + q
+	}
+	return u + "?" + q
+}
+
+// authorizeRequest is an authorization request on its way to a fronted
+// authorization server.
+type authorizeRequest struct {
+	// issuer is the real issuer, clientIssuer the one the client was
+	// shown; real the real authorization URL, with the client's
+	// parameters (resource mapped).
+	issuer, clientIssuer, real string
+	// query is what the client sent.
+	query url.Values
+	// iss: the server advertises RFC 9207 iss.
+	iss bool
+}
+
+// UpstreamStatusHeader is the pseudo-header of a recorded authorization
+// request that mcpvcr answered by sending the browser to the
+// authorization server: the status the authorization server had answered
+// mcpvcr's relayed request with.
+const UpstreamStatusHeader = "Mcpvcr-Upstream-Status"
+
+// authorizeResponse handles the authorization server's answer to a
+// relayed authorization request. The authorization response itself (a
+// redirect to the client's redirect URI: the server approved at once, or
+// refused) is relayed unchanged, but for RFC 9207 iss, which names the
+// fronted issuer the client was shown; the code in it is recorded as a
+// placeholder. Anything else (a login page, a redirect to the server's
+// login UI) needs the user's browser at the authorization server itself,
+// where its cookies and CSRF checks are bound: the browser is sent to the
+// real authorization URL with a 302 and logs in there.
+func (h *HTTP) authorizeResponse(resp *http.Response, x *exchange) error {
+	ctx := context.WithoutCancel(resp.Request.Context())
+	az := x.auth.authorize
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode/100 == 3 && authwire.IsAuthorizationResponse(loc, resp.Request.URL, az.query.Get("redirect_uri"), az.query.Get("state")) {
+		x.st.Status = resp.StatusCode
+		x.st.ResponseHeader = h.red.Header(resp.Header)
+		x.st.ResponseHeader.Set("Location", h.red.URL(loc))
+		x.st.ResponseHeader.Set(authwire.AuthorizeHeader, authwire.AuthorizeRelayed)
+		fi := az.clientIssuer
+		if nl, ok := authwire.RewriteIss(loc, az.issuer, fi); ok {
+			resp.Header.Set("Location", nl)
+			x.st.ResponseHeader.Set(RewrittenHeader, fmt.Sprintf("iss=%q", fi))
+		}
+		if u, err := url.Parse(loc); err == nil {
+			if code := u.Query().Get("code"); code != "" {
+				h.links.bind(x.hs, linkCode, code)
+			}
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return fmt.Errorf("read the answer to %s: %w", x.auth.path, err)
+		}
+		if len(body) > 0 {
+			x.hs.append(ctx, x.st, store.ServerToClient, &store.Frame{Raw: h.redactLocation(body, loc)})
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+		x.hs.closeStream(ctx, x.st, store.EndComplete, nil)
+		return nil
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	upstream := resp.StatusCode
+	if az.iss {
+		h.log.Warn("the browser logs in at the authorization server, which redirects it to the client with RFC 9207 iss naming the real issuer, not the fronted one the client was shown: a client that checks iss refuses it; try: mcpvcr record --proxy-auth=false, or --header with a token",
+			"issuer", h.red.URL(az.issuer), "fronted", az.clientIssuer)
+	}
+	resp.StatusCode, resp.Status = http.StatusFound, "302 Found"
+	resp.Header = http.Header{"Location": {az.real}, "Cache-Control": {"no-store"}, "Content-Length": {"0"}}
+	resp.Body, resp.ContentLength = http.NoBody, 0
+	x.st.Status = http.StatusFound
+	x.st.ResponseHeader = http.Header{
+		"Location":               {h.red.URL(az.real)},
+		authwire.AuthorizeHeader: {authwire.AuthorizeBrowser},
+		UpstreamStatusHeader:     {strconv.Itoa(upstream)},
+	}
+	x.hs.closeStream(ctx, x.st, store.EndComplete, nil)
+	return nil
+}
+
+// redactLocation replaces, in the body of a redirect to loc (servers
+// repeat the URL in a small HTML page), the values that the recorded
+// Location holds as placeholders.
+func (h *HTTP) redactLocation(body []byte, loc string) []byte {
+	_, query, ok := strings.Cut(loc, "?")
+	if !ok {
+		return body
+	}
+	for _, p := range strings.Split(query, "&") {
+		k, v, ok := strings.Cut(p, "=")
+		if !ok || v == "" {
+			continue
+		}
+		if name, err := url.QueryUnescape(k); err != nil || !h.red.param(name) {
+			continue
+		}
+		ph := []byte(h.red.placeholder(v))
+		body = bytes.ReplaceAll(body, []byte(v), ph)
+		if dv, err := url.QueryUnescape(v); err == nil && dv != v {
+			body = bytes.ReplaceAll(body, []byte(dv), ph)
 		}
 	}
-	w.Header().Set("Location", loc)
-	w.WriteHeader(http.StatusFound)
-	x.st.Status = http.StatusFound
-	x.st.ResponseHeader = http.Header{"Location": {h.red.URL(loc)}}
-	x.hs.closeStream(ctx, x.st, store.EndComplete, nil)
+	return body
 }
 
 // refuseExchange answers 404 with an OAuth error body naming what is
@@ -179,23 +352,13 @@ func (h *HTTP) upstreamResource(v, origin string) string {
 	return v
 }
 
-// exchangeSession returns the session a plain HTTP exchange belongs to:
-// the one last refused for want of authorization, else the latest
-// conversation, else a new session that the client's first MCP request
-// will join.
-func (h *HTTP) exchangeSession(ctx context.Context) *httpSession {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.lastRefused != nil {
-		return h.lastRefused
-	}
-	return h.latest(ctx)
-}
-
 // exchangeResponse records the answer to a plain HTTP exchange and
 // rewrites, for the client, the metadata documents: the resource and the
 // fronted authorization servers.
 func (h *HTTP) exchangeResponse(resp *http.Response, x *exchange) error {
+	if x.auth.authorize != nil {
+		return h.authorizeResponse(resp, x)
+	}
 	ctx := context.WithoutCancel(resp.Request.Context())
 	x.st.Status = resp.StatusCode
 	x.st.ResponseHeader = h.red.Header(resp.Header)
@@ -208,6 +371,9 @@ func (h *HTTP) exchangeResponse(resp *http.Response, x *exchange) error {
 		x.hs.append(ctx, x.st, store.ServerToClient, &store.Frame{Raw: h.red.Body(resp.Header.Get("Content-Type"), body)})
 	}
 	out := body
+	if resp.StatusCode/100 == 2 {
+		h.links.bindAnswer(x.hs, body)
+	}
 	if resp.StatusCode == http.StatusOK {
 		switch {
 		case authwire.IsResourceMetadata(x.auth.path):
@@ -222,6 +388,26 @@ func (h *HTTP) exchangeResponse(resp *http.Response, x *exchange) error {
 					}
 				}
 				x.st.ResponseHeader.Set(RewrittenHeader, strings.Join(rw, ", "))
+			}
+		case x.auth.originMeta:
+			as := h.originFront()
+			fi := authwire.FrontIssuer(x.auth.origin, as.issuer)
+			nb, eps, err := authwire.RewriteAuthServerMetadataAt(body, x.auth.origin, fi)
+			if err == nil {
+				out = nb
+				rw := []string{fmt.Sprintf("issuer=%q", x.auth.origin)}
+				for _, ep := range authwire.Endpoints {
+					if eps[ep] != "" {
+						rw = append(rw, fmt.Sprintf("%s=%q", ep, fi+"/"+ep))
+					}
+				}
+				x.st.ResponseHeader.Set(RewrittenHeader, strings.Join(rw, ", "))
+				h.mu.Lock()
+				for k, v := range eps {
+					as.endpoints[k] = v
+				}
+				as.iss = advertisesIss(body)
+				h.mu.Unlock()
 			}
 		case x.auth.frontID != "":
 			h.mu.Lock()
@@ -242,6 +428,7 @@ func (h *HTTP) exchangeResponse(resp *http.Response, x *exchange) error {
 				for k, v := range eps {
 					as.endpoints[k] = v
 				}
+				as.iss = advertisesIss(body)
 				h.mu.Unlock()
 			}
 		}
@@ -270,7 +457,7 @@ func (h *HTTP) learnResource(md authwire.ResourceMetadata) {
 	for _, iss := range md.Issuers {
 		id := authwire.FrontID(iss)
 		if h.fronts[id] == nil {
-			h.fronts[id] = &frontAS{issuer: iss, endpoints: map[string]string{}}
+			h.fronts[id] = &frontAS{id: id, issuer: iss, endpoints: map[string]string{}}
 		}
 	}
 }
@@ -288,10 +475,15 @@ func (h *HTTP) mcpResponse(resp *http.Response, x *exchange) {
 		h.mu.Lock()
 		h.lastRefused = x.hs
 		h.mu.Unlock()
+		h.links.refused(x.hs)
+		h.links.bind(x.hs, linkConn, resp.Request.RemoteAddr)
 	case resp.StatusCode < 300:
 		x.hs.mu.Lock()
 		x.hs.answered = true
 		x.hs.mu.Unlock()
+		if resp.Request.Header.Get("Authorization") != "" {
+			h.links.authorized(x.hs)
+		}
 	}
 	if vs := resp.Header.Values("WWW-Authenticate"); len(vs) > 0 {
 		resp.Header["Www-Authenticate"] = authwire.RewriteChallenges(vs, "http://"+x.host)

@@ -105,6 +105,8 @@ type HTTP struct {
 	lastRefused *httpSession
 	fronts      map[string]*frontAS // authwire.FrontID -> fronted authorization server
 	resources   map[string]string   // resource as the client knows it -> the upstream's
+	// links ties OAuth exchanges to their client's session (authlink.go).
+	links authLinks
 }
 
 // httpSession is a recorded session plus what HTTP recording needs to
@@ -414,7 +416,12 @@ func (h *HTTP) sessionFor(ctx context.Context, r *http.Request, msg jsonrpc.Mess
 			h.modern, h.sessionless = nil, m
 			return m
 		}
-		if hs := h.sessionless; hs != nil && hs.joinable() {
+		if hs := h.retrySession(r); hs != nil {
+			// The retry of an initialize refused for want of the token
+			// it now presents.
+			return hs
+		}
+		if hs := h.sessionless; hs != nil && hs.joinable() && !newClient(r, hs) {
 			// The retry of an initialize refused for want of a token.
 			return hs
 		}

@@ -22,9 +22,10 @@ import (
 // (resource naming the replay server, every authorization server fronted
 // at authwire.FrontPrefix paths), the recorded authorization-server
 // metadata (its endpoints pointing back here), registration and token
-// answers. The authorization endpoint redirects the browser straight back
-// to the client's redirect URI with the code the recorded client
-// exchanged and the live state. Tokens were stored as placeholders; the
+// answers. The authorization endpoint redirects straight back to the
+// client's redirect URI with the live state and the recorded code (and
+// RFC 9207 iss, naming the replay server's fronted issuer, where the
+// recording had one). Tokens were stored as placeholders; the
 // client presents the placeholder it was handed and the MCP matching,
 // which never compares credential values, accepts it.
 //
@@ -71,8 +72,13 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 		return true
 	}
 	front, isFront := authwire.ParseFront(r.URL.Path)
-	if isFront && front.Endpoint == "authorization_endpoint" {
-		s.authorizeBack(w, r, rec, st)
+	switch {
+	case isFront && front.Endpoint == "authorization_endpoint":
+		s.authorizeBack(w, r, rec, st, origin+authwire.FrontPrefix+front.ID)
+		return true
+	case authwire.DefaultEndpoints[r.URL.Path] == "authorization_endpoint":
+		// 2025-03-26: the server's origin is the authorization server.
+		s.authorizeBack(w, r, rec, st, origin)
 		return true
 	}
 	var out []byte
@@ -88,6 +94,15 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 		case isFront && front.Endpoint == "":
 			if nb, _, err := authwire.RewriteAuthServerMetadata(out, origin+authwire.FrontPrefix+front.ID); err == nil {
 				out = nb
+			}
+		case authwire.IsOriginMetadata(r.URL.Path) && st.ResponseHeader.Get("Mcpvcr-Rewritten") != "":
+			// The metadata of the recorded server's origin (2025-03-26),
+			// fronted by the recorder at its own origin.
+			if u, err := url.Parse(rec.Session.Upstream); err == nil {
+				id := authwire.FrontID(authwire.Origin(u.String()))
+				if nb, _, err := authwire.RewriteAuthServerMetadataAt(out, origin, origin+authwire.FrontPrefix+id); err == nil {
+					out = nb
+				}
 			}
 		}
 	}
@@ -191,22 +206,55 @@ func formParams(raw string) []string {
 }
 
 // authorizeBack answers the browser's visit to a fronted authorization
-// endpoint as the user's login would end: a redirect to the client's
-// redirect URI with the code the recorded client went on to exchange and
-// the live state.
-func (s *Server) authorizeBack(w http.ResponseWriter, r *http.Request, rec *recording, st *store.Stream) {
+// endpoint as the recorded one ended: a redirect to the client's redirect
+// URI with the live state. When the recording relayed the authorization
+// server's own answer (authwire.AuthorizeRelayed), its parameters are
+// replayed (the code placeholder, an error, RFC 9207 iss naming the
+// replay's fronted issuer when the recorder had rewritten it); otherwise
+// (the user logged in in a browser) the code is the one the recorded
+// client went on to exchange.
+func (s *Server) authorizeBack(w http.ResponseWriter, r *http.Request, rec *recording, st *store.Stream, issuer string) {
 	q := r.URL.Query()
 	back, err := url.Parse(q.Get("redirect_uri"))
 	if err != nil || !back.IsAbs() {
 		http.Error(w, "mcpvcr replay: redirect_uri is missing or not absolute", http.StatusBadRequest)
 		return
 	}
-	code := "mcpvcr-replay-code"
-	tokenPath := strings.TrimSuffix(r.URL.Path, "authorization_endpoint") + "token_endpoint"
-	found := false
+	bq := back.Query()
+	status := http.StatusFound
+	if st.ResponseHeader.Get(authwire.AuthorizeHeader) == authwire.AuthorizeRelayed {
+		if u, err := url.Parse(st.ResponseHeader.Get("Location")); err == nil {
+			for k, vs := range u.Query() {
+				bq[k] = vs
+			}
+		}
+		if strings.Contains(st.ResponseHeader.Get("Mcpvcr-Rewritten"), "iss=") {
+			bq.Set("iss", issuer)
+		}
+		if st.Status/100 == 3 {
+			status = st.Status
+		}
+	} else {
+		bq.Set("code", recordedCode(rec, st, r.URL.Path))
+	}
+	bq.Del("state")
+	if state := q.Get("state"); state != "" {
+		bq.Set("state", state)
+	}
+	back.RawQuery = bq.Encode()
+	http.Redirect(w, r, back.String(), status)
+}
+
+// recordedCode is the code the recorded client exchanged at the token
+// endpoint after the authorization request st.
+func recordedCode(rec *recording, st *store.Stream, authorizePath string) string {
+	tokenPath := strings.TrimSuffix(authorizePath, "authorization_endpoint") + "token_endpoint"
+	if authwire.DefaultEndpoints[authorizePath] != "" {
+		tokenPath = "/token"
+	}
 	for i := range rec.Streams {
 		t := &rec.Streams[i]
-		if found || t.Kind != store.HTTPStream || t.Opened < st.Opened || !strings.HasPrefix(t.URL, tokenPath) {
+		if t.Kind != store.HTTPStream || t.Opened < st.Opened || !strings.HasPrefix(t.URL, tokenPath) {
 			continue
 		}
 		for j := range rec.Frames {
@@ -215,17 +263,11 @@ func (s *Server) authorizeBack(w http.ResponseWriter, r *http.Request, rec *reco
 				continue
 			}
 			if form, err := url.ParseQuery(string(bytes.TrimSpace(f.Raw))); err == nil && form.Get("code") != "" {
-				code, found = form.Get("code"), true
+				return form.Get("code")
 			}
 		}
 	}
-	bq := back.Query()
-	bq.Set("code", code)
-	if state := q.Get("state"); state != "" {
-		bq.Set("state", state)
-	}
-	back.RawQuery = bq.Encode()
-	http.Redirect(w, r, back.String(), http.StatusFound)
+	return "mcpvcr-replay-code"
 }
 
 // challengeWriter rewrites resource_metadata in a recorded

@@ -232,6 +232,9 @@ func openLine(r *store.Recording, i int, labels []string, c painter) string {
 	}
 	if st.Kind == store.HTTPStream {
 		flags = append(flags, authwire.Label(st.URL))
+		if v := st.ResponseHeader.Get(authwire.AuthorizeHeader); v != "" {
+			flags = append(flags, v) // how the authorization request went: relayed, browser
+		}
 	}
 	return pad("", wSeq, true) + " " + pad(fmtOffset(st.Opened), wOffset, true) + " " + c.dim("=") + " " + pad(labels[i], wStream, false) + " " +
 		c.dim(pad(kind, wKind, false)) + " " + pad(what, wMethod, false) + " " + pad("", wID, false) + " " + pad("", wSize, true) + " " +

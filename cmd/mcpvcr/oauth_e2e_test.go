@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -23,6 +24,13 @@ type oauthScenario struct {
 	cfg     mcptest.ProtectedConfig
 	asPath  string              // the issuer's path
 	client  mcptest.OAuthClient // pre-registered; zero for dynamic registration
+	as      mcptest.AuthServerConfig
+	// authorize is how mcpvcr answers the authorization request, as show
+	// flags it: the authorization server's answer relayed, or the browser
+	// sent there to log in.
+	authorize string
+	// refresh: the client refreshes its token (a refresh-token grant).
+	refresh bool
 }
 
 var oauthScenarios = []oauthScenario{
@@ -45,6 +53,107 @@ var oauthScenarios = []oauthScenario{
 	// 2026-07-28: the stateless era; a public pre-registered client.
 	{name: "Modern/PublicClient", version: mcptest.V20260728,
 		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, client: mcptest.OAuthClient{ID: "public-client"}},
+	// A headless client (as the Go SDK's conformance client): it fetches
+	// the authorization URL without following redirects and reads the
+	// code from the Location, from an authorization server that approves
+	// at once. mcpvcr relays the authorization server's own answer.
+	{name: "Headless/ApprovesAtOnce", version: mcptest.V20251125,
+		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, client: mcptest.OAuthClient{Headless: true}, authorize: "relayed"},
+	// An authorization server that redirects the browser to its own login
+	// UI, binding the login to the browser with a cookie: mcpvcr sends the
+	// browser to the real authorization URL, where it logs in.
+	{name: "Browser/LoginRedirect", version: mcptest.V20250618,
+		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, as: mcptest.AuthServerConfig{Login: mcptest.LoginRedirect}, authorize: "browser"},
+	// An authorization server that answers with an HTML login page.
+	{name: "Browser/LoginPage", version: mcptest.V20251125,
+		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, as: mcptest.AuthServerConfig{Login: mcptest.LoginPage}, authorize: "browser"},
+	// RFC 9207: the authorization response carries iss, which the client
+	// compares with the issuer of the metadata (the fronted one): mcpvcr
+	// rewrites it in the relayed Location.
+	{name: "Iss/Headless", version: mcptest.V20251125,
+		cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, as: mcptest.AuthServerConfig{Iss: true, Path: "/tenant"},
+		client: mcptest.OAuthClient{Headless: true}, authorize: "relayed"},
+	// Protected-resource metadata at the path-based location with no
+	// resource_metadata in WWW-Authenticate, and at the root with it.
+	{name: "PathMetadata/NoChallengeURL", version: mcptest.V20251125,
+		cfg: mcptest.ProtectedConfig{NoChallengeURL: true, Scopes: []string{"mcp:read"}}, client: mcptest.OAuthClient{Headless: true}},
+	{name: "RootMetadata/ChallengeURL", version: mcptest.V20250618,
+		cfg: mcptest.ProtectedConfig{RootMetadata: true, Scopes: []string{"mcp:read"}}},
+	// Authorization-server metadata at the OpenID location, for an issuer
+	// with a path (inserted and appended) and for one without: the client
+	// finds nothing at the RFC 8414 location first.
+	{name: "OpenID/Inserted", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as: mcptest.AuthServerConfig{Path: "/tenant", Metadata: mcptest.MetadataOpenIDInserted}, client: mcptest.OAuthClient{Headless: true}},
+	{name: "OpenID/Appended", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as: mcptest.AuthServerConfig{Path: "/tenant", Metadata: mcptest.MetadataOpenIDAppended}},
+	{name: "OpenID/Root", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as: mcptest.AuthServerConfig{Metadata: mcptest.MetadataOpenIDInserted}},
+	// No scope in WWW-Authenticate nor in scopes_supported: the client
+	// asks for none.
+	{name: "ScopeOmitted", version: mcptest.V20251125, client: mcptest.OAuthClient{Headless: true}},
+	// A pre-registered confidential client that must use
+	// client_secret_basic (the authorization server checks the method).
+	{name: "TokenAuth/Basic/Preregistered", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as:     mcptest.AuthServerConfig{AuthMethods: []string{"client_secret_basic"}},
+		client: mcptest.OAuthClient{ID: "basic-client", Secret: "audit-oauth-basic-secret", Headless: true}},
+	// A Client ID Metadata Document: the client_id is an HTTPS URL that
+	// the authorization server resolves.
+	{name: "ClientIDMetadataDocument", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as: mcptest.AuthServerConfig{ClientIDMetadata: map[string]mcptest.ClientIDMetadataDocument{
+			"https://client.example/mcptest.json": {RedirectURIs: []string{mcptest.RedirectURI}}}},
+		client: mcptest.OAuthClient{MetadataURL: "https://client.example/mcptest.json", Headless: true}},
+	// 2025-03-26 back-compatibility: no protected-resource metadata, the
+	// MCP server's origin is the authorization server, with its metadata
+	// there, or none and the default endpoints /authorize, /token and
+	// /register.
+	{name: "BackCompat/OriginMetadata", version: mcptest.V20250326,
+		cfg: mcptest.ProtectedConfig{OriginAS: &mcptest.AuthServerConfig{}, Scopes: []string{"mcp:read"}}, client: mcptest.OAuthClient{Headless: true},
+		authorize: "relayed"},
+	{name: "BackCompat/DefaultEndpoints", version: mcptest.V20250326,
+		cfg: mcptest.ProtectedConfig{OriginAS: &mcptest.AuthServerConfig{Metadata: mcptest.MetadataNone, Login: mcptest.LoginRedirect}}, authorize: "browser"},
+	// Tokens that expire at once: the client refreshes before each use.
+	{name: "Refresh", version: mcptest.V20251125, cfg: mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}},
+		as: mcptest.AuthServerConfig{ExpiresIn: 1}, refresh: true},
+}
+
+// scenarioNamed returns the OAuth scenario named name.
+func scenarioNamed(t *testing.T, name string) oauthScenario {
+	t.Helper()
+	for _, sc := range oauthScenarios {
+		if sc.name == name {
+			return sc
+		}
+	}
+	t.Fatalf("no OAuth scenario %q", name)
+	return oauthScenario{}
+}
+
+// startScenario starts the authorization server and the protected server
+// of sc, with its client pre-registered.
+func startScenario(t *testing.T, sc oauthScenario) (*mcptest.AuthServer, *mcptest.Protected) {
+	cfg := sc.cfg
+	if cfg.OriginAS == nil {
+		cfg.AS = startScenarioAS(t, sc)
+	}
+	p := mcptest.StartProtected(t, cfg)
+	if cfg.OriginAS != nil && sc.client.ID != "" {
+		p.AS.Register(sc.client.ID, sc.client.Secret, mcptest.RedirectURI)
+	}
+	return p.AS, p
+}
+
+// startScenarioAS starts the authorization server of sc, with its client
+// pre-registered.
+func startScenarioAS(t *testing.T, sc oauthScenario) *mcptest.AuthServer {
+	cfg := sc.as
+	if cfg.Path == "" {
+		cfg.Path = sc.asPath
+	}
+	as := mcptest.StartAuthServerWith(t, cfg)
+	if sc.client.ID != "" {
+		as.Register(sc.client.ID, sc.client.Secret, mcptest.RedirectURI)
+	}
+	return as
 }
 
 // oauthRun connects an SDK client named clientName with a fresh
@@ -93,13 +202,7 @@ func TestOAuth(t *testing.T) {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := testCtx(t)
-			as := mcptest.StartAuthServer(t, sc.asPath)
-			if sc.client.ID != "" {
-				as.Register(sc.client.ID, sc.client.Secret, mcptest.RedirectURI)
-			}
-			cfg := sc.cfg
-			cfg.AS = as
-			p := mcptest.StartProtected(t, cfg)
+			as, p := startScenario(t, sc)
 
 			direct := oauthRun(ctx, t, p.URL, sc.version, "oauth-client", sc.client, "first")
 			directAS := len(as.Requests())
@@ -127,7 +230,10 @@ func TestOAuth(t *testing.T) {
 					t.Errorf("show 1 lacks %q:\n%s", want, show.stdout)
 				}
 			}
-			tokens := len(regexp.MustCompile(`(?m)= http#\d+ +POST 200 +/_mcpvcr/as/\w+/token_endpoint`).FindAllString(show.stdout, -1))
+			if sc.authorize != "" && !regexp.MustCompile(`GET 302 +(/_mcpvcr/as/\w+/author|/authorize).*[ ,]authorize,`+sc.authorize+`\n`).MatchString(show.stdout) {
+				t.Errorf("show 1 does not flag the authorization request %q:\n%s", sc.authorize, show.stdout)
+			}
+			tokens := len(regexp.MustCompile(`(?m)= http#\d+ +POST 200 +(/_mcpvcr/as/\w+/token_endpoint|/token )`).FindAllString(show.stdout, -1))
 			if len(sc.cfg.StepUp) > 0 && tokens != 2 || tokens == 0 || !strings.Contains(show.stdout, "POST 401") {
 				t.Errorf("show 1 lacks the refusals and token exchanges of the scenario:\n%s", show.stdout)
 			}
@@ -135,6 +241,9 @@ func TestOAuth(t *testing.T) {
 				if strings.Contains(line, " http#") && strings.Contains(line, "malformed") {
 					t.Errorf("an OAuth exchange is flagged malformed: %s", line)
 				}
+			}
+			if sc.refresh && !regexp.MustCompile(`(?m)= http#\d+ +POST 200 +(/_mcpvcr/as/\w+/token_endpoint|/token )`).MatchString(show.stdout) {
+				t.Errorf("no token exchange:\n%s", show.stdout)
 			}
 			if ls := mcpvcr(t, "", "ls", "--cassette", db); strings.Count(ls.stdout, "\n") != 3 {
 				t.Errorf("ls: want two sessions:\n%s", ls.stdout)
@@ -146,7 +255,30 @@ func TestOAuth(t *testing.T) {
 			// forwarded: the token request went upstream for the real
 			// resource, and the metadata reached the client rewritten.
 			export := mcpvcr(t, "", "export", "--cassette", db).stdout
-			for _, want := range []string{`"Mcpvcr-Forwarded-Resource":["` + p.Resource + `"]`, `"Mcpvcr-Forwarded-To":["` + as.Issuer, `"Mcpvcr-Rewritten":["resource=\"http://127.0.0.1:`} {
+			if sc.refresh && !strings.Contains(export, "grant_type=refresh_token") {
+				t.Errorf("the export holds no refresh-token grant")
+			}
+			// The redaction audit, for every flow: no credential of the flow
+			// is in the cassette or its exports (JSONL and HAR).
+			stored := export + mcpvcr(t, "", "export", "--format", "har", "--cassette", db).stdout
+			files, _ := filepath.Glob(db + "*")
+			for _, f := range files {
+				b, _ := os.ReadFile(f)
+				stored += string(b)
+			}
+			for _, secret := range oauthSecrets(as, sc.client.Secret) {
+				if strings.Contains(stored, secret) {
+					t.Errorf("the cassette or its export holds the credential %q", secret)
+				}
+			}
+			rewritten := `"Mcpvcr-Rewritten":["resource=\"http://127.0.0.1:`
+			if sc.cfg.OriginAS != nil {
+				rewritten = `"Mcpvcr-Rewritten":["issuer=\"http://127.0.0.1:` // no resource metadata, the origin's
+				if sc.cfg.OriginAS.Metadata == mcptest.MetadataNone {
+					rewritten = `"Mcpvcr-Forwarded-To":["` + as.Issuer + `/token"]` // no metadata: the default endpoints
+				}
+			}
+			for _, want := range []string{`"Mcpvcr-Forwarded-Resource":["` + p.Resource + `"]`, `"Mcpvcr-Forwarded-To":["` + as.Issuer, rewritten} {
 				if !strings.Contains(export, want) {
 					t.Errorf("the export lacks %s", want)
 				}

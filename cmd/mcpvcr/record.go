@@ -36,7 +36,9 @@ func recordCommand(e *env) *cli.Command {
 			"and in every frame the string values of JSON members such as password, api_key and token) are\n" +
 			"stored as placeholders, never forwarded changed; replay still matches a client sending the real value.\n" +
 			"OAuth-protected servers: the resource is rewritten to name the proxy and the authorization\n" +
-			"server is fronted (see --proxy-auth). A request from another\n" +
+			"server is fronted (see --proxy-auth): its answer to the authorization request is relayed\n" +
+			"when it approves at once (headless clients), and a browser that must log in is sent to it.\n" +
+			"A request from another\n" +
 			"site (foreign Origin or Host) is refused unless --allow-origin names it. Stop with Ctrl-C:\n" +
 			"it says what it waits for (at most 5s); a second Ctrl-C stops at once.",
 		Flags: []cli.Flag{

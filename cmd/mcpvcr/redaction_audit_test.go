@@ -278,11 +278,10 @@ func TestRedactionAudit_OAuth(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "oauth-audit.db")
 	dumpOnFailure(t, db)
 	var secrets []string
-	for _, sc := range []oauthScenario{oauthScenarios[2], oauthScenarios[1]} {
-		as := mcptest.StartAuthServer(t, sc.asPath)
-		if sc.client.ID != "" {
-			as.Register(sc.client.ID, sc.client.Secret, mcptest.RedirectURI)
-		}
+	names := []string{"StepUp", "RootMetadata/Preregistered/ScopesSupported", "Headless/ApprovesAtOnce", "Browser/LoginRedirect", "Iss/Headless"}
+	for _, name := range names {
+		sc := scenarioNamed(t, name)
+		as := startScenarioAS(t, sc)
 		cfg := sc.cfg
 		cfg.AS = as
 		p := mcptest.StartProtected(t, cfg)
@@ -293,6 +292,18 @@ func TestRedactionAudit_OAuth(t *testing.T) {
 		}
 		secrets = append(secrets, oauthSecrets(as)...)
 	}
+	// The TypeScript SDK's client, headless.
+	{
+		as := mcptest.StartAuthServer(t, "")
+		p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})
+		rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0")
+		mcptest.TSOAuthRun(ctx, t, rec.URL, "audit", "audit")
+		if code := rec.Stop(); code != 0 {
+			t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
+		}
+		secrets = append(secrets, oauthSecrets(as)...)
+	}
+	sessions := len(names) + 1
 	if len(secrets) < 12 {
 		t.Fatalf("the flows used only %d credentials: %v", len(secrets), secrets)
 	}
@@ -307,7 +318,7 @@ func TestRedactionAudit_OAuth(t *testing.T) {
 	}
 	places["ls"] = mcpvcr(t, "", "ls", "--cassette", db).stdout
 	places["export"] = mcpvcr(t, "", "export", "--cassette", db).stdout
-	for i := 1; i <= 2; i++ {
+	for i := 1; i <= sessions; i++ {
 		places[fmt.Sprintf("show %d", i)] = mcpvcr(t, "", "show", fmt.Sprint(i), "--cassette", db).stdout
 	}
 	for _, s := range secrets {
@@ -320,14 +331,14 @@ func TestRedactionAudit_OAuth(t *testing.T) {
 	export := places["export"]
 	for _, want := range []string{`access_token\":\"REDACTED-`, `refresh_token\":\"REDACTED-`, `client_secret\":\"REDACTED-`,
 		`registration_access_token\":\"REDACTED-`, "code=REDACTED-", "code_verifier=REDACTED-", "client_secret=REDACTED-",
-		"Basic REDACTED-", "Bearer REDACTED-", `token_type\":\"Bearer`} {
+		"Basic REDACTED-", "Bearer REDACTED-", `token_type\":\"Bearer`, `"Location":["http://127.0.0.1:9/oauth/callback?code=REDACTED-`} {
 		if !strings.Contains(export, want) {
 			t.Errorf("the export lacks %q: the credential was not recorded at all, or not as a placeholder", want)
 		}
 	}
 	handed := regexp.MustCompile(`\\"access_token\\":\\"(REDACTED-[0-9a-f]+)`).FindAllStringSubmatch(export, -1)
-	if len(handed) != 3 {
-		t.Errorf("found %d access tokens handed out; want 3 (two for step-up, one pre-registered)", len(handed))
+	if len(handed) != sessions+1 {
+		t.Errorf("found %d access tokens handed out; want %d (two for step-up, one for each other flow)", len(handed), sessions+1)
 	}
 	for _, m := range handed {
 		if !strings.Contains(export, "Bearer "+m[1]) {

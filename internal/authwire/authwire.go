@@ -33,8 +33,8 @@ const (
 )
 
 // Endpoints are the authorization-server metadata fields mcpvcr fronts:
-// the browser-facing authorization endpoint (answered with a redirect)
-// and the back-channel token and registration endpoints (proxied).
+// the authorization endpoint (relayed, or the browser sent there to log
+// in) and the back-channel token and registration endpoints (proxied).
 var Endpoints = []string{"authorization_endpoint", "token_endpoint", "registration_endpoint"}
 
 // SecretParams are the form, query and JSON body fields that carry
@@ -48,7 +48,24 @@ var SecretParams = []string{
 // IsExchange reports whether a request to path is a plain HTTP exchange
 // (OAuth metadata, registration, token, authorization) rather than MCP.
 func IsExchange(path string) bool {
-	return strings.HasPrefix(path, "/.well-known/") || strings.HasPrefix(path, FrontPrefix)
+	return strings.HasPrefix(path, "/.well-known/") || strings.HasPrefix(path, FrontPrefix) || DefaultEndpoints[path] != ""
+}
+
+// DefaultEndpoints are the endpoints a 2025-03-26 client uses at the MCP
+// server's origin when it finds no authorization-server metadata, by
+// path, with the metadata field each stands for.
+var DefaultEndpoints = map[string]string{
+	"/authorize": "authorization_endpoint",
+	"/token":     "token_endpoint",
+	"/register":  "registration_endpoint",
+}
+
+// IsOriginMetadata reports whether path asks for the authorization-server
+// metadata of the MCP server's origin itself (2025-03-26: no
+// protected-resource metadata, the server's origin is the authorization
+// server).
+func IsOriginMetadata(path string) bool {
+	return path == AuthServerPath || path == OpenIDPath
 }
 
 // IsResourceMetadata reports whether path is a protected-resource
@@ -310,10 +327,18 @@ func RewriteResourceMetadata(body []byte, origin string, front bool) ([]byte, Re
 // becomes frontIssuer and each of Endpoints becomes frontIssuer + "/" +
 // its field name. It returns the real endpoint URLs by field name.
 func RewriteAuthServerMetadata(body []byte, frontIssuer string) ([]byte, map[string]string, error) {
+	return RewriteAuthServerMetadataAt(body, frontIssuer, frontIssuer)
+}
+
+// RewriteAuthServerMetadataAt is RewriteAuthServerMetadata for a client
+// that sees the server as issuer, with its endpoints fronted under front
+// (2025-03-26: the issuer is the MCP server's origin, here mcpvcr's).
+func RewriteAuthServerMetadataAt(body []byte, issuer, front string) ([]byte, map[string]string, error) {
+	frontIssuer := front
 	real := map[string]string{}
 	out, err := EditJSON(body, func(key string, v json.RawMessage) (json.RawMessage, bool) {
 		if key == "issuer" {
-			return jsonString(frontIssuer), true
+			return jsonString(issuer), true
 		}
 		for _, ep := range Endpoints {
 			if key == ep {
@@ -375,17 +400,100 @@ func Label(path string) string {
 	case strings.HasPrefix(path, AuthServerPath), strings.HasPrefix(path, OpenIDPath):
 		return "as-metadata"
 	}
+	ep := DefaultEndpoints[path]
 	if f, ok := ParseFront(path); ok {
-		switch f.Endpoint {
-		case "":
-			return "as-metadata"
-		case "authorization_endpoint":
-			return "authorize"
-		case "token_endpoint":
-			return "token"
-		case "registration_endpoint":
-			return "registration"
-		}
+		ep = f.Endpoint
+	} else if ep == "" {
+		return "http"
+	}
+	switch ep {
+	case "":
+		return "as-metadata"
+	case "authorization_endpoint":
+		return "authorize"
+	case "token_endpoint":
+		return "token"
+	case "registration_endpoint":
+		return "registration"
 	}
 	return "http"
+}
+
+// AuthorizeHeader is the pseudo-header a recorded authorization request
+// carries in its response headers: how mcpvcr answered it (AuthorizeRelayed
+// or AuthorizeBrowser). It never goes on the wire.
+const AuthorizeHeader = "Mcpvcr-Authorize"
+
+// How mcpvcr answered an authorization request to a fronted authorization
+// server.
+const (
+	// AuthorizeRelayed: the authorization server answered at once with
+	// the authorization response (a redirect to the client's redirect
+	// URI, with a code or an error), and mcpvcr relayed it.
+	AuthorizeRelayed = "relayed"
+	// AuthorizeBrowser: the authorization server wants the user (a login
+	// page, or a redirect to its login UI), so mcpvcr sent the browser to
+	// the real authorization URL to log in there.
+	AuthorizeBrowser = "browser"
+)
+
+// IsAuthorizationResponse reports whether loc, the Location of an
+// authorization endpoint's redirect (resolved against base, the URL
+// asked for), is the authorization response to the client (RFC 6749
+// §4.1.2): a redirect to redirectURI (same scheme, host and path), or,
+// when the request named none, a redirect off the authorization server
+// carrying the request's state and a code or an error.
+func IsAuthorizationResponse(loc string, base *url.URL, redirectURI, state string) bool {
+	if loc == "" {
+		return false
+	}
+	u, err := url.Parse(loc)
+	if err != nil {
+		return false
+	}
+	if base != nil {
+		u = base.ResolveReference(u)
+	}
+	if redirectURI != "" {
+		ru, err := url.Parse(redirectURI)
+		return err == nil && strings.EqualFold(u.Scheme, ru.Scheme) && strings.EqualFold(u.Host, ru.Host) && u.Path == ru.Path
+	}
+	q := u.Query()
+	if base != nil && strings.EqualFold(u.Host, base.Host) {
+		return false
+	}
+	return (state == "" || q.Get("state") == state) && (q.Get("code") != "" || q.Get("error") != "")
+}
+
+// IssuersEqual compares issuer identifiers as clients do: a trailing
+// slash does not count.
+func IssuersEqual(a, b string) bool {
+	return strings.TrimSuffix(a, "/") == strings.TrimSuffix(b, "/")
+}
+
+// RewriteIss returns loc with its RFC 9207 iss parameter replaced by to
+// when it names the issuer from (IssuersEqual), keeping the other bytes;
+// ok reports whether it did. An iss naming another issuer is kept, so
+// that the client rejects it as it would without mcpvcr.
+func RewriteIss(loc, from, to string) (string, bool) {
+	base, query, ok := strings.Cut(loc, "?")
+	if !ok {
+		return loc, false
+	}
+	frag := ""
+	if i := strings.IndexByte(query, '#'); i >= 0 {
+		query, frag = query[:i], query[i:]
+	}
+	done := false
+	nq := MapForm(query, "iss", func(v string) string {
+		if IssuersEqual(v, from) {
+			done = true
+			return to
+		}
+		return v
+	})
+	if !done {
+		return loc, false
+	}
+	return base + "?" + nq + frag, true
 }

@@ -2,6 +2,7 @@ package authwire
 
 import (
 	"encoding/json"
+	"net/url"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -108,5 +109,48 @@ func TestEditJSON(t *testing.T) {
 	}
 	if _, err := EditJSON([]byte(`[1]`), nil); err == nil {
 		t.Error("EditJSON of an array: want an error")
+	}
+}
+
+func TestIsAuthorizationResponse(t *testing.T) {
+	base, _ := url.Parse("http://as:3/authorize?client_id=c")
+	tests := []struct {
+		name, loc, redirect, state string
+		want                       bool
+	}{
+		{"ToRedirectURI", "http://127.0.0.1:9/cb?code=k&state=s", "http://127.0.0.1:9/cb", "s", true},
+		{"ErrorToRedirectURI", "http://127.0.0.1:9/cb?error=access_denied&state=s", "http://127.0.0.1:9/cb", "s", true},
+		{"LoginUI", "/login?txn=1", "http://127.0.0.1:9/cb", "s", false},
+		{"OtherPath", "http://127.0.0.1:9/other?code=k", "http://127.0.0.1:9/cb", "s", false},
+		{"NoRedirectURIButState", "http://app/cb?code=k&state=s", "", "s", true},
+		{"NoRedirectURIOwnHost", "http://as:3/consent?code=k&state=s", "", "s", false},
+		{"Empty", "", "http://127.0.0.1:9/cb", "s", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := IsAuthorizationResponse(tt.loc, base, tt.redirect, tt.state); got != tt.want {
+				t.Errorf("IsAuthorizationResponse(%q, %q, %q) = %v; want %v", tt.loc, tt.redirect, tt.state, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRewriteIss(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+		ok             bool
+	}{
+		{"Rewritten", "http://c/cb?code=k&iss=http%3A%2F%2Fas%3A3%2Ft&state=s", "http://c/cb?code=k&iss=http%3A%2F%2Fproxy%3A2%2F_mcpvcr%2Fas%2Fab&state=s", true},
+		{"TrailingSlash", "http://c/cb?iss=http%3A%2F%2Fas%3A3%2Ft%2F", "http://c/cb?iss=http%3A%2F%2Fproxy%3A2%2F_mcpvcr%2Fas%2Fab", true},
+		{"WrongIssuerKept", "http://c/cb?iss=http%3A%2F%2Fevil", "http://c/cb?iss=http%3A%2F%2Fevil", false},
+		{"None", "http://c/cb?code=k", "http://c/cb?code=k", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := RewriteIss(tt.in, "http://as:3/t", "http://proxy:2/_mcpvcr/as/ab")
+			if got != tt.want || ok != tt.ok {
+				t.Errorf("RewriteIss(%q) = %q, %v; want %q, %v", tt.in, got, ok, tt.want, tt.ok)
+			}
+		})
 	}
 }

@@ -21,6 +21,16 @@
 // missing they skip the test, unless MCPVCR_REQUIRE_PEERS=1 (see
 // [RequirePeers]), in which case they fail it.
 //
+// For OAuth: [StartAuthServer] is an authorization server (approving at
+// once, or after a login page or a redirect to its login UI; RFC 9207
+// iss; metadata at the RFC 8414 or OpenID locations, or none), and
+// [StartProtected] an OAuth-protected MCP server in front of it (or, for
+// 2025-03-26, one whose own origin is the authorization server). Their
+// clients: the Go SDK's authorization code handler ([OAuthHandler], as a
+// browser or headless), the TypeScript SDK's OAuthClientProvider
+// ([TSOAuthRun], by node) and the Go SDK's conformance client
+// ([ConformanceClient]).
+//
 // The server's tools:
 //
 //	echo      text content echoing argument text

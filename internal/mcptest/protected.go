@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -22,8 +25,15 @@ import (
 
 // ProtectedConfig configures [StartProtected].
 type ProtectedConfig struct {
-	// AS issues the tokens the server accepts. Required.
+	// AS issues the tokens the server accepts. Required unless OriginAS
+	// is set.
 	AS *AuthServer
+	// OriginAS, if set, makes the server a 2025-03-26 one: it publishes
+	// no protected-resource metadata, and its own origin is the
+	// authorization server (configured by OriginAS; Path is ignored),
+	// with metadata there or (MetadataNone) none, at the default
+	// endpoints. [Protected.AS] is that server.
+	OriginAS *AuthServerConfig
 	// RootMetadata serves the protected-resource metadata at the root
 	// well-known location, naming the server's origin as the resource,
 	// instead of at the path-based one naming the MCP endpoint.
@@ -39,6 +49,13 @@ type ProtectedConfig struct {
 	// StepUp are scopes that tools/call requires on top of Scopes: a call
 	// without them is refused 403 insufficient_scope (RFC 6750 §3.1).
 	StepUp []string
+	// Server, if set, is the MCP server served instead of the test
+	// server (variant V1).
+	Server *mcp.Server
+	// RefuseCalls refuses every tools/call with 403 insufficient_scope
+	// naming StepUp, whatever the token: a client that steps up once and
+	// is refused again must stop.
+	RefuseCalls bool
 }
 
 // Protected is an OAuth-protected MCP server started by [StartProtected].
@@ -46,9 +63,27 @@ type Protected struct {
 	// URL is the MCP endpoint; Resource the resource identifier its
 	// metadata names (URL, or its origin with RootMetadata).
 	URL, Resource string
+	// AS issues the tokens the server accepts.
+	AS *AuthServer
 
-	mu       sync.Mutex // guards requests
+	mu       sync.Mutex // guards requests and current
 	requests []string
+	current  *AuthServer // the authorization server whose tokens it accepts
+}
+
+// Move makes the server trust as instead of the authorization server it
+// trusted: its metadata names as, and tokens of the old one are refused
+// (401), as when an authorization server moves.
+func (p *Protected) Move(as *AuthServer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.current = as
+}
+
+func (p *Protected) trusted() *AuthServer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.current
 }
 
 // Requests returns "METHOD /path status" of every request the server got.
@@ -64,7 +99,10 @@ func (p *Protected) Requests() []string {
 // listener. It stops when the test ends.
 func StartProtected(tb testing.TB, cfg ProtectedConfig) *Protected {
 	tb.Helper()
-	server := NewServer(V1)
+	server := cfg.Server
+	if server == nil {
+		server = NewServer(V1)
+	}
 	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil)
 	p := &Protected{}
 	mux := http.NewServeMux()
@@ -75,6 +113,15 @@ func StartProtected(tb testing.TB, cfg ProtectedConfig) *Protected {
 		p.requests = append(p.requests, fmt.Sprintf("%s %s %d", r.Method, r.URL.Path, sw.status))
 		p.mu.Unlock()
 	}))
+	origin := "http://" + srv.Listener.Addr().String()
+	if cfg.OriginAS != nil {
+		ac := *cfg.OriginAS
+		ac.Path = ""
+		cfg.AS = newAuthServer(ac, origin)
+		cfg.AS.handler(mux)
+		cfg.NoChallengeURL = true
+	}
+	p.AS, p.current = cfg.AS, cfg.AS
 	srv.Start()
 	tb.Cleanup(srv.Close)
 	p.URL = srv.URL + "/mcp"
@@ -83,25 +130,35 @@ func StartProtected(tb testing.TB, cfg ProtectedConfig) *Protected {
 	if cfg.RootMetadata {
 		metadataPath, p.Resource = "/.well-known/oauth-protected-resource", srv.URL
 	}
-	mux.Handle("GET "+metadataPath, auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
-		Resource:               p.Resource,
-		AuthorizationServers:   []string{cfg.AS.Issuer},
-		ScopesSupported:        cfg.ScopesSupported,
-		BearerMethodsSupported: []string{"header"},
-		ResourceName:           "mcptest protected server",
-	}))
+	if cfg.OriginAS != nil {
+		metadataPath = ""
+	} else {
+		mux.HandleFunc("GET "+metadataPath, func(w http.ResponseWriter, r *http.Request) {
+			auth.ProtectedResourceMetadataHandler(&oauthex.ProtectedResourceMetadata{
+				Resource:               p.Resource,
+				AuthorizationServers:   []string{p.trusted().Issuer},
+				ScopesSupported:        cfg.ScopesSupported,
+				BearerMethodsSupported: []string{"header"},
+				ResourceName:           "mcptest protected server",
+			}).ServeHTTP(w, r)
+		})
+	}
 	opts := &auth.RequireBearerTokenOptions{Scopes: cfg.Scopes}
 	if !cfg.NoChallengeURL {
 		opts.ResourceMetadataURL = srv.URL + metadataPath
 	}
-	bearer := auth.RequireBearerToken(cfg.AS.Verifier(p.Resource), opts)
-	mux.Handle("/mcp", bearer(stepUp(cfg.StepUp, append(slices.Clone(cfg.Scopes), cfg.StepUp...), opts.ResourceMetadataURL, mcpHandler)))
+	verify := func(ctx context.Context, token string, r *http.Request) (*auth.TokenInfo, error) {
+		return p.trusted().Verifier(p.Resource)(ctx, token, r)
+	}
+	bearer := auth.RequireBearerToken(verify, opts)
+	mux.Handle("/mcp", bearer(stepUp(cfg.StepUp, append(slices.Clone(cfg.Scopes), cfg.StepUp...), opts.ResourceMetadataURL, cfg.RefuseCalls, mcpHandler)))
 	return p
 }
 
 // stepUp refuses a tools/call whose token lacks one of extra with 403 and
-// an insufficient_scope challenge naming all of want.
-func stepUp(extra, want []string, metadataURL string, next http.Handler) http.Handler {
+// an insufficient_scope challenge naming all of want; with always, every
+// tools/call.
+func stepUp(extra, want []string, metadataURL string, always bool, next http.Handler) http.Handler {
 	if len(extra) == 0 {
 		return next
 	}
@@ -115,7 +172,7 @@ func stepUp(extra, want []string, metadataURL string, next http.Handler) http.Ha
 		if r.Method == http.MethodPost && jsonrpc.Parse(body).Method == "tools/call" {
 			info := auth.TokenInfoFromContext(r.Context())
 			for _, s := range extra {
-				if info == nil || !slices.Contains(info.Scopes, s) {
+				if always || info == nil || !slices.Contains(info.Scopes, s) {
 					ch := fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q`, strings.Join(want, " "))
 					if metadataURL != "" {
 						ch += fmt.Sprintf(", resource_metadata=%q", metadataURL)
@@ -160,6 +217,22 @@ const RedirectURI = "http://127.0.0.1:9/oauth/callback"
 // Secret for a confidential one) or, with ID empty, dynamic registration.
 type OAuthClient struct {
 	ID, Secret string
+	// Headless fetches the authorization URL once, without following
+	// redirects, and reads the code, state and iss from the Location of
+	// the answer, as the Go SDK's conformance client does: it works only
+	// with an authorization server that approves at once. Otherwise the
+	// handler plays a browser.
+	Headless bool
+	// HTTPClient, if set, makes the handler's requests (metadata,
+	// registration, token, and the authorization URL when headless).
+	HTTPClient *http.Client
+	// MetadataURL, if set, is the client's Client ID Metadata Document
+	// URL, used as its client_id where the authorization server supports
+	// them.
+	MetadataURL string
+	// BeforeAuthorize, if set, is called before the authorization URL is
+	// fetched: a test holds clients there to have their dances overlap.
+	BeforeAuthorize func(context.Context) error
 }
 
 // OAuthHandler returns the Go SDK's authorization code handler for a
@@ -171,6 +244,21 @@ func OAuthHandler(tb testing.TB, c OAuthClient) *auth.AuthorizationCodeHandler {
 	cfg := &auth.AuthorizationCodeHandlerConfig{
 		RedirectURL:              RedirectURI,
 		AuthorizationCodeFetcher: browse,
+	}
+	if c.Headless {
+		cfg.AuthorizationCodeFetcher = headless
+	}
+	cfg.Client = c.HTTPClient
+	if before, fetch := c.BeforeAuthorize, cfg.AuthorizationCodeFetcher; before != nil {
+		cfg.AuthorizationCodeFetcher = func(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+			if err := before(ctx); err != nil {
+				return nil, err
+			}
+			return fetch(ctx, args)
+		}
+	}
+	if c.MetadataURL != "" {
+		cfg.ClientIDMetadataDocumentConfig = &auth.ClientIDMetadataDocumentConfig{URL: c.MetadataURL}
 	}
 	if c.ID != "" {
 		pc := &oauthex.ClientCredentials{ClientID: c.ID}
@@ -190,10 +278,36 @@ func OAuthHandler(tb testing.TB, c OAuthClient) *auth.AuthorizationCodeHandler {
 	return h
 }
 
-// browse follows the authorization URL as a browser would and returns
-// what the authorization server sent to the redirect URI.
+// headless fetches the authorization URL without following redirects and
+// reads the authorization response from the Location of the answer.
+func headless(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, args.URL, nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetch the authorization URL: %w", err)
+	}
+	resp.Body.Close()
+	u, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		return nil, fmt.Errorf("parse the Location of the authorization answer: %w", err)
+	}
+	q := u.Query()
+	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
+}
+
+// loginLink finds the login link of an HTML login page.
+var loginLink = regexp.MustCompile(`<a id="login" href="([^"]+)"`)
+
+// browse follows the authorization URL as a browser would, with a cookie
+// jar, following the link of a login page, and returns what the
+// authorization server sent to the redirect URI.
 func browse(ctx context.Context, args *auth.AuthorizationArgs) (*auth.AuthorizationResult, error) {
-	client := &http.Client{CheckRedirect: func(req *http.Request, via []*http.Request) error {
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, CheckRedirect: func(req *http.Request, via []*http.Request) error {
 		if strings.HasPrefix(req.URL.String(), RedirectURI) {
 			return http.ErrUseLastResponse
 		}
@@ -212,6 +326,22 @@ func browse(ctx context.Context, args *auth.AuthorizationArgs) (*auth.Authorizat
 	}
 	body, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
+	if m := loginLink.FindSubmatch(body); resp.StatusCode == http.StatusOK && m != nil {
+		// The user reads the login page and logs in.
+		link, err := resp.Request.URL.Parse(html.UnescapeString(string(m[1])))
+		if err != nil {
+			return nil, err
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, link.String(), nil)
+		if err != nil {
+			return nil, err
+		}
+		if resp, err = client.Do(req); err != nil {
+			return nil, fmt.Errorf("log in: %w", err)
+		}
+		body, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+	}
 	loc := resp.Header.Get("Location")
 	if resp.StatusCode/100 != 3 || !strings.HasPrefix(loc, RedirectURI) {
 		return nil, fmt.Errorf("the authorization endpoint answered %d, not a redirect to the client: %s", resp.StatusCode, body)
