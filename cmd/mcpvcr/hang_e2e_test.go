@@ -204,7 +204,7 @@ func TestReplay_ExplainAcrossCandidates(t *testing.T) {
 		cs.Close()
 		code := rep.Stop()
 		out := rep.stderr.String()
-		if code != 1 || !strings.Contains(out, "closest is session 4 seq") || !strings.Contains(out, "replay: 1 client sessions served, 5 client frames, 3 matched, 2 unmatched") {
+		if code != 1 || !strings.Contains(out, "closest is session 4 seq") || !strings.Contains(out, "replay: 1 client session served, 5 client frames, 3 matched, 2 unmatched") {
 			t.Errorf("replay exited %d; want 1, the closest frame by session and the total line:\n%s", code, out)
 		}
 		if strings.Contains(out, "--ignore 'tools/call:params.name'") || !strings.Contains(out, "it asks for another tool") {

@@ -77,7 +77,7 @@ func TestReplay_ResumeAfterCut(t *testing.T) {
 			if code := rep.Stop(); code != 0 {
 				t.Errorf("replay exited %d:\n%s", code, rep.stderr)
 			}
-			if !strings.Contains(rep.stderr.String(), "0 unmatched") || !strings.Contains(rep.stderr.String(), "1 streams cut, 2 resumed") {
+			if !strings.Contains(rep.stderr.String(), "0 unmatched") || !strings.Contains(rep.stderr.String(), "1 stream cut, 2 resumed") {
 				t.Errorf("replay report:\n%s", rep.stderr)
 			}
 		})
