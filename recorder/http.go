@@ -694,7 +694,7 @@ func (h *HTTP) Close(ctx context.Context) error {
 	err := h.err
 	h.mu.Unlock()
 	for _, hs := range all {
-		hs.end(ctx, -1)
+		hs.endAtLast(ctx, -1)
 		if e := hs.Err(); e != nil && err == nil {
 			err = e
 		}

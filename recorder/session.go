@@ -27,9 +27,12 @@ type session struct {
 	logger *slog.Logger
 	start  time.Time
 
-	mu   sync.Mutex // guards seq, sess, pending, created, failed, err, and the order of Append calls
+	mu   sync.Mutex // guards seq, sess, last, pending, created, failed, err, and the order of Append calls
 	seq  int64
 	sess store.Session
+	// last is the offset of the session's last traffic: its last frame,
+	// or the last stream opened or ended but by the proxy's shutdown.
+	last time.Duration
 	// pending holds, in order, the writes of the session not yet handed
 	// to the sink: frames whose seq and offset are taken (reserve), and,
 	// until the session is created, everything else too (streams opened
@@ -153,6 +156,7 @@ func (rs *session) reserve(st *store.Stream, dir store.Direction, f *store.Frame
 	defer rs.mu.Unlock()
 	rs.seq++
 	f.Seq, f.Direction, f.Offset = rs.seq, dir, rs.offset()
+	rs.last = f.Offset
 	rs.pending = append(rs.pending, pendingWrite{st: st, f: f})
 }
 
@@ -199,6 +203,7 @@ func (rs *session) openStream(ctx context.Context, st *store.Stream) {
 	defer rs.mu.Unlock()
 	st.SessionID = rs.sess.ID
 	st.Opened = rs.offset()
+	rs.last = st.Opened
 	rs.pending = append(rs.pending, pendingWrite{st: st, open: true})
 	rs.flushLocked(ctx)
 }
@@ -209,6 +214,9 @@ func (rs *session) closeStream(ctx context.Context, st *store.Stream, end store.
 	defer rs.mu.Unlock()
 	st.Closed = rs.offset()
 	st.End = end
+	if end != store.EndProxyShutdown {
+		rs.last = st.Closed
+	}
 	if cause != nil {
 		st.Err = cause.Error()
 	}
@@ -223,6 +231,7 @@ func (rs *session) append(ctx context.Context, st *store.Stream, dir store.Direc
 	defer rs.mu.Unlock()
 	rs.seq++
 	f.Seq, f.Direction, f.Offset = rs.seq, dir, rs.offset()
+	rs.last = f.Offset
 	rs.pending = append(rs.pending, pendingWrite{st: st, f: f})
 	rs.flushLocked(ctx)
 }
@@ -234,6 +243,7 @@ func (rs *session) appendDerived(ctx context.Context, st *store.Stream, dir stor
 	defer rs.mu.Unlock()
 	rs.seq++
 	f.Seq, f.Direction, f.Offset = rs.seq, dir, rs.offset()
+	rs.last = f.Offset
 	rs.pending = append(rs.pending, pendingWrite{st: st, f: f, m: &m})
 	rs.flushLocked(ctx)
 }
@@ -328,12 +338,22 @@ func (rs *session) learn(dir store.Direction, f *store.Frame, m jsonrpc.Message)
 }
 
 // end closes the session record, once the session is created.
-func (rs *session) end(ctx context.Context, exitCode int) {
+func (rs *session) end(ctx context.Context, exitCode int) { rs.endAt(ctx, exitCode, false) }
+
+// endAtLast closes the session record as ended at its last traffic: an
+// HTTP session lasts until its last exchange, not until the proxy that
+// recorded it stops.
+func (rs *session) endAtLast(ctx context.Context, exitCode int) { rs.endAt(ctx, exitCode, true) }
+
+func (rs *session) endAt(ctx context.Context, exitCode int, atLast bool) {
 	rs.wait(ctx)
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
 	rs.flushLocked(ctx)
 	rs.sess.EndedAt = rs.clock.Now()
+	if atLast {
+		rs.sess.EndedAt = rs.start.Add(rs.last)
+	}
 	rs.sess.ExitCode = exitCode
 	if rs.failed {
 		return

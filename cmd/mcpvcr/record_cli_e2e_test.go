@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -187,6 +188,39 @@ func TestRecord_StopWithOpenStream(t *testing.T) {
 	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
 	if !regexpMatch(`get#\d+ +end +proxy-shutdown`, show) {
 		t.Errorf("the cut GET stream is not recorded as ended by the proxy:\n%s", show)
+	}
+	// The session ends at its last traffic, not when the proxy stopped
+	// (so ls shows how long the conversation took).
+	var started, ended time.Time
+	var last int64
+	for _, line := range strings.Split(mcpvcr(t, "", "export", "1", "--cassette", db).stdout, "\n") {
+		var rec struct {
+			Type     string
+			Started  string `json:"started_at"`
+			Ended    string `json:"ended_at"`
+			OpenedNS int64  `json:"opened_ns"`
+			ClosedNS int64  `json:"closed_ns"`
+			OffsetNS int64  `json:"offset_ns"`
+			End      string `json:"end"`
+		}
+		if json.Unmarshal([]byte(line), &rec) != nil {
+			continue
+		}
+		switch rec.Type {
+		case "session":
+			started, _ = time.Parse(time.RFC3339Nano, rec.Started)
+			ended, _ = time.Parse(time.RFC3339Nano, rec.Ended)
+		case "stream":
+			last = max(last, rec.OpenedNS)
+			if rec.End != "proxy-shutdown" {
+				last = max(last, rec.ClosedNS)
+			}
+		case "frame":
+			last = max(last, rec.OffsetNS)
+		}
+	}
+	if got, want := ended.Sub(started), time.Duration(last); got != want {
+		t.Errorf("the session lasted %v; want %v, until its last traffic (not until the proxy stopped)", got, want)
 	}
 }
 
