@@ -2,13 +2,11 @@ package main
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/store"
-	"github.com/mcpvcr/mcpvcr/view"
 )
 
 func diffCommand(e *env) *cli.Command {
@@ -27,6 +25,7 @@ func diffCommand(e *env) *cli.Command {
 			cassetteFlag(),
 			&cli.StringSliceFlag{Name: "ignore", Usage: "do not count differences at `PATH` (repeatable; syntax above)"},
 			formatFlag(),
+			outputFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			if c.NArg() != 2 {
@@ -56,8 +55,8 @@ func diffCommand(e *env) *cli.Command {
 			case err != nil:
 				return failErr(err, "")
 			}
-			if err := view.WriteReports(c.Context, e.stdout, db, format, r); err != nil {
-				return failErr(fmt.Errorf("write the report: %w", err), "")
+			if err := writeReports(c.Context, c, e, db, cassettePath(c), format, r); err != nil {
+				return err
 			}
 			if r.Differs() {
 				return errDiffer

@@ -38,7 +38,7 @@ func exportCommand(e *env) *cli.Command {
 			cassetteFlag(),
 			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl, har, html, or go-vcr or go-vcr-v2 (one HTTP session)"},
 			&cli.StringFlag{Name: "base-url", Usage: "go-vcr: the scheme and host the client addressed, such as `URL` http://127.0.0.1:3001 (default: the session's upstream)"},
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout: created 0600, written whole or not at all, never the cassette itself"},
+			outputFlag(),
 		},
 		Action: func(c *cli.Context) error {
 			format := c.String("format")

@@ -188,3 +188,29 @@ func TestDiffAndVerify_HTML(t *testing.T) {
 		})
 	}
 }
+
+// TestDiff_Output: diff takes -o as export does: the report goes to the
+// file (0600), and never over the cassette.
+func TestDiff_Output(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	if res := mcpvcr(t, "", "import", filepath.Join("..", "..", "cassettes", "multi-gosdk-http-json.jsonl"), "--cassette", db); res.code != 0 {
+		t.Fatalf("import: %s", res.stderr)
+	}
+	out := filepath.Join(dir, "d.html")
+	res := mcpvcr(t, "", "diff", "1", "2", "--cassette", db, "--format", "html", "-o", out)
+	page, err := os.ReadFile(out)
+	if res.code == exitUsage || res.stdout != "" || err != nil || !strings.HasPrefix(string(page), "<!doctype html>") {
+		t.Fatalf("diff --format html -o: exit %d, stdout %q, %v\n%s", res.code, res.stdout, err, res.stderr)
+	}
+	if fi, _ := os.Stat(out); fi.Mode().Perm() != 0o600 {
+		t.Errorf("diff -o wrote %s %v; want 0600", out, fi.Mode())
+	}
+	before, _ := os.ReadFile(db)
+	if res := mcpvcr(t, "", "diff", "1", "2", "--cassette", db, "-o", db); res.code != exitUsage || !strings.Contains(res.stderr, "would overwrite the cassette") {
+		t.Errorf("diff -o onto the cassette: exit %d\n%s", res.code, res.stderr)
+	}
+	if after, _ := os.ReadFile(db); string(after) != string(before) {
+		t.Error("diff -o onto the cassette changed it")
+	}
+}
