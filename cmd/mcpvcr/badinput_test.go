@@ -254,3 +254,37 @@ func TestNoSuchSession_SaidOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestNothingRecordedLeavesNoFile: an import of an export of no sessions,
+// an import of a file that is no export, and a record whose server
+// command is not there neither fail for nothing nor leave a cassette.
+func TestNothingRecordedLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "empty.jsonl")
+	if err := os.WriteFile(empty, []byte(`{"type":"mcpvcr","version":1}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	junk := filepath.Join(dir, "junk.jsonl")
+	if err := os.WriteFile(junk, []byte("junk\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"import", empty}, exitOK, "holds no sessions; nothing was imported"},
+		{[]string{"import", junk}, exitFailure, "nothing was imported"},
+		{[]string{"record", "--", filepath.Join(dir, "no-such-server")}, exitFailure, "no such file or directory"},
+	} {
+		db := filepath.Join(dir, "c.db")
+		args := append([]string{tt.args[0], "--cassette", db}, tt.args[1:]...)
+		res := mcpvcr(t, "", args...)
+		if res.code != tt.code || !strings.Contains(res.stderr, tt.want) {
+			t.Errorf("mcpvcr %s: exit %d\n%s\nwant exit %d and %q", strings.Join(tt.args, " "), res.code, res.stderr, tt.code, tt.want)
+		}
+		if m, _ := filepath.Glob(db + "*"); len(m) > 0 {
+			t.Errorf("mcpvcr %s left %q behind", strings.Join(tt.args, " "), m)
+		}
+	}
+}

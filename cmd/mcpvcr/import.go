@@ -2,12 +2,18 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 func importCommand(e *env) *cli.Command {
@@ -31,6 +37,16 @@ func importCommand(e *env) *cli.Command {
 				return failErr(fmt.Errorf("open %s: %w", path, err), "")
 			}
 			defer f.Close()
+			// An export of no sessions imports nothing: say so, and make
+			// no cassette for it.
+			if n, err := countSessions(f); err == nil && n == 0 {
+				fmt.Fprintf(e.stderr, "mcpvcr: %s holds no sessions; nothing was imported\n", path)
+				return nil
+			}
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return failErr(fmt.Errorf("read %s: %w", path, err), "")
+			}
+			_, statErr := os.Stat(cassettePath(c))
 			db, err := openForWrite(c, e)
 			if err != nil {
 				return err
@@ -38,6 +54,9 @@ func importCommand(e *env) *cli.Command {
 			defer db.Close()
 			ids, err := db.Import(c.Context, bufio.NewReader(f))
 			if err != nil {
+				if errors.Is(statErr, fs.ErrNotExist) {
+					removeEmpty(c, db, cassettePath(c)) // made for this import: nothing to keep
+				}
 				return failErr(fmt.Errorf("import %s: %w", path, err), "check the file is an mcpvcr export (mcpvcr export writes one); nothing was imported")
 			}
 			// The replay index, so that the first replay starts as fast
@@ -53,5 +72,57 @@ func importCommand(e *env) *cli.Command {
 			}
 			return nil
 		},
+	}
+}
+
+// countSessions counts the records of a JSONL export that may be
+// sessions, reading only the start of each line (a frame's line may be
+// long): a line whose type it cannot tell counts as one, so that 0 means
+// the export surely holds none.
+func countSessions(r io.Reader) (int, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	n, start := 0, true
+	for {
+		line, err := br.ReadSlice('\n')
+		if start && len(bytes.TrimSpace(line)) > 0 && recordType(line) != "mcpvcr" && recordType(line) != "stream" && recordType(line) != "frame" {
+			n++
+		}
+		start = err != bufio.ErrBufferFull
+		switch {
+		case err == io.EOF:
+			return n, nil
+		case err != nil && err != bufio.ErrBufferFull:
+			return n, err
+		}
+	}
+}
+
+// recordType is the "type" of the JSON object line starts with, when it
+// is its first member; "" when that cannot be told.
+func recordType(line []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return ""
+	}
+	if k, err := dec.Token(); err != nil || k != "type" {
+		return ""
+	}
+	if v, err := dec.Token(); err == nil {
+		if s, ok := v.(string); ok {
+			return s
+		}
+	}
+	return ""
+}
+
+// removeEmpty closes db, the cassette at path, and removes it when it
+// holds no session.
+func removeEmpty(c *cli.Context, db *store.DB, path string) {
+	ss, err := db.Sessions(c.Context)
+	if db.Close() != nil || err != nil || len(ss) > 0 {
+		return
+	}
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		os.Remove(path + suffix)
 	}
 }

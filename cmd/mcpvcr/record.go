@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"os/signal"
 	"syscall"
 
@@ -78,6 +79,11 @@ func recordCommand(e *env) *cli.Command {
 }
 
 func recordStdio(c *cli.Context, e *env, argv []string) error {
+	// A server command that is not there is said before the cassette is
+	// made: a record that records nothing leaves no file behind.
+	if _, err := exec.LookPath(argv[0]); err != nil {
+		return failErr(fmt.Errorf("start server %q: %w", argv[0], err), "check the command after -- runs on its own")
+	}
 	// The server starts while the cassette opens: another recorder may
 	// hold its write lock.
 	db, err := openLazy(c, e)
