@@ -30,7 +30,8 @@ func (e *RevisionError) Error() string {
 
 // checkRevision compares the live answer to the first request with the
 // recorded one.
-func checkRevision(s store.Session, req, rec, live jsonrpc.Message) error {
+// how is how HTTP refused the request ("" if it did not).
+func checkRevision(s store.Session, req, rec, live jsonrpc.Message, how string) error {
 	want := s.Revision
 	if live.Kind == jsonrpc.KindError && rec.Kind == jsonrpc.KindResult {
 		var e struct {
@@ -40,6 +41,9 @@ func checkRevision(s store.Session, req, rec, live jsonrpc.Message) error {
 		}
 		_ = json.Unmarshal(live.Error, &e)
 		detail := fmt.Sprintf("it answered %s with error %d %q", req.Method, e.Code, e.Message)
+		if how != "" {
+			detail = fmt.Sprintf("it refused %s with %s, error %d %q", req.Method, how, e.Code, e.Message)
+		}
 		if len(e.Data) > 0 {
 			detail += " " + string(e.Data)
 		}

@@ -125,8 +125,9 @@ type conn interface {
 	// send sends a client frame (data is f's payload, rewritten). f is nil
 	// for an answer the recording does not hold.
 	send(ctx context.Context, f *store.Frame, data []byte) error
-	// open opens a recorded stream that carried no client frame.
-	open(ctx context.Context, st *store.Stream) error
+	// open opens a recorded stream that carried no client frame; key
+	// names its exchange for exchangeDone.
+	open(ctx context.Context, st *store.Stream, key string) error
 	// finish ends the conversation and waits for the reading to end.
 	finish(ctx context.Context)
 }
@@ -148,6 +149,8 @@ type driver struct {
 	answered   map[string]bool
 	ended      map[string]bool // the transport says no answer will come
 	timedOut   map[string]bool
+	done       map[string]bool   // exchanges (by exchangeKey) whose response came
+	refusals   map[string]string // request id -> how HTTP refused it
 	counts     map[string]int
 	tokens     map[string]string // recorded raw token -> live raw token
 	gone       error
@@ -180,7 +183,7 @@ func (v *Verifier) run(ctx context.Context, c conn) (*Run, error) {
 	p := buildPlan(v.Recording)
 	d := &driver{v: v, p: p, c: c, clock: v.Clock, timeout: v.Timeout, log: v.Logger,
 		changed: make(chan struct{}), sent: map[string]time.Time{}, cancelled: map[string]time.Time{},
-		answered: map[string]bool{}, ended: map[string]bool{}, timedOut: map[string]bool{},
+		answered: map[string]bool{}, ended: map[string]bool{}, timedOut: map[string]bool{}, done: map[string]bool{}, refusals: map[string]string{},
 		counts: map[string]int{}, tokens: map[string]string{}}
 	if d.clock == nil {
 		d.clock = clock.Real{}
@@ -291,6 +294,16 @@ func (d *driver) first(ctx context.Context, st *step) error {
 	case d.timedOut[id]:
 		return fmt.Errorf("%w within %v", ErrNoAnswer, d.timeout)
 	}
+	rec, recorded := d.p.responses[id]
+	if how, ok := d.refusals[id]; ok {
+		if !recorded || rec.Kind != jsonrpc.KindResult {
+			return nil // refused as recorded: compared like any answer
+		}
+		if req, ok := d.p.handshake[id]; ok {
+			return &RevisionError{Recorded: d.v.Recording.Session.Revision, Detail: fmt.Sprintf("it refused %s with %s", req.Method, how)}
+		}
+		return fmt.Errorf("%w: the server refused it with %s", ErrNoAnswer, how)
+	}
 	return fmt.Errorf("%w: the server ended the exchange without an answer", ErrNoAnswer)
 }
 
@@ -373,8 +386,19 @@ func (d *driver) satisfied(w wait) bool {
 		_, sent := d.sent[id]
 		return !sent || d.answered[id] || d.ended[id] || d.timedOut[id]
 	}
-	if w.kind == waitAnswer {
+	switch w.kind {
+	case waitAnswer:
 		return over(w.id)
+	case waitExchange:
+		if _, sent := d.sent[w.id]; !sent || d.done[w.id] || d.timedOut[w.id] {
+			return true
+		}
+		for _, id := range w.ids {
+			if !over(id) {
+				return false
+			}
+		}
+		return len(w.ids) > 0
 	}
 	return d.counts[w.key] >= w.n || over(w.owner)
 }
@@ -396,12 +420,14 @@ var echoPaths = [][]string{{"params", "cursor"}, {"params", "requestState"}, {"p
 var mintPaths = [][]string{{"nextCursor"}, {"requestState"}, {"task", "taskId"}}
 
 func (d *driver) send(ctx context.Context, st *step) error {
-	if st.open != nil {
-		return d.c.open(ctx, st.open)
-	}
-	data := st.f.Data
 	d.mu.Lock()
 	now := d.clock.Now()
+	d.sent[exchangeKey(st)] = now
+	if st.open != nil {
+		d.mu.Unlock()
+		return d.c.open(ctx, st.open, exchangeKey(st))
+	}
+	data := st.f.Data
 	for _, m := range st.msgs {
 		switch {
 		case m.Kind == jsonrpc.KindRequest:
@@ -479,11 +505,8 @@ func (d *driver) learn(id string, live jsonrpc.Message) {
 			d.tokens[string(rec.Result[rs:re])] = string(live.Result[ls:le])
 		}
 	}
-	first := d.p.steps[d.p.firstRequest]
-	for _, m := range first.msgs {
-		if m.Kind == jsonrpc.KindRequest && string(m.ID) == id && d.abort == nil {
-			d.abort = checkRevision(d.v.Recording.Session, m, rec, live)
-		}
+	if req, ok := d.p.handshake[id]; ok && d.abort == nil {
+		d.abort = checkRevision(d.v.Recording.Session, req, rec, live, d.refusals[id])
 	}
 }
 
@@ -539,6 +562,26 @@ func (d *driver) allAnswered(ids []string) bool {
 		}
 	}
 	return true
+}
+
+// refused records how the server refused request id over HTTP. It is safe
+// for concurrent use.
+func (d *driver) refused(id, how string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.refusals[id] = how
+}
+
+// exchangeDone records that the response of the exchange named key (see
+// exchangeKey) came: its status and, unless it is an event stream, its
+// body. It is safe for concurrent use.
+func (d *driver) exchangeDone(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.done[key] {
+		d.done[key] = true
+		d.signal()
+	}
 }
 
 // exchangeEnded records that the transport will bring no answer to ids.
