@@ -71,6 +71,10 @@ func (t *traffic) value() map[string]any {
 		for method, list := range byMethod {
 			var items []any
 			for _, p := range list {
+				if len(p) == 0 {
+					items = append(items, map[string]any{}) // no params: {}
+					continue
+				}
 				items = append(items, normalize(p))
 			}
 			slices.SortStableFunc(items, func(a, b any) int {

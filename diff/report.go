@@ -226,6 +226,11 @@ func (rd *RequestDiff) text() string {
 	}
 	for _, c := range rd.Changes {
 		fmt.Fprintf(&b, "  %-8s %s\n", c.Kind, c.Path)
+		if method, ok := trafficMethod(rd, c.Path); ok {
+			b.WriteString(describeTraffic(method, "-", c.Old))
+			b.WriteString(describeTraffic(method, "+", c.New))
+			continue
+		}
 		if c.Old != nil {
 			fmt.Fprintf(&b, "             - %s\n", shown(c.Old))
 		}
@@ -235,6 +240,64 @@ func (rd *RequestDiff) text() string {
 	}
 	return b.String()
 }
+
+// trafficMethod returns the method a change of the server's own traffic
+// is about: path is requests["METHOD"] or notifications["METHOD"], with
+// or without an element index.
+func trafficMethod(rd *RequestDiff, path string) (string, bool) {
+	if rd.Method != "" {
+		return "", false
+	}
+	p, err := ParsePath(path)
+	if err != nil || len(p.segs) < 2 || len(p.segs) > 3 || p.segs[0].kind != segKey || p.segs[1].kind != segKey {
+		return "", false
+	}
+	if len(p.segs) == 3 && p.segs[2].kind != segIndex {
+		return "", false
+	}
+	if k := p.segs[0].key; k != "requests" && k != "notifications" {
+		return "", false
+	}
+	return p.segs[1].key, true
+}
+
+// describeTraffic renders what a change to the server's own traffic
+// added or removed: one line per distinct message, its method and a
+// short body ("no params" when it had none), with a count when the same
+// message came more than once. v is a list of params, or one params
+// value.
+func describeTraffic(method, sign string, v json.RawMessage) string {
+	if v == nil {
+		return ""
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(v, &items) != nil {
+		items = []json.RawMessage{v}
+	}
+	var b strings.Builder
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && string(items[j]) == string(items[i]) {
+			j++
+		}
+		body := string(items[i])
+		if body == "{}" || body == `""` || body == "null" {
+			body = "(no params)"
+		} else if len(body) > maxTrafficBody {
+			body = body[:maxTrafficBody] + "…"
+		}
+		count := ""
+		if j-i > 1 {
+			count = strconv.Itoa(j-i) + " × "
+		}
+		fmt.Fprintf(&b, "             %s %s%s %s\n", sign, count, method, body)
+		i = j
+	}
+	return b.String()
+}
+
+// maxTrafficBody bounds the body shown for a server message.
+const maxTrafficBody = 120
 
 func shown(v json.RawMessage) string {
 	s := string(v)
