@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -71,5 +72,33 @@ func TestVerify_RecordedOrder(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestVerify_RevisionHTTP verifies a 2026-07-28 session recorded over
+// Streamable HTTP against a server that speaks only 2025-11-25: as over
+// stdio, the message names the revision and how the server refused
+// server/discover, and the hint makes sense for a URL.
+func TestVerify_RevisionHTTP(t *testing.T) {
+	ctx := testCtx(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	upstream := mcptest.StartServer(t, "-transport", "http", "-stateless")
+	rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+	mcptest.Run(ctx, t, &mcp.StreamableClientTransport{Endpoint: rec.URL}, mcptest.V20260728)
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
+	}
+	old := mcptest.StartServer(t, "-transport", "http", "-stateless", "-versions", mcptest.V20251125)
+	res := mcpvcr(t, "", "verify", "1", "--cassette", db, "--upstream", old)
+	if res.code != exitFailure {
+		t.Fatalf("verify against a 2025-11-25 server = exit %d; want %d\n%s", res.code, exitFailure, res.stderr)
+	}
+	for _, want := range []string{"does not speak protocol revision 2026-07-28", "server/discover", "try: run a server that speaks 2026-07-28"} {
+		if !strings.Contains(res.stderr, want) {
+			t.Errorf("verify stderr lacks %q:\n%s", want, res.stderr)
+		}
+	}
+	if strings.Contains(res.stderr, "on its own") {
+		t.Errorf("verify stderr hints at running a URL:\n%s", res.stderr)
 	}
 }
