@@ -21,6 +21,7 @@ const (
 	StatusUnanswered Status = "unanswered" // answered in the old session, not in the new
 	StatusMissing    Status = "missing"    // only the old session sent the request
 	StatusExtra      Status = "extra"      // only the new session sent the request
+	StatusSkipped    Status = "skipped"    // not sent on purpose (verify's write guard); not a difference
 )
 
 // ChangeKind says what happened at a path.
@@ -76,7 +77,21 @@ func (rd *RequestDiff) Label() string {
 }
 
 // Differs reports whether the request counts as a difference.
-func (rd *RequestDiff) Differs() bool { return rd.Status != StatusSame }
+func (rd *RequestDiff) Differs() bool {
+	return rd.Status != StatusSame && rd.Status != StatusSkipped
+}
+
+// Skipped returns how many requests were not sent on purpose (see
+// StatusSkipped).
+func (r *Report) Skipped() int {
+	n := 0
+	for i := range r.Requests {
+		if r.Requests[i].Status == StatusSkipped {
+			n++
+		}
+	}
+	return n
+}
 
 // SessionInfo identifies a compared session.
 type SessionInfo struct {
@@ -171,7 +186,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "comparing %s with %s\n", r.Old, r.New)
 	for _, rd := range r.all() {
-		if rd.Differs() {
+		if rd.Differs() || rd.Status == StatusSkipped {
 			b.WriteString(rd.text())
 		}
 	}
@@ -180,6 +195,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString(r.summary())
 	b.WriteString("\n")
+	if n := r.Skipped(); n > 0 {
+		fmt.Fprintf(&b, "skipped %s that may write (the write guard; see verify --help)\n", plural(n, "tool call"))
+	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }

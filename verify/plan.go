@@ -81,6 +81,10 @@ type plan struct {
 	// handshake maps the ids of the client's initialize and
 	// server/discover requests to them: their answers name the revision.
 	handshake map[string]jsonrpc.Message
+	// methods maps client request ids to their methods.
+	methods map[string]string
+	// recTools are the tools the recorded tools/list answers named.
+	recTools map[string]toolAnnotations
 	// firstRequest is the index of the step with the first request, -1
 	// if none.
 	firstRequest int
@@ -92,7 +96,7 @@ type plan struct {
 // completed (a notification's 202, a JSON answer); frames the recording
 // shows in flight together are sent without waiting for each other.
 func buildPlan(rec *store.Recording) *plan {
-	p := &plan{responses: map[string]jsonrpc.Message{}, handshake: map[string]jsonrpc.Message{}, firstRequest: -1}
+	p := &plan{responses: map[string]jsonrpc.Message{}, handshake: map[string]jsonrpc.Message{}, methods: map[string]string{}, recTools: map[string]toolAnnotations{}, firstRequest: -1}
 	m := causal.New(rec)
 	var (
 		counts    = map[string]int{}
@@ -166,6 +170,12 @@ func buildPlan(rec *store.Recording) *plan {
 		for _, i := range s.Msgs {
 			x := m.Msgs[i].M
 			msgs = append(msgs, x)
+			if x.Kind == jsonrpc.KindRequest {
+				p.methods[string(x.ID)] = x.Method
+			}
+			if a := m.Msgs[i].Answer; x.Method == "tools/list" && a != causal.None && m.Msgs[a].M.Kind == jsonrpc.KindResult {
+				toolsOf(m.Msgs[a].M.Result, p.recTools)
+			}
 			if x.Kind == jsonrpc.KindRequest && (x.Method == "initialize" || x.Method == "server/discover") {
 				p.handshake[string(x.ID)] = x
 			}

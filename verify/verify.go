@@ -81,6 +81,9 @@ type Verifier struct {
 	Clock clock.Clock
 	// Logger receives diagnostics. If nil, nothing is logged.
 	Logger *slog.Logger
+	// Guard keeps tool calls that may write from being sent. If nil,
+	// every recorded frame is sent.
+	Guard *WriteGuard
 }
 
 // Run is what a Verifier run did.
@@ -96,14 +99,24 @@ type Run struct {
 	// Unrecorded lists the server requests the recording had no answer
 	// for; they were answered with an error.
 	Unrecorded []string
+	// Skipped lists the tool calls the write guard did not send.
+	Skipped []SkippedCall
 }
 
 // Annotate adds to r, which compares the recording with the run's
 // session, why requests got no answer and how the server ended. A request
 // that was not sent because the server had gone counts as unanswered.
 func (vr *Run) Annotate(r *diff.Report) {
+	skipped := map[int64]SkippedCall{}
+	for _, sc := range vr.Skipped {
+		skipped[sc.Seq] = sc
+	}
 	for i := range r.Requests {
 		rd := &r.Requests[i]
+		if sc, ok := skipped[rd.Seq]; ok && rd.Status == diff.StatusMissing {
+			rd.Status, rd.Reason = diff.StatusSkipped, "not sent: tool "+sc.Tool+" may write ("+sc.Why+"); --allow-writes="+sc.Tool+" sends it"
+			continue
+		}
 		why, ok := vr.NoAnswer[rd.Seq]
 		if !ok || (rd.Status != diff.StatusUnanswered && rd.Status != diff.StatusMissing) {
 			continue
@@ -151,6 +164,8 @@ type driver struct {
 	timedOut   map[string]bool
 	done       map[string]bool   // exchanges (by exchangeKey) whose response came
 	refusals   map[string]string // request id -> how HTTP refused it
+	liveTools  map[string]toolAnnotations
+	skipped    []SkippedCall
 	counts     map[string]int
 	tokens     map[string]string // recorded raw token -> live raw token
 	gone       error
@@ -183,7 +198,7 @@ func (v *Verifier) run(ctx context.Context, c conn) (*Run, error) {
 	p := buildPlan(v.Recording)
 	d := &driver{v: v, p: p, c: c, clock: v.Clock, timeout: v.Timeout, log: v.Logger,
 		changed: make(chan struct{}), sent: map[string]time.Time{}, cancelled: map[string]time.Time{},
-		answered: map[string]bool{}, ended: map[string]bool{}, timedOut: map[string]bool{}, done: map[string]bool{}, refusals: map[string]string{},
+		answered: map[string]bool{}, ended: map[string]bool{}, timedOut: map[string]bool{}, done: map[string]bool{}, refusals: map[string]string{}, liveTools: map[string]toolAnnotations{},
 		counts: map[string]int{}, tokens: map[string]string{}}
 	if d.clock == nil {
 		d.clock = clock.Real{}
@@ -211,6 +226,15 @@ func (d *driver) run(ctx context.Context) (*Run, error) {
 		}
 		if d.stopped() {
 			break
+		}
+		d.mu.Lock()
+		tool, why := d.guarded(st)
+		if why != "" {
+			d.skipped = append(d.skipped, SkippedCall{Seq: st.f.Seq, Tool: tool, Why: why})
+		}
+		d.mu.Unlock()
+		if why != "" {
+			continue
 		}
 		if err := d.send(ctx, st); err != nil {
 			d.serverGone(err)
@@ -250,6 +274,7 @@ func (d *driver) run(ctx context.Context) (*Run, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	vr.Unrecorded = d.unrecorded
+	vr.Skipped = d.skipped
 	for i, st := range d.p.steps {
 		for _, m := range st.msgs {
 			if m.Kind != jsonrpc.KindRequest {
@@ -479,6 +504,9 @@ func (d *driver) deliver(ctx context.Context, m jsonrpc.Message) {
 	case jsonrpc.KindResult, jsonrpc.KindError:
 		id := string(m.ID)
 		d.answered[id] = true
+		if d.p.methods[id] == "tools/list" && m.Kind == jsonrpc.KindResult {
+			toolsOf(m.Result, d.liveTools)
+		}
 		d.learn(id, m)
 	case jsonrpc.KindRequest:
 		d.counts[countKey(m)]++

@@ -76,6 +76,12 @@ type Options struct {
 	Update bool
 	// Timeout bounds the wait for each answer. If 0, DefaultTimeout.
 	Timeout time.Duration
+	// The write guard (see WriteGuard) is on when the target is Remote
+	// or ReadOnly is set, unless AllowWrites is: it keeps tool calls that
+	// may write from being sent, except to the tools AllowTools names.
+	AllowWrites bool
+	AllowTools  []string
+	ReadOnly    bool
 	// Logger receives diagnostics. If nil, nothing is logged.
 	Logger *slog.Logger
 	// Progress receives a line for each step people want to hear of: a
@@ -175,6 +181,9 @@ func verifyOne(ctx context.Context, db *store.DB, id int64, o *Options) (*diff.R
 		return nil, err
 	}
 	v := &Verifier{Recording: want, Timeout: o.Timeout, Logger: o.Logger}
+	if !o.AllowWrites && (o.ReadOnly || Remote(o.Target.URL)) {
+		v.Guard = &WriteGuard{Allow: o.AllowTools}
+	}
 	if err := v.Check(); err != nil {
 		return nil, &UnverifiableError{Session: exp.ID, Target: o.Target.String(), Err: err, ExitCode: -1}
 	}

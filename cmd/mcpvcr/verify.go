@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -37,6 +38,13 @@ func verifyCommand(e *env) *cli.Command {
 			"the old release) and stores every path that differs between those runs with the session, for\n" +
 			"all later verify and diff runs. --update makes this run the expectation: verify SESSION then\n" +
 			"compares with the new run, which also replays like any session.\n\n" +
+			"Write guard: verify sends recorded traffic to a live server, which may be a shared staging\n" +
+			"server with real data. When the server is not one verify started and not on loopback, a\n" +
+			"tools/call is not sent if the live tools/list (else the recorded one) marks its tool as possibly\n" +
+			"writing: annotations.readOnlyHint absent or false, or destructiveHint true. Each such call is\n" +
+			"reported as skipped, with a count, and does not change the exit code (--fail-on-skip: exit 1).\n" +
+			"--allow-writes sends them all, --allow-writes=TOOL one tool's (repeatable); --read-only guards\n" +
+			"a local server too.\n\n" +
 			"--ignore " + diff.PathSyntax,
 		Flags: []cli.Flag{
 			cassetteFlag(),
@@ -47,6 +55,9 @@ func verifyCommand(e *env) *cli.Command {
 			formatFlag(),
 			&cli.DurationFlag{Name: "timeout", Value: verify.DefaultTimeout, Usage: "wait this `DURATION` for each answer", EnvVars: []string{"MCPVCR_TIMEOUT"}},
 			&cli.StringSliceFlag{Name: "header", Usage: "HTTP: send this `NAME: VALUE` header too, such as a credential the recording redacted (repeatable)"},
+			&cli.GenericFlag{Name: "allow-writes", Value: &allowWrites{}, Usage: "send tool calls that may write: all of them, or with =`TOOL` only that tool's (repeatable)"},
+			&cli.BoolFlag{Name: "read-only", Usage: "apply the write guard to a server verify starts or one on loopback too"},
+			&cli.BoolFlag{Name: "fail-on-skip", Usage: "exit 1 when the write guard skipped a tool call"},
 		},
 		Action: func(c *cli.Context) error {
 			id, argv, err := verifyArgs(c)
@@ -66,8 +77,10 @@ func verifyCommand(e *env) *cli.Command {
 				return err
 			}
 			defer db.Close()
+			aw := c.Generic("allow-writes").(*allowWrites)
 			reports, err := verify.Cassette(c.Context, db, verify.Options{Session: id, Target: t, Ignore: extra,
-				Learn: c.Bool("learn"), Update: c.Bool("update"), Timeout: c.Duration("timeout"), Logger: e.logger, Progress: e.stderr})
+				Learn: c.Bool("learn"), Update: c.Bool("update"), Timeout: c.Duration("timeout"), Logger: e.logger, Progress: e.stderr,
+				AllowWrites: aw.all, AllowTools: aw.tools, ReadOnly: c.Bool("read-only")})
 			if err != nil {
 				return verifyErr(c, id, t, err)
 			}
@@ -79,10 +92,50 @@ func verifyCommand(e *env) *cli.Command {
 					return errDiffer
 				}
 			}
+			for _, r := range reports {
+				if r.Skipped() > 0 && c.Bool("fail-on-skip") {
+					return errDiffer
+				}
+			}
 			return nil
 		},
 	}
 }
+
+// allowWrites is the value of --allow-writes: alone it allows every tool,
+// as --allow-writes=TOOL one more tool.
+type allowWrites struct {
+	all   bool
+	tools []string
+}
+
+func (a *allowWrites) String() string {
+	if a == nil || (!a.all && len(a.tools) == 0) {
+		return ""
+	}
+	if a.all {
+		return "true"
+	}
+	return strings.Join(a.tools, ",")
+}
+
+// Set takes "true" (the flag alone), "false", or a tool name.
+func (a *allowWrites) Set(s string) error {
+	switch s {
+	case "true":
+		a.all = true
+	case "false":
+		a.all = false
+	case "":
+		return errors.New("name a tool: --allow-writes=TOOL")
+	default:
+		a.tools = append(a.tools, s)
+	}
+	return nil
+}
+
+// IsBoolFlag lets --allow-writes stand alone.
+func (a *allowWrites) IsBoolFlag() bool { return true }
 
 // verifyArgs splits the arguments into the SESSION (0 if absent) and the
 // server command.
