@@ -30,13 +30,17 @@ func verifyCommand(e *env) *cli.Command {
 			"(it did not start, never answered, or speaks another revision).\n\n" +
 			"   mcpvcr verify 3 -- ./my-server-v2              # stdio\n" +
 			"   mcpvcr verify 3 --upstream http://127.0.0.1:3001/mcp\n" +
-			"   mcpvcr verify 3 --learn -- ./my-server-v1      # learn the noise of the old release first\n\n" +
+			"   mcpvcr verify 3 --learn -- ./my-server-v1      # see the noise of the old release: two runs\n" +
+			"   mcpvcr verify 3 --learn --save -- ./my-server-v1   # and store it with the session\n\n" +
 			"Without SESSION every recorded session (not earlier verify runs) is verified.\n\n" +
 			"Noise that never counts: ids, session ids, progress tokens, cursors, requestState, timestamps,\n" +
 			"UUIDs, SSE event ids, the order of notifications and of tools/prompts/resources lists. JSON in\n" +
 			"text content is compared as JSON. --learn runs the old release twice (the server you name is\n" +
-			"the old release) and stores every path that differs between those runs with the session, for\n" +
-			"all later verify and diff runs. --update makes this run the expectation: verify SESSION then\n" +
+			"the old release), prints every path that differs between those two runs and applies them to this\n" +
+			"report; --save stores them with the session, for all later verify and diff runs. A run that did\n" +
+			"not keep the recorded order teaches nothing from that frame on: a stored path is never\n" +
+			"reported again, so only differences between two faithful live runs are learned.\n" +
+			"--update makes this run the expectation: verify SESSION then\n" +
 			"compares with the new run, which also replays like any session.\n\n" +
 			"Write guard: verify sends recorded traffic to a live server, which may be a shared staging\n" +
 			"server with real data. When the server is not one verify started and not on loopback, a\n" +
@@ -50,7 +54,8 @@ func verifyCommand(e *env) *cli.Command {
 			cassetteFlag(),
 			&cli.StringFlag{Name: "upstream", Usage: "verify over HTTP: the live server's MCP endpoint `URL`", EnvVars: []string{"MCPVCR_UPSTREAM"}},
 			&cli.StringSliceFlag{Name: "ignore", Usage: "do not count differences at `PATH` (repeatable; syntax above)"},
-			&cli.BoolFlag{Name: "learn", Usage: "run the server twice first and store the paths that differ between the runs as noise"},
+			&cli.BoolFlag{Name: "learn", Usage: "run the server twice first and print the paths that differ between the runs (noise)"},
+			&cli.BoolFlag{Name: "save", Usage: "with --learn: store the noise learned with the session"},
 			&cli.BoolFlag{Name: "update", Usage: "make this run the expectation for later verify runs"},
 			formatFlag(),
 			&cli.DurationFlag{Name: "timeout", Value: verify.DefaultTimeout, Usage: "wait this `DURATION` for each answer", EnvVars: []string{"MCPVCR_TIMEOUT"}},
@@ -79,7 +84,7 @@ func verifyCommand(e *env) *cli.Command {
 			defer db.Close()
 			aw := c.Generic("allow-writes").(*allowWrites)
 			reports, err := verify.Cassette(c.Context, db, verify.Options{Session: id, Target: t, Ignore: extra,
-				Learn: c.Bool("learn"), Update: c.Bool("update"), Timeout: c.Duration("timeout"), Logger: e.logger, Progress: e.stderr,
+				Learn: c.Bool("learn"), Save: c.Bool("save"), Update: c.Bool("update"), Timeout: c.Duration("timeout"), Logger: e.logger, Progress: e.stderr,
 				AllowWrites: aw.all, AllowTools: aw.tools, ReadOnly: c.Bool("read-only")})
 			if err != nil {
 				return verifyErr(c, id, t, err)
