@@ -356,6 +356,7 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
 	Cases    []junitCase `xml:"testcase"`
 	Output   string      `xml:"system-out,omitempty"`
 }
@@ -364,6 +365,11 @@ type junitCase struct {
 	Class   string        `xml:"classname,attr"`
 	Name    string        `xml:"name,attr"`
 	Failure *junitFailure `xml:"failure,omitempty"`
+	Skipped *junitSkipped `xml:"skipped,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -374,7 +380,8 @@ type junitFailure struct {
 
 // WriteJUnit writes reports as JUnit XML for CI: one test suite per
 // report, one test case per request; a request that differs fails, and
-// its failure carries the differences.
+// its failure carries the differences; a call the write guard did not
+// send is a skipped test case.
 func WriteJUnit(w io.Writer, reports ...*Report) error {
 	var doc junitSuites
 	for _, r := range reports {
@@ -382,6 +389,10 @@ func WriteJUnit(w io.Writer, reports ...*Report) error {
 		class := "mcpvcr.session" + strconv.FormatInt(r.Old.ID, 10)
 		for _, rd := range r.all() {
 			c := junitCase{Class: class, Name: rd.Label()}
+			if rd.Status == StatusSkipped {
+				c.Skipped = &junitSkipped{Message: rd.Reason}
+				s.Skipped++
+			}
 			if rd.Differs() {
 				msg := string(rd.Status)
 				if rd.Status == StatusChanged {
@@ -410,16 +421,19 @@ func WriteJUnit(w io.Writer, reports ...*Report) error {
 }
 
 // Formats are the report formats Write takes.
-var Formats = []string{"text", "json", "junit"}
+var Formats = []string{"text", "json", "junit", "sarif"}
 
 // Write writes reports to w in format: "text" (WriteText, one report
-// after another), "json" (WriteJSON) or "junit" (WriteJUnit).
+// after another), "json" (WriteJSON), "junit" (WriteJUnit) or "sarif"
+// (WriteSARIF).
 func Write(w io.Writer, format string, reports ...*Report) error {
 	switch format {
 	case "json":
 		return WriteJSON(w, reports...)
 	case "junit":
 		return WriteJUnit(w, reports...)
+	case "sarif":
+		return WriteSARIF(w, reports...)
 	case "text":
 	default:
 		return fmt.Errorf("unknown report format %q", format)

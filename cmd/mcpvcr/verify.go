@@ -219,5 +219,5 @@ func reportFlags(c *cli.Context) (format string, extra diff.Noise, err error) {
 }
 
 func formatFlag() cli.Flag {
-	return &cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json, junit or html (both sessions, the differences marked)", EnvVars: []string{"MCPVCR_FORMAT"}}
+	return &cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json, junit, sarif (SARIF 2.1.0, for code-scanning views) or html (both sessions, the differences marked)", EnvVars: []string{"MCPVCR_FORMAT"}}
 }

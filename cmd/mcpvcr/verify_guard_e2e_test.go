@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"encoding/xml"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -86,5 +87,46 @@ func TestVerify_WriteGuard(t *testing.T) {
 		if !strings.Contains(text.stdout, want) {
 			t.Errorf("text report lacks %q:\n%s", want, text.stdout)
 		}
+	}
+
+	// JUnit: the skipped call is a skipped test case.
+	junit := mcpvcr(t, "", "verify", "1", "--cassette", db, "--upstream", live, "--read-only", "--format", "junit")
+	var doc struct {
+		Suites []struct {
+			Skipped int `xml:"skipped,attr"`
+			Cases   []struct {
+				Name    string    `xml:"name,attr"`
+				Skipped *struct{} `xml:"skipped"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(junit.stdout), &doc); err != nil || len(doc.Suites) != 1 {
+		t.Fatalf("parse the JUnit report: %v\n%s", err, junit.stdout)
+	}
+	var skipped []string
+	for _, c := range doc.Suites[0].Cases {
+		if c.Skipped != nil {
+			skipped = append(skipped, c.Name[:strings.Index(c.Name, " (")])
+		}
+	}
+	if diff := cmp.Diff([]string{"tools/call forget"}, skipped); diff != "" || doc.Suites[0].Skipped != 1 {
+		t.Errorf("JUnit skipped cases (-want +got), suite count %d:\n%s", doc.Suites[0].Skipped, diff)
+	}
+	// SARIF: one result, of kind notApplicable.
+	sarif := mcpvcr(t, "", "verify", "1", "--cassette", db, "--upstream", live, "--read-only", "--format", "sarif")
+	var log struct {
+		Version string `json:"version"`
+		Runs    []struct {
+			Results []struct {
+				RuleID string `json:"ruleId"`
+				Kind   string `json:"kind"`
+			} `json:"results"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(sarif.stdout), &log); err != nil || sarif.code != exitOK || log.Version != "2.1.0" || len(log.Runs) != 1 {
+		t.Fatalf("verify --format sarif = exit %d, %v:\n%s", sarif.code, err, sarif.stdout)
+	}
+	if got := log.Runs[0].Results; len(got) != 1 || got[0].RuleID != "mcpvcr/skipped" || got[0].Kind != "notApplicable" {
+		t.Errorf("SARIF results = %+v; want one mcpvcr/skipped, notApplicable", got)
 	}
 }
