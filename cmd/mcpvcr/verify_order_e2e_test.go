@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,9 +15,13 @@ import (
 
 // orderScript is the session of the verify flake: after initialize and
 // notifications/initialized, logging/setLevel, tools/list and one call.
-func orderScript(ctx context.Context, cs *mcp.ClientSession, tool string, args map[string]any) error {
-	if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-		return err
+// (The Go SDK v1.8.0 client sends logging/setLevel at 2026-07-28 without
+// its _meta, so a modern session leaves it out.)
+func orderScript(ctx context.Context, cs *mcp.ClientSession, modern bool, tool string, args map[string]any) error {
+	if !modern {
+		if err := cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			return err
+		}
 	}
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		return err
@@ -25,48 +30,111 @@ func orderScript(ctx context.Context, cs *mcp.ClientSession, tool string, args m
 	return err
 }
 
-// TestVerify_RecordedOrder records a Streamable HTTP session of a real
-// server and verifies it 20 times against the server that recorded it:
-// every run must send the client frames in the recorded causal order (a
-// notification's 202 before the next frame), so no run differs.
+// orderRuns is how many times TestVerify_RecordedOrder verifies each
+// recording against the server that recorded it.
+const orderRuns = 20
+
+// TestVerify_RecordedOrder records a session of each real server over
+// each transport and verifies it orderRuns times against the server that
+// recorded it: every run must send the client frames in the recorded
+// causal order (over HTTP a notification's 202 before the next frame, the
+// GET stream open before what the server sends on it), so no run differs.
 // server-everything registers tools when notifications/initialized
 // arrives, so a logging/setLevel or tools/list that overtakes it lists
-// fewer tools.
+// fewer tools: verify that POSTed every frame at once failed this within
+// a few runs.
 func TestVerify_RecordedOrder(t *testing.T) {
+	everything := map[string]any{"message": "hi"}
+	sum := map[string]any{"a": 2, "b": 3}
+	type target struct {
+		transport mcp.Transport // the client's way to mcpvcr record
+		verify    []string      // what follows "verify 1 --cassette DB"
+		stop      func() int    // ends the recording, returns its exit code; nil for stdio
+	}
+	http := func(upstream string, sse bool) func(t *testing.T, db string) target {
+		return func(t *testing.T, db string) target {
+			rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+			var tr mcp.Transport = &mcp.StreamableClientTransport{Endpoint: rec.URL}
+			if sse {
+				tr = &mcp.SSEClientTransport{Endpoint: rec.URL}
+			}
+			return target{tr, []string{"--upstream", upstream}, rec.Stop}
+		}
+	}
+	stdio := func(server ...string) func(t *testing.T, db string) target {
+		return func(t *testing.T, db string) target {
+			cmd := exec.Command(mcpvcrBin, append([]string{"record", "--cassette", db, "--"}, server...)...)
+			// A stdio server may outlive its closed stdin (server-everything
+			// keeps timers after logging/setLevel) and be ended with a
+			// signal: the recording is complete either way.
+			return target{&mcp.CommandTransport{Command: cmd}, append([]string{"--"}, server...), nil}
+		}
+	}
 	for _, tt := range []struct {
-		name  string
-		start func(testing.TB) string
-		tool  string
-		args  map[string]any
+		name    string
+		version string // "" for the client's default
+		start   func(t *testing.T, db string) target
+		tool    string
+		args    map[string]any
+		runs    int // if 0, orderRuns
 	}{
-		{"Everything", func(tb testing.TB) string { return mcptest.EverythingHTTP(tb, mcptest.StreamableHTTP) }, "echo", map[string]any{"message": "hi"}},
-		{"GoSDK", func(tb testing.TB) string { return mcptest.StartServer(tb, "-transport", "http") }, "add", map[string]any{"a": 2, "b": 3}},
+		{"Everything/HTTP", "", func(t *testing.T, db string) target {
+			return http(mcptest.EverythingHTTP(t, mcptest.StreamableHTTP), false)(t, db)
+		}, "echo", everything, 0},
+		{"Everything/SSE", mcptest.V20241105, func(t *testing.T, db string) target {
+			return http(mcptest.EverythingHTTP(t, mcptest.SSE), true)(t, db)
+		}, "echo", everything, 0},
+		// server-everything outlives its closed stdin, so each stdio run
+		// waits verify's stop grace (5 s) before the signal: fewer runs.
+		{"Everything/Stdio", "", func(t *testing.T, db string) target { return stdio(mcptest.Everything(t)...)(t, db) }, "echo", everything, 5},
+		{"GoSDK/HTTP", "", func(t *testing.T, db string) target {
+			return http(mcptest.StartServer(t, "-transport", "http"), false)(t, db)
+		}, "add", sum, 0},
+		{"GoSDK/HTTPJSON", "", func(t *testing.T, db string) target {
+			return http(mcptest.StartServer(t, "-transport", "http", "-json"), false)(t, db)
+		}, "add", sum, 0},
+		{"GoSDK/SSE", mcptest.V20241105, func(t *testing.T, db string) target {
+			return http(mcptest.StartServer(t, "-transport", "sse"), true)(t, db)
+		}, "add", sum, 0},
+		{"GoSDK/Modern", mcptest.V20260728, func(t *testing.T, db string) target {
+			return http(mcptest.StartServer(t, "-transport", "http", "-stateless"), false)(t, db)
+		}, "add", sum, 0},
+		{"GoSDK/Stdio", "", func(t *testing.T, db string) target { return stdio(mcptest.BuildServer(t))(t, db) }, "add", sum, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := testCtx(t)
-			upstream := tt.start(t)
 			db := filepath.Join(t.TempDir(), "c.db")
-			rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
-			cs, err := mcptest.NewClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: rec.URL}, nil)
+			tg := tt.start(t, db)
+			var opts *mcp.ClientSessionOptions
+			if tt.version != "" {
+				opts = &mcp.ClientSessionOptions{ProtocolVersion: tt.version}
+			}
+			cs, err := mcptest.NewClient().Connect(ctx, tg.transport, opts)
 			if err != nil {
 				t.Fatalf("connect through mcpvcr record: %v", err)
 			}
-			if err := orderScript(ctx, cs, tt.tool, tt.args); err != nil {
+			if err := orderScript(ctx, cs, tt.version == mcptest.V20260728, tt.tool, tt.args); err != nil {
 				t.Fatalf("script: %v", err)
 			}
-			if err := cs.Close(); err != nil {
+			if err := cs.Close(); err != nil && tg.stop != nil {
 				t.Fatalf("close: %v", err)
 			}
-			if code := rec.Stop(); code != 0 {
-				t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
+			if tg.stop != nil {
+				if code := tg.stop(); code != 0 {
+					t.Fatalf("mcpvcr record exited %d", code)
+				}
 			}
 			t.Cleanup(func() {
 				if t.Failed() {
 					t.Logf("recording:\n%s", mcpvcr(t, "", "show", "1", "--cassette", db).stdout)
 				}
 			})
-			for i := range 20 {
-				r := verifyJSON(t, exitOK, "verify", "1", "--cassette", db, "--upstream", upstream)
+			runs := orderRuns
+			if tt.runs > 0 {
+				runs = tt.runs
+			}
+			for i := range runs {
+				r := verifyJSON(t, exitOK, append([]string{"verify", "1", "--cassette", db}, tg.verify...)...)
 				if diff := cmp.Diff([]found(nil), differences(r)); diff != "" {
 					t.Fatalf("verify run %d against the recording server (-want +got):\n%s", i+1, diff)
 				}
