@@ -24,7 +24,9 @@ import (
 const None = -1
 
 // Msg is one JSON-RPC message of the session: a frame's message, or one
-// member of a batch frame. Indexes name other entries of Model.Msgs.
+// member of a batch frame; a frame that holds no valid message (or an
+// empty batch) is one Msg of its kind. Every frame has at least one.
+// Indexes name other entries of Model.Msgs.
 type Msg struct {
 	Frame *store.Frame
 	// Member is the message's index in its batch, None if the frame is
@@ -121,17 +123,17 @@ func New(rec *store.Recording) *Model {
 	live := func(i int) bool { return slices.Contains(inflight, i) }
 	seen := 0
 	for _, f := range rec.ProtocolFrames() {
-		msgs := jsonrpc.Messages(f.Data)
-		batch := len(msgs) > 1 || jsonrpc.Parse(f.Data).Kind == jsonrpc.KindBatch
+		whole := jsonrpc.Parse(f.Data)
+		msgs, batch := []jsonrpc.Message{whole}, whole.Kind == jsonrpc.KindBatch
+		if batch && len(whole.Members) > 0 {
+			msgs = whole.Members
+		}
 		send := None
 		if f.Direction == store.ClientToServer {
 			send = len(m.Sends)
 			m.Sends = append(m.Sends, Send{Frame: f, Seen: seen})
 		}
 		for j, jm := range msgs {
-			if jm.Kind == jsonrpc.KindInvalid || jm.Kind == jsonrpc.KindEmpty {
-				continue
-			}
 			i := len(m.Msgs)
 			x := Msg{Frame: f, Member: None, M: jm, Send: send, Answers: None, Answer: None, Progress: None, Cancels: None, Cancelled: None, Owner: None}
 			if batch {

@@ -159,3 +159,24 @@ func TestNew_Refused(t *testing.T) {
 		t.Errorf("initialize awaited (-want +got):\n%s", diff)
 	}
 }
+
+// TestNew_Invalid keeps a client frame that is not JSON-RPC as a send of
+// its own, so that verify sends it as recorded.
+func TestNew_Invalid(t *testing.T) {
+	rec := &store.Recording{
+		Session: store.Session{ID: 1, Transport: store.Stdio},
+		Streams: []store.Stream{{ID: 1, Kind: store.StdinStream}, {ID: 2, Kind: store.StdoutStream}},
+		Frames: []store.Frame{
+			{Seq: 1, StreamID: 1, Direction: store.ClientToServer, Data: []byte("not json\n")},
+			{Seq: 2, StreamID: 1, Direction: store.ClientToServer, Data: []byte(`{"jsonrpc":"2.0","id":1,"method":"ping"}`)},
+			{Seq: 3, StreamID: 2, Direction: store.ServerToClient, Data: []byte(`{"jsonrpc":"2.0","id":1,"result":{}}`)},
+		},
+	}
+	m := New(rec)
+	if len(m.Sends) != 2 || len(m.Sends[0].Msgs) != 1 || m.Msgs[m.Sends[0].Msgs[0]].M.Kind.IsResponse() {
+		t.Fatalf("sends = %+v; want the invalid frame and the ping", m.Sends)
+	}
+	if got := m.Msgs[1].Answer; got != 2 {
+		t.Errorf("ping answered by %d; want 2", got)
+	}
+}
