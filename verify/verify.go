@@ -60,9 +60,13 @@ var (
 
 // Verifier sends the client side of a recorded session to a live server,
 // as a client would: the recorded client frames, in order, with their
-// recorded ids. Each frame waits until the live server has said what the
-// recorded one had said before it (the answers, progress and requests
-// that frame followed). Server requests (sampling, elicitation, roots,
+// recorded ids, in the session's causal order (package internal/causal):
+// each frame waits until the live server has said what the recorded one
+// had said before it (the answers, progress and requests that frame
+// followed) and, over HTTP, until the exchanges the recorded client had
+// completed by then have completed live (a notification's 202, a JSON
+// answer, the GET stream's response); frames the recording shows in
+// flight together are sent concurrently. Server requests (sampling, elicitation, roots,
 // ping) are answered with the client's recorded answers. Values the server
 // minted and the client echoes (cursor, requestState, taskId, and over
 // HTTP the Mcp-Session-Id) are rewritten to the live server's.
