@@ -44,7 +44,10 @@ const orderRuns = 20
 // fewer tools: verify that POSTed every frame at once failed this within
 // a few runs.
 func TestVerify_RecordedOrder(t *testing.T) {
-	everything := map[string]any{"message": "hi"}
+	// server-everything asks for the client's roots 350 ms after
+	// initialization: a one-second call keeps the session open past that
+	// in the recording and in every run.
+	everything := map[string]any{"duration": 1, "steps": 2}
 	sum := map[string]any{"a": 2, "b": 3}
 	type target struct {
 		transport mcp.Transport // the client's way to mcpvcr record
@@ -80,13 +83,13 @@ func TestVerify_RecordedOrder(t *testing.T) {
 	}{
 		{"Everything/HTTP", "", func(t *testing.T, db string) target {
 			return http(mcptest.EverythingHTTP(t, mcptest.StreamableHTTP), false)(t, db)
-		}, "echo", everything, 0},
+		}, "trigger-long-running-operation", everything, 0},
 		{"Everything/SSE", mcptest.V20241105, func(t *testing.T, db string) target {
 			return http(mcptest.EverythingHTTP(t, mcptest.SSE), true)(t, db)
-		}, "echo", everything, 0},
+		}, "trigger-long-running-operation", everything, 0},
 		// server-everything outlives its closed stdin, so each stdio run
 		// waits verify's stop grace (5 s) before the signal: fewer runs.
-		{"Everything/Stdio", "", func(t *testing.T, db string) target { return stdio(mcptest.Everything(t)...)(t, db) }, "echo", everything, 5},
+		{"Everything/Stdio", "", func(t *testing.T, db string) target { return stdio(mcptest.Everything(t)...)(t, db) }, "trigger-long-running-operation", everything, 5},
 		{"GoSDK/HTTP", "", func(t *testing.T, db string) target {
 			return http(mcptest.StartServer(t, "-transport", "http"), false)(t, db)
 		}, "add", sum, 0},
