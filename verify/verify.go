@@ -298,44 +298,6 @@ func (d *driver) run(ctx context.Context) (*Run, error) {
 	return vr, nil
 }
 
-// first waits for the answer to the first request and checks that the
-// server speaks the recorded revision.
-func (d *driver) first(ctx context.Context, st *step) error {
-	var id string
-	for _, m := range st.msgs {
-		if m.Kind == jsonrpc.KindRequest {
-			id = string(m.ID)
-			break
-		}
-	}
-	if err := d.await(ctx, []wait{{kind: waitAnswer, id: id}}); err != nil {
-		return err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	switch {
-	case d.abort != nil:
-		return nil // run returns it
-	case d.answered[id]:
-		return nil
-	case d.gone != nil:
-		return fmt.Errorf("%w: %w", ErrNoAnswer, d.gone)
-	case d.timedOut[id]:
-		return fmt.Errorf("%w within %v", ErrNoAnswer, d.timeout)
-	}
-	rec, recorded := d.p.responses[id]
-	if how, ok := d.refusals[id]; ok {
-		if !recorded || rec.Kind != jsonrpc.KindResult {
-			return nil // refused as recorded: compared like any answer
-		}
-		if req, ok := d.p.handshake[id]; ok {
-			return &RevisionError{Recorded: d.v.Recording.Session.Revision, Detail: fmt.Sprintf("it refused %s with %s", req.Method, how)}
-		}
-		return fmt.Errorf("%w: the server refused it with %s", ErrNoAnswer, how)
-	}
-	return fmt.Errorf("%w: the server ended the exchange without an answer", ErrNoAnswer)
-}
-
 func (d *driver) whyUnanswered(id string, sent bool, gone error) string {
 	switch {
 	case !sent && gone != nil:

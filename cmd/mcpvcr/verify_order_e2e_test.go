@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 )
 
@@ -140,6 +141,14 @@ func TestVerify_RecordedOrder(t *testing.T) {
 				r := verifyJSON(t, exitOK, append([]string{"verify", "1", "--cassette", db}, tg.verify...)...)
 				if diff := cmp.Diff([]found(nil), differences(r)); diff != "" {
 					t.Fatalf("verify run %d against the recording server (-want +got):\n%s", i+1, diff)
+				}
+				// The Go SDK v1.8.0 client is dual-era over Streamable HTTP:
+				// its server/discover is refused (HTTP 400), then it
+				// initializes. The refusal is compared like any answer.
+				if dual := strings.HasSuffix(tt.name, "/HTTP") || strings.HasSuffix(tt.name, "/HTTPJSON"); dual && i == 0 {
+					if first := r.Requests[0]; first.Method != "server/discover" || first.Status != diff.StatusSame {
+						t.Errorf("first request = %s %s; want server/discover, the same", first.Method, first.Status)
+					}
 				}
 			}
 		})
