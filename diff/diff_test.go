@@ -182,3 +182,29 @@ func TestReport_Write(t *testing.T) {
 		t.Errorf("WriteJUnit = %+v; want 2 tests, the second failing with the diff", s)
 	}
 }
+
+// TestReport_WriteTextTraffic shows what the server sent on its own by
+// method and a short body, not as a list of empty strings.
+func TestReport_WriteTextTraffic(t *testing.T) {
+	changed := `< {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`
+	logged := `< {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"hi"}}`
+	old := lineRecording(t, 1, initReq, initResp, inited, logged)
+	new := lineRecording(t, 2, initReq, initResp, inited, changed, changed)
+	var b bytes.Buffer
+	if err := Compare(old, new, Noise{}).WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`added    notifications["notifications/tools/list_changed"]`,
+		`+ 2 × notifications/tools/list_changed (no params)`,
+		`removed  notifications["notifications/message"]`,
+		`- notifications/message {"data":"hi","level":"info"}`,
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("text report lacks %q:\n%s", want, b.String())
+		}
+	}
+	if strings.Contains(b.String(), `""`) {
+		t.Errorf("text report shows empty strings:\n%s", b.String())
+	}
+}

@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -71,6 +71,10 @@ func (t *traffic) value() map[string]any {
 		for method, list := range byMethod {
 			var items []any
 			for _, p := range list {
+				if len(p) == 0 {
+					items = append(items, map[string]any{}) // no params: {}
+					continue
+				}
 				items = append(items, normalize(p))
 			}
 			slices.SortStableFunc(items, func(a, b any) int {
@@ -99,46 +103,41 @@ type conversation struct {
 }
 
 // converse cuts rec into exchanges, in the order the client sent them.
+// What answers what, and which progress and cancellation belong to which
+// request, is the session's causal model.
 func converse(rec *store.Recording) *conversation {
 	c := &conversation{server: traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}}
-	open := map[string]*exchange{}    // client request id -> its unanswered exchange
-	byToken := map[string]*exchange{} // progress token -> exchange
-	for _, f := range rec.ProtocolFrames() {
-		for _, m := range jsonrpc.Messages(f.Data) {
-			if f.Direction == store.ClientToServer {
-				switch {
-				case m.Kind == jsonrpc.KindRequest:
-					x := &exchange{seq: f.Seq, method: m.Method, name: subject(m.Params), req: m}
-					x.mkey = m.Method + " " + Key(m.Params)
-					c.exchanges = append(c.exchanges, x)
-					open[string(m.ID)] = x
-					if t := mcpwire.ProgressToken(m.Params); t != nil {
-						byToken[string(t)] = x
-					}
-				case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/cancelled":
-					if x := open[string(mcpwire.CancelledRequestID(m.Params))]; x != nil {
-						x.cancelled = true
-					}
+	model := causal.New(rec)
+	byMsg := map[int]*exchange{} // client request message -> its exchange
+	for i, x := range model.Msgs {
+		m := x.M
+		if x.Frame.Direction == store.ClientToServer {
+			switch {
+			case m.Kind == jsonrpc.KindRequest:
+				e := &exchange{seq: x.Frame.Seq, method: m.Method, name: subject(m.Params), req: m}
+				e.mkey = m.Method + " " + Key(m.Params)
+				c.exchanges = append(c.exchanges, e)
+				byMsg[i] = e
+			case m.Kind == jsonrpc.KindNotification && m.Method == "notifications/cancelled":
+				if e := byMsg[x.Cancels]; e != nil && !e.answered() {
+					e.cancelled = true
 				}
+			}
+			continue
+		}
+		switch m.Kind {
+		case jsonrpc.KindResult, jsonrpc.KindError:
+			if e := byMsg[x.Answers]; e != nil {
+				e.resp, e.respSeq = m, x.Frame.Seq
+			}
+		case jsonrpc.KindRequest:
+			c.server.requests[m.Method] = append(c.server.requests[m.Method], m.Params)
+		case jsonrpc.KindNotification:
+			if e := byMsg[x.Progress]; e != nil && m.Method == "notifications/progress" {
+				e.progress = append(e.progress, m.Params)
 				continue
 			}
-			switch m.Kind {
-			case jsonrpc.KindResult, jsonrpc.KindError:
-				if x := open[string(m.ID)]; x != nil {
-					x.resp, x.respSeq = m, f.Seq
-					delete(open, string(m.ID))
-				}
-			case jsonrpc.KindRequest:
-				c.server.requests[m.Method] = append(c.server.requests[m.Method], m.Params)
-			case jsonrpc.KindNotification:
-				if m.Method == "notifications/progress" {
-					if x := byToken[string(mcpwire.ProgressNotificationToken(m.Params))]; x != nil {
-						x.progress = append(x.progress, m.Params)
-						continue
-					}
-				}
-				c.server.notifications[m.Method] = append(c.server.notifications[m.Method], m.Params)
-			}
+			c.server.notifications[m.Method] = append(c.server.notifications[m.Method], m.Params)
 		}
 	}
 	return c

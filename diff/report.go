@@ -22,6 +22,7 @@ const (
 	StatusUnanswered Status = "unanswered" // answered in the old session, not in the new
 	StatusMissing    Status = "missing"    // only the old session sent the request
 	StatusExtra      Status = "extra"      // only the new session sent the request
+	StatusSkipped    Status = "skipped"    // not sent on purpose (verify's write guard); not a difference
 )
 
 // ChangeKind says what happened at a path.
@@ -77,7 +78,21 @@ func (rd *RequestDiff) Label() string {
 }
 
 // Differs reports whether the request counts as a difference.
-func (rd *RequestDiff) Differs() bool { return rd.Status != StatusSame }
+func (rd *RequestDiff) Differs() bool {
+	return rd.Status != StatusSame && rd.Status != StatusSkipped
+}
+
+// Skipped returns how many requests were not sent on purpose (see
+// StatusSkipped).
+func (r *Report) Skipped() int {
+	n := 0
+	for i := range r.Requests {
+		if r.Requests[i].Status == StatusSkipped {
+			n++
+		}
+	}
+	return n
+}
 
 // SessionInfo identifies a compared session.
 type SessionInfo struct {
@@ -173,7 +188,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "comparing %s with %s\n", r.Old, r.New)
 	for _, rd := range r.all() {
-		if rd.Differs() {
+		if rd.Differs() || rd.Status == StatusSkipped {
 			b.WriteString(rd.text())
 		}
 	}
@@ -182,6 +197,9 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	b.WriteString(r.summary())
 	b.WriteString("\n")
+	if n := r.Skipped(); n > 0 {
+		fmt.Fprintf(&b, "skipped %s that may write (the write guard; see verify --help)\n", plural(n, "tool call"))
+	}
 	_, err := io.WriteString(w, termtext.Text(b.String()))
 	return err
 }
@@ -228,6 +246,11 @@ func (rd *RequestDiff) text() string {
 	}
 	for _, c := range rd.Changes {
 		fmt.Fprintf(&b, "  %-8s %s\n", c.Kind, c.Path)
+		if method, ok := trafficMethod(rd, c.Path); ok {
+			b.WriteString(describeTraffic(method, "-", c.Old))
+			b.WriteString(describeTraffic(method, "+", c.New))
+			continue
+		}
 		if c.Old != nil {
 			fmt.Fprintf(&b, "             - %s\n", shown(c.Old))
 		}
@@ -237,6 +260,64 @@ func (rd *RequestDiff) text() string {
 	}
 	return b.String()
 }
+
+// trafficMethod returns the method a change of the server's own traffic
+// is about: path is requests["METHOD"] or notifications["METHOD"], with
+// or without an element index.
+func trafficMethod(rd *RequestDiff, path string) (string, bool) {
+	if rd.Method != "" {
+		return "", false
+	}
+	p, err := ParsePath(path)
+	if err != nil || len(p.segs) < 2 || len(p.segs) > 3 || p.segs[0].kind != segKey || p.segs[1].kind != segKey {
+		return "", false
+	}
+	if len(p.segs) == 3 && p.segs[2].kind != segIndex {
+		return "", false
+	}
+	if k := p.segs[0].key; k != "requests" && k != "notifications" {
+		return "", false
+	}
+	return p.segs[1].key, true
+}
+
+// describeTraffic renders what a change to the server's own traffic
+// added or removed: one line per distinct message, its method and a
+// short body ("no params" when it had none), with a count when the same
+// message came more than once. v is a list of params, or one params
+// value.
+func describeTraffic(method, sign string, v json.RawMessage) string {
+	if v == nil {
+		return ""
+	}
+	var items []json.RawMessage
+	if json.Unmarshal(v, &items) != nil {
+		items = []json.RawMessage{v}
+	}
+	var b strings.Builder
+	for i := 0; i < len(items); {
+		j := i + 1
+		for j < len(items) && string(items[j]) == string(items[i]) {
+			j++
+		}
+		body := string(items[i])
+		if body == "{}" || body == `""` || body == "null" {
+			body = "(no params)"
+		} else if len(body) > maxTrafficBody {
+			body = body[:maxTrafficBody] + "…"
+		}
+		count := ""
+		if j-i > 1 {
+			count = strconv.Itoa(j-i) + " × "
+		}
+		fmt.Fprintf(&b, "             %s %s%s %s\n", sign, count, method, body)
+		i = j
+	}
+	return b.String()
+}
+
+// maxTrafficBody bounds the body shown for a server message.
+const maxTrafficBody = 120
 
 func shown(v json.RawMessage) string {
 	s := string(v)
@@ -277,6 +358,7 @@ type junitSuite struct {
 	Name     string      `xml:"name,attr"`
 	Tests    int         `xml:"tests,attr"`
 	Failures int         `xml:"failures,attr"`
+	Skipped  int         `xml:"skipped,attr"`
 	Cases    []junitCase `xml:"testcase"`
 	Output   string      `xml:"system-out,omitempty"`
 }
@@ -285,6 +367,11 @@ type junitCase struct {
 	Class   string        `xml:"classname,attr"`
 	Name    string        `xml:"name,attr"`
 	Failure *junitFailure `xml:"failure,omitempty"`
+	Skipped *junitSkipped `xml:"skipped,omitempty"`
+}
+
+type junitSkipped struct {
+	Message string `xml:"message,attr"`
 }
 
 type junitFailure struct {
@@ -295,7 +382,8 @@ type junitFailure struct {
 
 // WriteJUnit writes reports as JUnit XML for CI: one test suite per
 // report, one test case per request; a request that differs fails, and
-// its failure carries the differences.
+// its failure carries the differences; a call the write guard did not
+// send is a skipped test case.
 func WriteJUnit(w io.Writer, reports ...*Report) error {
 	var doc junitSuites
 	for _, r := range reports {
@@ -303,6 +391,10 @@ func WriteJUnit(w io.Writer, reports ...*Report) error {
 		class := "mcpvcr.session" + strconv.FormatInt(r.Old.ID, 10)
 		for _, rd := range r.all() {
 			c := junitCase{Class: class, Name: rd.Label()}
+			if rd.Status == StatusSkipped {
+				c.Skipped = &junitSkipped{Message: rd.Reason}
+				s.Skipped++
+			}
 			if rd.Differs() {
 				msg := string(rd.Status)
 				if rd.Status == StatusChanged {
@@ -331,16 +423,19 @@ func WriteJUnit(w io.Writer, reports ...*Report) error {
 }
 
 // Formats are the report formats Write takes.
-var Formats = []string{"text", "json", "junit"}
+var Formats = []string{"text", "json", "junit", "sarif"}
 
 // Write writes reports to w in format: "text" (WriteText, one report
-// after another), "json" (WriteJSON) or "junit" (WriteJUnit).
+// after another), "json" (WriteJSON), "junit" (WriteJUnit) or "sarif"
+// (WriteSARIF).
 func Write(w io.Writer, format string, reports ...*Report) error {
 	switch format {
 	case "json":
 		return WriteJSON(w, reports...)
 	case "junit":
 		return WriteJUnit(w, reports...)
+	case "sarif":
+		return WriteSARIF(w, reports...)
 	case "text":
 	default:
 		return fmt.Errorf("unknown report format %q", format)

@@ -11,8 +11,10 @@
 // mcpvcr verify runs on top: it starts the server (through
 // recorder.Command, the process plumbing it shares with mcpvcr record),
 // records the run into the cassette as a session labelled LabelVerifyOf,
-// compares, and keeps the expectation labels: Learn stores the noise that
-// differs between two runs of the old release, Update makes the run the
+// compares, and keeps the expectation labels: Learn learns the noise that
+// differs between two runs of the old release (and Save stores it), the
+// write guard keeps tool calls that may write from a server it did not
+// start (WriteGuard), Update makes the run the
 // expectation in place of the recording (LabelSupersededBy,
 // LabelSupersedes), and later runs compare with the newest expectation.
 //

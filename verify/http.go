@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -158,7 +159,11 @@ func (c *httpConn) send(ctx context.Context, f *store.Frame, data []byte) error 
 			ids = append(ids, string(m.ID))
 		}
 	}
-	c.wg.Go(func() { c.exchange(req, ids) })
+	key := ""
+	if f != nil {
+		key = exchangeKey(&step{f: f})
+	}
+	c.wg.Go(func() { c.exchange(req, key, ids) })
 	return nil
 }
 
@@ -170,7 +175,7 @@ func messagesOf(data []byte) []jsonrpc.Message {
 	return []jsonrpc.Message{m}
 }
 
-func (c *httpConn) open(_ context.Context, st *store.Stream) error {
+func (c *httpConn) open(_ context.Context, st *store.Stream, key string) error {
 	req, err := http.NewRequestWithContext(c.ctx, st.Method, c.endpoint, nil)
 	if err != nil {
 		return err
@@ -178,10 +183,10 @@ func (c *httpConn) open(_ context.Context, st *store.Stream) error {
 	req.Header = c.header(st)
 	if st.Kind == store.DeleteStream {
 		// The session ends: answers that are still owed will not come.
-		c.exchange(req, nil)
+		c.exchange(req, key, nil)
 		return nil
 	}
-	c.wg.Go(func() { c.exchange(req, nil) })
+	c.wg.Go(func() { c.exchange(req, key, nil) })
 	return nil
 }
 
@@ -194,8 +199,12 @@ const maxResumes = 10
 // mid-call and ask for polling). When the answer (JSON or SSE) ends, the
 // requests it did not answer never will be; other answers (202 Accepted
 // over HTTP+SSE) leave the answers to the SSE stream.
-func (c *httpConn) exchange(req *http.Request, ids []string) {
-	ev, ok, carried := c.do(req)
+func (c *httpConn) exchange(req *http.Request, key string, ids []string) {
+	ev, ok, carried := c.do(req, ids, func() {
+		if key != "" {
+			c.d.exchangeDone(key)
+		}
+	})
 	if carried {
 		defer c.d.exchangeEnded(ids)
 	}
@@ -215,7 +224,7 @@ func (c *httpConn) exchange(req *http.Request, ids []string) {
 		get.Header.Del("Content-Type")
 		get.Header.Set("Accept", "text/event-stream")
 		get.Header.Set("Last-Event-ID", ev.lastID)
-		next, nok, _ := c.do(get)
+		next, nok, _ := c.do(get, ids, func() {})
 		if !nok || !next.hasID {
 			return
 		}
@@ -233,11 +242,14 @@ type sseState struct {
 	retry  int // milliseconds; 0 if not given
 }
 
-// do makes one request and delivers its answer. It reports, for an SSE
+// do makes one request, which carried the requests ids, and delivers its
+// answer. It calls done once the response came: at once for an event
+// stream, else after its body (done may be called twice). It reports, for an SSE
 // answer, where a resumption would start (isSSE is false for anything
 // else), and whether the answer was JSON or SSE, which carry answers.
-func (c *httpConn) do(req *http.Request) (st sseState, isSSE, carried bool) {
+func (c *httpConn) do(req *http.Request, ids []string, done func()) (st sseState, isSSE, carried bool) {
 	resp, err := c.client.Do(req)
+	defer done()
 	if err != nil {
 		if c.ctx.Err() == nil {
 			c.d.serverGone(fmt.Errorf("%s %s: %w", req.Method, req.URL, err))
@@ -253,6 +265,7 @@ func (c *httpConn) do(req *http.Request) (st sseState, isSSE, carried bool) {
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	switch {
 	case mt == "text/event-stream":
+		done() // the stream is open: the rest of it comes as it comes
 		r := sse.NewReader(resp.Body)
 		for {
 			e, err := r.Next()
@@ -281,13 +294,38 @@ func (c *httpConn) do(req *http.Request) (st sseState, isSSE, carried bool) {
 			c.d.serverGone(fmt.Errorf("the server stopped answering HTTP: %s", upstreamMessage(body)))
 			return sseState{}, false, true
 		}
-		if m := jsonrpc.Parse(body); m.Kind != jsonrpc.KindInvalid && m.Kind != jsonrpc.KindEmpty {
+		m := jsonrpc.Parse(body)
+		if m.Kind.IsResponse() && !m.HasID() && len(ids) == 1 {
+			// A refusal without an id (HTTP 400, "id": null) answers the
+			// one request of the POST, as in the causal model.
+			m.ID = json.RawMessage(ids[0])
+			c.d.refused(ids[0], refusal(resp.StatusCode, body))
+		}
+		if m.Kind != jsonrpc.KindInvalid && m.Kind != jsonrpc.KindEmpty {
 			c.d.deliver(c.ctx, m)
 		}
 		return sseState{}, false, true
 	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	_, _ = io.Copy(io.Discard, resp.Body)
+	if resp.StatusCode >= 400 && len(ids) == 1 {
+		c.d.refused(ids[0], refusal(resp.StatusCode, body))
+	}
 	return sseState{}, false, resp.StatusCode >= 400
+}
+
+// refusal says how the server refused a request: the HTTP status and the
+// start of the body.
+func refusal(status int, body []byte) string {
+	text := strings.Join(strings.Fields(string(body)), " ")
+	if len(text) > 200 {
+		text = text[:200] + "…"
+	}
+	out := fmt.Sprintf("HTTP %d %s", status, http.StatusText(status))
+	if text != "" {
+		out += ": " + strconv.Quote(text)
+	}
+	return out
 }
 
 // endpointEvent learns where HTTP+SSE POSTs go: data is a URL relative

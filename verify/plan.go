@@ -1,9 +1,11 @@
 package verify
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -20,8 +22,9 @@ import (
 type waitKind uint8
 
 const (
-	waitAnswer waitKind = iota + 1 // the answer to client request id
-	waitCount                      // count messages of a kind, while owner is unanswered
+	waitAnswer   waitKind = iota + 1 // the answer to client request id
+	waitCount                        // count messages of a kind, while owner is unanswered
+	waitExchange                     // an HTTP exchange's response (its 202 or JSON body)
 )
 
 // wait is one condition of a step. A count wait gives up once its owner
@@ -29,10 +32,11 @@ const (
 // did not send while handling a request, it will not send after.
 type wait struct {
 	kind  waitKind
-	id    string // waitAnswer: the client request id
-	key   string // waitCount: countKey of the messages
-	n     int    // waitCount: how many
-	owner string // waitCount: the client request id the messages belong to
+	id    string   // waitAnswer: the client request id; waitExchange: exchangeKey
+	ids   []string // waitExchange: the requests the exchange carried
+	key   string   // waitCount: countKey of the messages
+	n     int      // waitCount: how many
+	owner string   // waitCount: the client request id the messages belong to
 }
 
 // countKey identifies a kind of server message for counting: a request
@@ -74,87 +78,117 @@ type plan struct {
 	// responses maps a client request id to its recorded answer, for
 	// learning the server-minted values the client echoes.
 	responses map[string]jsonrpc.Message
+	// handshake maps the ids of the client's initialize and
+	// server/discover requests to them: their answers name the revision.
+	handshake map[string]jsonrpc.Message
+	// methods maps client request ids to their methods.
+	methods map[string]string
+	// recTools are the tools the recorded tools/list answers named.
+	recTools map[string]toolAnnotations
 	// firstRequest is the index of the step with the first request, -1
 	// if none.
 	firstRequest int
 }
 
-// buildPlan cuts rec into steps.
+// buildPlan cuts rec into steps, in the order of the session's causal
+// model: each client frame waits for the server messages the recorded
+// client had received before it, and over HTTP for the POSTs it had
+// completed (a notification's 202, a JSON answer); frames the recording
+// shows in flight together are sent without waiting for each other.
 func buildPlan(rec *store.Recording) *plan {
-	p := &plan{responses: map[string]jsonrpc.Message{}, firstRequest: -1}
+	p := &plan{responses: map[string]jsonrpc.Message{}, handshake: map[string]jsonrpc.Message{}, methods: map[string]string{}, recTools: map[string]toolAnnotations{}, firstRequest: -1}
+	m := causal.New(rec)
 	var (
-		inflight  []string              // client request ids, oldest first
-		owners    = map[string]string{} // progress token -> client request id
 		counts    = map[string]int{}
 		pending   []wait
-		srvByID   = map[string]*srvReq{}
+		srvByMsg  = map[int]*srvReq{}
+		stepOf    = map[int]int{}  // send index -> step index
+		waited    = map[int]bool{} // sends whose exchange a step waits for
 		openSteps = streamOpens(rec)
+		next      = 0 // the next message of m.Msgs to file
 	)
-	last := func() string {
-		if len(inflight) == 0 {
-			return ""
-		}
-		return inflight[len(inflight)-1]
-	}
-	drop := func(id string) {
-		inflight = slices.DeleteFunc(inflight, func(x string) bool { return x == id })
-	}
-	for _, f := range rec.ProtocolFrames() {
-		msgs := jsonrpc.Messages(f.Data)
-		if f.Direction == store.ServerToClient {
-			for _, m := range msgs {
-				switch m.Kind {
-				case jsonrpc.KindResult, jsonrpc.KindError:
-					id := string(m.ID)
-					p.responses[id] = m
-					pending = append(pending, wait{kind: waitAnswer, id: id})
-					drop(id)
-				case jsonrpc.KindRequest, jsonrpc.KindNotification:
-					k := countKey(m)
-					counts[k]++
-					owner := last()
-					if m.Method == "notifications/progress" {
-						owner = owners[string(mcpwire.ProgressNotificationToken(m.Params))]
-						if !slices.Contains(inflight, owner) {
-							owner = ""
-						}
-					}
-					if owner != "" {
-						pending = append(pending, wait{kind: waitCount, key: k, n: counts[k], owner: owner})
-					}
-					if m.Kind == jsonrpc.KindRequest {
-						sr := &srvReq{method: m.Method, mkey: m.Method + " " + diff.Key(m.Params)}
-						p.srvReqs = append(p.srvReqs, sr)
-						srvByID[string(m.ID)] = sr
-					}
+	http := rec.Session.Transport != store.Stdio
+	// file adds the waits of the server messages up to message end.
+	file := func(end int) {
+		for ; next < end; next++ {
+			x := m.Msgs[next]
+			if x.Send != causal.None {
+				continue
+			}
+			switch x.M.Kind {
+			case jsonrpc.KindResult, jsonrpc.KindError:
+				if x.Answers == causal.None || m.Msgs[x.Answers].Send == causal.None {
+					continue
+				}
+				id := string(m.Msgs[x.Answers].M.ID)
+				p.responses[id] = x.M
+				pending = append(pending, wait{kind: waitAnswer, id: id})
+			case jsonrpc.KindRequest, jsonrpc.KindNotification:
+				k := countKey(x.M)
+				counts[k]++
+				if x.Owner != causal.None {
+					pending = append(pending, wait{kind: waitCount, key: k, n: counts[k], owner: string(m.Msgs[x.Owner].M.ID)})
+				}
+				if x.M.Kind == jsonrpc.KindRequest {
+					sr := &srvReq{method: x.M.Method, mkey: x.M.Method + " " + diff.Key(x.M.Params)}
+					p.srvReqs = append(p.srvReqs, sr)
+					srvByMsg[next] = sr
 				}
 			}
-			continue
 		}
+	}
+	for si, s := range m.Sends {
+		f := s.Frame
+		file(s.Msgs[0])
 		for len(openSteps) > 0 && openSteps[0].Opened <= f.Offset {
 			p.steps = append(p.steps, step{open: openSteps[0], waits: pending})
 			pending, openSteps = nil, openSteps[1:]
-		}
-		if answers(msgs, srvByID, f) {
-			continue
-		}
-		p.steps = append(p.steps, step{f: f, msgs: msgs, waits: pending})
-		pending = nil
-		for _, m := range msgs {
-			switch {
-			case m.Kind == jsonrpc.KindRequest:
-				if p.firstRequest < 0 {
-					p.firstRequest = len(p.steps) - 1
-				}
-				inflight = append(inflight, string(m.ID))
-				if t := mcpwire.ProgressToken(m.Params); t != nil {
-					owners[string(t)] = string(m.ID)
-				}
-			case m.Method == "notifications/cancelled":
-				drop(string(mcpwire.CancelledRequestID(m.Params)))
+			if k := p.steps[len(p.steps)-1].open.Kind; k == store.GetStream || k == store.SSEGetStream {
+				// The stream was open when the client sent its next
+				// frame: what the server sends on it is not lost.
+				pending = append(pending, wait{kind: waitExchange, id: exchangeKey(&p.steps[len(p.steps)-1])})
 			}
 		}
+		if m.Responses(s) {
+			for _, i := range s.Msgs {
+				if sr := srvByMsg[m.Msgs[i].Answers]; sr != nil && sr.answer == nil {
+					sr.answer, sr.frame = m.Msgs[i].M.Raw, f
+				}
+			}
+			next = s.Msgs[len(s.Msgs)-1] + 1
+			continue
+		}
+		if http {
+			for _, e := range s.Awaited {
+				if st, ok := stepOf[e]; ok && !waited[e] && !causal.SSE(m.Stream(m.Sends[e].Frame)) {
+					waited[e] = true
+					pending = append(pending, wait{kind: waitExchange, id: exchangeKey(&p.steps[st]), ids: requestIDs(p.steps[st].msgs)})
+				}
+			}
+		}
+		var msgs []jsonrpc.Message
+		for _, i := range s.Msgs {
+			x := m.Msgs[i].M
+			msgs = append(msgs, x)
+			if x.Kind == jsonrpc.KindRequest {
+				p.methods[string(x.ID)] = x.Method
+			}
+			if a := m.Msgs[i].Answer; x.Method == "tools/list" && a != causal.None && m.Msgs[a].M.Kind == jsonrpc.KindResult {
+				toolsOf(m.Msgs[a].M.Result, p.recTools)
+			}
+			if x.Kind == jsonrpc.KindRequest && (x.Method == "initialize" || x.Method == "server/discover") {
+				p.handshake[string(x.ID)] = x
+			}
+		}
+		stepOf[si] = len(p.steps)
+		p.steps = append(p.steps, step{f: f, msgs: msgs, waits: pending})
+		pending = nil
+		next = s.Msgs[len(s.Msgs)-1] + 1
+		if p.firstRequest < 0 && len(requestIDs(msgs)) > 0 {
+			p.firstRequest = len(p.steps) - 1
+		}
 	}
+	file(len(m.Msgs))
 	for _, st := range openSteps {
 		p.steps = append(p.steps, step{open: st, waits: pending})
 		pending = nil
@@ -163,20 +197,23 @@ func buildPlan(rec *store.Recording) *plan {
 	return p
 }
 
-// answers reports whether msgs are all the client's responses to server
-// requests, and files them as the recorded answers.
-func answers(msgs []jsonrpc.Message, srvByID map[string]*srvReq, f *store.Frame) bool {
+// exchangeKey names the HTTP exchange of a step among the driver's waits.
+func exchangeKey(st *step) string {
+	if st.open != nil {
+		return fmt.Sprintf("#stream %d", st.open.ID)
+	}
+	return fmt.Sprintf("#%d", st.f.Seq)
+}
+
+// requestIDs returns the ids of the requests among msgs.
+func requestIDs(msgs []jsonrpc.Message) []string {
+	var ids []string
 	for _, m := range msgs {
-		if !m.Kind.IsResponse() {
-			return false
+		if m.Kind == jsonrpc.KindRequest {
+			ids = append(ids, string(m.ID))
 		}
 	}
-	for _, m := range msgs {
-		if sr := srvByID[string(m.ID)]; sr != nil && sr.answer == nil {
-			sr.answer, sr.frame = m.Raw, f
-		}
-	}
-	return len(msgs) > 0
+	return ids
 }
 
 // streamOpens returns the HTTP streams the client opened without sending

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -30,7 +31,8 @@ func (e *RevisionError) Error() string {
 
 // checkRevision compares the live answer to the first request with the
 // recorded one.
-func checkRevision(s store.Session, req, rec, live jsonrpc.Message) error {
+// how is how HTTP refused the request ("" if it did not).
+func checkRevision(s store.Session, req, rec, live jsonrpc.Message, how string) error {
 	want := s.Revision
 	if live.Kind == jsonrpc.KindError && rec.Kind == jsonrpc.KindResult {
 		var e struct {
@@ -40,6 +42,9 @@ func checkRevision(s store.Session, req, rec, live jsonrpc.Message) error {
 		}
 		_ = json.Unmarshal(live.Error, &e)
 		detail := fmt.Sprintf("it answered %s with error %d %q", req.Method, e.Code, e.Message)
+		if how != "" {
+			detail = fmt.Sprintf("it refused %s with %s, error %d %q", req.Method, how, e.Code, e.Message)
+		}
 		if len(e.Data) > 0 {
 			detail += " " + string(e.Data)
 		}
@@ -60,4 +65,42 @@ func checkRevision(s store.Session, req, rec, live jsonrpc.Message) error {
 		return &RevisionError{Recorded: want, Detail: "its server/discover lists only " + strings.Join(r.SupportedVersions, ", ")}
 	}
 	return nil
+}
+
+// first waits for the answer to the first request and checks that the
+// server speaks the recorded revision.
+func (d *driver) first(ctx context.Context, st *step) error {
+	var id string
+	for _, m := range st.msgs {
+		if m.Kind == jsonrpc.KindRequest {
+			id = string(m.ID)
+			break
+		}
+	}
+	if err := d.await(ctx, []wait{{kind: waitAnswer, id: id}}); err != nil {
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.abort != nil:
+		return nil // run returns it
+	case d.answered[id]:
+		return nil
+	case d.gone != nil:
+		return fmt.Errorf("%w: %w", ErrNoAnswer, d.gone)
+	case d.timedOut[id]:
+		return fmt.Errorf("%w within %v", ErrNoAnswer, d.timeout)
+	}
+	rec, recorded := d.p.responses[id]
+	if how, ok := d.refusals[id]; ok {
+		if !recorded || rec.Kind != jsonrpc.KindResult {
+			return nil // refused as recorded: compared like any answer
+		}
+		if req, ok := d.p.handshake[id]; ok {
+			return &RevisionError{Recorded: d.v.Recording.Session.Revision, Detail: fmt.Sprintf("it refused %s with %s", req.Method, how)}
+		}
+		return fmt.Errorf("%w: the server refused it with %s", ErrNoAnswer, how)
+	}
+	return fmt.Errorf("%w: the server ended the exchange without an answer", ErrNoAnswer)
 }

@@ -78,7 +78,7 @@ func (c *stdioConn) send(_ context.Context, _ *store.Frame, data []byte) error {
 	return nil
 }
 
-func (c *stdioConn) open(context.Context, *store.Stream) error { return nil }
+func (c *stdioConn) open(context.Context, *store.Stream, string) error { return nil }
 
 // finish closes the server's stdin and waits until its output has ended
 // or ctx is done.

@@ -60,9 +60,13 @@ var (
 
 // Verifier sends the client side of a recorded session to a live server,
 // as a client would: the recorded client frames, in order, with their
-// recorded ids. Each frame waits until the live server has said what the
-// recorded one had said before it (the answers, progress and requests
-// that frame followed). Server requests (sampling, elicitation, roots,
+// recorded ids, in the session's causal order (package internal/causal):
+// each frame waits until the live server has said what the recorded one
+// had said before it (the answers, progress and requests that frame
+// followed) and, over HTTP, until the exchanges the recorded client had
+// completed by then have completed live (a notification's 202, a JSON
+// answer, the GET stream's response); frames the recording shows in
+// flight together are sent concurrently. Server requests (sampling, elicitation, roots,
 // ping) are answered with the client's recorded answers. Values the server
 // minted and the client echoes (cursor, requestState, taskId, and over
 // HTTP the Mcp-Session-Id) are rewritten to the live server's.
@@ -81,6 +85,9 @@ type Verifier struct {
 	Clock clock.Clock
 	// Logger receives diagnostics. If nil, nothing is logged.
 	Logger *slog.Logger
+	// Guard keeps tool calls that may write from being sent. If nil,
+	// every recorded frame is sent.
+	Guard *WriteGuard
 }
 
 // Run is what a Verifier run did.
@@ -96,14 +103,24 @@ type Run struct {
 	// Unrecorded lists the server requests the recording had no answer
 	// for; they were answered with an error.
 	Unrecorded []string
+	// Skipped lists the tool calls the write guard did not send.
+	Skipped []SkippedCall
 }
 
 // Annotate adds to r, which compares the recording with the run's
 // session, why requests got no answer and how the server ended. A request
 // that was not sent because the server had gone counts as unanswered.
 func (vr *Run) Annotate(r *diff.Report) {
+	skipped := map[int64]SkippedCall{}
+	for _, sc := range vr.Skipped {
+		skipped[sc.Seq] = sc
+	}
 	for i := range r.Requests {
 		rd := &r.Requests[i]
+		if sc, ok := skipped[rd.Seq]; ok && rd.Status == diff.StatusMissing {
+			rd.Status, rd.Reason = diff.StatusSkipped, "not sent: tool "+sc.Tool+" may write ("+sc.Why+"); --allow-writes="+sc.Tool+" sends it"
+			continue
+		}
 		why, ok := vr.NoAnswer[rd.Seq]
 		if !ok || (rd.Status != diff.StatusUnanswered && rd.Status != diff.StatusMissing) {
 			continue
@@ -125,8 +142,9 @@ type conn interface {
 	// send sends a client frame (data is f's payload, rewritten). f is nil
 	// for an answer the recording does not hold.
 	send(ctx context.Context, f *store.Frame, data []byte) error
-	// open opens a recorded stream that carried no client frame.
-	open(ctx context.Context, st *store.Stream) error
+	// open opens a recorded stream that carried no client frame; key
+	// names its exchange for exchangeDone.
+	open(ctx context.Context, st *store.Stream, key string) error
 	// finish ends the conversation and waits for the reading to end.
 	finish(ctx context.Context)
 }
@@ -148,6 +166,10 @@ type driver struct {
 	answered   map[string]bool
 	ended      map[string]bool // the transport says no answer will come
 	timedOut   map[string]bool
+	done       map[string]bool   // exchanges (by exchangeKey) whose response came
+	refusals   map[string]string // request id -> how HTTP refused it
+	liveTools  map[string]toolAnnotations
+	skipped    []SkippedCall
 	counts     map[string]int
 	tokens     map[string]string // recorded raw token -> live raw token
 	gone       error
@@ -180,7 +202,7 @@ func (v *Verifier) run(ctx context.Context, c conn) (*Run, error) {
 	p := buildPlan(v.Recording)
 	d := &driver{v: v, p: p, c: c, clock: v.Clock, timeout: v.Timeout, log: v.Logger,
 		changed: make(chan struct{}), sent: map[string]time.Time{}, cancelled: map[string]time.Time{},
-		answered: map[string]bool{}, ended: map[string]bool{}, timedOut: map[string]bool{},
+		answered: map[string]bool{}, ended: map[string]bool{}, timedOut: map[string]bool{}, done: map[string]bool{}, refusals: map[string]string{}, liveTools: map[string]toolAnnotations{},
 		counts: map[string]int{}, tokens: map[string]string{}}
 	if d.clock == nil {
 		d.clock = clock.Real{}
@@ -208,6 +230,15 @@ func (d *driver) run(ctx context.Context) (*Run, error) {
 		}
 		if d.stopped() {
 			break
+		}
+		d.mu.Lock()
+		tool, why := d.guarded(st)
+		if why != "" {
+			d.skipped = append(d.skipped, SkippedCall{Seq: st.f.Seq, Tool: tool, Why: why})
+		}
+		d.mu.Unlock()
+		if why != "" {
+			continue
 		}
 		if err := d.send(ctx, st); err != nil {
 			d.serverGone(err)
@@ -247,6 +278,7 @@ func (d *driver) run(ctx context.Context) (*Run, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	vr.Unrecorded = d.unrecorded
+	vr.Skipped = d.skipped
 	for i, st := range d.p.steps {
 		for _, m := range st.msgs {
 			if m.Kind != jsonrpc.KindRequest {
@@ -264,34 +296,6 @@ func (d *driver) run(ctx context.Context) (*Run, error) {
 		vr.ServerGone = gone // a server that exits after its last answer is fine
 	}
 	return vr, nil
-}
-
-// first waits for the answer to the first request and checks that the
-// server speaks the recorded revision.
-func (d *driver) first(ctx context.Context, st *step) error {
-	var id string
-	for _, m := range st.msgs {
-		if m.Kind == jsonrpc.KindRequest {
-			id = string(m.ID)
-			break
-		}
-	}
-	if err := d.await(ctx, []wait{{kind: waitAnswer, id: id}}); err != nil {
-		return err
-	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	switch {
-	case d.abort != nil:
-		return nil // run returns it
-	case d.answered[id]:
-		return nil
-	case d.gone != nil:
-		return fmt.Errorf("%w: %w", ErrNoAnswer, d.gone)
-	case d.timedOut[id]:
-		return fmt.Errorf("%w within %v", ErrNoAnswer, d.timeout)
-	}
-	return fmt.Errorf("%w: the server ended the exchange without an answer", ErrNoAnswer)
 }
 
 func (d *driver) whyUnanswered(id string, sent bool, gone error) string {
@@ -373,8 +377,19 @@ func (d *driver) satisfied(w wait) bool {
 		_, sent := d.sent[id]
 		return !sent || d.answered[id] || d.ended[id] || d.timedOut[id]
 	}
-	if w.kind == waitAnswer {
+	switch w.kind {
+	case waitAnswer:
 		return over(w.id)
+	case waitExchange:
+		if _, sent := d.sent[w.id]; !sent || d.done[w.id] || d.timedOut[w.id] {
+			return true
+		}
+		for _, id := range w.ids {
+			if !over(id) {
+				return false
+			}
+		}
+		return len(w.ids) > 0
 	}
 	return d.counts[w.key] >= w.n || over(w.owner)
 }
@@ -396,12 +411,14 @@ var echoPaths = [][]string{{"params", "cursor"}, {"params", "requestState"}, {"p
 var mintPaths = [][]string{{"nextCursor"}, {"requestState"}, {"task", "taskId"}}
 
 func (d *driver) send(ctx context.Context, st *step) error {
-	if st.open != nil {
-		return d.c.open(ctx, st.open)
-	}
-	data := st.f.Data
 	d.mu.Lock()
 	now := d.clock.Now()
+	d.sent[exchangeKey(st)] = now
+	if st.open != nil {
+		d.mu.Unlock()
+		return d.c.open(ctx, st.open, exchangeKey(st))
+	}
+	data := st.f.Data
 	for _, m := range st.msgs {
 		switch {
 		case m.Kind == jsonrpc.KindRequest:
@@ -453,6 +470,9 @@ func (d *driver) deliver(ctx context.Context, m jsonrpc.Message) {
 	case jsonrpc.KindResult, jsonrpc.KindError:
 		id := string(m.ID)
 		d.answered[id] = true
+		if d.p.methods[id] == "tools/list" && m.Kind == jsonrpc.KindResult {
+			toolsOf(m.Result, d.liveTools)
+		}
 		d.learn(id, m)
 	case jsonrpc.KindRequest:
 		d.counts[countKey(m)]++
@@ -479,11 +499,8 @@ func (d *driver) learn(id string, live jsonrpc.Message) {
 			d.tokens[string(rec.Result[rs:re])] = string(live.Result[ls:le])
 		}
 	}
-	first := d.p.steps[d.p.firstRequest]
-	for _, m := range first.msgs {
-		if m.Kind == jsonrpc.KindRequest && string(m.ID) == id && d.abort == nil {
-			d.abort = checkRevision(d.v.Recording.Session, m, rec, live)
-		}
+	if req, ok := d.p.handshake[id]; ok && d.abort == nil {
+		d.abort = checkRevision(d.v.Recording.Session, req, rec, live, d.refusals[id])
 	}
 }
 
@@ -539,6 +556,26 @@ func (d *driver) allAnswered(ids []string) bool {
 		}
 	}
 	return true
+}
+
+// refused records how the server refused request id over HTTP. It is safe
+// for concurrent use.
+func (d *driver) refused(id, how string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.refusals[id] = how
+}
+
+// exchangeDone records that the response of the exchange named key (see
+// exchangeKey) came: its status and, unless it is an event stream, its
+// body. It is safe for concurrent use.
+func (d *driver) exchangeDone(key string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !d.done[key] {
+		d.done[key] = true
+		d.signal()
+	}
 }
 
 // exchangeEnded records that the transport will bring no answer to ids.

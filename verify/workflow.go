@@ -69,13 +69,23 @@ type Options struct {
 	Target Target
 	// Ignore adds to the noise stored with each session.
 	Ignore diff.Noise
-	// Learn runs the target twice first and stores every path that differs
-	// between the runs as noise with the session.
+	// Learn runs the target twice first and learns every path that differs
+	// between the runs as noise, except where a run did not keep the
+	// recorded causal order (those differences the runner may have made).
+	// The paths are written to Progress and applied to this comparison;
+	// they are stored with the session only if Save is set.
 	Learn bool
+	Save  bool
 	// Update makes the run the expectation for later runs.
 	Update bool
 	// Timeout bounds the wait for each answer. If 0, DefaultTimeout.
 	Timeout time.Duration
+	// The write guard (see WriteGuard) is on when the target is Remote
+	// or ReadOnly is set, unless AllowWrites is: it keeps tool calls that
+	// may write from being sent, except to the tools AllowTools names.
+	AllowWrites bool
+	AllowTools  []string
+	ReadOnly    bool
 	// Logger receives diagnostics. If nil, nothing is logged.
 	Logger *slog.Logger
 	// Progress receives a line for each step people want to hear of: a
@@ -91,7 +101,7 @@ type Options struct {
 // be a temporary import of a JSONL export (see store.OpenFile): runs are
 // then lost at Close, and Learn and Update fail with ErrTemporary.
 func Cassette(ctx context.Context, db *store.DB, o Options) ([]*diff.Report, error) {
-	if db.Temporary() && (o.Learn || o.Update) {
+	if db.Temporary() && ((o.Learn && o.Save) || o.Update) {
 		return nil, ErrTemporary
 	}
 	if o.Progress == nil {
@@ -175,6 +185,9 @@ func verifyOne(ctx context.Context, db *store.DB, id int64, o *Options) (*diff.R
 		return nil, err
 	}
 	v := &Verifier{Recording: want, Timeout: o.Timeout, Logger: o.Logger}
+	if !o.AllowWrites && (o.ReadOnly || Remote(o.Target.URL)) {
+		v.Guard = &WriteGuard{Allow: o.AllowTools}
+	}
 	if err := v.Check(); err != nil {
 		return nil, &UnverifiableError{Session: exp.ID, Target: o.Target.String(), Err: err, ExitCode: -1}
 	}
@@ -194,11 +207,18 @@ func verifyOne(ctx context.Context, db *store.DB, id int64, o *Options) (*diff.R
 			return nil, err
 		}
 		noise = noise.With(learned)
-		exp.Labels = withLabel(exp.Labels, diff.NoiseLabel, noise.String())
-		if err := db.UpdateSession(ctx, &exp); err != nil {
-			return nil, fmt.Errorf("store the noise mask: %w", err)
+		for _, p := range learned.Paths {
+			fmt.Fprintf(o.Progress, "mcpvcr: noise: %s\n", p)
 		}
-		fmt.Fprintf(o.Progress, "mcpvcr: learned %d noise path(s); session %d now ignores %d path(s)\n", len(learned.Paths), exp.ID, len(noise.Paths))
+		if !o.Save {
+			fmt.Fprintf(o.Progress, "mcpvcr: would learn %d noise path(s) for session %d; nothing stored: add --save to store them\n", len(learned.Paths), exp.ID)
+		} else {
+			exp.Labels = withLabel(exp.Labels, diff.NoiseLabel, noise.String())
+			if err := db.UpdateSession(ctx, &exp); err != nil {
+				return nil, fmt.Errorf("store the noise mask: %w", err)
+			}
+			fmt.Fprintf(o.Progress, "mcpvcr: learned %d noise path(s); session %d now ignores %d path(s)\n", len(learned.Paths), exp.ID, len(noise.Paths))
+		}
 	} else {
 		run, got, err = runOnce(ctx, db, v, o, name, exp)
 		if err != nil {
@@ -300,7 +320,16 @@ func learnNoise(ctx context.Context, db *store.DB, v *Verifier, o *Options, name
 	if err := db.DeleteSession(ctx, recs[0].Session.ID); err != nil {
 		return diff.Noise{}, nil, nil, fmt.Errorf("%w: %w", ErrNotLearned, err)
 	}
-	return diff.Learn(v.Recording, recs[0], recs[1]), runs[1], recs[1], nil
+	learned := diff.Learn(v.Recording, recs[0], recs[1])
+	var from int64
+	for i, rec := range recs {
+		if seq, why := disorder(v.Recording, rec); seq != 0 && (from == 0 || seq < from) {
+			from = seq
+			fmt.Fprintf(o.Progress, "mcpvcr: run %d did not keep the recorded order at seq %d (%s): nothing is learned from there on\n", i+1, seq, why)
+		}
+	}
+	learned, _ = untainted(learned, from)
+	return learned, runs[1], recs[1], nil
 }
 
 // accept makes the run the expectation for session exp.

@@ -79,6 +79,11 @@ func takesValue(flags []cli.Flag, arg string) bool {
 			if bf, ok := f.(*cli.BoolFlag); ok && bf != nil {
 				return false
 			}
+			if gf, ok := f.(*cli.GenericFlag); ok && gf != nil {
+				if b, ok := gf.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+					return false // --allow-writes alone, or --allow-writes=TOOL
+				}
+			}
 			return true
 		}
 	}

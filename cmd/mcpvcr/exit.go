@@ -147,6 +147,9 @@ func verifyErr(c *cli.Context, id int64, t verify.Target, err error) error {
 	case errors.As(err, &re):
 		return failErr(err, fmt.Sprintf("run a server that speaks %s, or record a new session at the revision this one speaks", re.Recorded))
 	case errors.As(err, &ue) && errors.Is(err, verify.ErrNoAnswer):
+		if t.URL != nil {
+			return failErr(err, "check that the server at "+t.String()+" answers MCP: mcpvcr record --upstream "+t.String()+" and connect a client")
+		}
 		return failErr(err, "check that the server starts and answers: run "+t.String()+" on its own")
 	}
 	return failErr(err, "")

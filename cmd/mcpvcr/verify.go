@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -29,24 +30,39 @@ func verifyCommand(e *env) *cli.Command {
 			"(it did not start, never answered, or speaks another revision).\n\n" +
 			"   mcpvcr verify 3 -- ./my-server-v2              # stdio\n" +
 			"   mcpvcr verify 3 --upstream http://127.0.0.1:3001/mcp\n" +
-			"   mcpvcr verify 3 --learn -- ./my-server-v1      # learn the noise of the old release first\n\n" +
+			"   mcpvcr verify 3 --learn -- ./my-server-v1      # see the noise of the old release: two runs\n" +
+			"   mcpvcr verify 3 --learn --save -- ./my-server-v1   # and store it with the session\n\n" +
 			"Without SESSION every recorded session (not earlier verify runs) is verified.\n\n" +
 			"Noise that never counts: ids, session ids, progress tokens, cursors, requestState, timestamps,\n" +
 			"UUIDs, SSE event ids, the order of notifications and of tools/prompts/resources lists. JSON in\n" +
 			"text content is compared as JSON. --learn runs the old release twice (the server you name is\n" +
-			"the old release) and stores every path that differs between those runs with the session, for\n" +
-			"all later verify and diff runs. --update makes this run the expectation: verify SESSION then\n" +
+			"the old release), prints every path that differs between those two runs and applies them to this\n" +
+			"report; --save stores them with the session, for all later verify and diff runs. A run that did\n" +
+			"not keep the recorded order teaches nothing from that frame on: a stored path is never\n" +
+			"reported again, so only differences between two faithful live runs are learned.\n" +
+			"--update makes this run the expectation: verify SESSION then\n" +
 			"compares with the new run, which also replays like any session.\n\n" +
+			"Write guard: verify sends recorded traffic to a live server, which may be a shared staging\n" +
+			"server with real data. When the server is not one verify started and not on loopback, a\n" +
+			"tools/call is not sent if the live tools/list (else the recorded one) marks its tool as possibly\n" +
+			"writing: annotations.readOnlyHint absent or false, or destructiveHint true. Each such call is\n" +
+			"reported as skipped, with a count, and does not change the exit code (--fail-on-skip: exit 1).\n" +
+			"--allow-writes sends them all, --allow-writes=TOOL one tool's (repeatable); --read-only guards\n" +
+			"a local server too.\n\n" +
 			"--ignore " + diff.PathSyntax,
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.StringFlag{Name: "upstream", Usage: "verify over HTTP: the live server's MCP endpoint `URL`", EnvVars: []string{"MCPVCR_UPSTREAM"}},
 			&cli.StringSliceFlag{Name: "ignore", Usage: "do not count differences at `PATH` (repeatable; syntax above)"},
-			&cli.BoolFlag{Name: "learn", Usage: "run the server twice first and store the paths that differ between the runs as noise"},
+			&cli.BoolFlag{Name: "learn", Usage: "run the server twice first and print the paths that differ between the runs (noise)"},
+			&cli.BoolFlag{Name: "save", Usage: "with --learn: store the noise learned with the session"},
 			&cli.BoolFlag{Name: "update", Usage: "make this run the expectation for later verify runs"},
 			formatFlag(),
 			&cli.DurationFlag{Name: "timeout", Value: verify.DefaultTimeout, Usage: "wait this `DURATION` for each answer", EnvVars: []string{"MCPVCR_TIMEOUT"}},
 			&cli.StringSliceFlag{Name: "header", Usage: "HTTP: send this `NAME: VALUE` header too, such as a credential the recording redacted (repeatable)"},
+			&cli.GenericFlag{Name: "allow-writes", Value: &allowWrites{}, Usage: "send tool calls that may write: all of them, or with =`TOOL` only that tool's (repeatable)"},
+			&cli.BoolFlag{Name: "read-only", Usage: "apply the write guard to a server verify starts or one on loopback too"},
+			&cli.BoolFlag{Name: "fail-on-skip", Usage: "exit 1 when the write guard skipped a tool call"},
 		},
 		Action: func(c *cli.Context) error {
 			id, argv, err := verifyArgs(c)
@@ -66,8 +82,10 @@ func verifyCommand(e *env) *cli.Command {
 				return err
 			}
 			defer db.Close()
+			aw := c.Generic("allow-writes").(*allowWrites)
 			reports, err := verify.Cassette(c.Context, db, verify.Options{Session: id, Target: t, Ignore: extra,
-				Learn: c.Bool("learn"), Update: c.Bool("update"), Timeout: c.Duration("timeout"), Logger: e.logger, Progress: e.stderr})
+				Learn: c.Bool("learn"), Save: c.Bool("save"), Update: c.Bool("update"), Timeout: c.Duration("timeout"), Logger: e.logger, Progress: e.stderr,
+				AllowWrites: aw.all, AllowTools: aw.tools, ReadOnly: c.Bool("read-only")})
 			if err != nil {
 				return verifyErr(c, id, t, err)
 			}
@@ -79,10 +97,50 @@ func verifyCommand(e *env) *cli.Command {
 					return errDiffer
 				}
 			}
+			for _, r := range reports {
+				if r.Skipped() > 0 && c.Bool("fail-on-skip") {
+					return errDiffer
+				}
+			}
 			return nil
 		},
 	}
 }
+
+// allowWrites is the value of --allow-writes: alone it allows every tool,
+// as --allow-writes=TOOL one more tool.
+type allowWrites struct {
+	all   bool
+	tools []string
+}
+
+func (a *allowWrites) String() string {
+	if a == nil || (!a.all && len(a.tools) == 0) {
+		return ""
+	}
+	if a.all {
+		return "true"
+	}
+	return strings.Join(a.tools, ",")
+}
+
+// Set takes "true" (the flag alone), "false", or a tool name.
+func (a *allowWrites) Set(s string) error {
+	switch s {
+	case "true":
+		a.all = true
+	case "false":
+		a.all = false
+	case "":
+		return errors.New("name a tool: --allow-writes=TOOL")
+	default:
+		a.tools = append(a.tools, s)
+	}
+	return nil
+}
+
+// IsBoolFlag lets --allow-writes stand alone.
+func (a *allowWrites) IsBoolFlag() bool { return true }
 
 // verifyArgs splits the arguments into the SESSION (0 if absent) and the
 // server command.
@@ -161,5 +219,5 @@ func reportFlags(c *cli.Context) (format string, extra diff.Noise, err error) {
 }
 
 func formatFlag() cli.Flag {
-	return &cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json, junit or html (both sessions, the differences marked)", EnvVars: []string{"MCPVCR_FORMAT"}}
+	return &cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json, junit, sarif (SARIF 2.1.0, for code-scanning views) or html (both sessions, the differences marked)", EnvVars: []string{"MCPVCR_FORMAT"}}
 }

@@ -458,9 +458,22 @@ func TestVerify_Everything(t *testing.T) {
 		t.Errorf("verify before learning (-want +got):\n%s", diff)
 	}
 
-	learn := mcpvcr(t, "", append([]string{"verify", "1", "--cassette", db, "--learn", "--"}, server...)...)
+	// --learn alone shows what it would learn and stores nothing.
+	dry := mcpvcr(t, "", append([]string{"verify", "1", "--cassette", db, "--learn", "--"}, server...)...)
+	if dry.code != exitOK {
+		t.Fatalf("verify --learn = exit %d\nstdout:\n%s\nstderr:\n%s", dry.code, dry.stdout, dry.stderr)
+	}
+	for _, want := range []string{"mcpvcr: noise: #", timeOfDay, "nothing stored: add --save"} {
+		if !strings.Contains(dry.stderr, want) {
+			t.Errorf("verify --learn stderr lacks %q:\n%s", want, dry.stderr)
+		}
+	}
+	if export := mcpvcr(t, "", "export", "1", "--cassette", db); strings.Contains(export.stdout, `"mcpvcr.noise"`) {
+		t.Errorf("verify --learn without --save stored a noise label")
+	}
+	learn := mcpvcr(t, "", append([]string{"verify", "1", "--cassette", db, "--learn", "--save", "--"}, server...)...)
 	if learn.code != exitOK {
-		t.Fatalf("verify --learn = exit %d\nstdout:\n%s\nstderr:\n%s", learn.code, learn.stdout, learn.stderr)
+		t.Fatalf("verify --learn --save = exit %d\nstdout:\n%s\nstderr:\n%s", learn.code, learn.stdout, learn.stderr)
 	}
 	if !strings.Contains(learn.stderr, "mcpvcr: learned 1 noise path(s)") {
 		t.Errorf("verify --learn stderr lacks what it learned:\n%s", learn.stderr)

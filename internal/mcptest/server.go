@@ -60,6 +60,9 @@ type ServerConfig struct {
 	// (SEP-1699 polling). It needs an event store; without it the tool
 	// answers the same without closing anything.
 	CloseStreams bool
+	// Annotated marks tool info readOnlyHint: true and adds tool forget,
+	// marked destructiveHint: true, for tests of verify's write guard.
+	Annotated bool
 	// Logger receives the SDK's server logs. If nil, they are discarded.
 	Logger *slog.Logger
 }
@@ -87,6 +90,9 @@ func (c ServerConfig) NewServer() *mcp.Server {
 		limit = DefaultSlowLimit
 	}
 	addTools(s, c.variant(), limit, c.CloseStreams)
+	if c.Annotated {
+		addAnnotated(s, c.variant())
+	}
 	addResources(s)
 	addPrompts(s)
 	return s

@@ -95,6 +95,21 @@ func addTools(s *mcp.Server, variant string, slowLimit time.Duration, closeStrea
 	mcp.AddTool(s, &mcp.Tool{Name: "reconnect", Description: "Sends progress \"before\", may close its SSE stream asking the client to resume, then sends \"after\" and returns."}, reconnect(closeStreams))
 }
 
+// addAnnotated replaces tool info with one annotated read-only and adds
+// tool forget, annotated destructive, which does nothing and says so.
+func addAnnotated(s *mcp.Server, variant string) {
+	destructive := true
+	mcp.AddTool(s, &mcp.Tool{Name: "info", Description: "Reports the server's name and version.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, info(variant))
+	mcp.AddTool(s, &mcp.Tool{Name: "forget", Description: "Would forget everything: a destructive tool that does nothing.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: &destructive}}, forget)
+}
+
+// forget is the destructive tool of addAnnotated.
+func forget(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "forgot nothing"}}}, nil, nil
+}
+
 // reconnect sends progress "before", then (when closeStreams is set and
 // the transport allows it) closes the request's SSE stream with a short
 // retry interval, sends progress "after" and returns. The client sees the

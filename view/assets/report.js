@@ -452,8 +452,10 @@
     var sec = $('diffs'), h = '';
     ds.forEach(function (d, di) {
       var reqs = (d.requests || []).concat(d.server ? [d.server] : []);
+      // Calls verify's write guard skipped are listed, but do not differ.
       var bad = reqs.filter(function (r) { return r.status !== 'same'; });
-      h += '<h2>Session ' + d.old.id + ' → session ' + d['new'].id + ': ' + (bad.length ? bad.length + ' of ' + reqs.length + ' requests differ' : 'no differences') + '</h2>';
+      var differ = bad.filter(function (r) { return r.status !== 'skipped'; }).length;
+      h += '<h2>Session ' + d.old.id + ' → session ' + d['new'].id + ': ' + (differ ? differ + ' of ' + reqs.length + ' requests differ' : 'no differences') + '</h2>';
       bad.forEach(function (r, ri) {
         var name = (r.method || 'server traffic') + (r.name ? ' ' + r.name : '') + (r.seq ? ' (seq ' + r.seq + ')' : r.new_seq ? ' (new seq ' + r.new_seq + ')' : '');
         h += '<div class="drq" data-d="' + di + '" data-r="' + ri + '"><span class="st">' + esc(r.status) + '</span>' + esc(name) + changesHTML(r) + '</div>';
