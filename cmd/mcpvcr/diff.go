@@ -43,6 +43,9 @@ func diffCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
+			if err := checkOutput(c); err != nil {
+				return err
+			}
 			db, err := openForRead(c)
 			if err != nil {
 				return err

@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/internal/outfile"
 	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/view"
 )
@@ -15,6 +17,15 @@ import (
 // export.
 func outputFlag() cli.Flag {
 	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write to `FILE` instead of stdout: created 0600, written whole or not at all, never the cassette itself"}
+}
+
+// checkOutput refuses, before any work, an -o that names the cassette.
+func checkOutput(c *cli.Context) error {
+	if p := c.String("output"); p != "" && errors.Is(outfile.Check(p, cassettePath(c)), outfile.ErrInput) {
+		return usageErr("name another file with -o: an output is never the cassette it reads (nor its -wal or -shm)",
+			"-o %s would overwrite the cassette %s it reads", p, cassettePath(c))
+	}
+	return nil
 }
 
 // writeReports writes reports in format to -o's file, or to stdout

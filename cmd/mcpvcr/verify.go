@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -58,6 +57,7 @@ func verifyCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "save", Usage: "with --learn: store the noise learned with the session"},
 			&cli.BoolFlag{Name: "update", Usage: "make this run the expectation for later verify runs"},
 			formatFlag(),
+			outputFlag(),
 			&cli.DurationFlag{Name: "timeout", Value: verify.DefaultTimeout, Usage: "wait this `DURATION` for each answer", EnvVars: []string{"MCPVCR_TIMEOUT"}},
 			&cli.StringSliceFlag{Name: "header", Usage: "HTTP: send this `NAME: VALUE` header too, such as a credential the recording redacted (repeatable)"},
 			&cli.GenericFlag{Name: "allow-writes", Value: &allowWrites{}, Usage: "send tool calls that may write: all of them, or with =`TOOL` only that tool's (repeatable)"},
@@ -82,6 +82,9 @@ func verifyCommand(e *env) *cli.Command {
 				return err
 			}
 			defer db.Close()
+			if err := checkOutput(c); err != nil {
+				return err // before any traffic is sent
+			}
 			aw := c.Generic("allow-writes").(*allowWrites)
 			reports, err := verify.Cassette(c.Context, db, verify.Options{Session: id, Target: t, Ignore: extra,
 				Learn: c.Bool("learn"), Save: c.Bool("save"), Update: c.Bool("update"), Timeout: c.Duration("timeout"), Logger: e.logger, Progress: e.stderr,
@@ -89,8 +92,8 @@ func verifyCommand(e *env) *cli.Command {
 			if err != nil {
 				return verifyErr(c, id, t, err)
 			}
-			if err := view.WriteReports(c.Context, e.stdout, db, format, reports...); err != nil {
-				return failErr(fmt.Errorf("write the report: %w", err), "")
+			if err := writeReports(c.Context, c, e, db, cassettePath(c), format, reports...); err != nil {
+				return err
 			}
 			for _, r := range reports {
 				if r.Differs() && !c.Bool("update") {

@@ -189,7 +189,7 @@ func TestDiffAndVerify_HTML(t *testing.T) {
 	}
 }
 
-// TestDiff_Output: diff takes -o as export does: the report goes to the
+// TestDiff_Output: diff and verify take -o as export does: the report goes to the
 // file (0600), and never over the cassette.
 func TestDiff_Output(t *testing.T) {
 	dir := t.TempDir()
@@ -210,7 +210,11 @@ func TestDiff_Output(t *testing.T) {
 	if res := mcpvcr(t, "", "diff", "1", "2", "--cassette", db, "-o", db); res.code != exitUsage || !strings.Contains(res.stderr, "would overwrite the cassette") {
 		t.Errorf("diff -o onto the cassette: exit %d\n%s", res.code, res.stderr)
 	}
+	// verify refuses it before it sends anything (nothing listens there).
+	if res := mcpvcr(t, "", "verify", "1", "--cassette", db, "--upstream", "http://127.0.0.1:1/mcp", "-o", db); res.code != exitUsage || !strings.Contains(res.stderr, "would overwrite the cassette") {
+		t.Errorf("verify -o onto the cassette: exit %d\n%s", res.code, res.stderr)
+	}
 	if after, _ := os.ReadFile(db); string(after) != string(before) {
-		t.Error("diff -o onto the cassette changed it")
+		t.Error("diff or verify -o onto the cassette changed it")
 	}
 }
