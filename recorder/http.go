@@ -401,7 +401,7 @@ func (h *HTTP) sessionFor(ctx context.Context, r *http.Request, msg jsonrpc.Mess
 		}
 		// A session this proxy did not see start (or one the server has
 		// forgotten): record it under the id the client sent.
-		hs := h.newSession(ctx, store.StreamableHTTP, sid)
+		hs := h.newSession(ctx, r, store.StreamableHTTP, sid)
 		h.byID[sid] = hs
 		return hs
 	}
@@ -425,12 +425,12 @@ func (h *HTTP) sessionFor(ctx context.Context, r *http.Request, msg jsonrpc.Mess
 			// The retry of an initialize refused for want of a token.
 			return hs
 		}
-		hs := h.newSession(ctx, store.StreamableHTTP, "")
+		hs := h.newSession(ctx, r, store.StreamableHTTP, "")
 		h.sessionless = hs
 		return hs
 	case modern:
 		if h.modern == nil {
-			h.modern = h.newSession(ctx, store.StreamableHTTP, "")
+			h.modern = h.newSession(ctx, r, store.StreamableHTTP, "")
 		}
 		h.modern.mu.Lock()
 		if msg.Method == "server/discover" {
@@ -443,7 +443,7 @@ func (h *HTTP) sessionFor(ctx context.Context, r *http.Request, msg jsonrpc.Mess
 	case r.Method == http.MethodGet && h.sessionless == nil && h.modern == nil:
 		// A GET that opens a conversation: the HTTP+SSE transport. If its
 		// first event is not an endpoint, it is corrected to Streamable HTTP.
-		return h.newSession(ctx, store.LegacySSE, "")
+		return h.newSession(ctx, r, store.LegacySSE, "")
 	}
 	return h.latest(ctx)
 }
@@ -458,14 +458,29 @@ func (h *HTTP) latest(ctx context.Context) *httpSession {
 	case h.modern != nil:
 		return h.modern
 	}
-	hs := h.newSession(ctx, store.StreamableHTTP, "")
+	hs := h.newSession(ctx, nil, store.StreamableHTTP, "")
 	h.sessionless = hs
 	return hs
 }
 
+// upstreamURL is the upstream URL r goes to (see rewrite): Upstream's
+// scheme and host with r's path and query, or Upstream itself for "/";
+// Upstream when r is nil.
+func (h *HTTP) upstreamURL(r *http.Request) *url.URL {
+	u := *h.Upstream
+	if r == nil || r.URL.Path == "" || r.URL.Path == "/" {
+		if r != nil && r.URL.RawQuery != "" {
+			u.RawQuery = r.URL.RawQuery
+		}
+		return &u
+	}
+	u.Path, u.RawPath, u.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
+	return &u
+}
+
 // newSession creates a recorded session. The caller holds h.mu.
-func (h *HTTP) newSession(ctx context.Context, t store.Transport, externalID string) *httpSession {
-	tmpl := store.Session{Name: h.Name, Transport: t, Upstream: h.red.URL(h.Upstream.String()), ExternalID: externalID}
+func (h *HTTP) newSession(ctx context.Context, r *http.Request, t store.Transport, externalID string) *httpSession {
+	tmpl := store.Session{Name: h.Name, Transport: t, Upstream: h.red.URL(h.upstreamURL(r).String()), ExternalID: externalID}
 	h.red.label(&tmpl)
 	rs, err := newSession(ctx, h.Sink, h.Clock, h.log, tmpl)
 	if err != nil {

@@ -203,7 +203,13 @@ func (t Target) runHTTP(ctx context.Context, o *Options, db *store.DB, v *Verifi
 	srv := &http.Server{Handler: rec}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
-	vr, verr := v.RunHTTP(ctx, "http://"+ln.Addr().String()+"/", nil, t.Header)
+	// The client side addresses the upstream's own path, so that the new
+	// run records the URL the recording did.
+	endpoint := url.URL{Scheme: "http", Host: ln.Addr().String(), Path: t.URL.Path, RawPath: t.URL.RawPath, RawQuery: t.URL.RawQuery}
+	if endpoint.Path == "" {
+		endpoint.Path = "/"
+	}
+	vr, verr := v.RunHTTP(ctx, endpoint.String(), nil, t.Header)
 	srv.Close()
 	<-served
 	if err := rec.Close(context.WithoutCancel(ctx)); err != nil {

@@ -244,3 +244,35 @@ func TestRecord_UpstreamProbeEverything(t *testing.T) {
 		})
 	}
 }
+
+// TestRecord_UpstreamURLAsUsed: with --upstream naming one path and the
+// client another, the session names the URL its requests went to; and a
+// verify run records the path the recording had, not "/".
+func TestRecord_UpstreamURLAsUsed(t *testing.T) {
+	ctx := testCtx(t)
+	base := cliUpstream(t, nil, nil)
+	db := filepath.Join(t.TempDir(), "c.db")
+	rec := startServing(t, "record", "--cassette", db, "--upstream", base+"/nope", "--listen", "127.0.0.1:0")
+	endpoint := strings.TrimSuffix(rec.URL, "/nope") + "/mcp"
+	cs, err := mcptest.NewClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, rec.stderr)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+	}
+	if ls := mcpvcr(t, "", "ls", "--cassette", db).stdout; !strings.Contains(ls, base+"/mcp\n") || strings.Contains(ls, "/nope") {
+		t.Errorf("ls names the upstream as given, not as used (%s/mcp):\n%s", base, ls)
+	}
+	if res := mcpvcr(t, "", "verify", "1", "--cassette", db, "--upstream", base+"/mcp"); res.code != exitOK {
+		t.Fatalf("verify exited %d:\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	show := mcpvcr(t, "", "show", "2", "--cassette", db).stdout
+	if !regexpMatch(`POST \d+ +/mcp`, show) || regexpMatch(`POST \d+ +/\s`, show) {
+		t.Errorf("the verify run's streams do not name /mcp:\n%s", show)
+	}
+}
