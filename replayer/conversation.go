@@ -396,6 +396,12 @@ type stall struct {
 	// or its cancellation of this request. Such a wait is ordinary and is
 	// reported only when Server.Wait runs out.
 	Expected bool
+	// Cancel is the recorded client's notifications/cancelled for this
+	// request when the recording holds no answer before it: this client
+	// has not cancelled where the recorded one did. Waived reports whether
+	// the recording holds frames for the request after it (progress, a
+	// late answer), which waive releases.
+	Cancel *store.Frame
 }
 
 // stalls returns the outstanding requests that are stalled in every
@@ -449,6 +455,12 @@ func (st stall) describe() string {
 	if st.Request != nil {
 		what = fmt.Sprintf("request %s (recorded seq %d)", st.Request.Method, st.Request.Seq)
 	}
+	if st.Cancel != nil && len(st.Awaited) == 0 {
+		return fmt.Sprintf("%s: the recording holds no answer to it: the recorded client cancelled it (notifications/cancelled, seq %d) and this client has not", what, st.Cancel.Seq)
+	}
+	if st.Cancel != nil && len(st.Awaited) == 1 && st.Awaited[0] == st.Cancel {
+		return fmt.Sprintf("%s: the recording answers it only after the recorded client cancelled it (notifications/cancelled, seq %d), which this client has not", what, st.Cancel.Seq)
+	}
 	if len(st.Awaited) == 0 {
 		return what + ": the recording holds no answer to it (the recorded client left before the answer came)"
 	}
@@ -465,6 +477,44 @@ func (st stall) describe() string {
 		b.WriteByte(')')
 	}
 	return b.String()
+}
+
+// waive is for a stalled request whose recorded answer came only after
+// the recorded client cancelled it, where this client has not: in every
+// candidate that cancellation is taken as received, so that what the
+// server sent after it (progress, log lines, the late answer) is
+// released, as the recording has it. It reports whether it released
+// anything; when it did not (the stall waits for more than the
+// cancellation), nothing changes.
+func (c *cursor) waive(st stall) bool {
+	if st.Cancel == nil || len(st.Awaited) != 1 || st.Awaited[0] != st.Cancel {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	released := false
+	for _, e := range c.cands {
+		rec, ok := e.rids[st.ID]
+		if !ok {
+			continue
+		}
+		i, ok := e.cancelOf[rec]
+		if !ok || e.frames[i].done {
+			continue
+		}
+		e.frames[i].done = true
+		e.touched = max(e.touched, i+1)
+		e.ready = append(e.ready, e.dependents[i]...)
+		o := e.release()
+		if c.queued {
+			e.queue = append(e.queue, o...)
+		}
+		released = true
+	}
+	if released {
+		c.notify()
+	}
+	return released
 }
 
 // stallMismatch is the mismatch a stalled request is reported as.
@@ -487,7 +537,20 @@ func (e *engine) stalled(id string) (stall, bool) {
 	st := stall{ID: id, Request: e.reqAt[rec]}
 	a, ok := e.answerOf[rec]
 	if !ok {
+		if c, cancelled := e.cancelOf[rec]; cancelled {
+			if e.frames[c].done {
+				// Cancelled here as in the recording, which holds no
+				// answer: nothing is owed.
+				return stall{}, false
+			}
+			st.Cancel, st.Expected = e.frames[c].f, true
+		}
 		return st, true
+	}
+	if c, cancelled := e.cancelOf[rec]; cancelled && !e.frames[c].done && c < a {
+		// The recording answers only after the client's cancellation:
+		// a late answer.
+		st.Cancel = e.frames[c].f
 	}
 	if e.frames[a].done {
 		return stall{}, false

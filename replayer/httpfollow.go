@@ -87,8 +87,7 @@ func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string,
 		}
 		select {
 		case <-wait:
-			ls.giveUp(stalledID)
-			if injectable {
+			if ls.giveUp(stalledID) && injectable {
 				ls.inject(noMatchAnswer([]byte(stalledID), ls.stallReport(stalledID)))
 			}
 		case <-changed:
@@ -424,11 +423,18 @@ func (ls *liveSession) writeStallAnswer(w http.ResponseWriter, id string, sse bo
 }
 
 // giveUp answers a stalled request itself: its recorded answer will not
-// be sent, and the stall is reported like an unmatched frame.
-func (ls *liveSession) giveUp(id string) {
+// be sent, and the stall is reported like an unmatched frame. When the
+// recording answers it only after a cancellation this client did not
+// send, it releases that answer instead (see cursor.waive) and reports
+// false.
+func (ls *liveSession) giveUp(id string) bool {
 	st, ok := ls.stallOf(id)
 	if !ok {
-		return
+		return false
+	}
+	if ls.cur.waive(st) {
+		ls.srv.logger().Info("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
+		return false
 	}
 	mm := stallMismatch(st)
 	ls.mu.Lock()
@@ -436,6 +442,7 @@ func (ls *liveSession) giveUp(id string) {
 	ls.mu.Unlock()
 	ls.cur.answerSelf(id)
 	ls.mismatch(mm)
+	return true
 }
 
 // inject queues an answer of replay's own for the HTTP+SSE stream.

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+)
+
+// cancelToken is the progress token of the cancelled calls.
+const cancelToken = "cancel-1"
+
+// A cancelRun is one client run of the cancellation tests: it connects,
+// lists the tools, calls tool with args and progress token cancelToken,
+// cancels the call when the progress notification numbered cancelAt
+// arrives (never when 0), then waits until the one numbered waitFor has
+// arrived (the server keeps sending after a cancellation) and calls echo,
+// so that what came after the cancellation is seen before the run ends.
+type cancelRun struct {
+	tool     string
+	args     map[string]any
+	cancelAt float64
+	waitFor  float64
+	// echo is the echo tool's argument name ("message" for
+	// server-everything, "text" for the Go SDK test server).
+	echo string
+}
+
+// progressLog collects the progress values a client receives, in order.
+type progressLog struct {
+	mu      sync.Mutex // guards got and changed
+	got     []float64
+	changed chan struct{}
+}
+
+func newProgressLog() *progressLog { return &progressLog{changed: make(chan struct{})} }
+
+func (p *progressLog) add(v float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.got = append(p.got, v)
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
+// wait blocks until progress v has arrived or ctx is done.
+func (p *progressLog) wait(ctx context.Context, v float64) error {
+	for {
+		p.mu.Lock()
+		for _, g := range p.got {
+			if g == v {
+				p.mu.Unlock()
+				return nil
+			}
+		}
+		ch := p.changed
+		p.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("progress %v never came: %w", v, ctx.Err())
+		}
+	}
+}
+
+func (p *progressLog) values() []float64 {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]float64(nil), p.got...)
+}
+
+// do runs r as a client named info over transport at version and returns
+// what it saw: the progress values in order, with "cancel" where the
+// client cancelled, how the call ended and what echo answered after.
+func (r cancelRun) do(ctx context.Context, info *mcp.Implementation, transport mcp.Transport, version string) map[string]any {
+	prog := newProgressLog()
+	var mu sync.Mutex
+	var seen []any
+	cancelled := make(chan struct{})
+	var once sync.Once
+	callCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	c := mcp.NewClient(info, &mcp.ClientOptions{
+		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			if req.Params.ProgressToken != cancelToken {
+				return
+			}
+			mu.Lock()
+			seen = append(seen, req.Params.Progress)
+			mu.Unlock()
+			if r.cancelAt > 0 && req.Params.Progress == r.cancelAt {
+				once.Do(func() {
+					mu.Lock()
+					seen = append(seen, "cancel")
+					mu.Unlock()
+					cancel()
+					close(cancelled)
+				})
+			}
+			prog.add(req.Params.Progress)
+		},
+	})
+	out := map[string]any{}
+	cs, err := c.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		return map[string]any{"connect": "error: " + err.Error()}
+	}
+	defer cs.Close()
+	tools, err := cs.ListTools(ctx, nil)
+	out["tools"] = len(tools.Tools)
+	if err != nil {
+		out["tools"] = "error: " + err.Error()
+	}
+	res, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: r.tool, Arguments: r.args, Meta: mcp.Meta{"progressToken": cancelToken}})
+	switch {
+	case errors.Is(err, context.Canceled):
+		out["call"] = "cancelled"
+	case err != nil:
+		out["call"] = "error: " + err.Error()
+	default:
+		out["call"] = jsonValueOf(res)
+	}
+	if r.waitFor > 0 {
+		waitCtx, stop := context.WithTimeout(ctx, 10*time.Second)
+		if err := prog.wait(waitCtx, r.waitFor); err != nil {
+			out["wait"] = err.Error()
+		}
+		stop()
+	}
+	echo, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{r.echo: "after"}})
+	if err != nil {
+		out["echo"] = "error: " + err.Error()
+	} else {
+		out["echo"] = jsonValueOf(echo)
+	}
+	mu.Lock()
+	out["progress"] = append([]any(nil), seen...)
+	mu.Unlock()
+	return out
+}
+
+// everythingCancelRuns are the runs of a cassette of server-everything's
+// trigger-long-running-operation (6 steps): cancelled at progress 2 with
+// the server going on (progress 3 to 6 after the cancellation, no
+// result), then the same call not cancelled (every step and the result).
+// Both share their opening frames and the call itself.
+func everythingCancelRuns() []cancelRun {
+	args := map[string]any{"duration": 1.2, "steps": 6}
+	return []cancelRun{
+		{tool: "trigger-long-running-operation", args: args, cancelAt: 2, waitFor: 6, echo: "message"},
+		{tool: "trigger-long-running-operation", args: args, waitFor: 6, echo: "message"},
+	}
+}
+
+// recordStdioRuns records each run through its own mcpvcr record -- argv
+// into one cassette and returns it with what each live run saw.
+func recordStdioRuns(t *testing.T, argv []string, version string, runs []cancelRun) (string, []map[string]any) {
+	t.Helper()
+	ctx := testCtx(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	var live []map[string]any
+	for i, r := range runs {
+		rec := exec.Command(mcpvcrBin, append([]string{"record", "--cassette", db, "--name", fmt.Sprintf("run-%d", i), "--"}, argv...)...)
+		live = append(live, r.do(ctx, recordedClient, &mcp.CommandTransport{Command: rec, TerminateDuration: 200 * time.Millisecond}, version))
+	}
+	if d := os.Getenv("MCPVCR_KEEP"); d != "" {
+		mcpvcr(t, "", "export", "--cassette", db, "-o", d)
+	}
+	return db, live
+}
+
+// replayStdioRun replays db (no SESSION argument) to run r, as a client
+// named upgradedClient, and returns what it saw and replay's stderr and
+// exit code.
+func replayStdioRun(t *testing.T, db string, r cancelRun, version string, flags ...string) (map[string]any, string, int) {
+	t.Helper()
+	ctx := testCtx(t)
+	var stderr syncBuffer
+	rep := exec.Command(mcpvcrBin, append([]string{"replay", "--stdio", "--cassette", db}, flags...)...)
+	rep.Stderr = &stderr
+	got := r.do(ctx, upgradedClient, &mcp.CommandTransport{Command: rep, TerminateDuration: 5 * time.Second}, version)
+	if rep.ProcessState == nil && rep.Process != nil {
+		_ = rep.Process.Kill()
+		_ = rep.Wait()
+	}
+	return got, stderr.String(), rep.ProcessState.ExitCode()
+}
+
+// dumpSessionsOnFailure logs the timeline of sessions 1 to n of db if the
+// test fails.
+func dumpSessionsOnFailure(tb testing.TB, db string, n int) {
+	tb.Cleanup(func() {
+		if tb.Failed() {
+			for i := 1; i <= n; i++ {
+				tb.Logf("recording:\n%s", mcpvcr(tb, "", "show", fmt.Sprint(i), "--cassette", db).stdout)
+			}
+		}
+	})
+}
+
+// checkReplay requires a replayed run to see what the live one saw, with
+// every client frame matched and no stall reported.
+func checkReplay(t *testing.T, i int, live, got map[string]any, stderr string, code int) {
+	t.Helper()
+	if diff := cmp.Diff(live, got); diff != "" {
+		t.Errorf("run %d: replay differs from the live run (-live +replay):\n%s\nreplay stderr:\n%s", i, diff, stderr)
+	}
+	if code != 0 || !strings.Contains(stderr, " 0 unmatched") || strings.Contains(stderr, "a request waits") {
+		t.Errorf("run %d: replay exited %d; want 0, every frame matched and no stall:\n%s", i, code, stderr)
+	}
+}
+
+// TestCancel_EverythingStdio (issue #28, the core case): server-everything
+// over stdio at 2025-06-18, a long-running operation cancelled at its
+// second progress notification while the server goes on sending progress
+// and never answers; the same call not cancelled in another session of the
+// cassette. Replayed to a client with another clientInfo, each run sees
+// what its live run saw: progress 1 and 2 before the cancellation, 3 to 6
+// after it, no answer and no stall; or every step and the result.
+func TestCancel_EverythingStdio(t *testing.T) {
+	runs := everythingCancelRuns()
+	db, live := recordStdioRuns(t, mcptest.Everything(t), mcptest.V20250618, runs)
+	dumpSessionsOnFailure(t, db, len(runs))
+	if want := []any{1.0, 2.0, "cancel", 3.0, 4.0, 5.0, 6.0}; !cmp.Equal(live[0]["progress"], want) {
+		t.Fatalf("live cancelled run saw progress %v; want %v (the server going on after the cancellation)", live[0]["progress"], want)
+	}
+	for i, r := range runs {
+		got, stderr, code := replayStdioRun(t, db, r, mcptest.V20250618)
+		checkReplay(t, i, live[i], got, stderr, code)
+	}
+}
