@@ -433,7 +433,7 @@ func (ls *liveSession) giveUp(id string) bool {
 		return false
 	}
 	if ls.cur.waive(st) {
-		ls.srv.logger().Info("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
+		ls.srv.logger().Warn("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
 		return false
 	}
 	mm := stallMismatch(st)

@@ -379,7 +379,7 @@ func (s *Server) waitText() string {
 func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, due []stall) {
 	for _, st := range due {
 		if cur.waive(st) {
-			s.logger().Info("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
+			s.logger().Warn("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
 			w.send(ctx, cur.emit())
 			continue
 		}

@@ -155,11 +155,33 @@ func (r cancelRun) do(ctx context.Context, info *mcp.Implementation, transport m
 // the server going on (progress 3 to 6 after the cancellation, no
 // result), then the same call not cancelled (every step and the result).
 // Both share their opening frames and the call itself.
-func everythingCancelRuns() []cancelRun {
+// Over Streamable HTTP the client ends the call's SSE stream as it
+// cancels (after is false), so nothing after the cancellation reaches it.
+func everythingCancelRuns(after bool) []cancelRun {
 	args := map[string]any{"duration": 1.2, "steps": 6}
+	cancelled := cancelRun{tool: "trigger-long-running-operation", args: args, cancelAt: 2, echo: "message"}
+	if after {
+		cancelled.waitFor = 6
+	}
 	return []cancelRun{
-		{tool: "trigger-long-running-operation", args: args, cancelAt: 2, waitFor: 6, echo: "message"},
+		cancelled,
 		{tool: "trigger-long-running-operation", args: args, waitFor: 6, echo: "message"},
+	}
+}
+
+// gosdkCancelRuns are the runs of a cassette of the Go SDK test server:
+// tool slow cancelled at its progress "started" (the server answers with
+// a late error), and tool stubborn cancelled there too (the server sends
+// progress "after cancel" and a late result). after is as for
+// everythingCancelRuns.
+func gosdkCancelRuns(after bool) []cancelRun {
+	stubborn := cancelRun{tool: "stubborn", args: map[string]any{}, cancelAt: 1, echo: "text"}
+	if after {
+		stubborn.waitFor = 2
+	}
+	return []cancelRun{
+		{tool: "slow", args: map[string]any{}, cancelAt: 1, echo: "text"},
+		stubborn,
 	}
 }
 
@@ -229,7 +251,7 @@ func checkReplay(t *testing.T, i int, live, got map[string]any, stderr string, c
 // what its live run saw: progress 1 and 2 before the cancellation, 3 to 6
 // after it, no answer and no stall; or every step and the result.
 func TestCancel_EverythingStdio(t *testing.T) {
-	runs := everythingCancelRuns()
+	runs := everythingCancelRuns(true)
 	db, live := recordStdioRuns(t, mcptest.Everything(t), mcptest.V20250618, runs)
 	dumpSessionsOnFailure(t, db, len(runs))
 	if want := []any{1.0, 2.0, "cancel", 3.0, 4.0, 5.0, 6.0}; !cmp.Equal(live[0]["progress"], want) {
@@ -238,5 +260,91 @@ func TestCancel_EverythingStdio(t *testing.T) {
 	for i, r := range runs {
 		got, stderr, code := replayStdioRun(t, db, r, mcptest.V20250618)
 		checkReplay(t, i, live[i], got, stderr, code)
+	}
+}
+
+// recordHTTPRuns records each run through one mcpvcr record --upstream
+// into one cassette and returns it with what each live run saw.
+func recordHTTPRuns(t *testing.T, upstream, version string, runs []cancelRun) (string, []map[string]any) {
+	t.Helper()
+	ctx := testCtx(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	var live []map[string]any
+	for i, r := range runs {
+		rec := startServing(t, "record", "--cassette", db, "--name", fmt.Sprintf("run-%d", i), "--upstream", upstream, "--listen", "127.0.0.1:0")
+		live = append(live, r.do(ctx, recordedClient, &mcp.StreamableClientTransport{Endpoint: rec.URL}, version))
+		if code := rec.Stop(); code != 0 {
+			t.Fatalf("record run %d exited %d:\n%s", i, code, rec.stderr)
+		}
+	}
+	if d := os.Getenv("MCPVCR_KEEP"); d != "" {
+		mcpvcr(t, "", "export", "--cassette", db, "-o", d)
+	}
+	return db, live
+}
+
+// replayHTTPRuns replays db with replay --listen (no SESSION argument) to
+// each run, one after the other, as a client named upgradedClient, and
+// checks each against its live run.
+func replayHTTPRuns(t *testing.T, db string, runs []cancelRun, live []map[string]any, version string, flags ...string) {
+	t.Helper()
+	ctx := testCtx(t)
+	for i, r := range runs {
+		rep := startServing(t, append([]string{"replay", "--cassette", db, "--listen", "127.0.0.1:0"}, flags...)...)
+		got := r.do(ctx, upgradedClient, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, version)
+		code := rep.Stop()
+		checkReplay(t, i, live[i], got, rep.stderr.String(), code)
+	}
+}
+
+// TestCancel_EverythingHTTP is TestCancel_EverythingStdio over Streamable
+// HTTP (2025-06-18): the cancellation is a POST of its own while the
+// call's SSE stream goes on carrying progress.
+func TestCancel_EverythingHTTP(t *testing.T) {
+	runs := everythingCancelRuns(false)
+	db, live := recordHTTPRuns(t, mcptest.EverythingHTTP(t, mcptest.StreamableHTTP), mcptest.V20250618, runs)
+	dumpSessionsOnFailure(t, db, len(runs))
+	replayHTTPRuns(t, db, runs, live, mcptest.V20250618)
+}
+
+// TestCancel_GoSDKStdio: the Go SDK test server over stdio (2025-06-18)
+// answering cancelled calls anyway: with a late error (slow), and with
+// progress after the cancellation and a late result (stubborn). Replayed
+// to a client with another clientInfo, each run sees what its live run
+// saw, with no stall; a client that does not cancel the stubborn call
+// gets, once --wait is over, what the recording holds after the
+// cancellation: progress "after cancel" and the late result.
+func TestCancel_GoSDKStdio(t *testing.T) {
+	runs := gosdkCancelRuns(true)
+	db, live := recordStdioRuns(t, []string{mcptest.BuildServer(t)}, mcptest.V20250618, runs)
+	dumpSessionsOnFailure(t, db, len(runs))
+	if want := []any{1.0, "cancel", 2.0}; !cmp.Equal(live[1]["progress"], want) {
+		t.Fatalf("live stubborn run saw progress %v; want %v", live[1]["progress"], want)
+	}
+	for i, r := range runs {
+		got, stderr, code := replayStdioRun(t, db, r, mcptest.V20250618)
+		checkReplay(t, i, live[i], got, stderr, code)
+	}
+	t.Run("NotCancelled", func(t *testing.T) {
+		r := runs[1]
+		r.cancelAt, r.waitFor = 0, 0
+		got, stderr, code := replayStdioRun(t, db, r, mcptest.V20250618, "--wait", "1s")
+		checkLateAnswer(t, got, stderr, code)
+	})
+}
+
+// checkLateAnswer requires a client that did not cancel the stubborn call
+// to get the recorded late result, with the progress sent after the
+// cancellation, and replay to say why it came late.
+func checkLateAnswer(t *testing.T, got map[string]any, stderr string, code int) {
+	t.Helper()
+	res, _ := got["call"].(map[string]any)
+	content, _ := res["content"].([]any)
+	first, _ := content[min(len(content), 1)-1:][0].(map[string]any)
+	if first["text"] != mcptest.StubbornResult || !cmp.Equal(got["progress"], []any{1.0, 2.0}) {
+		t.Errorf("a client that does not cancel got %v; want progress [1 2] and the late result %q", got, mcptest.StubbornResult)
+	}
+	if code != 0 || !strings.Contains(stderr, " 0 unmatched") || !strings.Contains(stderr, "cancelled it (notifications/cancelled") {
+		t.Errorf("replay exited %d; want 0, every frame matched and a line naming the recorded cancellation:\n%s", code, stderr)
 	}
 }

@@ -91,6 +91,7 @@ func addTools(s *mcp.Server, variant string, slowLimit time.Duration, closeStrea
 	mcp.AddTool(s, &mcp.Tool{Name: "elicit", Description: "Asks the user for a name."}, elicit)
 	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."}, roots)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sends progress \"started\", then blocks until cancelled."}, slow(slowLimit))
+	mcp.AddTool(s, &mcp.Tool{Name: "stubborn", Description: "Sends progress \"started\", waits until cancelled, then sends progress \"after cancel\" and answers anyway."}, stubborn(slowLimit))
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails with an error result."}, fail)
 	mcp.AddTool(s, &mcp.Tool{Name: "reconnect", Description: "Sends progress \"before\", may close its SSE stream asking the client to resume, then sends \"after\" and returns."}, reconnect(closeStreams))
 }
@@ -281,6 +282,39 @@ func slow(limit time.Duration) mcp.ToolHandlerFor[noArgs, any] {
 		case <-t.C:
 			return nil, nil, errSlowLimit
 		}
+	}
+}
+
+// StubbornResult is the text of tool stubborn's late answer.
+const StubbornResult = "finished anyway"
+
+// stubborn ignores its cancellation as a server may: it sends progress 1
+// "started", waits until the call is cancelled (at most limit), then sends
+// progress 2 "after cancel" and answers with [StubbornResult], a late
+// result the client no longer waits for.
+func stubborn(limit time.Duration) mcp.ToolHandlerFor[noArgs, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+		token := req.Params.GetProgressToken()
+		notify := func(ctx context.Context, n float64, msg string) error {
+			if token == nil {
+				return nil
+			}
+			return req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
+		}
+		if err := notify(ctx, 1, "started"); err != nil {
+			return nil, nil, fmt.Errorf("notify progress: %w", err)
+		}
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			return nil, nil, errSlowLimit
+		}
+		if err := notify(context.WithoutCancel(ctx), 2, "after cancel"); err != nil {
+			return nil, nil, fmt.Errorf("notify progress: %w", err)
+		}
+		return text(StubbornResult), nil, nil
 	}
 }
 
