@@ -229,6 +229,13 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 			return
 		}
 		if s.f == nil {
+			if liveID != "" && s.st.End != store.EndComplete && s.st.End != store.EndServerClosed && ls.awaitStall(r, liveID) {
+				// The recorded client left before the answer (it
+				// cancelled, say) and this one waits for it.
+				ls.writeStallAnswer(w, liveID, true)
+				_ = rc.Flush()
+				return
+			}
 			ls.end(r, s.e.rec, s.st)
 			return
 		}
@@ -305,6 +312,33 @@ func (ls *liveSession) end(r *http.Request, rec *recording, seg *store.Stream) {
 	// The recorded client left first (or the recording stopped): keep the
 	// stream open until this client leaves too.
 	ls.hold(r)
+}
+
+// awaitStall waits, at the end of a recorded stream the recorded client
+// left before its answer, while live request id is stalled: it reports
+// true once replay gave up on it (Server.Wait), false when it is not
+// stalled (answered, cancelled as recorded, or waiting for good) or the
+// client left.
+func (ls *liveSession) awaitStall(r *http.Request, id string) bool {
+	for {
+		ch := ls.cur.wakeup()
+		if ls.cur.selfAnsweredID(id) {
+			return true
+		}
+		wait := ls.watchStall(id)
+		if wait == nil {
+			return false
+		}
+		select {
+		case <-wait:
+			ls.giveUp(id)
+		case <-ch:
+		case <-r.Context().Done():
+			return false
+		case <-ls.srv.http().done:
+			return false
+		}
+	}
 }
 
 // holdOrAnswer keeps a request the recording never answered open until

@@ -351,3 +351,31 @@ func checkLateAnswer(t *testing.T, got map[string]any, stderr string, code int) 
 		t.Errorf("replay exited %d; want 0, every frame matched and a line naming the recorded cancellation:\n%s", code, stderr)
 	}
 }
+
+// TestCancel_GoSDKHTTP is TestCancel_GoSDKStdio over Streamable HTTP
+// (2025-06-18, SSE answers): the client ends the call's stream as it
+// cancels, so the late frames are the recording's, not the client's, to
+// see; replay must neither wait for them nor report them. A client that
+// does not cancel the stubborn call waits for an answer the recording
+// does not hold: after --wait it gets -32019 naming the recorded
+// cancellation, and replay exits 1.
+func TestCancel_GoSDKHTTP(t *testing.T) {
+	runs := gosdkCancelRuns(false)
+	db, live := recordHTTPRuns(t, mcptest.StartServer(t, "-transport", "http"), mcptest.V20250618, runs)
+	dumpSessionsOnFailure(t, db, len(runs))
+	replayHTTPRuns(t, db, runs, live, mcptest.V20250618)
+	t.Run("NotCancelled", func(t *testing.T) {
+		r := runs[1]
+		r.cancelAt = 0
+		rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0", "--wait", "1s")
+		got := r.do(testCtx(t), upgradedClient, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, mcptest.V20250618)
+		code := rep.Stop()
+		msg, _ := got["call"].(string)
+		if !strings.Contains(msg, "the recorded client cancelled it (notifications/cancelled") {
+			t.Errorf("a client that does not cancel got call = %v; want -32019 naming the recorded cancellation", got["call"])
+		}
+		if code != 1 || !strings.Contains(rep.stderr.String(), "1 unmatched") {
+			t.Errorf("replay exited %d; want 1 and the stalled call reported:\n%s", code, rep.stderr)
+		}
+	})
+}
