@@ -307,7 +307,8 @@ func TestCancel_EverythingHTTP(t *testing.T) {
 	replayHTTPRuns(t, db, runs, live, mcptest.V20250618)
 }
 
-// TestCancel_GoSDKStdio: the Go SDK test server over stdio (2025-06-18)
+// TestCancel_GoSDKStdio: the Go SDK test server over stdio (2025-06-18,
+// and 2026-07-28, where the notification is the only way to cancel)
 // answering cancelled calls anyway: with a late error (slow), and with
 // progress after the cancellation and a late result (stubborn). Replayed
 // to a client with another clientInfo, each run sees what its live run
@@ -315,22 +316,27 @@ func TestCancel_EverythingHTTP(t *testing.T) {
 // gets, once --wait is over, what the recording holds after the
 // cancellation: progress "after cancel" and the late result.
 func TestCancel_GoSDKStdio(t *testing.T) {
-	runs := gosdkCancelRuns(true)
-	db, live := recordStdioRuns(t, []string{mcptest.BuildServer(t)}, mcptest.V20250618, runs)
-	dumpSessionsOnFailure(t, db, len(runs))
-	if want := []any{1.0, "cancel", 2.0}; !cmp.Equal(live[1]["progress"], want) {
-		t.Fatalf("live stubborn run saw progress %v; want %v", live[1]["progress"], want)
+	for _, v := range []string{mcptest.V20250618, mcptest.V20260728} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			runs := gosdkCancelRuns(true)
+			db, live := recordStdioRuns(t, []string{mcptest.BuildServer(t)}, v, runs)
+			dumpSessionsOnFailure(t, db, len(runs))
+			if want := []any{1.0, "cancel", 2.0}; !cmp.Equal(live[1]["progress"], want) {
+				t.Fatalf("live stubborn run saw progress %v; want %v", live[1]["progress"], want)
+			}
+			for i, r := range runs {
+				got, stderr, code := replayStdioRun(t, db, r, v)
+				checkReplay(t, i, live[i], got, stderr, code)
+			}
+			t.Run("NotCancelled", func(t *testing.T) {
+				r := runs[1]
+				r.cancelAt, r.waitFor = 0, 0
+				got, stderr, code := replayStdioRun(t, db, r, v, "--wait", "1s")
+				checkLateAnswer(t, got, stderr, code)
+			})
+		})
 	}
-	for i, r := range runs {
-		got, stderr, code := replayStdioRun(t, db, r, mcptest.V20250618)
-		checkReplay(t, i, live[i], got, stderr, code)
-	}
-	t.Run("NotCancelled", func(t *testing.T) {
-		r := runs[1]
-		r.cancelAt, r.waitFor = 0, 0
-		got, stderr, code := replayStdioRun(t, db, r, mcptest.V20250618, "--wait", "1s")
-		checkLateAnswer(t, got, stderr, code)
-	})
 }
 
 // checkLateAnswer requires a client that did not cancel the stubborn call
@@ -353,29 +359,39 @@ func checkLateAnswer(t *testing.T, got map[string]any, stderr string, code int) 
 }
 
 // TestCancel_GoSDKHTTP is TestCancel_GoSDKStdio over Streamable HTTP
-// (2025-06-18, SSE answers): the client ends the call's stream as it
-// cancels, so the late frames are the recording's, not the client's, to
+// (2025-06-18, SSE answers; and 2026-07-28, where closing the stream is
+// the cancellation and nothing is POSTed): the client ends the call's
+// stream as it cancels, so the late frames are the recording's, not the client's, to
 // see; replay must neither wait for them nor report them. A client that
 // does not cancel the stubborn call waits for an answer the recording
 // does not hold: after --wait it gets -32019 naming the recorded
 // cancellation, and replay exits 1.
 func TestCancel_GoSDKHTTP(t *testing.T) {
-	runs := gosdkCancelRuns(false)
-	db, live := recordHTTPRuns(t, mcptest.StartServer(t, "-transport", "http"), mcptest.V20250618, runs)
-	dumpSessionsOnFailure(t, db, len(runs))
-	replayHTTPRuns(t, db, runs, live, mcptest.V20250618)
-	t.Run("NotCancelled", func(t *testing.T) {
-		r := runs[1]
-		r.cancelAt = 0
-		rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0", "--wait", "1s")
-		got := r.do(testCtx(t), upgradedClient, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, mcptest.V20250618)
-		code := rep.Stop()
-		msg, _ := got["call"].(string)
-		if !strings.Contains(msg, "the recorded client cancelled it (notifications/cancelled") {
-			t.Errorf("a client that does not cancel got call = %v; want -32019 naming the recorded cancellation", got["call"])
-		}
-		if code != 1 || !strings.Contains(rep.stderr.String(), "1 unmatched") {
-			t.Errorf("replay exited %d; want 1 and the stalled call reported:\n%s", code, rep.stderr)
-		}
-	})
+	for _, v := range []string{mcptest.V20250618, mcptest.V20260728} {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			args := []string{"-transport", "http"}
+			if mcptest.Modern(v) {
+				args = append(args, "-stateless")
+			}
+			runs := gosdkCancelRuns(false)
+			db, live := recordHTTPRuns(t, mcptest.StartServer(t, args...), v, runs)
+			dumpSessionsOnFailure(t, db, len(runs))
+			replayHTTPRuns(t, db, runs, live, v)
+			t.Run("NotCancelled", func(t *testing.T) {
+				r := runs[1]
+				r.cancelAt = 0
+				rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0", "--wait", "1s")
+				got := r.do(testCtx(t), upgradedClient, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, v)
+				code := rep.Stop()
+				msg, _ := got["call"].(string)
+				if !strings.Contains(msg, "the recorded client cancelled it") {
+					t.Errorf("a client that does not cancel got call = %v; want -32019 naming the recorded cancellation", got["call"])
+				}
+				if code != 1 || !strings.Contains(rep.stderr.String(), "1 unmatched") {
+					t.Errorf("replay exited %d; want 1 and the stalled call reported:\n%s", code, rep.stderr)
+				}
+			})
+		})
+	}
 }
