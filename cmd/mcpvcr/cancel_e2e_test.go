@@ -261,6 +261,28 @@ func TestCancel_EverythingStdio(t *testing.T) {
 		got, stderr, code := replayStdioRun(t, db, r, mcptest.V20250618)
 		checkReplay(t, i, live[i], got, stderr, code)
 	}
+	checkAfterCancelMarks(t, db, 4)
+}
+
+// checkAfterCancelMarks requires the timeline of session 1 in show, and
+// its HTML report, to mark n frames as sent after a cancellation.
+func checkAfterCancelMarks(t *testing.T, db string, n int) {
+	t.Helper()
+	show := mcpvcr(t, "", "show", "1", "--cassette", db)
+	if got := strings.Count(show.stdout, "after-cancel=#"); got != n {
+		t.Errorf("show marks %d frames after-cancel; want %d:\n%s", got, n, show.stdout)
+	}
+	out := filepath.Join(t.TempDir(), "report.html")
+	if res := mcpvcr(t, "", "export", "1", "--cassette", db, "--format", "html", "-o", out); res.code != 0 {
+		t.Fatalf("export --format html exited %d: %s", res.code, res.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(b), `"acx":`); got != n {
+		t.Errorf("the HTML report marks %d frames after a cancellation; want %d", got, n)
+	}
 }
 
 // recordHTTPRuns records each run through one mcpvcr record --upstream

@@ -19,7 +19,8 @@ func showCommand(e *env) *cli.Command {
 			"(> client to server, < server to client), stream, kind, method (and the tool, prompt or\n" +
 			"resource it names; an answer shows what it answers), id, size in bytes, the frame it pairs\n" +
 			"with and how long the answer took, and flags (batch, malformed, sse id/event/retry,\n" +
-			"rev= for a 2026-07-28 request's revision). A line where each stream opens (HTTP method,\n" +
+			"rev= for a 2026-07-28 request's revision, cancelled-by=#N on a cancelled request,\n" +
+			"after-cancel=#N on what the server sent for it after that cancellation). A line where each stream opens (HTTP method,\n" +
 			"status, path, content type, Last-Event-ID) and where it ends (complete, server-closed,\n" +
 			"client-aborted, upstream-error). Colour on a terminal, none when piped or with NO_COLOR.\n\n" +
 			"   mcpvcr show 3 --method tools/call --payload\n" +
