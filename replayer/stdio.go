@@ -394,6 +394,11 @@ func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *
 func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, line []byte) {
 	rep.Received++
 	live := jsonrpc.Parse(line)
+	if s.Strict && cur.cancelsInitialize(live) {
+		mm := &Mismatch{Live: live.Raw, Reason: initializeCancelled}
+		rep.Mismatches = append(rep.Mismatches, mm)
+		s.logger().Warn("client frame breaks the protocol", "frame", mm.Error())
+	}
 	rc := cur.receive(live, nil)
 	if rc.unrecorded {
 		rep.Unrecorded++

@@ -417,3 +417,54 @@ func TestCancel_GoSDKHTTP(t *testing.T) {
 		})
 	}
 }
+
+// TestCancel_Initialize (no revision lets a client cancel initialize; no
+// SDK client does, so a hand-written one does it here): a recorded
+// cancellation of initialize is replayed as recorded to a client with
+// another clientInfo, and --strict reports it and exits 1.
+func TestCancel_Initialize(t *testing.T) {
+	server := mcptest.BuildServer(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	dumpOnFailure(t, db)
+	initialize := func(name string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + name + `","version":"1"}}}`
+	}
+	cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"changed my mind"}}`
+	script := func(c *lineClient, name string) []string {
+		c.send(initialize(name))
+		c.send(cancel)
+		var got []string
+		line, err := c.out.ReadString('\n')
+		if err != nil {
+			t.Fatalf("read the initialize answer: %v\n%s", err, c.stderr)
+		}
+		got = append(got, line)
+		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		got = append(got, c.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`))
+		return got
+	}
+	rec := startLineClient(t, "record", "--cassette", db, "--", server)
+	live := script(rec, "recorded")
+	if code := rec.close(); code != 0 {
+		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+	}
+	for _, strict := range []bool{false, true} {
+		args := []string{"replay", "--stdio", "--cassette", db}
+		if strict {
+			args = append(args, "--strict")
+		}
+		rep := startLineClient(t, args...)
+		got := script(rep, "upgraded")
+		code := rep.close()
+		if diff := cmp.Diff(live, got); diff != "" {
+			t.Errorf("strict=%t: replay differs from the live run (-live +replay):\n%s\n%s", strict, diff, rep.stderr)
+		}
+		stderr := rep.stderr.String()
+		switch {
+		case !strict && (code != 0 || !strings.Contains(stderr, " 0 unmatched")):
+			t.Errorf("replay exited %d; want 0 and every frame matched:\n%s", code, stderr)
+		case strict && (code != 1 || !strings.Contains(stderr, "initialize must not be cancelled")):
+			t.Errorf("replay --strict exited %d; want 1 and the cancelled initialize reported:\n%s", code, stderr)
+		}
+	}
+}
