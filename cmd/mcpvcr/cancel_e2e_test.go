@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -467,4 +468,82 @@ func TestCancel_Initialize(t *testing.T) {
 			t.Errorf("replay --strict exited %d; want 1 and the cancelled initialize reported:\n%s", code, stderr)
 		}
 	}
+}
+
+// abandonRun is a client run for TestCancel_ServerCancelsOwnRequest: it
+// calls tool (abandon or elicit) and answers the server's elicitation:
+// abandon's only once the server has cancelled it (a late answer), any
+// other at once.
+func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Transport, version, tool string) map[string]any {
+	var mu sync.Mutex
+	out := map[string]any{}
+	c := mcp.NewClient(info, &mcp.ClientOptions{
+		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			if req.Params.Message == mcptest.AbandonMessage {
+				<-ctx.Done() // the server's notifications/cancelled
+				mu.Lock()
+				out["elicitation"] = "cancelled by the server: " + context.Cause(ctx).Error()
+				mu.Unlock()
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "late"}}, nil
+		},
+	})
+	cs, err := c.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		return map[string]any{"connect": "error: " + err.Error()}
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+	mu.Lock()
+	if err != nil {
+		out["call"] = "error: " + err.Error()
+	} else {
+		out["call"] = jsonValueOf(res)
+	}
+	mu.Unlock()
+	echo, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after"}})
+	mu.Lock()
+	out["echo"] = jsonValueOf(echo)
+	if err != nil {
+		out["echo"] = "error: " + err.Error()
+	}
+	mu.Unlock()
+	cs.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	return maps.Clone(out)
+}
+
+// TestCancel_ServerCancelsOwnRequest (legacy, over stdio; over Streamable
+// HTTP the Go SDK client never sees the server's cancellation, so its
+// late answer cannot be recorded there):
+// the Go SDK server cancels its own elicitation/create and the client
+// answers it late; another session of the cassette answers an elicitation
+// at once. Replayed to a client with another clientInfo, the server's
+// cancellation goes out as recorded, the late answer is taken, and each
+// run sees what its live run saw.
+func TestCancel_ServerCancelsOwnRequest(t *testing.T) {
+	tools := []string{"abandon", "elicit"}
+	v := mcptest.V20250618
+	t.Run("stdio", func(t *testing.T) {
+		t.Parallel()
+		ctx := testCtx(t)
+		db := filepath.Join(t.TempDir(), "c.db")
+		dumpSessionsOnFailure(t, db, len(tools))
+		server := mcptest.BuildServer(t)
+		var live []map[string]any
+		for _, tool := range tools {
+			rec := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", server)
+			live = append(live, abandonRun(ctx, recordedClient, &mcp.CommandTransport{Command: rec}, v, tool))
+		}
+		if !strings.Contains(fmt.Sprint(live[0]["elicitation"]), "cancelled by the server") {
+			t.Fatalf("live abandon run = %v; want the elicitation cancelled by the server", live[0])
+		}
+		for i, tool := range tools {
+			var stderr syncBuffer
+			rep := exec.Command(mcpvcrBin, "replay", "--stdio", "--cassette", db)
+			rep.Stderr = &stderr
+			got := abandonRun(ctx, upgradedClient, &mcp.CommandTransport{Command: rep}, v, tool)
+			checkReplay(t, i, live[i], got, stderr.String(), rep.ProcessState.ExitCode())
+		}
+	})
 }

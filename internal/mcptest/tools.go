@@ -92,6 +92,7 @@ func addTools(s *mcp.Server, variant string, slowLimit time.Duration, closeStrea
 	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."}, roots)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sends progress \"started\", then blocks until cancelled."}, slow(slowLimit))
 	mcp.AddTool(s, &mcp.Tool{Name: "stubborn", Description: "Sends progress \"started\", waits until cancelled, then sends progress \"after cancel\" and answers anyway."}, stubborn(slowLimit))
+	mcp.AddTool(s, &mcp.Tool{Name: "abandon", Description: "Asks the user for a name, gives up after a moment (cancelling its request) and answers \"abandoned\"."}, abandon)
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails with an error result."}, fail)
 	mcp.AddTool(s, &mcp.Tool{Name: "reconnect", Description: "Sends progress \"before\", may close its SSE stream asking the client to resume, then sends \"after\" and returns."}, reconnect(closeStreams))
 }
@@ -283,6 +284,27 @@ func slow(limit time.Duration) mcp.ToolHandlerFor[noArgs, any] {
 			return nil, nil, errSlowLimit
 		}
 	}
+}
+
+// AbandonMessage is the message of tool abandon's elicitation, which
+// the server cancels itself after [AbandonAfter].
+const AbandonMessage = "What is your name? (this question will be withdrawn)"
+
+// AbandonAfter is how long tool abandon waits for the client's answer.
+const AbandonAfter = 100 * time.Millisecond
+
+// abandon asks the client for a name (elicitation/create) and cancels
+// that request when no answer came within [AbandonAfter]: the server
+// sends notifications/cancelled for it, and the client's answer, if one
+// comes, comes late. It answers "abandoned" (or "answered" when the client
+// was in time).
+func abandon(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+	ectx, cancel := context.WithTimeout(ctx, AbandonAfter)
+	defer cancel()
+	if _, err := req.Session.Elicit(ectx, &mcp.ElicitParams{Message: AbandonMessage, RequestedSchema: ElicitSchema}); err == nil {
+		return text("answered"), nil, nil
+	}
+	return text("abandoned"), nil, nil
 }
 
 // StubbornResult is the text of tool stubborn's late answer.
