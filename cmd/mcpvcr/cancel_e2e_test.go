@@ -382,7 +382,9 @@ func checkLateAnswer(t *testing.T, got map[string]any, stderr string, code int) 
 }
 
 // TestCancel_GoSDKHTTP is TestCancel_GoSDKStdio over Streamable HTTP
-// (2025-06-18, SSE answers; and 2026-07-28, where closing the stream is
+// (2025-06-18 with SSE answers, and with JSON answers, where the
+// cancelled POST was still waiting for its response headers; and
+// 2026-07-28, where closing the stream is
 // the cancellation and nothing is POSTed): the client ends the call's
 // stream as it cancels, so the late frames are the recording's, not the client's, to
 // see; replay must neither wait for them nor report them. A client that
@@ -390,20 +392,28 @@ func checkLateAnswer(t *testing.T, got map[string]any, stderr string, code int) 
 // does not hold: after --wait it gets -32019 naming the recorded
 // cancellation, and replay exits 1.
 func TestCancel_GoSDKHTTP(t *testing.T) {
-	for _, v := range []string{mcptest.V20250618, mcptest.V20260728} {
+	for _, v := range []string{mcptest.V20250618, mcptest.V20250618 + "-json", mcptest.V20260728} {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
 			args := []string{"-transport", "http"}
 			if mcptest.Modern(v) {
 				args = append(args, "-stateless")
 			}
-			runs := gosdkCancelRuns(false)
+			after := false
+			if json := strings.TrimSuffix(v, "-json"); json != v {
+				// JSON answers: the cancelled POST still waits for its
+				// response headers when the client gives up on it, and
+				// progress comes on the GET stream, after the
+				// cancellation too.
+				v, args, after = json, append(args, "-json"), true
+			}
+			runs := gosdkCancelRuns(after)
 			db, live := recordHTTPRuns(t, mcptest.StartServer(t, args...), v, runs)
 			dumpSessionsOnFailure(t, db, len(runs))
 			replayHTTPRuns(t, db, runs, live, v)
 			t.Run("NotCancelled", func(t *testing.T) {
 				r := runs[1]
-				r.cancelAt = 0
+				r.cancelAt, r.waitFor = 0, 0
 				rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0", "--wait", "1s")
 				got := r.do(testCtx(t), upgradedClient, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, v)
 				code := rep.Stop()
