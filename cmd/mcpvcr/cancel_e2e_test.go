@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -554,6 +555,80 @@ func TestCancel_ServerCancelsOwnRequest(t *testing.T) {
 			rep.Stderr = &stderr
 			got := abandonRun(ctx, upgradedClient, &mcp.CommandTransport{Command: rep}, v, tool)
 			checkReplay(t, i, live[i], got, stderr.String(), rep.ProcessState.ExitCode())
+		}
+	})
+}
+
+// tsCancelScript is the TypeScript SDK client of the cancellation tests.
+var tsCancelScript = filepath.Join("..", "..", "internal", "mcptest", "testdata", "tsclient", "cancel.mjs")
+
+// tsCancelRun runs the TypeScript SDK client script with args (a
+// transport and its target), named name, cancelling at progress cancelAt
+// (never when 0) and waiting for progress waitFor (not when 0). It returns
+// what the client saw and its stderr (which, over stdio, holds mcpvcr's).
+func tsCancelRun(t *testing.T, node, name string, cancelAt, waitFor int, args ...string) (map[string]any, string) {
+	t.Helper()
+	ctx := testCtx(t)
+	cmd := exec.CommandContext(ctx, node, append([]string{tsCancelScript}, args...)...)
+	cmd.Env = append(os.Environ(), "CLIENT_NAME="+name, fmt.Sprintf("CANCEL_AT=%d", cancelAt), fmt.Sprintf("WAIT_FOR=%d", waitFor))
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("TypeScript client %v: %v\n%s", args, err, stderr.String())
+	}
+	var out map[string]any
+	if err := json.Unmarshal([]byte(stdout.String()), &out); err != nil {
+		t.Fatalf("TypeScript client printed %q: %v\n%s", stdout.String(), err, stderr.String())
+	}
+	return out, stderr.String()
+}
+
+// TestCancel_TSClient is the core case with the TypeScript SDK client
+// (AbortSignal) instead of the Go one, over stdio and Streamable HTTP:
+// two sessions of server-everything's long-running operation, one
+// cancelled at progress 2 (the server goes on), one not; each replayed
+// run sees what its live run saw.
+func TestCancel_TSClient(t *testing.T) {
+	everything := mcptest.Everything(t)
+	node := everything[0]
+	type run struct{ cancelAt, waitFor int }
+	runs := []run{{2, 6}, {0, 6}}
+	t.Run("stdio", func(t *testing.T) {
+		t.Parallel()
+		db := filepath.Join(t.TempDir(), "c.db")
+		dumpSessionsOnFailure(t, db, len(runs))
+		var live []map[string]any
+		for _, r := range runs {
+			got, _ := tsCancelRun(t, node, "recorded", r.cancelAt, r.waitFor, append([]string{"stdio", mcpvcrBin, "record", "--cassette", db, "--"}, everything...)...)
+			live = append(live, got)
+		}
+		if want := []any{1.0, 2.0, "cancel", 3.0, 4.0, 5.0, 6.0}; !cmp.Equal(live[0]["progress"], want) {
+			t.Fatalf("live cancelled run saw progress %v; want %v", live[0]["progress"], want)
+		}
+		for i, r := range runs {
+			got, stderr := tsCancelRun(t, node, "upgraded", r.cancelAt, r.waitFor, "stdio", mcpvcrBin, "replay", "--stdio", "--cassette", db)
+			checkReplay(t, i, live[i], got, stderr, 0)
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		t.Parallel()
+		db := filepath.Join(t.TempDir(), "c.db")
+		dumpSessionsOnFailure(t, db, len(runs))
+		upstream := mcptest.EverythingHTTP(t, mcptest.StreamableHTTP)
+		var live []map[string]any
+		for _, r := range runs {
+			rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+			got, _ := tsCancelRun(t, node, "recorded", r.cancelAt, r.waitFor, "http", rec.URL)
+			live = append(live, got)
+			if code := rec.Stop(); code != 0 {
+				t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+			}
+		}
+		for i, r := range runs {
+			rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
+			got, _ := tsCancelRun(t, node, "upgraded", r.cancelAt, r.waitFor, "http", rep.URL+"/mcp")
+			code := rep.Stop()
+			checkReplay(t, i, live[i], got, rep.stderr.String(), code)
 		}
 	})
 }
