@@ -397,10 +397,9 @@ type stall struct {
 	// reported only when Server.Wait runs out.
 	Expected bool
 	// Cancel is the recorded client's notifications/cancelled for this
-	// request when the recording holds no answer before it: this client
-	// has not cancelled where the recorded one did. Waived reports whether
-	// the recording holds frames for the request after it (progress, a
-	// late answer), which waive releases.
+	// request, which this client has not sent, when the recording holds
+	// no answer before it: none at all (Awaited is empty), or a late one
+	// after it (see cursor.waive).
 	Cancel *store.Frame
 }
 
