@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -631,4 +633,78 @@ func TestCancel_TSClient(t *testing.T) {
 			checkReplay(t, i, live[i], got, rep.stderr.String(), code)
 		}
 	})
+}
+
+// closeStreamCall POSTs a 2026-07-28 tools/call of stubborn, named name
+// in _meta, to url, reads the SSE response up to its first event (the
+// progress "started") and then, with close set, closes the stream, which
+// is how a 2026-07-28 client cancels over HTTP (nothing is POSTed);
+// otherwise it reads on to the end. It returns the events' data lines.
+func closeStreamCall(t *testing.T, url, name string, close bool) []string {
+	t.Helper()
+	body := `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"stubborn","arguments":{},"_meta":{"progressToken":"p5",` +
+		`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"` + name + `","version":"1"},"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": mcptest.V20260728, "Mcp-Method": "tools/call", "Mcp-Name": "stubborn"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var data []string
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		if d, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+			data = append(data, d)
+			if close {
+				return data
+			}
+		}
+	}
+	return data
+}
+
+// TestCancel_ModernCloseStream (2026-07-28 over HTTP, nothing POSTed): a
+// client closes the response stream of a call after its first event, as
+// that revision cancels; the recording ends the stream client-aborted.
+// Replayed to a client with another clientInfo that closes there too,
+// replay sends the recorded event, reports no stall and nothing
+// unmatched; to a client that keeps reading, after --wait the stream
+// carries -32019 naming the closed stream, and replay exits 1.
+func TestCancel_ModernCloseStream(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "c.db")
+	dumpOnFailure(t, db)
+	rec := startServing(t, "record", "--cassette", db, "--upstream", mcptest.StartServer(t, "-transport", "http", "-stateless"), "--listen", "127.0.0.1:0")
+	live := closeStreamCall(t, rec.URL, "recorded", true)
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+	}
+	if show := mcpvcr(t, "", "show", "1", "--cassette", db); !strings.Contains(show.stdout, "client-aborted") {
+		t.Fatalf("the recording does not end the call's stream client-aborted:\n%s", show.stdout)
+	}
+	rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
+	got := closeStreamCall(t, rep.URL+"/mcp", "upgraded", true)
+	code := rep.Stop()
+	if diff := cmp.Diff(live, got); diff != "" {
+		t.Errorf("replay differs from the live run (-live +replay):\n%s", diff)
+	}
+	if stderr := rep.stderr.String(); code != 0 || !strings.Contains(stderr, " 0 unmatched") || strings.Contains(stderr, "a request waits") {
+		t.Errorf("replay exited %d; want 0, nothing unmatched and no stall:\n%s", code, stderr)
+	}
+
+	rep = startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0", "--wait", "1s")
+	got = closeStreamCall(t, rep.URL+"/mcp", "upgraded", false)
+	code = rep.Stop()
+	if len(got) != 2 || got[0] != live[0] || !strings.Contains(got[1], "-32019") || !strings.Contains(got[1], "closed the response stream") {
+		t.Errorf("a client that keeps reading got %q; want the recorded event, then -32019 naming the closed stream", got)
+	}
+	if code != 1 {
+		t.Errorf("replay exited %d; want 1:\n%s", code, rep.stderr)
+	}
 }
