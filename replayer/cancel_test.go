@@ -180,3 +180,27 @@ func awaitLine(t *testing.T, srv *Server, want string, lines ...string) []string
 	}
 	return got
 }
+
+// TestCursor_SettleKeepsWhatCameBeforeTheCancellation: two sessions
+// cancel the same call, one before the second progress notification and
+// one after it. Settling between them keeps the one that sends progress
+// 2 now: a frame recorded before the client's cancellation is not held
+// back for it.
+func TestCursor_SettleKeepsWhatCameBeforeTheCancellation(t *testing.T) {
+	early := stdioRecording(t, 1, cancelledCall[0], cancelledCall[1], cancelledCall[2], cancelledCall[3])
+	late := stdioRecording(t, 2, cancelledCall[0], cancelledCall[1], cancelledCall[3], cancelledCall[2],
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":3}}`)
+	c := newCursor([]*recording{early, late}, Match{}, true)
+	c.start()
+	recv(t, c, liveCall)
+	if !c.undecided() || !c.settle() {
+		t.Fatal("the candidates agree; want them undecided on progress 2")
+	}
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"u","progress":2}}`}, datas(c.emit())); diff != "" {
+		t.Errorf("after settling (-want +got):\n%s", diff)
+	}
+	got := recv(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":30}}`)
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"u","progress":3}}`}, got); diff != "" {
+		t.Errorf("after the cancellation (-want +got):\n%s", diff)
+	}
+}

@@ -284,15 +284,16 @@ func (c *cursor) undecided() bool {
 
 // settle is called when the client waits for an answer while the
 // candidates disagree on what comes next: it keeps the first candidate,
-// in recorded order, that is not stalled on any outstanding request (the
-// first candidate when all are). It reports whether it dropped any.
+// in recorded order, that is not stalled on any outstanding request (when
+// all are, the first with frames to send, else the first). It reports
+// whether it dropped any.
 func (c *cursor) settle() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.cands) < 2 {
 		return false
 	}
-	pick := c.cands[0]
+	pick, free := c.cands[0], false
 	for _, e := range c.cands {
 		stalled := false
 		for id := range c.outstanding {
@@ -302,8 +303,19 @@ func (c *cursor) settle() bool {
 			}
 		}
 		if !stalled {
-			pick = e
+			pick, free = e, true
 			break
+		}
+	}
+	if !free {
+		// All wait for the client (a cancellation, say): the first that
+		// has frames to send before that keeps them from being held back
+		// for a client frame that did not cause them.
+		for _, e := range c.cands {
+			if len(e.queue) > 0 {
+				pick = e
+				break
+			}
 		}
 	}
 	c.cands = []*engine{pick}
