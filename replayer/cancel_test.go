@@ -204,3 +204,23 @@ func TestCursor_SettleKeepsWhatCameBeforeTheCancellation(t *testing.T) {
 		t.Errorf("after the cancellation (-want +got):\n%s", diff)
 	}
 }
+
+// TestCursor_SettleAfterGivesTimeToCancel: while a candidate waits for
+// this client to cancel as its recorded client did, and another's server
+// goes on, settling waits CancelGrace more than the recorded client took
+// to cancel; without such a candidate, the base time.
+func TestCursor_SettleAfterGivesTimeToCancel(t *testing.T) {
+	answered := stdioRecording(t, 2, cancelledCall[0], cancelledCall[1], cancelledCall[3], `< {"jsonrpc":"2.0","id":3,"result":{}}`)
+	c := newCursor([]*recording{stdioRecording(t, 1, cancelledCall...), answered}, Match{}, true)
+	c.start()
+	recv(t, c, liveCall)
+	if got, want := c.settleAfter(DefaultSettle), CancelGrace; got < want {
+		t.Errorf("settleAfter() = %v; want at least %v", got, want)
+	}
+	c = newCursor([]*recording{answered}, Match{}, true)
+	c.start()
+	recv(t, c, liveCall)
+	if got, want := c.settleAfter(DefaultSettle), DefaultSettle; got != want {
+		t.Errorf("settleAfter() without a cancelling candidate = %v; want %v", got, want)
+	}
+}

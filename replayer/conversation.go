@@ -282,6 +282,38 @@ func (c *cursor) undecided() bool {
 	return false
 }
 
+// CancelGrace is how much longer than the recorded client took replay
+// gives this client to cancel where a candidate session's client
+// cancelled, before settling on a candidate whose server went on.
+const CancelGrace = time.Second
+
+// settleAfter returns how long the client may stay silent before settle,
+// base unless a candidate waits for this client's cancellation of an
+// outstanding request, as its recorded client cancelled: then the time
+// that client took to cancel, plus CancelGrace (at least base), so that a
+// client about to cancel is not settled away from the session it
+// reproduces.
+func (c *cursor) settleAfter(base time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := base
+	for _, e := range c.cands {
+		for id := range c.outstanding {
+			st, ok := e.stalled(id)
+			if !ok || st.Cancel == nil || len(st.Awaited) > 1 || (len(st.Awaited) == 1 && st.Awaited[0] != st.Cancel) {
+				continue
+			}
+			i := e.index[st.Cancel]
+			var gap time.Duration
+			if i > 0 {
+				gap = max(st.Cancel.Offset-e.frames[i-1].f.Offset, 0)
+			}
+			d = max(d, gap+CancelGrace)
+		}
+	}
+	return d
+}
+
 // settle is called when the client waits for an answer while the
 // candidates disagree on what comes next: it keeps the first candidate,
 // in recorded order, that is not stalled on any outstanding request (when

@@ -71,7 +71,7 @@ func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string,
 		}
 		var settle, wait <-chan time.Time
 		if anyReady && ls.cur.waiting() && len(cands) > 1 {
-			settle = ls.srv.clock().After(ls.srv.settle())
+			settle = ls.srv.clock().After(ls.cur.settleAfter(ls.srv.settle()))
 		}
 		stalledID := liveID
 		if liveID != "" && !allReady {

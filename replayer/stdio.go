@@ -260,7 +260,7 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 	for {
 		var settleC, waitC <-chan time.Time
 		if cur.undecided() {
-			settleC = s.clock().After(s.settle())
+			settleC = s.clock().After(cur.settleAfter(s.settle()))
 		}
 		due, deadline := s.checkStalls(cur, stalled)
 		if !deadline.IsZero() {
