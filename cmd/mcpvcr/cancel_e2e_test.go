@@ -490,6 +490,7 @@ func TestCancel_Initialize(t *testing.T) {
 func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Transport, version, tool string) map[string]any {
 	var mu sync.Mutex
 	out := map[string]any{}
+	handled := make(chan struct{}) // closed once abandon's elicitation was cancelled
 	c := mcp.NewClient(info, &mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			if req.Params.Message == mcptest.AbandonMessage {
@@ -497,6 +498,7 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 				mu.Lock()
 				out["elicitation"] = "cancelled by the server: " + context.Cause(ctx).Error()
 				mu.Unlock()
+				close(handled)
 			}
 			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "late"}}, nil
 		},
@@ -513,6 +515,12 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 		out["call"] = jsonValueOf(res)
 	}
 	mu.Unlock()
+	if tool == "abandon" {
+		select {
+		case <-handled:
+		case <-ctx.Done():
+		}
+	}
 	echo, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after"}})
 	mu.Lock()
 	out["echo"] = jsonValueOf(echo)
