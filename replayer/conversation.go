@@ -317,7 +317,7 @@ func (c *cursor) settleAfter(base time.Duration) time.Duration {
 // settle is called when the client waits for an answer while the
 // candidates disagree on what comes next: it keeps the first candidate,
 // in recorded order, that is not stalled on any outstanding request (when
-// all are, the first with frames to send, else the first). It reports
+// all are, the first of those that released the most). It reports
 // whether it dropped any.
 func (c *cursor) settle() bool {
 	c.mu.Lock()
@@ -340,13 +340,14 @@ func (c *cursor) settle() bool {
 		}
 	}
 	if !free {
-		// All wait for the client (a cancellation, say): the first that
-		// has frames to send before that keeps them from being held back
-		// for a client frame that did not cause them.
+		// All wait for the client (a cancellation, say): the first of
+		// those that released the most has frames to send before that;
+		// keeping it keeps them from being held back for a client frame
+		// that did not cause them.
+		best := -1
 		for _, e := range c.cands {
-			if len(e.queue) > 0 {
-				pick = e
-				break
+			if n := e.rec.template(e.mt).unsentS2C - e.unsentS2C; n > best {
+				pick, best = e, n
 			}
 		}
 	}
