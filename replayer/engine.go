@@ -421,6 +421,10 @@ type outFrame struct {
 	// Gap is the recorded time between the frame that released this one
 	// and this one; paced replay waits it.
 	Gap time.Duration
+	// Timed reports that Gap is waited even when replay is not paced: a
+	// server's cancellation of its own request, whose delay is the
+	// server's timeout, which the client must get as it did.
+	Timed bool
 }
 
 // release returns, in recorded order, every server frame whose causes
@@ -467,7 +471,8 @@ func (e *engine) release() []outFrame {
 			}
 		}
 		data, changed := e.rewrite(fr)
-		outs = append(outs, outFrame{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0)})
+		timed := fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled"
+		outs = append(outs, outFrame{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0), Timed: timed})
 	}
 	return outs
 }

@@ -464,9 +464,13 @@ func (w *pacedWriter) send(ctx context.Context, outs []outFrame) {
 func (w *pacedWriter) run(ctx context.Context) {
 	for outs := range w.queue {
 		for _, o := range outs {
-			if w.pace > 0 && o.Gap > 0 {
+			if (w.pace > 0 || o.Timed) && o.Gap > 0 {
+				factor := w.pace
+				if factor <= 0 {
+					factor = 1
+				}
 				select {
-				case <-w.clock.After(time.Duration(float64(o.Gap) * w.pace)):
+				case <-w.clock.After(time.Duration(float64(o.Gap) * factor)):
 				case <-ctx.Done():
 					return
 				}
