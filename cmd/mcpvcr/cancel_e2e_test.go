@@ -266,16 +266,16 @@ func TestCancel_EverythingStdio(t *testing.T) {
 
 // checkAfterCancelMarks requires the timeline of session 1 in show, and
 // its HTML report, to mark as sent after the cancellation every progress
-// notification recorded after it (at least min of them).
-func checkAfterCancelMarks(t *testing.T, db string, min int) {
+// notification recorded after it (at least least of them).
+func checkAfterCancelMarks(t *testing.T, db string, least int) {
 	t.Helper()
 	show := mcpvcr(t, "", "show", "1", "--cassette", db)
 	want := 0
 	if _, after, ok := strings.Cut(show.stdout, "notifications/cancelled"); ok {
 		want = strings.Count(after, "notifications/progress")
 	}
-	if got := strings.Count(show.stdout, "after-cancel=#"); got != want || want < min {
-		t.Errorf("show marks %d frames after-cancel; want the %d progress notifications after the cancellation (at least %d):\n%s", got, want, min, show.stdout)
+	if got := strings.Count(show.stdout, "after-cancel=#"); got != want || want < least {
+		t.Errorf("show marks %d frames after-cancel; want the %d progress notifications after the cancellation (at least %d):\n%s", got, want, least, show.stdout)
 	}
 	out := filepath.Join(t.TempDir(), "report.html")
 	if res := mcpvcr(t, "", "export", "1", "--cassette", db, "--format", "html", "-o", out); res.code != 0 {
