@@ -266,7 +266,7 @@ func TestCancel_EverythingStdio(t *testing.T) {
 
 // checkAfterCancelMarks requires the timeline of session 1 in show, and
 // its HTML report, to mark as sent after the cancellation every progress
-// notification recorded after it (at least least of them).
+// notification recorded after it, of which there are at least least.
 func checkAfterCancelMarks(t *testing.T, db string, least int) {
 	t.Helper()
 	show := mcpvcr(t, "", "show", "1", "--cassette", db)
