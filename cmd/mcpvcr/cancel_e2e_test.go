@@ -170,19 +170,22 @@ func everythingCancelRuns(after bool) []cancelRun {
 }
 
 // gosdkCancelRuns are the runs of a cassette of the Go SDK test server:
-// tool slow cancelled at its progress "started" (the server answers with
-// a late error), and tool stubborn cancelled there too (the server sends
-// progress "after cancel" and a late result). after is as for
-// everythingCancelRuns.
+// tool stubborn cancelled at its progress "started", answering anyway
+// with a late error (fail) or a late result, after progress "after
+// cancel". after is as for everythingCancelRuns; where it is set, the run
+// waits for that progress, so that its cancellation was sent (the SDK
+// sends it from a goroutine of its own) before the run goes on.
 func gosdkCancelRuns(after bool) []cancelRun {
-	stubborn := cancelRun{tool: "stubborn", args: map[string]any{}, cancelAt: 1, echo: "text"}
+	runs := []cancelRun{
+		{tool: "stubborn", args: map[string]any{"fail": true}, cancelAt: 1, echo: "text"},
+		{tool: "stubborn", args: map[string]any{}, cancelAt: 1, echo: "text"},
+	}
 	if after {
-		stubborn.waitFor = 2
+		for i := range runs {
+			runs[i].waitFor = 2
+		}
 	}
-	return []cancelRun{
-		{tool: "slow", args: map[string]any{}, cancelAt: 1, echo: "text"},
-		stubborn,
-	}
+	return runs
 }
 
 // recordStdioRuns records each run through its own mcpvcr record -- argv

@@ -310,12 +310,19 @@ func abandon(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.Call
 // StubbornResult is the text of tool stubborn's late answer.
 const StubbornResult = "finished anyway"
 
+type stubbornArgs struct {
+	Fail bool `json:"fail,omitempty" jsonschema:"answer with an error instead of a result"`
+}
+
+// errStubborn is tool stubborn's late error, with argument fail.
+var errStubborn = errors.New("stubborn: failed after its cancellation")
+
 // stubborn ignores its cancellation as a server may: it sends progress 1
 // "started", waits until the call is cancelled (at most limit), then sends
-// progress 2 "after cancel" and answers with [StubbornResult], a late
-// result the client no longer waits for.
-func stubborn(limit time.Duration) mcp.ToolHandlerFor[noArgs, any] {
-	return func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+// progress 2 "after cancel" and answers with [StubbornResult] (or, with
+// argument fail, an error), a late answer the client no longer waits for.
+func stubborn(limit time.Duration) mcp.ToolHandlerFor[stubbornArgs, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in stubbornArgs) (*mcp.CallToolResult, any, error) {
 		token := req.Params.GetProgressToken()
 		notify := func(ctx context.Context, n float64, msg string) error {
 			if token == nil {
@@ -335,6 +342,9 @@ func stubborn(limit time.Duration) mcp.ToolHandlerFor[noArgs, any] {
 		}
 		if err := notify(context.WithoutCancel(ctx), 2, "after cancel"); err != nil {
 			return nil, nil, fmt.Errorf("notify progress: %w", err)
+		}
+		if in.Fail {
+			return nil, nil, errStubborn
 		}
 		return text(StubbornResult), nil, nil
 	}
