@@ -282,17 +282,50 @@ func (c *cursor) undecided() bool {
 	return false
 }
 
+// CancelGrace is how much longer than the recorded client took replay
+// gives this client to cancel where a candidate session's client
+// cancelled, before settling on a candidate whose server went on.
+const CancelGrace = time.Second
+
+// settleAfter returns how long the client may stay silent before settle,
+// base unless a candidate waits for this client's cancellation of an
+// outstanding request, as its recorded client cancelled: then the time
+// that client took to cancel, plus CancelGrace (at least base), so that a
+// client about to cancel is not settled away from the session it
+// reproduces.
+func (c *cursor) settleAfter(base time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := base
+	for _, e := range c.cands {
+		for id := range c.outstanding {
+			st, ok := e.stalled(id)
+			if !ok || st.Cancel == nil || len(st.Awaited) > 1 || (len(st.Awaited) == 1 && st.Awaited[0] != st.Cancel) {
+				continue
+			}
+			i := e.index[st.Cancel]
+			var gap time.Duration
+			if i > 0 {
+				gap = max(st.Cancel.Offset-e.frames[i-1].f.Offset, 0)
+			}
+			d = max(d, gap+CancelGrace)
+		}
+	}
+	return d
+}
+
 // settle is called when the client waits for an answer while the
 // candidates disagree on what comes next: it keeps the first candidate,
-// in recorded order, that is not stalled on any outstanding request (the
-// first candidate when all are). It reports whether it dropped any.
+// in recorded order, that is not stalled on any outstanding request (when
+// all are, the first of those that released the most). It reports
+// whether it dropped any.
 func (c *cursor) settle() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.cands) < 2 {
 		return false
 	}
-	pick := c.cands[0]
+	pick, free := c.cands[0], false
 	for _, e := range c.cands {
 		stalled := false
 		for id := range c.outstanding {
@@ -302,8 +335,20 @@ func (c *cursor) settle() bool {
 			}
 		}
 		if !stalled {
-			pick = e
+			pick, free = e, true
 			break
+		}
+	}
+	if !free {
+		// All wait for the client (a cancellation, say): the first of
+		// those that released the most has frames to send before that;
+		// keeping it keeps them from being held back for a client frame
+		// that did not cause them.
+		best := -1
+		for _, e := range c.cands {
+			if n := e.rec.template(e.mt).unsentS2C - e.unsentS2C; n > best {
+				pick, best = e, n
+			}
 		}
 	}
 	c.cands = []*engine{pick}
@@ -398,6 +443,11 @@ type stall struct {
 	// or its cancellation of this request. Such a wait is ordinary and is
 	// reported only when Server.Wait runs out.
 	Expected bool
+	// Cancel is the recorded client's notifications/cancelled for this
+	// request, which this client has not sent, when the recording holds
+	// no answer before it: none at all (Awaited is empty), or a late one
+	// after it (see cursor.waive).
+	Cancel *store.Frame
 }
 
 // stalls returns the outstanding requests that are stalled in every
@@ -451,6 +501,12 @@ func (st stall) describe() string {
 	if st.Request != nil {
 		what = fmt.Sprintf("request %s (recorded seq %d)", st.Request.Method, st.Request.Seq)
 	}
+	if st.Cancel != nil && len(st.Awaited) == 0 {
+		return fmt.Sprintf("%s: the recording holds no answer to it: the recorded client cancelled it (notifications/cancelled, seq %d) and this client has not", what, st.Cancel.Seq)
+	}
+	if st.Cancel != nil && len(st.Awaited) == 1 && st.Awaited[0] == st.Cancel {
+		return fmt.Sprintf("%s: the recording answers it only after the recorded client cancelled it (notifications/cancelled, seq %d), which this client has not", what, st.Cancel.Seq)
+	}
 	if len(st.Awaited) == 0 {
 		return what + ": the recording holds no answer to it (the recorded client left before the answer came)"
 	}
@@ -467,6 +523,44 @@ func (st stall) describe() string {
 		b.WriteByte(')')
 	}
 	return b.String()
+}
+
+// waive is for a stalled request whose recorded answer came only after
+// the recorded client cancelled it, where this client has not: in every
+// candidate that cancellation is taken as received, so that what the
+// server sent after it (progress, log lines, the late answer) is
+// released, as the recording has it. It reports whether it released
+// anything; when it did not (the stall waits for more than the
+// cancellation), nothing changes.
+func (c *cursor) waive(st stall) bool {
+	if st.Cancel == nil || len(st.Awaited) != 1 || st.Awaited[0] != st.Cancel {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	released := false
+	for _, e := range c.cands {
+		rec, ok := e.rids[st.ID]
+		if !ok {
+			continue
+		}
+		i, ok := e.cancelOf[rec]
+		if !ok || e.frames[i].done {
+			continue
+		}
+		e.frames[i].done = true
+		e.touched = max(e.touched, i+1)
+		e.ready = append(e.ready, e.dependents[i]...)
+		o := e.release()
+		if c.queued {
+			e.queue = append(e.queue, o...)
+		}
+		released = true
+	}
+	if released {
+		c.notify()
+	}
+	return released
 }
 
 // stallMismatch is the mismatch a stalled request is reported as.
@@ -489,7 +583,20 @@ func (e *engine) stalled(id string) (stall, bool) {
 	st := stall{ID: id, Request: e.reqAt[rec]}
 	a, ok := e.answerOf[rec]
 	if !ok {
+		if c, cancelled := e.cancelOf[rec]; cancelled {
+			if e.frames[c].done {
+				// Cancelled here as in the recording, which holds no
+				// answer: nothing is owed.
+				return stall{}, false
+			}
+			st.Cancel, st.Expected = e.frames[c].f, true
+		}
 		return st, true
+	}
+	if c, cancelled := e.cancelOf[rec]; cancelled && !e.frames[c].done && c < a {
+		// The recording answers only after the client's cancellation:
+		// a late answer.
+		st.Cancel = e.frames[c].f
 	}
 	if e.frames[a].done {
 		return stall{}, false

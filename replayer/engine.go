@@ -59,6 +59,9 @@ type engine struct {
 	// answerOf maps a recorded client request's id to the index of the
 	// server's answer to it.
 	answerOf map[string]int
+	// cancelOf maps a recorded client request's id to the index of the
+	// client's notifications/cancelled for it.
+	cancelOf map[string]int
 	// index maps a recorded frame to its index in frames.
 	index map[*store.Frame]int
 	// queue holds released frames the cursor has not sent yet (stdio).
@@ -74,7 +77,7 @@ func newEngine(rec *recording, mt Match) *engine {
 	t := rec.template(mt)
 	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{},
 		frames: slices.Clone(t.frames), dependents: t.dependents, unsentS2C: t.unsentS2C,
-		srvReq: t.srvReq, answerOf: t.answerOf, index: t.index}
+		srvReq: t.srvReq, answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index}
 	return e
 }
 
@@ -98,7 +101,7 @@ func (r *recording) template(mt Match) *engine {
 }
 
 func buildTemplate(rec *recording, mt Match) *engine {
-	e := &engine{rec: rec, mt: mt, srvReq: map[string]int{}, answerOf: map[string]int{}, index: map[*store.Frame]int{}}
+	e := &engine{rec: rec, mt: mt, srvReq: map[string]int{}, answerOf: map[string]int{}, cancelOf: map[string]int{}, index: map[*store.Frame]int{}}
 	protocol := map[int64]bool{}
 	for _, st := range rec.Streams {
 		if st.Kind != store.StderrStream && st.Kind != store.HTTPStream {
@@ -117,6 +120,13 @@ func buildTemplate(rec *recording, mt Match) *engine {
 	for i, fr := range e.frames {
 		e.index[fr.f] = i
 		if fr.c2s {
+			if fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled" {
+				if id := string(mcpwire.CancelledRequestID(fr.msg.Params)); id != "" {
+					if _, ok := e.cancelOf[id]; !ok {
+						e.cancelOf[id] = i
+					}
+				}
+			}
 			continue
 		}
 		switch fr.msg.Kind {
@@ -396,7 +406,7 @@ func (e *engine) learn(i int, live jsonrpc.Message) {
 // exchange pool makes one per request).
 func (r *recording) rewriter(mt Match) *engine {
 	t := r.template(mt)
-	return &engine{rec: r, mt: mt, frames: t.frames, index: t.index, srvReq: t.srvReq, answerOf: t.answerOf,
+	return &engine{rec: r, mt: mt, frames: t.frames, index: t.index, srvReq: t.srvReq, answerOf: t.answerOf, cancelOf: t.cancelOf,
 		ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{}}
 }
 
@@ -412,6 +422,10 @@ type outFrame struct {
 	// Gap is the recorded time between the frame that released this one
 	// and this one; paced replay waits it.
 	Gap time.Duration
+	// Timed reports that Gap is waited even when replay is not paced: a
+	// server's cancellation of its own request, whose delay is the
+	// server's timeout, which the client must get as it did.
+	Timed bool
 }
 
 // release returns, in recorded order, every server frame whose causes
@@ -458,7 +472,8 @@ func (e *engine) release() []outFrame {
 			}
 		}
 		data, changed := e.rewrite(fr)
-		outs = append(outs, outFrame{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0)})
+		timed := fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled"
+		outs = append(outs, outFrame{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0), Timed: timed})
 	}
 	return outs
 }

@@ -146,6 +146,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if s.Strict {
+		if ls.cur.cancelsInitialize(live) {
+			ls.mismatch(&Mismatch{Live: body, Reason: initializeCancelled})
+		}
 		if why := ls.strictHTTP(r, live); why != "" {
 			ls.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
 			code := -32600

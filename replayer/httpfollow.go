@@ -76,7 +76,7 @@ func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string,
 			// every candidate, which may wait for what this stream sends.
 			// A GET on which candidates disagree while an answer elsewhere
 			// is merely in flight must not pick a candidate for the client.
-			settle = ls.srv.clock().After(ls.srv.settle())
+			settle = ls.srv.clock().After(ls.cur.settleAfter(ls.srv.settle()))
 		}
 		stalledID := liveID
 		if liveID != "" && !allReady {
@@ -92,8 +92,7 @@ func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string,
 		}
 		select {
 		case <-wait:
-			ls.giveUp(stalledID)
-			if injectable {
+			if ls.giveUp(stalledID) && injectable {
 				ls.inject(noMatchAnswer([]byte(stalledID), ls.stallReport(stalledID)))
 			}
 		case <-changed:
@@ -235,6 +234,13 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 			return
 		}
 		if s.f == nil {
+			if liveID != "" && s.st.End != store.EndComplete && s.st.End != store.EndServerClosed && ls.awaitStall(r, liveID) {
+				// The recorded client left before the answer (it
+				// cancelled, say) and this one waits for it.
+				ls.writeStallAnswer(w, liveID, true)
+				_ = rc.Flush()
+				return
+			}
 			ls.end(r, s.e.rec, s.st)
 			return
 		}
@@ -311,6 +317,33 @@ func (ls *liveSession) end(r *http.Request, rec *recording, seg *store.Stream) {
 	// The recorded client left first (or the recording stopped): keep the
 	// stream open until this client leaves too.
 	ls.hold(r)
+}
+
+// awaitStall waits, at the end of a recorded stream the recorded client
+// left before its answer, while live request id is stalled: it reports
+// true once replay gave up on it (Server.Wait), false when it is not
+// stalled (answered, cancelled as recorded, or waiting for good) or the
+// client left.
+func (ls *liveSession) awaitStall(r *http.Request, id string) bool {
+	for {
+		ch := ls.cur.wakeup()
+		if ls.cur.selfAnsweredID(id) {
+			return true
+		}
+		wait := ls.watchStall(id)
+		if wait == nil {
+			return false
+		}
+		select {
+		case <-wait:
+			ls.giveUp(id)
+		case <-ch:
+		case <-r.Context().Done():
+			return false
+		case <-ls.srv.http().done:
+			return false
+		}
+	}
 }
 
 // holdOrAnswer keeps a request the recording never answered open until
@@ -429,11 +462,18 @@ func (ls *liveSession) writeStallAnswer(w http.ResponseWriter, id string, sse bo
 }
 
 // giveUp answers a stalled request itself: its recorded answer will not
-// be sent, and the stall is reported like an unmatched frame.
-func (ls *liveSession) giveUp(id string) {
+// be sent, and the stall is reported like an unmatched frame. When the
+// recording answers it only after a cancellation this client did not
+// send, it releases that answer instead (see cursor.waive) and reports
+// false.
+func (ls *liveSession) giveUp(id string) bool {
 	st, ok := ls.stallOf(id)
 	if !ok {
-		return
+		return false
+	}
+	if ls.cur.waive(st) {
+		ls.srv.logger().Warn("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
+		return false
 	}
 	mm := stallMismatch(st)
 	ls.mu.Lock()
@@ -441,6 +481,7 @@ func (ls *liveSession) giveUp(id string) {
 	ls.mu.Unlock()
 	ls.cur.answerSelf(id)
 	ls.mismatch(mm)
+	return true
 }
 
 // inject queues an answer of replay's own for the HTTP+SSE stream.

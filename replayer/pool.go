@@ -175,7 +175,7 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 	if x.st.Status == 0 {
 		// The recorded client left before any answer: so may this one;
 		// a request is answered -32019 after Server.Wait.
-		p.holdUntil(w, r, x, live)
+		p.holdUntil(w, r, x, live, false)
 		return
 	}
 	mt, _, _ := mime.ParseMediaType(x.st.ResponseHeader.Get("Content-Type"))
@@ -191,6 +191,7 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 	rc := http.NewResponseController(w)
 	w.WriteHeader(x.st.Status)
 	_ = rc.Flush()
+	answered := false
 	for _, f := range frames {
 		if !p.waitCauses(r, e, f) {
 			return
@@ -199,6 +200,7 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 			return
 		}
 		_ = rc.Flush()
+		answered = answered || f.Kind.IsResponse()
 	}
 	switch x.st.End {
 	case store.EndComplete, store.EndServerClosed:
@@ -206,33 +208,70 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 	case store.EndUpstreamError:
 		panic(http.ErrAbortHandler)
 	}
-	p.holdUntil(nil, r, x, jsonrpc.Message{})
+	// The recorded client closed the stream here (in 2026-07-28, its
+	// way to cancel): this one may too. If it waits for an answer the
+	// recording does not hold, it gets -32019 on the stream after
+	// Server.Wait.
+	if answered {
+		live = jsonrpc.Message{}
+	}
+	p.holdUntil(w, r, x, live, true)
+}
+
+// cancelReason says why the recording holds no answer to x's request
+// when its client cancelled it (a notifications/cancelled, or a closed
+// response stream), and "" when it did not.
+func cancelReason(e *engine, x *poolEntry) string {
+	if x.req != nil {
+		if i, ok := e.index[x.req]; ok {
+			if c, ok := e.cancelOf[string(e.frames[i].msg.ID)]; ok {
+				return fmt.Sprintf("the recording holds no answer to it: the recorded client cancelled it (notifications/cancelled, seq %d) and this client has not", e.frames[c].f.Seq)
+			}
+		}
+	}
+	if x.st.End == store.EndClientAborted {
+		return "the recording holds no answer to it: the recorded client closed the response stream (a 2026-07-28 cancellation) and this client has not"
+	}
+	return ""
 }
 
 // holdUntil keeps an exchange the recorded client left open until this
 // client leaves too, the server closes, or Server.Wait passes; a request
 // not answered yet (w not nil) then gets -32019.
-func (p *pool) holdUntil(w http.ResponseWriter, r *http.Request, x *poolEntry, live jsonrpc.Message) {
+// With sse set, the answer's headers went out already and -32019 goes as
+// an event of the stream. A request whose recorded client cancelled it is
+// not reported until its wait is over: that wait is the recorded one.
+func (p *pool) holdUntil(w http.ResponseWriter, r *http.Request, x *poolEntry, live jsonrpc.Message, sse bool) {
 	var wait <-chan time.Time
 	if p.srv.wait() > 0 {
 		wait = p.srv.clock().After(p.srv.wait())
 	}
-	if w != nil && live.Kind == jsonrpc.KindRequest {
-		// Something is owed: the recording holds no answer. A stream whose
-		// answers went out (a listen the recorded client closed, its way
-		// to cancel) owes nothing and is held quietly.
-		p.srv.logger().Warn("a request waits: the recorded client left before this exchange ended", "stream", x.st.ID, "wait", p.srv.waitText())
+	// Something is owed when a request waits for its answer; a stream
+	// whose answers went out (a listen the recorded client closed, its
+	// way to cancel) owes nothing and is held quietly.
+	owed := w != nil && live.Kind == jsonrpc.KindRequest
+	reason := cancelReason(x.rec.rewriter(p.srv.Match), x)
+	if reason == "" {
+		reason = "the recording holds no answer to it (the recorded client left before the answer came)"
+		if owed {
+			p.srv.logger().Warn("a request waits: the recorded client left before this exchange ended", "stream", x.st.ID, "wait", p.srv.waitText())
+		}
 	}
 	select {
 	case <-r.Context().Done():
 	case <-p.srv.http().done:
 	case <-wait:
-		if w != nil && live.Kind == jsonrpc.KindRequest {
-			mm := &Mismatch{Live: live.Raw, Closest: x.req, Reason: "the recording holds no answer to it (the recorded client left before the answer came)"}
+		if owed {
+			mm := &Mismatch{Live: live.Raw, Closest: x.req, Reason: reason}
 			p.mu.Lock()
 			p.rep.Mismatches = append(p.rep.Mismatches, mm)
 			p.mu.Unlock()
 			p.srv.logger().Warn("answered a stalled request with -32019", "request", mm.Error())
+			if sse {
+				_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", noMatchAnswer(live.ID, mm))
+				_ = http.NewResponseController(w).Flush()
+				return
+			}
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusOK)
 			_, _ = w.Write(noMatchAnswer(live.ID, mm))

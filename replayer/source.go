@@ -369,6 +369,27 @@ func (c *cursor) reach(e *engine, live *jsonrpc.Message) int {
 	return r
 }
 
+// blocked reports whether e has sent and received every frame its members
+// share and waits there for a client frame while another member's server
+// sends a frame next (the recorded client of e cancelled a request where
+// another's server went on, say): that member must be a candidate now,
+// or its frames would wait for the client frame of e.
+func (c *cursor) blocked(e *engine, live *jsonrpc.Message) bool {
+	if live != nil || e.lo < e.node.shared {
+		return false
+	}
+	kids, err := c.src.childrenOf(c.ctx, e.node, nil, e.node.rep)
+	if err != nil {
+		return false
+	}
+	for _, kid := range kids {
+		if kid.rep != e.node.rep && kid.hash != 0 && kid.hash&clientBit == 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // bring loads session id and brings an engine of it to where the cursor
 // is: it receives the client's frames so far, and what they released
 // beyond the frames already emitted is queued.
@@ -404,7 +425,10 @@ func (c *cursor) splitLazy(live *jsonrpc.Message) {
 	}
 	for i := 0; i < len(c.cands); i++ {
 		e := c.cands[i]
-		if e.node == nil || e.node.size < 2 || c.reach(e, live) <= e.node.shared {
+		if e.node == nil || e.node.size < 2 {
+			continue
+		}
+		if c.reach(e, live) <= e.node.shared && !c.blocked(e, live) {
 			continue
 		}
 		c.cands = append(c.cands, c.split(e, live)...)

@@ -288,7 +288,7 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 	for {
 		var settleC, waitC <-chan time.Time
 		if cur.undecided() {
-			settleC = s.clock().After(s.settle())
+			settleC = s.clock().After(cur.settleAfter(s.settle()))
 		}
 		due, deadline := s.checkStalls(cur, stalled)
 		if !deadline.IsZero() {
@@ -406,6 +406,11 @@ func (s *Server) waitText() string {
 // answerStalls answers the stalled requests with -32019.
 func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, due []stall) {
 	for _, st := range due {
+		if cur.waive(st) {
+			s.logger().Warn("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
+			w.send(ctx, cur.emit())
+			continue
+		}
 		cur.answerSelf(st.ID)
 		mm := stallMismatch(st)
 		rep.Mismatches = append(rep.Mismatches, mm)
@@ -417,6 +422,11 @@ func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *
 func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, line []byte) {
 	rep.Received++
 	live := jsonrpc.Parse(line)
+	if s.Strict && cur.cancelsInitialize(live) {
+		mm := &Mismatch{Live: live.Raw, Reason: initializeCancelled}
+		rep.Mismatches = append(rep.Mismatches, mm)
+		s.logger().Warn("client frame breaks the protocol", "frame", mm.Error())
+	}
 	rc := cur.receive(live, nil)
 	if rc.unrecorded {
 		rep.Unrecorded++
@@ -491,9 +501,13 @@ func (w *pacedWriter) send(ctx context.Context, outs []outFrame) {
 func (w *pacedWriter) run(ctx context.Context) {
 	for outs := range w.queue {
 		for _, o := range outs {
-			if w.pace > 0 && o.Gap > 0 {
+			if (w.pace > 0 || o.Timed) && o.Gap > 0 {
+				factor := w.pace
+				if factor <= 0 {
+					factor = 1
+				}
 				select {
-				case <-w.clock.After(time.Duration(float64(o.Gap) * w.pace)):
+				case <-w.clock.After(time.Duration(float64(o.Gap) * factor)):
 				case <-ctx.Done():
 					return
 				}

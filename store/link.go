@@ -26,6 +26,9 @@ type Links struct {
 	// and Cancelled the other way.
 	Cancel    map[int64]int64
 	Cancelled map[int64]int64
+	// AfterCancel maps a frame sent for a request after its cancellation
+	// (progress, a late answer) to the seq of the cancellation.
+	AfterCancel map[int64]int64
 }
 
 // Link works out the Links of a session's frames, given in seq order.
@@ -35,12 +38,13 @@ type Links struct {
 // skipped.
 func Link(frames []Frame) Links {
 	l := Links{
-		Answer:    map[int64]int64{},
-		Request:   map[int64]int64{},
-		Method:    map[int64]string{},
-		Progress:  map[int64]int64{},
-		Cancel:    map[int64]int64{},
-		Cancelled: map[int64]int64{},
+		Answer:      map[int64]int64{},
+		Request:     map[int64]int64{},
+		Method:      map[int64]string{},
+		Progress:    map[int64]int64{},
+		Cancel:      map[int64]int64{},
+		Cancelled:   map[int64]int64{},
+		AfterCancel: map[int64]int64{},
 	}
 	type key struct {
 		dir Direction
@@ -117,6 +121,13 @@ func Link(frames []Frame) Links {
 			continue
 		}
 		one(f, jsonrpc.Parse(f.Data))
+	}
+	for _, of := range []map[int64]int64{l.Progress, l.Request} {
+		for seq, req := range of {
+			if c, ok := l.Cancelled[req]; ok && seq > c {
+				l.AfterCancel[seq] = c
+			}
+		}
 	}
 	return l
 }

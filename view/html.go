@@ -149,6 +149,8 @@ type frameData struct {
 	Progress  int64   `json:"pr,omitempty"`  // seq of the request this progress is for
 	Cancels   int64   `json:"cx,omitempty"`  // seq of the request this cancels
 	Cancelled int64   `json:"cxd,omitempty"` // seq of the cancellation of this request
+	// AfterCancel is the seq of the cancellation this frame came after.
+	AfterCancel int64 `json:"acx,omitempty"`
 }
 
 func sessionOf(r *store.Recording) sessionData {
@@ -236,6 +238,7 @@ func sessionOf(r *store.Recording) sessionData {
 			fd.Duration = (f.Offset - bySeq[q].Offset).Microseconds()
 		}
 		fd.Progress, fd.Cancels, fd.Cancelled = links.Progress[f.Seq], links.Cancel[f.Seq], links.Cancelled[f.Seq]
+		fd.AfterCancel = links.AfterCancel[f.Seq]
 		sd.Frames = append(sd.Frames, fd)
 	}
 	return sd

@@ -63,6 +63,7 @@ type FrameJSON struct {
 	ProgressOf  int64           `json:"progress_of,omitempty"`
 	Cancels     int64           `json:"cancels,omitempty"`
 	CancelledBy int64           `json:"cancelled_by,omitempty"`
+	AfterCancel int64           `json:"after_cancel,omitempty"` // the seq of the cancellation this frame came after
 	Flags       []string        `json:"flags,omitempty"`
 	Payload     json.RawMessage `json:"payload,omitempty"` // with Options.Payload: the JSON, or the text as a string
 }
@@ -141,6 +142,7 @@ func WriteJSON(w io.Writer, r *store.Recording, o Options) error {
 			fj.RequestSeq, fj.DurationMS, fj.Method = q, ms(f.Offset-bySeq[q].Offset), links.Method[f.Seq]
 		}
 		fj.ProgressOf, fj.Cancels, fj.CancelledBy = links.Progress[f.Seq], links.Cancel[f.Seq], links.Cancelled[f.Seq]
+		fj.AfterCancel = links.AfterCancel[f.Seq]
 		fj.Flags = flags(f, kind)
 		if o.Payload {
 			if d := f.Data; len(d) > 0 && json.Valid(d) {

@@ -311,6 +311,9 @@ func frameLine(r *store.Recording, rw row, labels []string, links store.Links, n
 	if q, ok := links.Cancelled[f.Seq]; ok {
 		fl = append(fl, "cancelled-by=#"+strconv.FormatInt(q, 10))
 	}
+	if q, ok := links.AfterCancel[f.Seq]; ok {
+		fl = append(fl, "after-cancel=#"+strconv.FormatInt(q, 10))
+	}
 	if text != "" {
 		fl = append(fl, strings.Join(strings.Fields(text), " "))
 	}

@@ -35,7 +35,7 @@ func replayCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "listen", Usage: "serve HTTP (Streamable HTTP or HTTP+SSE, as recorded) on `ADDR`, such as 127.0.0.1:8080", EnvVars: []string{"MCPVCR_LISTEN"}},
 			&cli.StringSliceFlag{Name: "cut", Usage: "HTTP fault: cut SSE stream N after E events, as `N:E` (N as mcpvcr show numbers streams; repeatable)"},
 			&cli.IntFlag{Name: "expire-after", Usage: "HTTP fault: answer 404 (session expired) after `N` requests of a session"},
-			&cli.BoolFlag{Name: "strict", EnvVars: []string{"MCPVCR_STRICT"}, Usage: "HTTP: also check the client's headers (MCP-Protocol-Version, Mcp-Session-Id, Accept) as the negotiated revision requires"},
+			&cli.BoolFlag{Name: "strict", EnvVars: []string{"MCPVCR_STRICT"}, Usage: "also check the client's side of the protocol: over HTTP its headers (MCP-Protocol-Version, Mcp-Session-Id, Accept) as the negotiated revision requires; on every transport, no cancelled initialize"},
 			&cli.DurationFlag{Name: "delay", Usage: "HTTP fault: wait `D` before every event and answer"},
 			&cli.StringFlag{Name: "pace", Value: "fast", Usage: "`fast` (as soon as due), real (recorded timing), or a factor such as 0.5", EnvVars: []string{"MCPVCR_PACE"}},
 			&cli.StringFlag{Name: "match", Value: "tolerant", EnvVars: []string{"MCPVCR_MATCH"}, Usage: "`tolerant` (clientInfo ignored, absent params = {}, numbers by value, keys in any order) or exact (the recorded JSON values)"},
@@ -67,7 +67,7 @@ func replayCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			srv.Pace = pace
+			srv.Pace, srv.Strict = pace, c.Bool("strict")
 			rep, err := srv.ServeStdio(c.Context, e.client())
 			if err != nil {
 				return failErr(fmt.Errorf("replay: %w", err), "")

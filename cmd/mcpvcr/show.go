@@ -21,7 +21,8 @@ func showCommand(e *env) *cli.Command {
 			"resource it names; an answer shows what it answers), id, size in bytes, the frame it pairs\n" +
 			"with and how long the answer took, and flags (batch, malformed, sse id/event/retry,\n" +
 			"rev= for a 2026-07-28 request's revision, oversize=N for a frame longer than record's\n" +
-			"--max-frame, stored cut). A line where each stream opens (HTTP method,\n" +
+			"--max-frame, stored cut, cancelled-by=#N on a cancelled request, after-cancel=#N on what\n" +
+			"the server sent for it after that cancellation). A line where each stream opens (HTTP method,\n" +
 			"status, path, content type, Last-Event-ID) and where it ends (complete, server-closed,\n" +
 			"client-aborted, upstream-error). Colour on a terminal, none when piped or with NO_COLOR.\n\n" +
 			"   mcpvcr show 3 --method tools/call --payload\n" +

@@ -91,6 +91,8 @@ func addTools(s *mcp.Server, variant string, slowLimit time.Duration, closeStrea
 	mcp.AddTool(s, &mcp.Tool{Name: "elicit", Description: "Asks the user for a name."}, elicit)
 	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."}, roots)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sends progress \"started\", then blocks until cancelled."}, slow(slowLimit))
+	mcp.AddTool(s, &mcp.Tool{Name: "stubborn", Description: "Sends progress \"started\", waits until cancelled, then sends progress \"after cancel\" and answers anyway."}, stubborn(slowLimit))
+	mcp.AddTool(s, &mcp.Tool{Name: "abandon", Description: "Asks the user for a name, gives up after a moment (cancelling its request) and answers \"abandoned\"."}, abandon)
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails with an error result."}, fail)
 	mcp.AddTool(s, &mcp.Tool{Name: "reconnect", Description: "Sends progress \"before\", may close its SSE stream asking the client to resume, then sends \"after\" and returns."}, reconnect(closeStreams))
 }
@@ -296,6 +298,70 @@ func slow(limit time.Duration) mcp.ToolHandlerFor[noArgs, any] {
 		case <-t.C:
 			return nil, nil, errSlowLimit
 		}
+	}
+}
+
+// AbandonMessage is the message of tool abandon's elicitation, which
+// the server cancels itself after [AbandonAfter].
+const AbandonMessage = "What is your name? (this question will be withdrawn)"
+
+// AbandonAfter is how long tool abandon waits for the client's answer.
+const AbandonAfter = 100 * time.Millisecond
+
+// abandon asks the client for a name (elicitation/create) and cancels
+// that request when no answer came within [AbandonAfter]: the server
+// sends notifications/cancelled for it, and the client's answer, if one
+// comes, comes late. It answers "abandoned" (or "answered" when the client
+// was in time).
+func abandon(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
+	ectx, cancel := context.WithTimeout(ctx, AbandonAfter)
+	defer cancel()
+	if _, err := req.Session.Elicit(ectx, &mcp.ElicitParams{Message: AbandonMessage, RequestedSchema: ElicitSchema}); err == nil {
+		return text("answered"), nil, nil
+	}
+	return text("abandoned"), nil, nil
+}
+
+// StubbornResult is the text of tool stubborn's late answer.
+const StubbornResult = "finished anyway"
+
+type stubbornArgs struct {
+	Fail bool `json:"fail,omitempty" jsonschema:"answer with an error instead of a result"`
+}
+
+// errStubborn is tool stubborn's late error, with argument fail.
+var errStubborn = errors.New("stubborn: failed after its cancellation")
+
+// stubborn ignores its cancellation as a server may: it sends progress 1
+// "started", waits until the call is cancelled (at most limit), then sends
+// progress 2 "after cancel" and answers with [StubbornResult] (or, with
+// argument fail, an error), a late answer the client no longer waits for.
+func stubborn(limit time.Duration) mcp.ToolHandlerFor[stubbornArgs, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in stubbornArgs) (*mcp.CallToolResult, any, error) {
+		token := req.Params.GetProgressToken()
+		notify := func(ctx context.Context, n float64, msg string) error {
+			if token == nil {
+				return nil
+			}
+			return req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: n, Message: msg})
+		}
+		if err := notify(ctx, 1, "started"); err != nil {
+			return nil, nil, fmt.Errorf("notify progress: %w", err)
+		}
+		t := time.NewTimer(limit)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			return nil, nil, errSlowLimit
+		}
+		if err := notify(context.WithoutCancel(ctx), 2, "after cancel"); err != nil {
+			return nil, nil, fmt.Errorf("notify progress: %w", err)
+		}
+		if in.Fail {
+			return nil, nil, errStubborn
+		}
+		return text(StubbornResult), nil, nil
 	}
 }
 

@@ -204,6 +204,7 @@
     if (f.n) fl += '<span class="fl">batch(' + f.n + ')</span>';
     if (f.x) fl += '<span class="fl bad">malformed</span>';
     if (f.cxd) fl += '<span class="fl cx">cancelled by #' + f.cxd + '</span>';
+    if (f.acx) fl += '<span class="fl cx">after-cancel #' + f.acx + '</span>';
     if (f.eid !== undefined) fl += '<span class="fl">id=' + esc(f.eid) + '</span>';
     if (f.ev) fl += '<span class="fl">event=' + esc(f.ev) + '</span>';
     if (f.rt !== undefined) fl += '<span class="fl">retry=' + f.rt + '</span>';
@@ -305,6 +306,7 @@
     if (f.pr) h += '<dt>progress of</dt><dd>' + link(f.pr) + '</dd>';
     if (f.cx) h += '<dt>cancels</dt><dd>' + link(f.cx) + '</dd>';
     if (f.cxd) h += '<dt>cancelled by</dt><dd>' + link(f.cxd) + '</dd>';
+    if (f.acx) h += '<dt>sent after the cancellation</dt><dd>' + link(f.acx) + '</dd>';
     if (f.eid !== undefined) h += '<dt>SSE id</dt><dd>' + esc(f.eid) + '</dd>';
     if (f.ev) h += '<dt>SSE event</dt><dd>' + esc(f.ev) + '</dd>';
     if (f.rt !== undefined) h += '<dt>SSE retry</dt><dd>' + f.rt + ' ms</dd>';

@@ -1,0 +1,226 @@
+package replayer
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// cancelledCall is a recorded call that the client cancelled after the
+// first progress notification while the server went on.
+var cancelledCall = []string{
+	`> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"long","_meta":{"progressToken":"t"}}}`,
+	`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`,
+	`> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`,
+	`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":2}}`,
+}
+
+const liveCall = `{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"long","_meta":{"progressToken":"u"}}}`
+
+func TestCursor_CancelledUnansweredIsNotAStall(t *testing.T) {
+	c := newCursor([]*recording{stdioRecording(t, 1, cancelledCall...)}, Match{}, true)
+	c.start()
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"u","progress":1}}`}, recv(t, c, liveCall)); diff != "" {
+		t.Errorf("after the call (-want +got):\n%s", diff)
+	}
+	sts := c.stalls()
+	if len(sts) != 1 || !sts[0].Expected || sts[0].Cancel == nil || sts[0].Cancel.Seq != 3 {
+		t.Fatalf("stalls() = %+v; want one expected stall naming the recorded cancellation (seq 3)", sts)
+	}
+	if got, want := sts[0].describe(), "the recorded client cancelled it (notifications/cancelled, seq 3)"; !strings.Contains(got, want) {
+		t.Errorf("describe() = %q; want it to say %q", got, want)
+	}
+	got := recv(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":30}}`)
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"u","progress":2}}`}, got); diff != "" {
+		t.Errorf("after the cancellation (-want +got):\n%s", diff)
+	}
+	if sts := c.stalls(); len(sts) != 0 {
+		t.Errorf("stalls() after the cancellation = %+v; want none: nothing is owed", sts)
+	}
+}
+
+func TestCursor_WaiveReleasesLateAnswer(t *testing.T) {
+	rec := stdioRecording(t, 1, append(cancelledCall, `< {"jsonrpc":"2.0","id":3,"result":{"late":true}}`)...)
+	c := newCursor([]*recording{rec}, Match{}, true)
+	c.start()
+	recv(t, c, liveCall)
+	sts := c.stalls()
+	if len(sts) != 1 || sts[0].Cancel == nil || len(sts[0].Awaited) != 1 {
+		t.Fatalf("stalls() = %+v; want one stall awaiting the recorded cancellation", sts)
+	}
+	if !c.waive(sts[0]) {
+		t.Fatal("waive() = false; want the frames after the cancellation released")
+	}
+	want := []string{
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"u","progress":2}}`,
+		`{"jsonrpc":"2.0","id":30,"result":{"late":true}}`,
+	}
+	if diff := cmp.Diff(want, datas(c.emit())); diff != "" {
+		t.Errorf("after waive (-want +got):\n%s", diff)
+	}
+}
+
+func TestCursor_WaiveNeedsAnAnswer(t *testing.T) {
+	c := newCursor([]*recording{stdioRecording(t, 1, cancelledCall...)}, Match{}, true)
+	c.start()
+	recv(t, c, liveCall)
+	if sts := c.stalls(); len(sts) != 1 || c.waive(sts[0]) {
+		t.Errorf("waive(%+v) = true; want false: the recording holds no answer, so the --wait rule answers", sts)
+	}
+}
+
+// TestSource_SplitsWhereACancellingSessionWaits: two sessions share a call
+// and its first progress; one client cancelled there, the other's server
+// went on to answer. A client that does not cancel must get the answer,
+// though the cancelling session speaks for both up to there.
+func TestSource_SplitsWhereACancellingSessionWaits(t *testing.T) {
+	open := []string{
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`,
+	}
+	answered := append(append(append([]string{}, open...), cancelledCall[:2]...),
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":2}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"done":true}}`)
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Import(ctx, strings.NewReader(sessionsJSONL(append(append([]string{}, open...), cancelledCall...), answered))); err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewSource(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := awaitLine(t, &Server{Source: src, Wait: -1}, `"done"`,
+		`{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`, liveCall)
+	want := []string{
+		`{"jsonrpc":"2.0","id":10,"result":{"protocolVersion":"2025-06-18"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"u","progress":1}}`,
+		`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"u","progress":2}}`,
+		`{"jsonrpc":"2.0","id":30,"result":{"done":true}}`,
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("replayed lines (-want +got):\n%s", diff)
+	}
+}
+
+// sessionsJSONL returns the JSONL export of stdio sessions, one per list
+// of "> " and "< " lines.
+func sessionsJSONL(sessions ...[]string) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]any{"type": "mcpvcr", "version": 1})
+	for n, lines := range sessions {
+		s := n + 1
+		_ = enc.Encode(map[string]any{"type": "session", "id": s, "transport": "stdio", "revision": "2025-06-18", "era": "legacy",
+			"started_at": "2026-01-01T00:00:00Z", "ended_at": "2026-01-01T00:00:01Z", "exit_code": 0})
+		_ = enc.Encode(map[string]any{"type": "stream", "id": 2*s - 1, "session": s, "kind": "stdin", "end": "complete", "closed_ns": 100})
+		_ = enc.Encode(map[string]any{"type": "stream", "id": 2 * s, "session": s, "kind": "stdout", "end": "complete", "closed_ns": 100})
+		for i, l := range lines {
+			dir, stream := "s2c", 2*s
+			if l[0] == '>' {
+				dir, stream = "c2s", 2*s-1
+			}
+			_ = enc.Encode(map[string]any{"type": "frame", "session": s, "seq": i + 1, "stream": stream, "dir": dir, "offset_ns": i + 1, "raw": l[2:] + "\n"})
+		}
+	}
+	return b.String()
+}
+
+// awaitLine serves one stdio client that sends lines, then reads until a
+// line containing want arrives, and returns every line it got.
+func awaitLine(t *testing.T, srv *Server, want string, lines ...string) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = srv.ServeStdio(ctx, struct {
+			io.Reader
+			io.Writer
+		}{cr, sw})
+		sw.Close()
+	}()
+	go func() {
+		for _, l := range lines {
+			if _, err := io.WriteString(cw, l+"\n"); err != nil {
+				return
+			}
+		}
+	}()
+	var got []string
+	in := bufio.NewScanner(sr)
+	for in.Scan() {
+		got = append(got, in.Text())
+		if strings.Contains(in.Text(), want) {
+			break
+		}
+	}
+	cw.Close()
+	go func() { _, _ = io.Copy(io.Discard, sr) }()
+	<-done
+	if ctx.Err() != nil {
+		t.Errorf("no line with %s before the deadline; got %v", want, got)
+	}
+	return got
+}
+
+// TestCursor_SettleKeepsWhatCameBeforeTheCancellation: two sessions
+// cancel the same call, one before the second progress notification and
+// one after it. Settling between them keeps the one that sends progress
+// 2 now: a frame recorded before the client's cancellation is not held
+// back for it.
+func TestCursor_SettleKeepsWhatCameBeforeTheCancellation(t *testing.T) {
+	early := stdioRecording(t, 1, cancelledCall[0], cancelledCall[1], cancelledCall[2], cancelledCall[3])
+	late := stdioRecording(t, 2, cancelledCall[0], cancelledCall[1], cancelledCall[3], cancelledCall[2],
+		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":3}}`)
+	c := newCursor([]*recording{early, late}, Match{}, true)
+	c.start()
+	recv(t, c, liveCall)
+	if !c.undecided() || !c.settle() {
+		t.Fatal("the candidates agree; want them undecided on progress 2")
+	}
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"u","progress":2}}`}, datas(c.emit())); diff != "" {
+		t.Errorf("after settling (-want +got):\n%s", diff)
+	}
+	got := recv(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":30}}`)
+	if diff := cmp.Diff([]string{`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"u","progress":3}}`}, got); diff != "" {
+		t.Errorf("after the cancellation (-want +got):\n%s", diff)
+	}
+}
+
+// TestCursor_SettleAfterGivesTimeToCancel: while a candidate waits for
+// this client to cancel as its recorded client did, and another's server
+// goes on, settling waits CancelGrace more than the recorded client took
+// to cancel; without such a candidate, the base time.
+func TestCursor_SettleAfterGivesTimeToCancel(t *testing.T) {
+	answered := stdioRecording(t, 2, cancelledCall[0], cancelledCall[1], cancelledCall[3], `< {"jsonrpc":"2.0","id":3,"result":{}}`)
+	c := newCursor([]*recording{stdioRecording(t, 1, cancelledCall...), answered}, Match{}, true)
+	c.start()
+	recv(t, c, liveCall)
+	if got, want := c.settleAfter(DefaultSettle), CancelGrace; got < want {
+		t.Errorf("settleAfter() = %v; want at least %v", got, want)
+	}
+	c = newCursor([]*recording{answered}, Match{}, true)
+	c.start()
+	recv(t, c, liveCall)
+	if got, want := c.settleAfter(DefaultSettle), DefaultSettle; got != want {
+		t.Errorf("settleAfter() without a cancelling candidate = %v; want %v", got, want)
+	}
+}
