@@ -395,19 +395,7 @@ func (h *HTTP) exchangeResponse(resp *http.Response, x *exchange) error {
 			nb, eps, err := authwire.RewriteAuthServerMetadataAt(body, x.auth.origin, fi)
 			if err == nil {
 				out = nb
-				rw := []string{fmt.Sprintf("issuer=%q", x.auth.origin)}
-				for _, ep := range authwire.Endpoints {
-					if eps[ep] != "" {
-						rw = append(rw, fmt.Sprintf("%s=%q", ep, fi+"/"+ep))
-					}
-				}
-				x.st.ResponseHeader.Set(RewrittenHeader, strings.Join(rw, ", "))
-				h.mu.Lock()
-				for k, v := range eps {
-					as.endpoints[k] = v
-				}
-				as.iss = advertisesIss(body)
-				h.mu.Unlock()
+				h.learnFronted(x, as, body, eps, x.auth.origin, fi)
 			}
 		case x.auth.frontID != "":
 			h.mu.Lock()
@@ -417,19 +405,7 @@ func (h *HTTP) exchangeResponse(resp *http.Response, x *exchange) error {
 			nb, eps, err := authwire.RewriteAuthServerMetadata(body, fi)
 			if err == nil {
 				out = nb
-				rw := []string{fmt.Sprintf("issuer=%q", fi)}
-				for _, ep := range authwire.Endpoints {
-					if eps[ep] != "" {
-						rw = append(rw, fmt.Sprintf("%s=%q", ep, fi+"/"+ep))
-					}
-				}
-				x.st.ResponseHeader.Set(RewrittenHeader, strings.Join(rw, ", "))
-				h.mu.Lock()
-				for k, v := range eps {
-					as.endpoints[k] = v
-				}
-				as.iss = advertisesIss(body)
-				h.mu.Unlock()
+				h.learnFronted(x, as, body, eps, fi, fi)
 			}
 		}
 	}
@@ -498,4 +474,24 @@ func (hs *httpSession) joinable() bool {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	return !hs.answered && (hs.refused || hs.mcp == 0)
+}
+
+// learnFronted notes what a fronted authorization server's metadata
+// (body) named: its endpoints (eps), now fronted under fi, and whether it
+// advertises RFC 9207's iss; and says on x's stream what was rewritten,
+// the issuer to issuer.
+func (h *HTTP) learnFronted(x *exchange, as *frontAS, body []byte, eps map[string]string, issuer, fi string) {
+	rw := []string{fmt.Sprintf("issuer=%q", issuer)}
+	for _, ep := range authwire.Endpoints {
+		if eps[ep] != "" {
+			rw = append(rw, fmt.Sprintf("%s=%q", ep, fi+"/"+ep))
+		}
+	}
+	x.st.ResponseHeader.Set(RewrittenHeader, strings.Join(rw, ", "))
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for k, v := range eps {
+		as.endpoints[k] = v
+	}
+	as.iss = advertisesIss(body)
 }
