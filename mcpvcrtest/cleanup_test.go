@@ -101,7 +101,7 @@ func TestMismatch(t *testing.T) {
 				"does not match (answered with JSON-RPC error -32019)",
 				"unmatched request tools/call",
 				"diff (-recorded +live)",
-				`string("never recorded")`,
+				`+ "never recorded"`,
 				// The hint is written in Go, as the test would say it.
 				`mcpvcrtest.Match("tools/call:params.arguments.text")`,
 			} {

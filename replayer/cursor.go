@@ -7,8 +7,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -188,7 +186,7 @@ func (e *engine) closestIndex(live jsonrpc.Message) (int, closestScore) {
 func (e *engine) mismatchAt(live jsonrpc.Message, i int) *Mismatch {
 	fr := &e.frames[i]
 	mm := &Mismatch{Live: live.Raw, Closest: fr.f, Session: e.rec.Session.ID}
-	mm.Diff = cmp.Diff(e.mt.normalized(fr.msg.Method, fr.msg.Params), e.mt.normalized(live.Method, live.Params))
+	mm.Diff = jsonDiff(e.mt.normalized(fr.msg.Method, fr.msg.Params), e.mt.normalized(live.Method, live.Params), "params", 12)
 	mm.Hint = e.mt.hint(live, fr.msg)
 	mm.Rules, mm.Tolerant = e.mt.hintRules(live, fr.msg)
 	if mm.Diff == "" && fr.done {

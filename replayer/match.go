@@ -188,6 +188,83 @@ func numbersByValue(v any) any {
 
 // diffPaths lists the paths (in the --ignore syntax) at which a and b
 // differ, leaves first, at most max of them.
+// jsonDiff describes how b differs from a, both decoded JSON, for people:
+// one line per differing path (in the --ignore path syntax, under prefix)
+// with the recorded (-) and the live (+) value as JSON; an absent side is
+// said as such. At most max paths are listed.
+func jsonDiff(a, b any, prefix string, max int) string {
+	paths := diffPaths(a, b, prefix, max+1)
+	var w strings.Builder
+	for i, p := range paths {
+		if i == max {
+			w.WriteString("… and more\n")
+			break
+		}
+		fmt.Fprintf(&w, "%s\n  - %s\n  + %s\n", p, shownAt(a, p, prefix), shownAt(b, p, prefix))
+	}
+	return w.String()
+}
+
+// shownAt is the JSON at path p (under prefix) of v, cut short when
+// long, or "(absent)".
+func shownAt(v any, p, prefix string) string {
+	at, ok := valueAt(v, strings.TrimPrefix(p, prefix))
+	if !ok {
+		return "(absent)"
+	}
+	b, err := json.Marshal(at)
+	if err != nil {
+		return "?"
+	}
+	if len(b) > 200 {
+		return string(b[:200]) + "…"
+	}
+	return string(b)
+}
+
+// valueAt follows a path of .key, ["key"] and [i] steps from v.
+func valueAt(v any, p string) (any, bool) {
+	for p != "" {
+		switch {
+		case strings.HasPrefix(p, "[\""):
+			end := strings.Index(p, "\"]")
+			if end < 0 {
+				return nil, false
+			}
+			var k string
+			if json.Unmarshal([]byte(p[1:end+1]), &k) != nil {
+				return nil, false
+			}
+			m, ok := v.(map[string]any)
+			if v, ok = m[k]; !ok {
+				return nil, false
+			}
+			p = p[end+2:]
+		case strings.HasPrefix(p, "["):
+			end := strings.IndexByte(p, ']')
+			i, err := strconv.Atoi(p[1:max(end, 1)])
+			l, ok := v.([]any)
+			if end < 0 || err != nil || !ok || i < 0 || i >= len(l) {
+				return nil, false
+			}
+			v, p = l[i], p[end+1:]
+		case strings.HasPrefix(p, "."):
+			end := strings.IndexAny(p[1:], ".[")
+			if end < 0 {
+				end = len(p) - 1
+			}
+			m, ok := v.(map[string]any)
+			if v, ok = m[p[1:end+1]]; !ok {
+				return nil, false
+			}
+			p = p[end+1:]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
 func diffPaths(a, b any, prefix string, max int) []string {
 	var out []string
 	var walk func(a, b any, p string)
