@@ -350,7 +350,7 @@ func TestCancel_GoSDKStdio(t *testing.T) {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
 			runs := gosdkCancelRuns(true)
-			db, live := recordStdioRuns(t, []string{mcptest.BuildServer(t)}, v, runs)
+			db, live := recordStdioRuns(t, []string{mcptest.BuildServer(t), "-stubborn"}, v, runs)
 			dumpSessionsOnFailure(t, db, len(runs))
 			if want := []any{1.0, "cancel", 2.0}; !cmp.Equal(live[1]["progress"], want) {
 				t.Fatalf("live stubborn run saw progress %v; want %v", live[1]["progress"], want)
@@ -402,7 +402,7 @@ func TestCancel_GoSDKHTTP(t *testing.T) {
 	for _, v := range []string{mcptest.V20250618, mcptest.V20250618 + "-json", mcptest.V20260728} {
 		t.Run(v, func(t *testing.T) {
 			t.Parallel()
-			args := []string{"-transport", "http"}
+			args := []string{"-transport", "http", "-stubborn"}
 			if mcptest.Modern(v) {
 				args = append(args, "-stateless")
 			}

@@ -141,7 +141,7 @@ func TestCancel_ServerCancelsOwnRequest(t *testing.T) {
 		server := mcptest.BuildServer(t)
 		var live []map[string]any
 		for _, tool := range tools {
-			rec := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", server)
+			rec := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", server, "-stubborn")
 			live = append(live, abandonRun(ctx, recordedClient, &mcp.CommandTransport{Command: rec}, v, tool))
 		}
 		if !strings.Contains(fmt.Sprint(live[0]["elicitation"]), "cancelled by the server") {
@@ -276,7 +276,7 @@ func closeStreamCall(t *testing.T, url, name string, close bool) []string {
 func TestCancel_ModernCloseStream(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "c.db")
 	dumpOnFailure(t, db)
-	rec := startServing(t, "record", "--cassette", db, "--upstream", mcptest.StartServer(t, "-transport", "http", "-stateless"), "--listen", "127.0.0.1:0")
+	rec := startServing(t, "record", "--cassette", db, "--upstream", mcptest.StartServer(t, "-transport", "http", "-stateless", "-stubborn"), "--listen", "127.0.0.1:0")
 	live := closeStreamCall(t, rec.URL, "recorded", true)
 	if code := rec.Stop(); code != 0 {
 		t.Fatalf("record exited %d:\n%s", code, rec.stderr)

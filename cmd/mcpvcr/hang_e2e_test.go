@@ -107,7 +107,9 @@ func manySessions(t *testing.T, n, refusedAt int) (string, []rawAnswer) {
 	t.Helper()
 	upstream := mcptest.StartServer(t, "-transport", "http")
 	db := filepath.Join(t.TempDir(), "many.db")
-	rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+	// --allow-origin lets the foreign request through to the server, whose
+	// own refusal is what the recording must hold.
+	rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0", "--allow-origin", "http://evil.example")
 	suite := multiSuite{version: mcptest.V20251125, script: gosdkRun}
 	ctx := testCtx(t)
 	var live []rawAnswer

@@ -23,6 +23,9 @@ type lazyDB struct {
 // server starts) and opens it in the background.
 func openLazy(c *cli.Context, e *env) (*lazyDB, error) {
 	path := cassettePath(c)
+	if err := cassetteName(c, path); err != nil {
+		return nil, err
+	}
 	if err := store.Probe(path); err != nil {
 		return nil, openErr(path, err)
 	}

@@ -181,7 +181,7 @@ func TestScript_V2(t *testing.T) {
 			for _, tool := range lookup(s.Result, "tools").([]any) {
 				tools = append(tools, lookup(tool, "name"))
 			}
-			wantTools := []any{"abandon", "add", "echo", "elicit", "fail", "info", "log", "multiply", "progress", "reconnect", "roots", "sample", "slow", "stubborn"}
+			wantTools := []any{"add", "echo", "elicit", "fail", "info", "log", "multiply", "progress", "reconnect", "roots", "sample", "slow"}
 			if diff := cmp.Diff(wantTools, tools); diff != "" {
 				t.Errorf("v2 tools mismatch (-want +got):\n%s", diff)
 			}

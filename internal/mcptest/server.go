@@ -63,6 +63,11 @@ type ServerConfig struct {
 	// Annotated marks tool info readOnlyHint: true and adds tool forget,
 	// marked destructiveHint: true, for tests of verify's write guard.
 	Annotated bool
+	// Stubborn adds the tools of the cancellation tests: stubborn, which
+	// answers (or fails) after its cancellation, and abandon, which cancels
+	// its own elicitation. They are not in the default list, which the
+	// committed cassettes record.
+	Stubborn bool
 	// Logger receives the SDK's server logs. If nil, they are discarded.
 	Logger *slog.Logger
 }
@@ -90,6 +95,9 @@ func (c ServerConfig) NewServer() *mcp.Server {
 		limit = DefaultSlowLimit
 	}
 	addTools(s, c.variant(), limit, c.CloseStreams)
+	if c.Stubborn {
+		addStubborn(s, limit)
+	}
 	if c.Annotated {
 		addAnnotated(s, c.variant())
 	}

@@ -91,10 +91,14 @@ func addTools(s *mcp.Server, variant string, slowLimit time.Duration, closeStrea
 	mcp.AddTool(s, &mcp.Tool{Name: "elicit", Description: "Asks the user for a name."}, elicit)
 	mcp.AddTool(s, &mcp.Tool{Name: "roots", Description: "Lists the client's roots."}, roots)
 	mcp.AddTool(s, &mcp.Tool{Name: "slow", Description: "Sends progress \"started\", then blocks until cancelled."}, slow(slowLimit))
-	mcp.AddTool(s, &mcp.Tool{Name: "stubborn", Description: "Sends progress \"started\", waits until cancelled, then sends progress \"after cancel\" and answers anyway."}, stubborn(slowLimit))
-	mcp.AddTool(s, &mcp.Tool{Name: "abandon", Description: "Asks the user for a name, gives up after a moment (cancelling its request) and answers \"abandoned\"."}, abandon)
 	mcp.AddTool(s, &mcp.Tool{Name: "fail", Description: "Always fails with an error result."}, fail)
 	mcp.AddTool(s, &mcp.Tool{Name: "reconnect", Description: "Sends progress \"before\", may close its SSE stream asking the client to resume, then sends \"after\" and returns."}, reconnect(closeStreams))
+}
+
+// addStubborn adds the tools of the cancellation tests (ServerConfig.Stubborn).
+func addStubborn(s *mcp.Server, slowLimit time.Duration) {
+	mcp.AddTool(s, &mcp.Tool{Name: "stubborn", Description: "Sends progress \"started\", waits until cancelled, then sends progress \"after cancel\" and answers anyway."}, stubborn(slowLimit))
+	mcp.AddTool(s, &mcp.Tool{Name: "abandon", Description: "Asks the user for a name, gives up after a moment (cancelling its request) and answers \"abandoned\"."}, abandon)
 }
 
 // addAnnotated replaces tool info with one annotated read-only and adds

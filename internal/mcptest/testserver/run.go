@@ -77,6 +77,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.eventStore, "eventstore", false, "http only: keep SSE events in memory so that clients can resume streams")
 	fs.BoolVar(&o.noCancel, "no-propagate-cancel", false, "http only: do not cancel a 2026-07-28 request when its HTTP request goes away")
 	fs.BoolVar(&o.crossOrigin, "cross-origin", false, "http only: refuse cross-origin requests (an Origin naming another host) with 403")
+	fs.BoolVar(&o.config.Stubborn, "stubborn", false, "add tools stubborn and abandon, which answer after a cancellation and cancel their own request (for the cancellation tests)")
 	fs.BoolVar(&o.config.Annotated, "annotated", false, "mark tool info read-only and add tool forget, marked destructive (for verify's write guard)")
 	fs.DurationVar(&o.config.SlowLimit, "slow-limit", mcptest.DefaultSlowLimit, "longest `duration` tool slow waits for its cancellation")
 	fs.StringVar(&versions, "versions", "", "comma-separated protocol `versions` to negotiate (default: all of "+strings.Join(mcptest.Versions, ",")+")")
