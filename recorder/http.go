@@ -21,7 +21,6 @@ import (
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/derive"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -253,74 +252,6 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.proxy.ServeHTTP(w, r)
 }
 
-// cutBody handles a request whose body the client cut short (it closed
-// the connection, or sent less than its Content-Length): nothing is sent
-// upstream and no answer is made up. The stream is recorded with the
-// bytes that arrived, as ended by the client, and the connection is
-// closed. It does not return.
-func (h *HTTP) cutBody(r *http.Request, body []byte, err error) {
-	h.log.Warn("the client cut its request body short; closing its connection, nothing was sent upstream", "url", h.red.URL(r.URL.RequestURI()), "received", len(body), "err", err)
-	if !authwire.IsExchange(r.URL.Path) {
-		ctx := context.WithoutCancel(r.Context())
-		x := h.begin(ctx, r, body, nil)
-		x.hs.closeStream(ctx, x.st, store.EndClientAborted, err)
-	}
-	panic(http.ErrAbortHandler)
-}
-
-// bigBody is a request body longer than MaxFrame, forwarded as it
-// arrives: the first bytes read already (head), then the rest from the
-// client. The request frame is recorded with head cut to max once the
-// upstream has read it all or answers, whichever comes first.
-type bigBody struct {
-	head []byte
-	rest io.ReadCloser
-	max  int
-	x    *exchange
-	ctx  context.Context
-
-	n    atomic.Int64          // bytes handed upstream
-	err  atomic.Pointer[error] // the client's read error, if any
-	once sync.Once
-}
-
-func (b *bigBody) Read(p []byte) (int, error) {
-	var n int
-	var err error
-	if off := b.n.Load(); off < int64(len(b.head)) {
-		n = copy(p, b.head[off:])
-	} else {
-		n, err = b.rest.Read(p)
-	}
-	b.n.Add(int64(n))
-	switch {
-	case err == io.EOF:
-		b.record()
-	case err != nil:
-		b.err.Store(&err)
-	}
-	return n, err
-}
-
-func (b *bigBody) Close() error { return b.rest.Close() }
-
-// clientErr returns the error reading from the client, if any.
-func (b *bigBody) clientErr() error {
-	if e := b.err.Load(); e != nil {
-		return *e
-	}
-	return nil
-}
-
-// record records the request frame, once, with the length handed
-// upstream so far (at least max+1: that much was read at the start).
-func (b *bigBody) record() {
-	b.once.Do(func() {
-		f := &store.Frame{Raw: b.head[:b.max], Oversize: max(b.n.Load(), int64(b.max)+1)}
-		b.x.hs.append(b.ctx, b.x.st, store.ClientToServer, f)
-	})
-}
-
 // begin finds or creates the session of r and opens its stream. The
 // request frame is recorded now, unless big holds a body longer than
 // MaxFrame, which records it when it has been forwarded.
@@ -388,128 +319,6 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte, big *big
 		hs.appendDerived(ctx, st, store.ClientToServer, req, msg)
 	}
 	return x
-}
-
-// sessionFor returns the session r belongs to, creating one when r starts
-// a new conversation.
-func (h *HTTP) sessionFor(ctx context.Context, r *http.Request, msg jsonrpc.Message) *httpSession {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
-		if hs, ok := h.byID[sid]; ok {
-			return hs
-		}
-		// A session this proxy did not see start (or one the server has
-		// forgotten): record it under the id the client sent.
-		hs := h.newSession(ctx, r, store.StreamableHTTP, sid)
-		h.byID[sid] = hs
-		return hs
-	}
-	if hs, ok := h.byEndpoint[r.URL.RequestURI()]; ok {
-		return hs
-	}
-	modern := msg.Kind == jsonrpc.KindRequest && metaVersion(msg.Params) != ""
-	switch {
-	case r.Method == http.MethodPost && msg.Method == "initialize":
-		if m := h.modern; m != nil && m.fallingBack() {
-			// A dual-era client whose server/discover was refused.
-			h.modern, h.sessionless = nil, m
-			return m
-		}
-		if hs := h.retrySession(r); hs != nil {
-			// The retry of an initialize refused for want of the token
-			// it now presents.
-			return hs
-		}
-		if hs := h.sessionless; hs != nil && hs.joinable() && !newClient(r, hs) {
-			// The retry of an initialize refused for want of a token.
-			return hs
-		}
-		hs := h.newSession(ctx, r, store.StreamableHTTP, "")
-		h.sessionless = hs
-		return hs
-	case modern:
-		if h.modern == nil {
-			h.modern = h.newSession(ctx, r, store.StreamableHTTP, "")
-		}
-		h.modern.mu.Lock()
-		if msg.Method == "server/discover" {
-			h.modern.probes++
-		} else {
-			h.modern.others++
-		}
-		h.modern.mu.Unlock()
-		return h.modern
-	case r.Method == http.MethodGet && h.sessionless == nil && h.modern == nil:
-		// A GET that opens a conversation: the HTTP+SSE transport. If its
-		// first event is not an endpoint, it is corrected to Streamable HTTP.
-		return h.newSession(ctx, r, store.LegacySSE, "")
-	}
-	return h.latest(ctx)
-}
-
-// latest returns the latest conversation: the legacy session without a
-// server-minted id, else the modern run, else a new legacy session. The
-// caller holds h.mu.
-func (h *HTTP) latest(ctx context.Context) *httpSession {
-	switch {
-	case h.sessionless != nil:
-		return h.sessionless
-	case h.modern != nil:
-		return h.modern
-	}
-	hs := h.newSession(ctx, nil, store.StreamableHTTP, "")
-	h.sessionless = hs
-	return hs
-}
-
-// upstreamURL is the upstream URL r goes to (see rewrite): Upstream's
-// scheme and host with r's path and query, or Upstream itself for "/";
-// Upstream when r is nil.
-func (h *HTTP) upstreamURL(r *http.Request) *url.URL {
-	u := *h.Upstream
-	if r == nil || r.URL.Path == "" || r.URL.Path == "/" {
-		if r != nil && r.URL.RawQuery != "" {
-			u.RawQuery = r.URL.RawQuery
-		}
-		return &u
-	}
-	u.Path, u.RawPath, u.RawQuery = r.URL.Path, r.URL.RawPath, r.URL.RawQuery
-	return &u
-}
-
-// newSession creates a recorded session. The caller holds h.mu.
-func (h *HTTP) newSession(ctx context.Context, r *http.Request, t store.Transport, externalID string) *httpSession {
-	tmpl := store.Session{Name: h.Name, Transport: t, Upstream: h.red.URL(h.upstreamURL(r).String()), ExternalID: externalID}
-	h.red.label(&tmpl)
-	rs, err := newSession(ctx, h.Sink, h.Clock, h.log, tmpl)
-	if err != nil {
-		if h.err == nil {
-			h.err = err
-			h.log.Error("recording stopped; traffic is still forwarded but no longer saved", "err", err)
-		}
-		// Keep forwarding with a session that records nothing.
-		rs = &session{sink: h.Sink, clock: h.Clock, logger: h.log, start: h.Clock.Now(), failed: true, err: err,
-			created: true, ready: make(chan struct{})}
-		close(rs.ready)
-	}
-	rs.red = h.red
-	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
-	hs.awaitingSSEGet = externalID == ""
-	h.all = append(h.all, hs)
-	return hs
-}
-
-// fallingBack reports whether the session saw nothing but
-// server/discover probes.
-func (hs *httpSession) fallingBack() bool {
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	return hs.probes > 0 && hs.others == 0
-}
-
-func metaVersion(params json.RawMessage) string {
-	return mcpwire.RequestMeta(params).ProtocolVersion
 }
 
 // rewrite points the outgoing request at the upstream.
@@ -587,28 +396,6 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 	rb := &recordingBody{h: h, x: x, ctx: ctx, rc: resp.Body, sse: mt == "text/event-stream", json: strings.HasSuffix(mt, "json")}
 	resp.Body = rb
 	return nil
-}
-
-// bindSessionID ties a server-minted session id to hs.
-func (h *HTTP) bindSessionID(ctx context.Context, hs *httpSession, sid string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if cur, ok := h.byID[sid]; ok && cur == hs {
-		return
-	}
-	h.byID[sid] = hs
-	if h.sessionless == hs {
-		h.sessionless = nil
-	}
-	hs.mu.Lock()
-	hs.awaitingSSEGet = false // a Streamable HTTP session after all
-	hs.mu.Unlock()
-	hs.session.mu.Lock()
-	hs.sess.ExternalID = sid
-	if !hs.failed {
-		hs.fail(hs.sink.UpdateSession(ctx, &hs.sess))
-	}
-	hs.session.mu.Unlock()
 }
 
 // errorHandler answers a request the upstream could not: 502 with a
