@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"sync"
 	"time"
 )
@@ -78,4 +79,43 @@ func (c *checkpointer) run() {
 func (c *checkpointer) stop() {
 	c.cancel()
 	<-c.done
+}
+
+// pokeCheckpointer asks the checkpointer for a passive checkpoint once
+// ckptBytes have been committed since the last ask, or ckptInterval has
+// passed with something committed. A checkpoint copies each page once
+// however many commits changed it since the last: committing a stream
+// end every 10 ms rewrites the same few pages (the last of the frames
+// table and of its index, the streams'), and a checkpoint after each
+// commit copied them every time. What a writer that falls idle within
+// ckptInterval leaves in the log is checkpointed by its next commit or
+// at Close; readers see it in the log meanwhile.
+func (w *writer) pokeCheckpointer() {
+	if w.unckpt == 0 {
+		return
+	}
+	if w.unckpt >= ckptBytes || time.Since(w.poked) >= ckptInterval {
+		w.unckpt, w.poked = 0, time.Now()
+		w.d.ckpt.poke()
+	}
+}
+
+// checkpoint runs a passive checkpoint on the writer's connection, between
+// transactions. With no transaction running it can copy the whole log
+// (the checkpointer has copied most of it already), and then the next
+// transaction starts the log again from the beginning. A reader still
+// using an old snapshot can keep it from finishing; it is tried again
+// after the next commit.
+func (w *writer) checkpoint() {
+	w.d.ckpt.mu.Lock()
+	defer w.d.ckpt.mu.Unlock()
+	rows, err := w.c.QueryContext(bg, "PRAGMA wal_checkpoint(PASSIVE)", nil)
+	if err != nil {
+		return
+	}
+	defer rows.Close()
+	res := make([]driver.Value, 3) // busy, pages in the log, pages copied
+	if rows.Next(res) == nil && res[0] == int64(0) && res[1] == res[2] {
+		w.logged = 0
+	}
 }

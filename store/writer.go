@@ -2,7 +2,6 @@ package store
 
 import (
 	"database/sql"
-	"database/sql/driver"
 	"errors"
 	"fmt"
 	"time"
@@ -423,46 +422,6 @@ func (w *writer) firstFrame(sessionID int64) bool {
 	return true
 }
 
-// isolable reports whether err, the failure of one write in the open
-// transaction, was that write's alone: SQLite undid the one statement and
-// the transaction goes on (a blob longer than SQLite's limit, a
-// constraint such as a seq given twice). The writer then drops that write
-// and keeps every other. Anything else (a full disk, an I/O error, a
-// transaction SQLite rolled back) stops the writer.
-func (w *writer) isolable(err error) bool {
-	var se sqlite3.Error
-	if !errors.As(err, &se) {
-		return false
-	}
-	switch se.Code {
-	case sqlite3.ErrTooBig, sqlite3.ErrConstraint, sqlite3.ErrMismatch, sqlite3.ErrRange:
-	default:
-		return false
-	}
-	ac, ok := w.c.(interface{ AutoCommit() bool })
-	return w.t != nil && ok && !ac.AutoCommit()
-}
-
-// skip reports a write that SQLite refused on its own (see isolable) and
-// goes on without it. A refused frame leaves a placeholder in its place
-// in the session's order: no bytes, Oversize its length, so that show and
-// check tell a frame that was not stored from one never seen.
-func (w *writer) skip(o *op, err error) {
-	w.d.log.Error("a write was refused and dropped; the other frames and sessions are still recorded", "session", o.sessionID, "err", err)
-	f := o.frame
-	if o.kind != opFrame || len(f.Raw) == 0 {
-		return
-	}
-	ph := &Frame{SessionID: f.SessionID, StreamID: f.StreamID, Seq: f.Seq, Direction: f.Direction,
-		Offset: f.Offset, SSE: f.SSE, Comment: f.Comment, Retry: -1, Oversize: max(f.Oversize, int64(len(f.Raw)))}
-	ph.derive(StreamUnknown)
-	if perr := w.t.putFrame(ph); perr != nil && !w.isolable(perr) {
-		w.abort(perr)
-		return
-	}
-	w.n++
-}
-
 // reserve reserves a block of IDs for p in the open transaction. The
 // other table's IDs are reserved first, if they run low and no one asked
 // for them yet, while the lock is held: a new session opens streams next,
@@ -533,45 +492,6 @@ func (w *writer) commit() {
 	w.unckpt += size
 	w.pokeCheckpointer()
 	w.answer(nil)
-}
-
-// pokeCheckpointer asks the checkpointer for a passive checkpoint once
-// ckptBytes have been committed since the last ask, or ckptInterval has
-// passed with something committed. A checkpoint copies each page once
-// however many commits changed it since the last: committing a stream
-// end every 10 ms rewrites the same few pages (the last of the frames
-// table and of its index, the streams'), and a checkpoint after each
-// commit copied them every time. What a writer that falls idle within
-// ckptInterval leaves in the log is checkpointed by its next commit or
-// at Close; readers see it in the log meanwhile.
-func (w *writer) pokeCheckpointer() {
-	if w.unckpt == 0 {
-		return
-	}
-	if w.unckpt >= ckptBytes || time.Since(w.poked) >= ckptInterval {
-		w.unckpt, w.poked = 0, time.Now()
-		w.d.ckpt.poke()
-	}
-}
-
-// checkpoint runs a passive checkpoint on the writer's connection, between
-// transactions. With no transaction running it can copy the whole log
-// (the checkpointer has copied most of it already), and then the next
-// transaction starts the log again from the beginning. A reader still
-// using an old snapshot can keep it from finishing; it is tried again
-// after the next commit.
-func (w *writer) checkpoint() {
-	w.d.ckpt.mu.Lock()
-	defer w.d.ckpt.mu.Unlock()
-	rows, err := w.c.QueryContext(bg, "PRAGMA wal_checkpoint(PASSIVE)", nil)
-	if err != nil {
-		return
-	}
-	defer rows.Close()
-	res := make([]driver.Value, 3) // busy, pages in the log, pages copied
-	if rows.Next(res) == nil && res[0] == int64(0) && res[1] == res[2] {
-		w.logged = 0
-	}
 }
 
 // abort rolls back the open transaction, if any, and makes err the sticky
