@@ -1,0 +1,230 @@
+package replayer
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// A stall: a request of the live client that waits for an answer the
+// chosen recording gives only after frames the client has not sent.
+
+// stall is an outstanding client request that the recording answers
+// only after client frames this client has not sent, or never answers.
+type stall struct {
+	// ID is the live request id; Request the recorded request.
+	ID      string
+	Request *store.Frame
+	// Awaited are the recorded client frames the answer waits for, by
+	// seq; empty when the recording holds no answer at all.
+	Awaited []*store.Frame
+	// Expected reports that the client is expected to send every awaited
+	// frame on its own: its answers to server requests replay has sent,
+	// or its cancellation of this request. Such a wait is ordinary and is
+	// reported only when Server.Wait runs out.
+	Expected bool
+	// Cancel is the recorded client's notifications/cancelled for this
+	// request, which this client has not sent, when the recording holds
+	// no answer before it: none at all (Awaited is empty), or a late one
+	// after it (see cursor.waive).
+	Cancel *store.Frame
+}
+
+// stalls returns the outstanding requests that are stalled in every
+// candidate, as the leader sees them. Requests still in play elsewhere
+// (released but not sent, or undecided between candidates) are not
+// stalled.
+func (c *cursor) stalls() []stall {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []stall
+	for id := range c.outstanding {
+		if c.selfAnswered[id] {
+			continue
+		}
+		var st *stall
+		for n, e := range c.cands {
+			s, ok := e.stalled(id)
+			if !ok {
+				st = nil
+				break
+			}
+			if n == 0 {
+				st = &s
+			}
+		}
+		if st != nil {
+			out = append(out, *st)
+		}
+	}
+	slices.SortFunc(out, func(a, b stall) int {
+		if a.Request == nil || b.Request == nil {
+			return 0
+		}
+		return int(a.Request.Seq - b.Request.Seq)
+	})
+	return out
+}
+
+// describe says what a stalled request waits for, with recorded seqs.
+func (st stall) describe() string {
+	what := "request"
+	if st.Request != nil {
+		what = fmt.Sprintf("request %s (recorded seq %d)", st.Request.Method, st.Request.Seq)
+	}
+	if st.Cancel != nil && len(st.Awaited) == 0 {
+		return fmt.Sprintf("%s: the recording holds no answer to it: the recorded client cancelled it (notifications/cancelled, seq %d) and this client has not", what, st.Cancel.Seq)
+	}
+	if st.Cancel != nil && len(st.Awaited) == 1 && st.Awaited[0] == st.Cancel {
+		return fmt.Sprintf("%s: the recording answers it only after the recorded client cancelled it (notifications/cancelled, seq %d), which this client has not", what, st.Cancel.Seq)
+	}
+	if len(st.Awaited) == 0 {
+		return what + ": the recording holds no answer to it (the recorded client left before the answer came)"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: the recording answers it only after client frames this client has not sent:", what)
+	for i, f := range st.Awaited {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " seq %d (%s", f.Seq, f.Kind)
+		if f.Method != "" {
+			fmt.Fprintf(&b, " %s", f.Method)
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
+}
+
+// waive is for a stalled request whose recorded answer came only after
+// the recorded client cancelled it, where this client has not: in every
+// candidate that cancellation is taken as received, so that what the
+// server sent after it (progress, log lines, the late answer) is
+// released, as the recording has it. It reports whether it released
+// anything; when it did not (the stall waits for more than the
+// cancellation), nothing changes.
+func (c *cursor) waive(st stall) bool {
+	if st.Cancel == nil || len(st.Awaited) != 1 || st.Awaited[0] != st.Cancel {
+		return false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	released := false
+	for _, e := range c.cands {
+		rec, ok := e.rids[st.ID]
+		if !ok {
+			continue
+		}
+		i, ok := e.cancelOf[rec]
+		if !ok || e.frames[i].done {
+			continue
+		}
+		e.frames[i].done = true
+		e.touched = max(e.touched, i+1)
+		e.ready = append(e.ready, e.dependents[i]...)
+		o := e.release()
+		if c.queued {
+			e.queue = append(e.queue, o...)
+		}
+		released = true
+	}
+	if released {
+		c.notify()
+	}
+	return released
+}
+
+// stallMismatch is the mismatch a stalled request is reported as.
+func stallMismatch(st stall) *Mismatch {
+	mm := &Mismatch{Reason: st.describe()}
+	if st.Request != nil {
+		mm.Live = st.Request.Data
+		mm.Closest = st.Request
+	}
+	return mm
+}
+
+// stalled reports whether e answers live request id only after client
+// frames not yet received (or not at all), and which.
+func (e *engine) stalled(id string) (stall, bool) {
+	rec, ok := e.rids[id]
+	if !ok {
+		return stall{}, false
+	}
+	st := stall{ID: id, Request: e.reqAt[rec]}
+	a, ok := e.answerOf[rec]
+	if !ok {
+		if c, cancelled := e.cancelOf[rec]; cancelled {
+			if e.frames[c].done {
+				// Cancelled here as in the recording, which holds no
+				// answer: nothing is owed.
+				return stall{}, false
+			}
+			st.Cancel, st.Expected = e.frames[c].f, true
+		}
+		return st, true
+	}
+	if c, cancelled := e.cancelOf[rec]; cancelled && !e.frames[c].done && c < a {
+		// The recording answers only after the client's cancellation:
+		// a late answer.
+		st.Cancel = e.frames[c].f
+	}
+	if e.frames[a].done {
+		return stall{}, false
+	}
+	seen := map[int]bool{}
+	var walk func(i int)
+	walk = func(i int) {
+		if i < 0 || seen[i] || e.frames[i].done {
+			return
+		}
+		seen[i] = true
+		if e.frames[i].c2s {
+			st.Awaited = append(st.Awaited, e.frames[i].f)
+			return
+		}
+		walk(e.frames[i].prev)
+		walk(e.frames[i].extra)
+	}
+	walk(a)
+	if len(st.Awaited) == 0 {
+		return stall{}, false
+	}
+	st.Expected = true
+	for _, f := range st.Awaited {
+		fr := &e.frames[e.index[f]]
+		switch {
+		case fr.msg.Kind.IsResponse():
+			j, ok := e.srvReq[string(fr.msg.ID)]
+			st.Expected = st.Expected && ok && e.frames[j].done
+		case fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled":
+			st.Expected = st.Expected && string(mcpwire.CancelledRequestID(fr.msg.Params)) == rec
+		default:
+			st.Expected = false
+		}
+	}
+	slices.SortFunc(st.Awaited, func(a, b *store.Frame) int { return int(a.Seq - b.Seq) })
+	return st, true
+}
+
+// unanswered reports whether id is a server request that replay has sent
+// and the recorded client never answered.
+func (e *engine) unanswered(id []byte) bool {
+	sent := false
+	for _, fr := range e.frames {
+		if string(fr.msg.ID) != string(id) {
+			continue
+		}
+		if fr.c2s && fr.msg.Kind.IsResponse() {
+			return false
+		}
+		if !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && fr.done {
+			sent = true
+		}
+	}
+	return sent
+}
