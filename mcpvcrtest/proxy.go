@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -86,7 +84,7 @@ func Proxy(t testing.TB, cassette, upstreamURL string, opts ...Option) *httptest
 	if err != nil || up.Scheme == "" || up.Host == "" {
 		t.Fatalf("mcpvcrtest.Proxy: upstream %q is not an absolute URL\ntry: http://127.0.0.1:3001/mcp", upstreamURL)
 	}
-	if err := reachable(up); err != nil {
+	if err := recorder.Reachable(context.Background(), up); err != nil {
 		t.Fatalf("mcpvcrtest.Proxy: %s %s: the upstream %s is not reachable: %v\ntry: start the server before Proxy, or -mcpvcr=replay-only to replay the cassette", mode, cassette, upstreamURL, err)
 	}
 	ctx := context.Background()
@@ -231,23 +229,6 @@ func writeDB(ctx context.Context, db *store.DB, path string) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
-}
-
-// reachable reports why a TCP connection to u's host fails, if it does.
-func reachable(u *url.URL) error {
-	host := u.Host
-	if u.Port() == "" {
-		port := "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-		host = net.JoinHostPort(u.Hostname(), port)
-	}
-	conn, err := net.DialTimeout("tcp", host, 5*time.Second)
-	if err != nil {
-		return err
-	}
-	return conn.Close()
 }
 
 func isJSONL(path string) bool { return strings.EqualFold(filepath.Ext(path), ".jsonl") }
