@@ -193,26 +193,24 @@ func numbersByValue(v any) any {
 // with the recorded (-) and the live (+) value as JSON; an absent side is
 // said as such. At most max paths are listed.
 func jsonDiff(a, b any, prefix string, max int) string {
-	paths := diffPaths(a, b, prefix, max+1)
 	var w strings.Builder
-	for i, p := range paths {
+	for i, d := range diffs(a, b, prefix, max+1) {
 		if i == max {
 			w.WriteString("… and more\n")
 			break
 		}
-		fmt.Fprintf(&w, "%s\n  - %s\n  + %s\n", p, shownAt(a, p, prefix), shownAt(b, p, prefix))
+		fmt.Fprintf(&w, "%s\n  - %s\n  + %s\n", d.path, shownJSON(d.a, d.aIn), shownJSON(d.b, d.bIn))
 	}
 	return w.String()
 }
 
-// shownAt is the JSON at path p (under prefix) of v, cut short when
-// long, or "(absent)".
-func shownAt(v any, p, prefix string) string {
-	at, ok := valueAt(v, strings.TrimPrefix(p, prefix))
-	if !ok {
+// shownJSON is v as JSON, cut short when long, or "(absent)" when it is
+// not there.
+func shownJSON(v any, there bool) string {
+	if !there {
 		return "(absent)"
 	}
-	b, err := json.Marshal(at)
+	b, err := json.Marshal(v)
 	if err != nil {
 		return "?"
 	}
@@ -222,53 +220,30 @@ func shownAt(v any, p, prefix string) string {
 	return string(b)
 }
 
-// valueAt follows a path of .key, ["key"] and [i] steps from v.
-func valueAt(v any, p string) (any, bool) {
-	for p != "" {
-		switch {
-		case strings.HasPrefix(p, "[\""):
-			end := strings.Index(p, "\"]")
-			if end < 0 {
-				return nil, false
-			}
-			var k string
-			if json.Unmarshal([]byte(p[1:end+1]), &k) != nil {
-				return nil, false
-			}
-			m, ok := v.(map[string]any)
-			if v, ok = m[k]; !ok {
-				return nil, false
-			}
-			p = p[end+2:]
-		case strings.HasPrefix(p, "["):
-			end := strings.IndexByte(p, ']')
-			i, err := strconv.Atoi(p[1:max(end, 1)])
-			l, ok := v.([]any)
-			if end < 0 || err != nil || !ok || i < 0 || i >= len(l) {
-				return nil, false
-			}
-			v, p = l[i], p[end+1:]
-		case strings.HasPrefix(p, "."):
-			end := strings.IndexAny(p[1:], ".[")
-			if end < 0 {
-				end = len(p) - 1
-			}
-			m, ok := v.(map[string]any)
-			if v, ok = m[p[1:end+1]]; !ok {
-				return nil, false
-			}
-			p = p[end+1:]
-		default:
-			return nil, false
-		}
-	}
-	return v, true
-}
-
+// diffPaths returns the paths (under prefix) where a and b differ, at
+// most max of them.
 func diffPaths(a, b any, prefix string, max int) []string {
 	var out []string
-	var walk func(a, b any, p string)
-	walk = func(a, b any, p string) {
+	for _, d := range diffs(a, b, prefix, max) {
+		out = append(out, d.path)
+	}
+	return out
+}
+
+// valueDiff is one place where two JSON values differ, the value of each
+// there, and whether each is there at all.
+type valueDiff struct {
+	path     string
+	a, b     any
+	aIn, bIn bool
+}
+
+// diffs walks a and b, decoded JSON, and returns where they differ, at
+// most max places, in key order.
+func diffs(a, b any, prefix string, max int) []valueDiff {
+	var out []valueDiff
+	var walk func(a, b any, aIn, bIn bool, p string)
+	walk = func(a, b any, aIn, bIn bool, p string) {
 		if len(out) >= max {
 			return
 		}
@@ -288,7 +263,9 @@ func diffPaths(a, b any, prefix string, max int) []string {
 			}
 			sort.Strings(sorted)
 			for _, k := range sorted {
-				walk(am[k], bm[k], p+pathKey(k))
+				av, aIn := am[k]
+				bv, bIn := bm[k]
+				walk(av, bv, aIn, bIn, p+pathKey(k))
 			}
 			return
 		}
@@ -296,15 +273,15 @@ func diffPaths(a, b any, prefix string, max int) []string {
 		bl, bok := b.([]any)
 		if aok && bok && len(al) == len(bl) {
 			for i := range al {
-				walk(al[i], bl[i], fmt.Sprintf("%s[%d]", p, i))
+				walk(al[i], bl[i], true, true, fmt.Sprintf("%s[%d]", p, i))
 			}
 			return
 		}
-		if jsonrpc.Key(a) != jsonrpc.Key(b) {
-			out = append(out, p)
+		if jsonrpc.Key(a) != jsonrpc.Key(b) { // null and absent alike, as matching has them
+			out = append(out, valueDiff{p, a, b, aIn, bIn})
 		}
 	}
-	walk(a, b, prefix)
+	walk(a, b, true, true, prefix)
 	return out
 }
 
