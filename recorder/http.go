@@ -324,7 +324,6 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte, big *big
 // rewrite points the outgoing request at the upstream.
 func (h *HTTP) rewrite(pr *httputil.ProxyRequest) {
 	in := pr.In
-	u := *h.Upstream
 	out := pr.Out
 	if x, _ := in.Context().Value(exchangeKey{}).(*exchange); x != nil && x.auth != nil {
 		// The recorder may have to rewrite the answer (metadata): ask for
@@ -342,13 +341,9 @@ func (h *HTTP) rewrite(pr *httputil.ProxyRequest) {
 			out.Header[k] = append([]string(nil), vs...)
 		}
 	}
+	u := h.upstreamURL(in)
 	out.URL.Scheme, out.URL.Host = u.Scheme, u.Host
-	if in.URL.Path == "" || in.URL.Path == "/" {
-		out.URL.Path, out.URL.RawPath = u.Path, u.RawPath
-		if in.URL.RawQuery == "" {
-			out.URL.RawQuery = u.RawQuery
-		}
-	}
+	out.URL.Path, out.URL.RawPath, out.URL.RawQuery = u.Path, u.RawPath, u.RawQuery
 	if toProxy {
 		out.Host = ""
 	} else {

@@ -87,7 +87,8 @@ func (h *HTTP) latest(ctx context.Context) *httpSession {
 	return hs
 }
 
-// upstreamURL is the upstream URL r goes to (see rewrite): Upstream's
+// upstreamURL is the upstream URL r goes to (rewrite sends it there, and
+// a session records it): Upstream's
 // scheme and host with r's path and query, or Upstream itself for "/";
 // Upstream when r is nil.
 func (h *HTTP) upstreamURL(r *http.Request) *url.URL {
