@@ -140,13 +140,15 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 	}
 	ax.originMeta = !ok && !h.AuthDirect && authwire.IsOriginMetadata(r.URL.Path)
 	if ok {
+		// as.endpoints grows when another client's metadata request
+		// learns them (learnFronted): read it under h.mu.
 		h.mu.Lock()
 		as := h.fronts[f.ID]
-		h.mu.Unlock()
 		var real string
 		if as != nil && f.Endpoint != "" {
 			real = as.endpoints[f.Endpoint]
 		}
+		h.mu.Unlock()
 		switch {
 		case as == nil || (f.Endpoint != "" && real == ""):
 			h.refuseExchange(ctx, w, x, fmt.Sprintf("mcpvcr: no authorization server %s known to this proxy; the client must fetch the protected-resource metadata and the authorization-server metadata through it first", r.URL.Path))
