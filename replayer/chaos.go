@@ -1,0 +1,389 @@
+package replayer
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// FaultKind is a kind of fault chaos replay injects.
+type FaultKind int
+
+// The fault kinds, by their short stable names (see FaultKind.String).
+const (
+	FaultUnknown      FaultKind = iota
+	FaultCutResumable           // cut-resumable: drop an SSE stream with event ids after event k
+	FaultCut                    // cut: drop an SSE stream without event ids after event k
+	FaultResume404              // resume-404: cut a resumable stream, answer its resumption with 404
+	FaultResumeLate             // resume-late: cut a resumable stream, answer its resumption late
+	FaultExpire                 // expire: the session expires (404) at request k
+	FaultRefuseGet              // refuse-get: answer the standalone GET stream with 405
+	FaultLateResult             // late-result: send a result after the client cancelled it
+	FaultDelay                  // delay: wait before one event or answer
+	FaultReorder                // reorder: swap notifications on different streams
+	FaultRetry                  // retry: change a stream's retry value
+	FaultDropPriming            // drop-priming: leave out a stream's priming event
+	FaultCloseEarly             // close-early: close a 2026-07-28 response stream before its response
+	Fault503                    // 503: answer a POST once with 503 and Retry-After
+)
+
+var faultNames = [...]string{"unknown", "cut-resumable", "cut", "resume-404", "resume-late", "expire", "refuse-get",
+	"late-result", "delay", "reorder", "retry", "drop-priming", "close-early", "503"}
+
+// String returns the kind's short name, as --chaos-faults takes it.
+func (k FaultKind) String() string {
+	if k < 0 || int(k) >= len(faultNames) {
+		return "unknown"
+	}
+	return faultNames[k]
+}
+
+// FaultKinds returns every kind, in order.
+func FaultKinds() []FaultKind {
+	ks := make([]FaultKind, 0, len(faultNames)-1)
+	for k := FaultCutResumable; int(k) < len(faultNames); k++ {
+		ks = append(ks, k)
+	}
+	return ks
+}
+
+// ParseFaultKinds reads a comma-separated list of kind names; "" or "all"
+// is every kind (nil).
+func ParseFaultKinds(s string) ([]FaultKind, error) {
+	if s = strings.TrimSpace(s); s == "" || s == "all" {
+		return nil, nil
+	}
+	var ks []FaultKind
+	for _, name := range strings.Split(s, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.Index(faultNames[1:], name)
+		if i < 0 {
+			return nil, fmt.Errorf("%w: fault kind %q is not one of %s", ErrBadOption, name, strings.Join(faultNames[1:], ","))
+		}
+		if k := FaultKind(i + 1); !slices.Contains(ks, k) {
+			ks = append(ks, k)
+		}
+	}
+	return ks, nil
+}
+
+// DefaultChaosRate is how many faults chaos replay draws per session when
+// Chaos.Rate is zero.
+const DefaultChaosRate = 3
+
+// Chaos configures chaos replay: faults drawn from a seed at positions in
+// each recorded session, injected, and judged by what the client does
+// next. The zero Chaos is off.
+type Chaos struct {
+	// Seed draws the faults; the same seed, recording and client
+	// behaviour give the same faults.
+	Seed uint64
+	// On turns chaos replay on (Seed 0 is a seed like any other).
+	On bool
+	// Kinds are the kinds to draw from; nil draws from every kind the
+	// session's transport and revision allow.
+	Kinds []FaultKind
+	// Rate is how many faults to draw per session; 0 is
+	// DefaultChaosRate.
+	Rate int
+}
+
+// Fault is one fault of a plan, placed in a recorded session.
+type Fault struct {
+	Kind FaultKind
+	// Stream is the stream's number in its session, as mcpvcr show
+	// numbers it (post#8 is 8); 0 when the fault is at a request.
+	Stream int
+	// StreamKind is the stream's kind (post, get), for messages.
+	StreamKind store.StreamKind
+	// Event is the number of events (SSE events, priming included, not
+	// comments) sent on Stream before the fault: a cut drops the
+	// stream after that many, a delay waits before event Event+1.
+	Event int
+	// Seq is the recorded seq (as mcpvcr show prints it) of the event
+	// at the fault: the last one sent before a cut, the delayed or
+	// dropped one; 0 when none.
+	Seq int64
+	// Request is the number of the session's HTTP request (from 1) the
+	// fault hits: the request that finds the session expired, or the
+	// POST answered with 503.
+	Request int
+	// Delay is how long a delay or a late resumption waits.
+	Delay time.Duration
+}
+
+// Where says where f is, as mcpvcr show numbers streams and frames.
+func (f Fault) Where() string {
+	switch {
+	case f.Request > 0:
+		return fmt.Sprintf("request %d", f.Request)
+	case f.Kind == FaultRefuseGet:
+		return fmt.Sprintf("%s#%d", f.StreamKind, f.Stream)
+	case f.Seq > 0:
+		return fmt.Sprintf("%s#%d event %d (seq %d)", f.StreamKind, f.Stream, f.Event, f.Seq)
+	}
+	return fmt.Sprintf("%s#%d event %d", f.StreamKind, f.Stream, f.Event)
+}
+
+// String describes f for people.
+func (f Fault) String() string {
+	switch f.Kind {
+	case FaultCutResumable, FaultCut:
+		return fmt.Sprintf("%s: %s#%d dropped after %d event(s)%s", f.Kind, f.StreamKind, f.Stream, f.Event, seqNote(f.Seq))
+	case FaultResume404:
+		return fmt.Sprintf("%s: %s#%d dropped after %d event(s)%s, its resumption answered 404", f.Kind, f.StreamKind, f.Stream, f.Event, seqNote(f.Seq))
+	case FaultResumeLate:
+		return fmt.Sprintf("%s: %s#%d dropped after %d event(s)%s, its resumption answered after %s", f.Kind, f.StreamKind, f.Stream, f.Event, seqNote(f.Seq), f.Delay)
+	case FaultExpire:
+		return fmt.Sprintf("%s: the session expires (404) at request %d", f.Kind, f.Request)
+	case FaultRefuseGet:
+		return fmt.Sprintf("%s: the standalone GET stream (%s#%d) answered 405", f.Kind, f.StreamKind, f.Stream)
+	case FaultDelay:
+		return fmt.Sprintf("%s: %s before %s", f.Kind, f.Delay, f.Where())
+	case FaultDropPriming:
+		return fmt.Sprintf("%s: the priming event of %s#%d%s left out", f.Kind, f.StreamKind, f.Stream, seqNote(f.Seq))
+	case Fault503:
+		return fmt.Sprintf("%s: request %d answered 503 with Retry-After: 1", f.Kind, f.Request)
+	}
+	return fmt.Sprintf("%s at %s", f.Kind, f.Where())
+}
+
+func seqNote(seq int64) string {
+	if seq == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (seq %d)", seq)
+}
+
+// Allowed reports whether the protocol allows fault kind k in a session
+// over transport t at revision rev: a stream to cut or delay, a session
+// to expire, a GET stream to refuse, priming events (2025-11-25 on), a
+// response stream that may close early (2026-07-28).
+func Allowed(k FaultKind, t store.Transport, rev string) bool {
+	modern := rev >= "2026-07-28"
+	switch k {
+	case FaultDelay, FaultLateResult:
+		return true
+	case FaultReorder:
+		return t != store.Stdio // notifications on different streams
+	case FaultCutResumable, FaultCut, FaultResume404, FaultResumeLate, Fault503, FaultRetry:
+		return t == store.StreamableHTTP
+	case FaultDropPriming:
+		return t == store.StreamableHTTP && rev >= "2025-11-25"
+	case FaultExpire, FaultRefuseGet:
+		return t == store.StreamableHTTP && !modern // sessions and GET streams are gone in 2026-07-28
+	case FaultCloseEarly:
+		return t == store.StreamableHTTP && modern
+	}
+	return false
+}
+
+// Injected reports whether this replay injects kind k over transport t:
+// the kinds Allowed admits that are built. Streamable HTTP sessions of
+// the initialize era get every kind but late-result, reorder, retry and
+// close-early; other transports get none yet.
+func Injected(k FaultKind, t store.Transport, rev string) bool {
+	if t != store.StreamableHTTP || rev >= "2026-07-28" {
+		return false
+	}
+	switch k {
+	case FaultLateResult, FaultReorder, FaultRetry, FaultCloseEarly:
+		return false
+	}
+	return Allowed(k, t, rev)
+}
+
+// Plan draws the faults of c for one recorded session: Rate faults (or
+// fewer, where the session has too few places), each of a kind in Kinds
+// that the session's transport and revision allow and this replay
+// injects, at a place drawn from the session's streams and requests. It
+// uses only c's Seed and the recording, never the clock: the same seed
+// and recording give the same plan. No two faults share a stream or a
+// request.
+func (c Chaos) Plan(rec *store.Recording) []Fault {
+	s := rec.Session
+	rng := rand.New(rand.NewPCG(c.Seed, uint64(s.ID)))
+	kinds := c.Kinds
+	if kinds == nil {
+		kinds = FaultKinds()
+	}
+	sites := map[FaultKind][]Fault{}
+	var order []FaultKind
+	for _, k := range kinds {
+		if !Injected(k, s.Transport, s.Revision) {
+			continue
+		}
+		if fs := faultSites(k, rec); len(fs) > 0 {
+			sites[k] = fs
+			order = append(order, k)
+		}
+	}
+	rate := c.Rate
+	if rate <= 0 {
+		rate = DefaultChaosRate
+	}
+	var plan []Fault
+	usedStream, usedRequest := map[int]bool{}, map[int]bool{}
+	for len(plan) < rate && len(order) > 0 {
+		i := rng.IntN(len(order))
+		k := order[i]
+		fs := sites[k]
+		j := rng.IntN(len(fs))
+		f := fs[j]
+		sites[k] = slices.Delete(fs, j, j+1)
+		if len(sites[k]) == 0 {
+			order = slices.Delete(order, i, i+1)
+		}
+		if (f.Stream > 0 && usedStream[f.Stream]) || (f.Request > 0 && usedRequest[f.Request]) {
+			continue
+		}
+		if k == FaultExpire && slices.ContainsFunc(plan, func(g Fault) bool { return g.Kind == FaultExpire }) {
+			continue // one expiry per session
+		}
+		switch k {
+		case FaultDelay:
+			f.Delay = time.Duration(5+rng.IntN(96)) * time.Millisecond
+		case FaultResumeLate:
+			f.Delay = time.Duration(50+rng.IntN(251)) * time.Millisecond
+		}
+		usedStream[f.Stream], usedRequest[f.Request] = f.Stream > 0, f.Request > 0
+		plan = append(plan, f)
+	}
+	// After an expiry nothing of the session is served: no fault later.
+	for _, f := range plan {
+		if f.Kind == FaultExpire {
+			plan = slices.DeleteFunc(plan, func(g Fault) bool { return g.Kind != FaultExpire && position(g) >= f.Request })
+		}
+	}
+	slices.SortStableFunc(plan, func(a, b Fault) int { return position(a) - position(b) })
+	return plan
+}
+
+// position is where f sits in the session: the number of its request, or
+// of its stream (recorded streams and requests nearly coincide).
+func position(f Fault) int {
+	if f.Request > 0 {
+		return f.Request
+	}
+	return f.Stream
+}
+
+// sseEvents returns the server events of stream id that count for a cut
+// (comments aside), in order.
+func sseEvents(rec *store.Recording, id int64) []*store.Frame {
+	var fs []*store.Frame
+	for i := range rec.Frames {
+		f := &rec.Frames[i]
+		if f.StreamID == id && f.Direction == store.ServerToClient && f.SSE && !f.Comment {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
+// isSSE reports whether st was answered with an event stream.
+func isSSE(st *store.Stream) bool {
+	return strings.HasPrefix(st.ResponseHeader.Get("Content-Type"), "text/event-stream")
+}
+
+// faultSites returns every place in rec where a fault of kind k can go.
+func faultSites(k FaultKind, rec *store.Recording) []Fault {
+	var out []Fault
+	requests := 0
+	for i := range rec.Streams {
+		st := &rec.Streams[i]
+		n := i + 1
+		if st.Kind == store.HTTPStream {
+			continue
+		}
+		if st.Kind == store.PostStream || st.Kind == store.GetStream || st.Kind == store.DeleteStream || st.Kind == store.ResumeStream {
+			requests++
+		}
+		base := Fault{Kind: k, Stream: n, StreamKind: st.Kind}
+		evs := sseEvents(rec, st.ID)
+		switch k {
+		case FaultCutResumable, FaultResume404, FaultResumeLate:
+			// A POST stream with a response still to come after event e,
+			// and an event id among the first e.
+			if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 || st.End != store.EndComplete {
+				continue
+			}
+			for e := 1; e < len(evs); e++ {
+				if evs[e-1].HasEventID && evs[e-1].EventID != "" && !resumedInRecording(rec, st.ID) {
+					f := base
+					f.Event, f.Seq = e, evs[e-1].Seq
+					out = append(out, f)
+				}
+			}
+		case FaultCut:
+			if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 || st.End != store.EndComplete || len(evs) == 0 {
+				continue
+			}
+			if slices.ContainsFunc(evs, func(f *store.Frame) bool { return f.HasEventID && f.EventID != "" }) {
+				continue
+			}
+			for e := 0; e < len(evs); e++ {
+				f := base
+				f.Event = e
+				if e > 0 {
+					f.Seq = evs[e-1].Seq
+				}
+				out = append(out, f)
+			}
+		case FaultDelay:
+			if st.Status != 200 || (st.Kind != store.PostStream && st.Kind != store.GetStream) {
+				continue
+			}
+			if !isSSE(st) {
+				out = append(out, base) // a JSON answer, delayed whole
+				continue
+			}
+			for e := range evs {
+				f := base
+				f.Event, f.Seq = e, evs[e].Seq
+				out = append(out, f)
+			}
+		case FaultDropPriming:
+			if st.Kind == store.PostStream && isSSE(st) && len(evs) > 1 && evs[0].Kind == store.KindEmpty && evs[0].HasEventID {
+				f := base
+				f.Seq = evs[0].Seq
+				out = append(out, f)
+			}
+		case FaultRefuseGet:
+			// Only a GET stream that carries nothing the session needs.
+			if st.Kind == store.GetStream && st.Status == 200 && !slices.ContainsFunc(framesOfStream(rec, st.ID), isProtocol) {
+				out = append(out, base)
+			}
+		case FaultExpire:
+			if st.Kind == store.PostStream && requests >= 3 {
+				out = append(out, Fault{Kind: k, Request: requests})
+			}
+		case Fault503:
+			if st.Kind == store.PostStream && requests >= 2 {
+				out = append(out, Fault{Kind: k, Request: requests})
+			}
+		}
+	}
+	return out
+}
+
+// resumedInRecording reports whether the recording itself resumes stream
+// id: its own resumption is replayed as recorded, not chaos's.
+func resumedInRecording(rec *store.Recording, id int64) bool {
+	return slices.ContainsFunc(rec.Streams, func(st store.Stream) bool { return st.ResumesID == id })
+}
+
+// framesOfStream returns the server frames of stream id.
+func framesOfStream(rec *store.Recording, id int64) []*store.Frame {
+	var fs []*store.Frame
+	for i := range rec.Frames {
+		if f := &rec.Frames[i]; f.StreamID == id && f.Direction == store.ServerToClient {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}

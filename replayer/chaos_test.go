@@ -1,0 +1,128 @@
+package replayer
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+func loadCassette(tb testing.TB, name string) []*store.Recording {
+	tb.Helper()
+	recs, err := store.LoadFile(context.Background(), filepath.Join("..", "cassettes", name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return recs
+}
+
+// TestChaos_PlanSameSeed: a plan depends on the seed and the recording
+// alone; another seed gives another plan somewhere in 1–50.
+func TestChaos_PlanSameSeed(t *testing.T) {
+	for _, name := range []string{"gosdk-http-2025-11-25.jsonl", "multi-gosdk-http-sse.jsonl", "gosdk-http-2025-03-26.jsonl"} {
+		t.Run(name, func(t *testing.T) {
+			recs := loadCassette(t, name)
+			differs := false
+			again := loadCassette(t, name)
+			for seed := uint64(1); seed <= 50; seed++ {
+				for i, rec := range recs {
+					a := Chaos{Seed: seed, On: true}.Plan(rec)
+					b := Chaos{Seed: seed, On: true}.Plan(again[i])
+					if diff := cmp.Diff(a, b); diff != "" {
+						t.Fatalf("seed %d session %d: two plans differ (-first +second):\n%s", seed, rec.Session.ID, diff)
+					}
+					if len(a) == 0 || len(a) > DefaultChaosRate {
+						t.Errorf("seed %d session %d: %d faults; want 1 to %d", seed, rec.Session.ID, len(a), DefaultChaosRate)
+					}
+					if seed > 1 && cmp.Diff(a, Chaos{Seed: 1}.Plan(rec)) != "" {
+						differs = true
+					}
+				}
+			}
+			if !differs {
+				t.Error("seeds 1–50 all draw the same plan")
+			}
+		})
+	}
+}
+
+// TestChaos_EveryKindDrawn: over seeds 1–50, every kind injected over
+// Streamable HTTP of the initialize era is drawn in some seed, each at a
+// place that exists in the recording.
+func TestChaos_EveryKindDrawn(t *testing.T) {
+	recs := append(loadCassette(t, "gosdk-http-2025-11-25.jsonl"), loadCassette(t, "multi-gosdk-http-sse.jsonl")...)
+	seen := map[FaultKind]int{}
+	for seed := uint64(1); seed <= 50; seed++ {
+		for _, rec := range recs {
+			for _, f := range (Chaos{Seed: seed}).Plan(rec) {
+				seen[f.Kind]++
+				if f.Stream > len(rec.Streams) {
+					t.Errorf("seed %d: %s names stream %d of %d", seed, f, f.Stream, len(rec.Streams))
+				}
+			}
+		}
+	}
+	for _, k := range FaultKinds() {
+		if Injected(k, store.StreamableHTTP, "2025-11-25") && seen[k] == 0 {
+			t.Errorf("kind %s never drawn in seeds 1–50 (drawn: %v)", k, seen)
+		}
+	}
+}
+
+// TestChaos_ForbiddenNeverDrawn: a plan holds only kinds the session's
+// transport and revision allow: no priming to drop before 2025-11-25, no
+// session to expire or GET stream to refuse in 2026-07-28, no stream to
+// cut over stdio; and only the kinds asked for.
+func TestChaos_ForbiddenNeverDrawn(t *testing.T) {
+	for _, tt := range []struct {
+		cassette string
+		kinds    []FaultKind
+		never    []FaultKind
+	}{
+		{"gosdk-http-2025-06-18.jsonl", nil, []FaultKind{FaultDropPriming, FaultCloseEarly}},
+		{"gosdk-http-2025-03-26.jsonl", nil, []FaultKind{FaultDropPriming, FaultCloseEarly}},
+		{"multi-gosdk-http-2026-07-28.jsonl", nil, []FaultKind{FaultExpire, FaultRefuseGet, FaultDropPriming}},
+		{"multi-gosdk-stdio.jsonl", nil, []FaultKind{FaultCut, FaultCutResumable, FaultResume404, FaultExpire, FaultRefuseGet, Fault503, FaultReorder}},
+		{"multi-gosdk-sse.jsonl", nil, []FaultKind{FaultCut, FaultExpire, FaultRefuseGet, FaultDropPriming, Fault503}},
+		{"gosdk-http-2025-11-25.jsonl", []FaultKind{FaultDelay, FaultExpire}, []FaultKind{FaultCut, FaultCutResumable, FaultResume404, FaultResumeLate, FaultRefuseGet, FaultDropPriming, Fault503}},
+	} {
+		t.Run(tt.cassette, func(t *testing.T) {
+			for _, rec := range loadCassette(t, tt.cassette) {
+				for seed := uint64(1); seed <= 50; seed++ {
+					for _, f := range (Chaos{Seed: seed, Kinds: tt.kinds}).Plan(rec) {
+						s := rec.Session
+						if !Allowed(f.Kind, s.Transport, s.Revision) {
+							t.Errorf("seed %d: %s drawn in a %s session of %s, which does not allow it", seed, f, s.Transport, s.Revision)
+						}
+						for _, k := range tt.never {
+							if f.Kind == k {
+								t.Errorf("seed %d: %s drawn in a %s session of %s", seed, f, s.Transport, s.Revision)
+							}
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestParseFaultKinds(t *testing.T) {
+	got, err := ParseFaultKinds("cut, 503,cut,expire")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]FaultKind{FaultCut, Fault503, FaultExpire}, got); diff != "" {
+		t.Errorf("ParseFaultKinds mismatch (-want +got):\n%s", diff)
+	}
+	if _, err := ParseFaultKinds("cut,bogus"); err == nil {
+		t.Error("ParseFaultKinds(cut,bogus) = nil error; want one naming the kinds")
+	}
+	for _, k := range FaultKinds() {
+		if ks, err := ParseFaultKinds(k.String()); err != nil || len(ks) != 1 || ks[0] != k {
+			t.Errorf("ParseFaultKinds(%q) = %v, %v", k, ks, err)
+		}
+	}
+}
