@@ -44,6 +44,7 @@ type httpState struct {
 	closed     bool
 	exchanges  exchangeState // plain HTTP exchanges (auth.go)
 	door       doorState     // answers by shape alone (door.go)
+	chaos      chaosState    // chaos replay (chaosrun.go)
 }
 
 // liveSession follows one live client session through the recordings.
@@ -101,6 +102,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w = &challengeWriter{ResponseWriter: w, origin: "http://" + r.Host}
 	live := jsonrpc.Parse(body)
+	if s.Chaos.On {
+		s.chaosNote(r, live, body)
+	}
 	if p := s.pool(); p != nil && r.Header.Get("Mcp-Session-Id") == "" && !s.boundEndpoint(r) {
 		// 2026-07-28: an exchange of its own. A recorded refusal answers
 		// only a request of its very shape (a foreign Origin included);
@@ -139,8 +143,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ls.mu.Lock()
 	ls.requests++
+	n := ls.requests
 	expired := s.Faults.ExpireAfter > 0 && ls.requests > s.Faults.ExpireAfter
 	ls.mu.Unlock()
+	if s.Chaos.On && s.chaosRequest(w, r, ls, n, live, body) {
+		return
+	}
 	if expired {
 		writeJSONError(w, http.StatusNotFound, nil, -32001, "Session not found")
 		return
@@ -331,8 +339,14 @@ func (ls *liveSession) mismatch(mm *Mismatch) {
 
 func (ls *liveSession) get(w http.ResponseWriter, r *http.Request) {
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		if ls.srv.Chaos.On && ls.chaosResume(w, r, id) {
+			return
+		}
 		rec := ls.recording()
 		ls.resume(w, r, rec, ls.translateEventID(id))
+		return
+	}
+	if ls.srv.Chaos.On && ls.chaosRefuseGet(w) {
 		return
 	}
 	// Each candidate's next GET stream not yet taken, taken now in all of

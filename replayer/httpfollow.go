@@ -199,6 +199,9 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 		if !ls.pause(r, ls.srv.Faults.Delay) {
 			return
 		}
+		if ls.srv.Chaos.On && !ls.chaosDelayJSON(r, rec, st) {
+			return
+		}
 		w.WriteHeader(st.Status)
 		_, _ = w.Write(body)
 		return
@@ -252,6 +255,17 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 		if !ls.pause(r, ls.srv.Faults.Delay) {
 			return
 		}
+		if ls.srv.Chaos.On && b != nil {
+			switch ls.chaosBefore(r, rec, st, s.f) {
+			case chaosGone:
+				return
+			case chaosSkip:
+				continue
+			case chaosCut:
+				_ = rc.Flush()
+				panic(http.ErrAbortHandler)
+			}
+		}
 		if b != nil {
 			if _, err := w.Write(b); err != nil {
 				return
@@ -263,6 +277,7 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 			cut := ls.srv.Faults.CutAfter[ordinalOf(rec, st.ID)]
 			cutNow = cut > 0 && !s.f.Comment && ls.countEvent(st.ID) == cut
 		}
+		cutNow = cutNow || (ls.srv.Chaos.On && b != nil && ls.chaosAfter(rec, st, s.f))
 		if paced || cutNow || !ls.nextReady(pick, k+1) {
 			if err := rc.Flush(); err != nil {
 				return

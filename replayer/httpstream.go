@@ -65,10 +65,22 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 		if !ls.pause(r, ls.srv.Faults.Delay) {
 			return
 		}
+		if ls.srv.Chaos.On {
+			switch ls.chaosBefore(r, rec, seg, f) {
+			case chaosGone:
+				return
+			case chaosSkip:
+				continue
+			case chaosCut:
+				_ = rc.Flush()
+				panic(http.ErrAbortHandler)
+			}
+		}
 		if _, err := w.Write(b); err != nil {
 			return
 		}
 		cutNow := cut > 0 && !f.Comment && ls.countEvent(seg.ID) == cut
+		cutNow = cutNow || (ls.srv.Chaos.On && ls.chaosAfter(rec, seg, f))
 		// Events that are ready go out together: flush only before the
 		// stream would wait (for the client, a delay or its end).
 		if paced || cutNow || i == len(frames)-1 || !ls.isReleased(frames[i+1]) {

@@ -47,6 +47,10 @@ type Server struct {
 	Logger *slog.Logger
 	// Faults inject failures into HTTP replay.
 	Faults Faults
+	// Chaos, when On, draws faults from a seed at places in each
+	// recorded session, injects them and judges what the client does
+	// next (see WriteChaos). Streamable HTTP only, for now.
+	Chaos Chaos
 	// Strict also checks the client's side of the transport: the headers
 	// the negotiated revision requires. Violations are answered with 400,
 	// as a strict server would, and reported like unmatched frames.

@@ -29,7 +29,7 @@ func replayCommand(e *env) *cli.Command {
 			"Without SESSION, each client is matched to the recorded session its frames reproduce.\n\n" +
 			"   mcpvcr replay 3 --stdio               # your client's server command\n" +
 			"   mcpvcr replay --cassette cassettes/everything-stdio.jsonl --stdio",
-		Flags: []cli.Flag{
+		Flags: append([]cli.Flag{
 			cassetteFlag(),
 			&cli.BoolFlag{Name: "stdio", Usage: "serve on stdin and stdout"},
 			&cli.StringFlag{Name: "listen", Usage: "serve HTTP (Streamable HTTP or HTTP+SSE, as recorded) on `ADDR`, such as 127.0.0.1:8080", EnvVars: []string{"MCPVCR_LISTEN"}},
@@ -43,7 +43,7 @@ func replayCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "HTTP: also write one summary line per client session served"},
 			&cli.DurationFlag{Name: "idle-timeout", Value: recorder.DefaultIdleTimeout, EnvVars: []string{"MCPVCR_IDLE_TIMEOUT"}, Usage: "HTTP: close a keep-alive connection after `D` without a request (headers must arrive within 10s, a request body within 30s; answers are never cut)"},
 			&cli.DurationFlag{Name: "wait", Value: replayer.DefaultWait, EnvVars: []string{"MCPVCR_WAIT"}, Usage: "answer a request with -32019 after `D` when the recording answers it only after client frames this client has not sent (0: wait for good)"},
-		},
+		}, chaosFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c, 1); err != nil {
 				return err
@@ -62,6 +62,9 @@ func replayCommand(e *env) *cli.Command {
 			defer db.Close()
 			if c.String("listen") != "" {
 				return replayHTTP(c, e, db, pace)
+			}
+			if c.IsSet("chaos") {
+				return usageErr("mcpvcr replay --listen 127.0.0.1:8080 --chaos 7", "--chaos injects faults over HTTP only (Streamable HTTP of the initialize era); stdio replay injects none yet")
 			}
 			srv, err := replayServer(c, e, db, store.Stdio)
 			if err != nil {

@@ -19,10 +19,21 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if err != nil {
 		return err
 	}
-	srv.Pace, srv.Faults, srv.Strict = pace, faults, c.Bool("strict")
+	chaos, err := parseChaos(c)
+	if err != nil {
+		return err
+	}
+	srv.Pace, srv.Faults, srv.Strict, srv.Chaos = pace, faults, c.Bool("strict"), chaos
 	ln, err := listen(e, c.String("listen"))
 	if err != nil {
 		return err
+	}
+	if chaos.On {
+		kinds := c.String("chaos-faults")
+		if kinds == "" {
+			kinds = "all"
+		}
+		fmt.Fprintf(e.stderr, "mcpvcr: chaos seed %d, kinds %s, %d per session: each injected fault is named on stderr as it happens, judged at exit\n", chaos.Seed, kinds, chaos.Rate)
 	}
 	fmt.Fprintf(e.stderr, "mcpvcr: replaying %d session(s) on http://%s; point your client at http://%s%s; stop with Ctrl-C\n",
 		len(srv.Recordings), ln.Addr(), ln.Addr(), replayer.EndpointPath(srv.Recordings))
@@ -32,7 +43,11 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if c.Bool("verbose") {
 		srv.WriteReports(e.stderr)
 	}
-	if !srv.WriteSummary(e.stderr) {
+	ok := srv.WriteSummary(e.stderr)
+	if !srv.WriteChaos(e.stderr, chaosCommand(c, c.String("listen"))) {
+		ok = false
+	}
+	if !ok {
 		return errDiffer
 	}
 	return nil

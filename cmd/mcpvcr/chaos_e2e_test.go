@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+)
+
+// chaosSeedsEnv names the seeds the chaos tests run: "1-50", or "3,7,9".
+// By default a handful that, together, fire every kind.
+const chaosSeedsEnv = "MCPVCR_CHAOS_SEEDS"
+
+// defaultChaosSeeds fire every kind injected over Streamable HTTP between
+// them (checked by TestChaos_EveryKindFires).
+var defaultChaosSeeds = []uint64{1, 2, 4, 5, 9}
+
+func chaosSeeds(tb testing.TB) []uint64 {
+	tb.Helper()
+	spec := os.Getenv(chaosSeedsEnv)
+	if spec == "" {
+		return defaultChaosSeeds
+	}
+	var seeds []uint64
+	for _, part := range strings.Split(spec, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.ParseUint(lo, 10, 64)
+		b, err2 := a, error(nil)
+		if isRange {
+			b, err2 = strconv.ParseUint(hi, 10, 64)
+		}
+		if err1 != nil || err2 != nil || b < a {
+			tb.Fatalf("%s=%q: want seeds such as 1-50 or 3,7,9", chaosSeedsEnv, spec)
+		}
+		for s := a; s <= b; s++ {
+			seeds = append(seeds, s)
+		}
+	}
+	return seeds
+}
+
+// chaosCassette is a cassette of several Streamable HTTP sessions that
+// share their opening frames (initialize, tools/list): the Go SDK script
+// of gosdk-http-2025-11-25 (SSE answers with event ids and priming
+// events) and the eight runs of multi-gosdk-http-sse (SSE answers without
+// ids).
+func chaosCassette(tb testing.TB) string {
+	tb.Helper()
+	db := filepath.Join(tb.TempDir(), "chaos.db")
+	for _, c := range []string{"gosdk-http-2025-11-25.jsonl", "multi-gosdk-http-sse.jsonl"} {
+		if res := mcpvcr(tb, "", "import", filepath.Join(cassetteDir, c), "--cassette", db); res.code != 0 {
+			tb.Fatalf("import %s: %s", c, res.stderr)
+		}
+	}
+	return db
+}
+
+// chaosGoRun is the Go SDK client under chaos, in process: it connects as
+// the upgraded client (another clientInfo than the recording's), does the
+// first steps of the recorded script, each failure part of what it saw,
+// and closes.
+func chaosGoRun(ctx context.Context, transport mcp.Transport) []string {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cs, err := mcptest.NewClientAs(upgradedClient).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: mcptest.V20251125})
+	if err != nil {
+		return []string{"connect: " + err.Error()}
+	}
+	out := []string{"connected"}
+	note := func(step string, err error) {
+		if err != nil {
+			out = append(out, step+": "+err.Error())
+			return
+		}
+		out = append(out, step+": ok")
+	}
+	_, err = cs.ListTools(ctx, nil)
+	note("tools/list", err)
+	for _, c := range []struct {
+		name string
+		args map[string]any
+		meta mcp.Meta
+	}{
+		{"echo", map[string]any{"text": "hello"}, nil},
+		{"add", map[string]any{"a": 2, "b": 3}, nil},
+		{"info", nil, nil},
+		{"progress", map[string]any{"steps": 3}, mcp.Meta{"progressToken": "progress-1"}},
+	} {
+		p := &mcp.CallToolParams{Name: c.name, Arguments: c.args}
+		if c.meta != nil {
+			p.SetMeta(c.meta)
+		}
+		_, err := cs.CallTool(ctx, p)
+		note("tools/call "+c.name, err)
+	}
+	note("close", cs.Close())
+	return out
+}
+
+// chaosRun is one chaos replay of cassette with seed and extra flags, to
+// the client run: replay's exit code and stderr.
+func chaosRun(t *testing.T, cassette string, seed uint64, run func(url string), extra ...string) (int, string) {
+	t.Helper()
+	args := append([]string{"replay", "--cassette", cassette, "--listen", "127.0.0.1:0", "--chaos", fmt.Sprint(seed)}, extra...)
+	rep := startServing(t, args...)
+	run(rep.URL + "/mcp")
+	code := rep.Stop()
+	return code, rep.stderr.String()
+}
+
+// chaosLineRE is one fault of the report: its number, the session, kind
+// and place, the fault, what the client did and the verdict.
+var chaosLineRE = regexp.MustCompile(`(?m)^chaos: \d+\. (session \d+, (\S+) at [^:]+: .*); the client (.*): (pass|fail|not observed)$`)
+
+// chaosFaults returns the faults of a report (without what the client
+// did), their kinds and their verdicts.
+func chaosFaults(stderr string) (faults, kinds, verdicts []string) {
+	for _, m := range chaosLineRE.FindAllStringSubmatch(stderr, -1) {
+		faults = append(faults, m[1])
+		kinds = append(kinds, m[2])
+		verdicts = append(verdicts, m[4])
+	}
+	return faults, kinds, verdicts
+}
+
+// checkChaosExit: replay exits 1 when a verdict failed, and prints the
+// command line that replays the run, seed included.
+func checkChaosExit(t *testing.T, seed uint64, code int, stderr string) {
+	t.Helper()
+	_, _, verdicts := chaosFaults(stderr)
+	if slices.Contains(verdicts, "fail") && code != 1 {
+		t.Errorf("seed %d: a verdict failed but replay exited %d:\n%s", seed, code, stderr)
+	}
+	if code != 0 && code != 1 {
+		t.Errorf("seed %d: replay exited %d:\n%s", seed, code, stderr)
+	}
+	if !strings.Contains(stderr, fmt.Sprintf("chaos: replay this run: mcpvcr replay --cassette ")) || !strings.Contains(stderr, fmt.Sprintf("--chaos %d", seed)) {
+		t.Errorf("seed %d: no command line replaying the run:\n%s", seed, stderr)
+	}
+	if strings.Contains(stderr, "invented an answer") {
+		t.Errorf("seed %d: replay invented an answer beyond the faults:\n%s", seed, stderr)
+	}
+}
+
+// TestChaos_GoSDKSameSeed replays the cassette under each seed twice to
+// the Go SDK client in process: the faults injected are the same in both
+// runs, each was announced on stderr as injected, and the exit code
+// follows the verdicts.
+func TestChaos_GoSDKSameSeed(t *testing.T) {
+	cassette := chaosCassette(t)
+	for _, seed := range chaosSeeds(t) {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			var runs [2][]string
+			for i := range runs {
+				code, stderr := chaosRun(t, cassette, seed, func(url string) {
+					chaosGoRun(testCtx(t), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2})
+				})
+				faults, _, _ := chaosFaults(stderr)
+				if len(faults) == 0 {
+					t.Fatalf("seed %d run %d: no fault injected:\n%s", seed, i+1, stderr)
+				}
+				if got, want := strings.Count(stderr, "chaos: injected"), len(faults); got != want {
+					t.Errorf("seed %d: %d faults announced as injected, %d reported:\n%s", seed, got, want, stderr)
+				}
+				checkChaosExit(t, seed, code, stderr)
+				runs[i] = faults
+				t.Logf("seed %d run %d:\n%s", seed, i+1, strings.Join(chaosReport(stderr), "\n"))
+			}
+			if !slices.Equal(runs[0], runs[1]) {
+				t.Errorf("seed %d: two runs injected different faults:\n%s\n--\n%s", seed, strings.Join(runs[0], "\n"), strings.Join(runs[1], "\n"))
+			}
+		})
+	}
+}
+
+// chaosReport returns the chaos lines of stderr.
+func chaosReport(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "chaos: ") {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// dropLastEventID is a deliberately broken client: an HTTP transport
+// that drops Last-Event-ID from every request, so that a resumption
+// starts the stream afresh.
+type dropLastEventID struct{ rt http.RoundTripper }
+
+func (d dropLastEventID) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Header.Get("Last-Event-ID") != "" {
+		r = r.Clone(r.Context())
+		r.Header.Del("Last-Event-ID")
+	}
+	return d.rt.RoundTrip(r)
+}
+
+// TestChaos_BrokenClientFails: the Go SDK client behind a transport that
+// drops Last-Event-ID is cut on a resumable stream; the verdict fails,
+// naming the id it should have sent, and replay exits 1. The same seed
+// with the client unbroken passes.
+func TestChaos_BrokenClientFails(t *testing.T) {
+	cassette := chaosCassette(t)
+	const seed = 1
+	for _, broken := range []bool{false, true} {
+		code, stderr := chaosRun(t, cassette, seed, func(url string) {
+			tr := &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2}
+			if broken {
+				tr.HTTPClient = &http.Client{Transport: dropLastEventID{http.DefaultTransport}}
+			}
+			chaosGoRun(testCtx(t), tr)
+		}, "--chaos-faults", "cut-resumable", "--chaos-rate", "1")
+		_, kinds, verdicts := chaosFaults(stderr)
+		if !slices.Equal(kinds, []string{"cut-resumable"}) {
+			t.Fatalf("broken=%t: faults %v; want one cut-resumable:\n%s", broken, kinds, stderr)
+		}
+		want := "pass"
+		if broken {
+			want = "fail"
+			if !strings.Contains(stderr, "without Last-Event-ID") {
+				t.Errorf("the failing verdict does not say the client resumed without Last-Event-ID:\n%s", stderr)
+			}
+			if code != 1 {
+				t.Errorf("replay exited %d with a failing verdict; want 1:\n%s", code, stderr)
+			}
+		}
+		if verdicts[0] != want {
+			t.Errorf("broken=%t: verdict %s; want %s:\n%s", broken, verdicts[0], want, stderr)
+		}
+	}
+}

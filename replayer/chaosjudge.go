@@ -1,0 +1,251 @@
+package replayer
+
+import (
+	"cmp"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
+)
+
+// Verdict is how a client fared under one injected fault.
+type Verdict int
+
+// The verdicts.
+const (
+	VerdictUnknown     Verdict = iota
+	VerdictPass                // the client did what the protocol asks
+	VerdictFail                // it did not
+	VerdictNotObserved         // the wire does not show what it did
+)
+
+var verdictNames = [...]string{"unknown", "pass", "fail", "not observed"}
+
+// String returns the verdict as the report prints it.
+func (v Verdict) String() string {
+	if v < 0 || int(v) >= len(verdictNames) {
+		return "unknown"
+	}
+	return verdictNames[v]
+}
+
+// ChaosResult is one fault chaos replay injected, and what the client did
+// next.
+type ChaosResult struct {
+	Fault
+	// Session is the recorded session the fault was placed in.
+	Session int64
+	// Did says what the client did next, as the wire showed it.
+	Did     string
+	Verdict Verdict
+}
+
+// ChaosResults judges every fault injected so far by what the client did
+// next. Call it once s has stopped serving.
+func (s *Server) ChaosResults() []ChaosResult {
+	if !s.Chaos.On {
+		return nil
+	}
+	cs := s.chaos()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	var out []ChaosResult
+	// In plan order: the order in which concurrent requests reached the
+	// faults is the client's, not the seed's.
+	injected := slices.Clone(cs.injected)
+	slices.SortStableFunc(injected, func(a, b *injection) int {
+		return cmp.Or(cmp.Compare(a.session, b.session), cmp.Compare(a.index, b.index))
+	})
+	for _, inj := range injected {
+		did, v := judge(inj, cs.actions[min(inj.at+1, len(cs.actions)):])
+		out = append(out, ChaosResult{Fault: inj.Fault, Session: inj.session, Did: did, Verdict: v})
+	}
+	return out
+}
+
+// mine reports whether a names the live session inj was injected into.
+func (inj *injection) mine(a chaosAction) bool {
+	return a.ls == inj.ls || (inj.sid != "" && a.sid == inj.sid)
+}
+
+// judge says what the client did after inj, from the requests that
+// followed it, and gives the verdict.
+func judge(inj *injection, after []chaosAction) (string, Verdict) {
+	var mine []chaosAction
+	for _, a := range after {
+		if inj.mine(a) {
+			mine = append(mine, a)
+		}
+	}
+	switch inj.Kind {
+	case FaultCutResumable, FaultResume404, FaultResumeLate:
+		resume := -1
+		for i, a := range mine {
+			if a.method == http.MethodGet && a.lastEventID != "" {
+				resume = i
+				break
+			}
+		}
+		if resume < 0 {
+			for _, a := range mine {
+				if a.method == http.MethodGet {
+					return "reconnected with a GET without Last-Event-ID (the last event it received had id " + inj.lastID + ")", VerdictFail
+				}
+			}
+			if len(after) == 0 {
+				return "sent nothing more", VerdictNotObserved
+			}
+			return "never resumed: the rest of the stream was lost (next: " + describe(after[0]) + ")", VerdictFail
+		}
+		got := mine[resume].lastEventID
+		if got != inj.lastID {
+			return fmt.Sprintf("resumed with Last-Event-ID %s; the last event it received had id %s", got, inj.lastID), VerdictFail
+		}
+		did := "resumed with Last-Event-ID " + got
+		switch inj.Kind {
+		case FaultResumeLate:
+			if inj.left {
+				return did + ", then left before the late answer", VerdictFail
+			}
+			if !inj.delivered {
+				return did + "; the late answer was not seen delivered", VerdictNotObserved
+			}
+			return did + " and waited for the late answer", VerdictPass
+		case FaultResume404:
+			again := 0
+			for _, a := range mine[resume+1:] {
+				if a.method == http.MethodGet && a.lastEventID == got {
+					again++
+				}
+			}
+			if again >= 3 {
+				return fmt.Sprintf("%s, then retried the refused resumption %d more times", did, again), VerdictFail
+			}
+			next := "then sent nothing more"
+			if rest := after[indexAfter(after, mine[resume])+1:]; len(rest) > 0 {
+				next = "then " + describe(rest[0])
+			}
+			return did + ", got 404, " + next, VerdictPass
+		}
+		return did, VerdictPass
+	case FaultCut:
+		for _, a := range mine {
+			if a.method == http.MethodGet && a.lastEventID != "" {
+				return "resumed with Last-Event-ID " + a.lastEventID + " a stream that had no event ids", VerdictFail
+			}
+		}
+		if len(after) == 0 {
+			return "sent nothing more", VerdictNotObserved
+		}
+		return "did not resume (it cannot), carried on: " + describe(after[0]), VerdictPass
+	case FaultExpire:
+		for _, a := range after {
+			if a.sid == inj.sid && inj.sid != "" && a.method != http.MethodDelete {
+				return "used the expired session id again: " + describe(a), VerdictFail
+			}
+			if a.sid == "" && a.rpcMethod == "initialize" {
+				return "started a new session (initialize without Mcp-Session-Id)", VerdictPass
+			}
+		}
+		if len(after) == 0 {
+			return "sent nothing more (no new session seen)", VerdictNotObserved
+		}
+		return "did not start a new session (next: " + describe(after[0]) + ")", VerdictNotObserved
+	case FaultRefuseGet:
+		gets, other := 0, -1
+		for i, a := range mine {
+			if a.method == http.MethodGet && a.lastEventID == "" {
+				gets++
+			} else if other < 0 {
+				other = i
+			}
+		}
+		if gets >= 3 {
+			return fmt.Sprintf("asked for the refused GET stream %d more times", gets), VerdictFail
+		}
+		if other < 0 {
+			return "sent nothing more", VerdictNotObserved
+		}
+		return "carried on without the GET stream (next: " + describe(mine[other]) + ")", VerdictPass
+	case FaultDelay, FaultDropPriming:
+		switch {
+		case inj.left:
+			return "left before the event came", VerdictFail
+		case inj.delivered:
+			if inj.Kind == FaultDelay {
+				return "waited and took the event", VerdictPass
+			}
+			return "took the stream without its priming event", VerdictPass
+		}
+		return "the stream went on no further", VerdictNotObserved
+	case Fault503:
+		for _, a := range mine {
+			if a.method == http.MethodPost && a.body == inj.body {
+				return "retried the request", VerdictPass
+			}
+		}
+		if len(mine) == 0 {
+			return "sent nothing more", VerdictNotObserved
+		}
+		return "did not retry (no retry is required; next: " + describe(mine[0]) + ")", VerdictNotObserved
+	}
+	return "", VerdictNotObserved
+}
+
+func indexAfter(all []chaosAction, a chaosAction) int {
+	for i := range all {
+		if all[i].method == a.method && all[i].lastEventID == a.lastEventID && all[i].body == a.body && all[i].sid == a.sid {
+			return i
+		}
+	}
+	return 0
+}
+
+// describe names a request for the report.
+func describe(a chaosAction) string {
+	d := a.method
+	if a.rpcMethod != "" {
+		d += " " + a.rpcMethod
+	}
+	if a.lastEventID != "" {
+		d += " (Last-Event-ID " + a.lastEventID + ")"
+	}
+	if a.method == http.MethodPost && a.rpcMethod == "initialize" && a.sid == "" {
+		d += " (a new session)"
+	}
+	return d
+}
+
+// WriteChaos writes, for people, each fault chaos replay injected: what,
+// where (streams and frames as mcpvcr show numbers them), what the client
+// did next and the verdict; then the planned faults the client never
+// reached, and command, the command line that replays this run. It
+// reports whether no verdict failed. Call it once s has stopped serving.
+func (s *Server) WriteChaos(out io.Writer, command string) (ok bool) {
+	if !s.Chaos.On {
+		return true
+	}
+	var w strings.Builder
+	defer func() { io.WriteString(out, termtext.Text(w.String())) }()
+	res := s.ChaosResults()
+	counts := map[Verdict]int{}
+	ok = true
+	for i, r := range res {
+		fmt.Fprintf(&w, "chaos: %d. session %d, %s at %s: %s; the client %s: %s\n", i+1, r.Session, r.Kind, r.Where(), r.Fault, r.Did, r.Verdict)
+		counts[r.Verdict]++
+		ok = ok && r.Verdict != VerdictFail
+	}
+	fmt.Fprintf(&w, "chaos: seed %d: %s injected (%d pass, %d fail, %d not observed)", s.Chaos.Seed, count(len(res), "fault"),
+		counts[VerdictPass], counts[VerdictFail], counts[VerdictNotObserved])
+	if len(res) == 0 {
+		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one")
+	}
+	fmt.Fprintln(&w)
+	if command != "" {
+		fmt.Fprintf(&w, "chaos: replay this run: %s\n", command)
+	}
+	return ok
+}

@@ -1,0 +1,367 @@
+package replayer
+
+import (
+	"net/http"
+	"sync"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// chaosState is the live side of chaos replay: the plans drawn, what the
+// client did on the wire, and each fault injected.
+type chaosState struct {
+	mu sync.Mutex // guards everything below
+	// plans are the faults of each recorded session, by session id.
+	plans map[int64][]Fault
+	// actions are the client's requests, in the order they arrived.
+	actions []chaosAction
+	// injected are the faults injected, in order.
+	injected []*injection
+	// done marks a planned fault injected for a live session.
+	done map[doneKey]bool
+	// events counts the events sent on a recorded stream of a live
+	// session (comments aside).
+	events map[liveStream]int
+	// refuseGet marks live sessions whose GET streams are refused;
+	// expired those that expired.
+	refuseGet map[*liveSession]*injection
+	expired   map[*liveSession]*injection
+	// awaiting are faults whose verdict waits for the next event sent
+	// on a stream: a delay, a dropped priming event, a late resumption.
+	awaiting map[liveStream]*injection
+}
+
+type doneKey struct {
+	ls      *liveSession
+	session int64
+	fault   int
+}
+
+type liveStream struct {
+	ls     *liveSession
+	stream int // the recorded stream's number in its session
+}
+
+// chaosAction is one client request as chaos saw it.
+type chaosAction struct {
+	ls          *liveSession // nil when it named no live session
+	method      string       // HTTP method
+	sid         string       // the Mcp-Session-Id it sent
+	lastEventID string
+	rpcMethod   string
+	rpcID       string
+	body        string
+}
+
+// injection is a fault injected into a live session.
+type injection struct {
+	Fault
+	session int64 // the recorded session
+	index   int   // the fault's place in its session's plan
+	ls      *liveSession
+	sid     string // the live session id when injected
+	at      int    // the number of actions seen when injected
+	// lastID is the id of the last event the client received before a
+	// cut.
+	lastID string
+	// delivered: what followed the fault reached the client; left: the
+	// client went away first.
+	delivered, left bool
+	// body, method and id of the request answered 503.
+	body, rpcMethod, rpcID string
+}
+
+func (s *Server) chaos() *chaosState {
+	hs := s.http()
+	hs.chaos.mu.Lock()
+	if hs.chaos.plans == nil {
+		hs.chaos.plans = map[int64][]Fault{}
+		hs.chaos.done = map[doneKey]bool{}
+		hs.chaos.events = map[liveStream]int{}
+		hs.chaos.refuseGet = map[*liveSession]*injection{}
+		hs.chaos.expired = map[*liveSession]*injection{}
+		hs.chaos.awaiting = map[liveStream]*injection{}
+	}
+	hs.chaos.mu.Unlock()
+	return &hs.chaos
+}
+
+// planLocked returns the plan of rec's session, drawn once.
+func (cs *chaosState) planLocked(c Chaos, rec *store.Recording) []Fault {
+	p, ok := cs.plans[rec.Session.ID]
+	if !ok {
+		p = c.Plan(rec)
+		cs.plans[rec.Session.ID] = p
+	}
+	return p
+}
+
+// take returns the first fault of rec's plan that ok accepts and that was
+// not injected into ls yet, and marks it injected; ok false when none.
+func (cs *chaosState) takeLocked(c Chaos, ls *liveSession, rec *store.Recording, ok func(Fault) bool) (*injection, bool) {
+	for i, f := range cs.planLocked(c, rec) {
+		k := doneKey{ls, rec.Session.ID, i}
+		if cs.done[k] || !ok(f) {
+			continue
+		}
+		cs.done[k] = true
+		inj := &injection{Fault: f, session: rec.Session.ID, index: i, ls: ls, sid: ls.id, at: len(cs.actions)}
+		cs.injected = append(cs.injected, inj)
+		return inj, true
+	}
+	return nil, false
+}
+
+func (s *Server) announce(inj *injection) {
+	s.logger().Warn("chaos: injected "+inj.Fault.String(), "session", inj.session, "seed", s.Chaos.Seed)
+}
+
+// chaosNote records a client request as it arrives.
+func (s *Server) chaosNote(r *http.Request, live jsonrpc.Message, body []byte) {
+	cs := s.chaos()
+	a := chaosAction{method: r.Method, sid: r.Header.Get("Mcp-Session-Id"), lastEventID: r.Header.Get("Last-Event-ID"),
+		rpcMethod: live.Method, rpcID: string(live.ID), body: string(body)}
+	hs := s.http()
+	hs.mu.Lock()
+	if a.sid != "" {
+		a.ls = hs.byID[a.sid]
+	}
+	hs.mu.Unlock()
+	cs.mu.Lock()
+	cs.actions = append(cs.actions, a)
+	cs.mu.Unlock()
+}
+
+// chaosRequest injects the faults at request n of ls: an expired session
+// (404 from then on) and a 503. It reports whether it answered.
+func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSession, n int, live jsonrpc.Message, body []byte) bool {
+	cs := s.chaos()
+	rec := ls.recording().Recording
+	cs.mu.Lock()
+	exp := cs.expired[ls]
+	if exp == nil {
+		if inj, ok := cs.takeLocked(s.Chaos, ls, rec, func(f Fault) bool { return f.Kind == FaultExpire && f.Request == n }); ok {
+			inj.at--
+			cs.expired[ls], exp = inj, inj
+			defer s.announce(inj)
+		}
+	}
+	var unavailable *injection
+	if exp == nil && r.Method == http.MethodPost {
+		if inj, ok := cs.takeLocked(s.Chaos, ls, rec, func(f Fault) bool { return f.Kind == Fault503 && f.Request == n }); ok {
+			inj.at--
+			inj.body, inj.rpcMethod, inj.rpcID = string(body), live.Method, string(live.ID)
+			unavailable = inj
+			defer s.announce(inj)
+		}
+	}
+	cs.mu.Unlock()
+	switch {
+	case exp != nil:
+		writeJSONError(w, http.StatusNotFound, nil, -32001, "Session not found")
+		return true
+	case unavailable != nil:
+		ls.mu.Lock()
+		ls.requests-- // not a request of the conversation: it is to come again
+		ls.mu.Unlock()
+		w.Header().Set("Retry-After", "1")
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte("mcpvcr replay --chaos: service unavailable (an injected fault)\n"))
+		return true
+	}
+	return false
+}
+
+// chaosRefuseGet answers a standalone GET of ls with 405 when its plan
+// refuses them: every one from the first planned on.
+func (ls *liveSession) chaosRefuseGet(w http.ResponseWriter) bool {
+	s := ls.srv
+	cs := s.chaos()
+	cs.mu.Lock()
+	inj := cs.refuseGet[ls]
+	if inj == nil {
+		if i, ok := cs.takeLocked(s.Chaos, ls, ls.recording().Recording, func(f Fault) bool { return f.Kind == FaultRefuseGet }); ok {
+			i.at--
+			cs.refuseGet[ls], inj = i, i
+			defer s.announce(i)
+		}
+	}
+	cs.mu.Unlock()
+	if inj == nil {
+		return false
+	}
+	w.Header().Set("Allow", "POST, DELETE")
+	w.WriteHeader(http.StatusMethodNotAllowed)
+	return true
+}
+
+// chaosResume answers a resumption of a stream chaos cut: 404 for a
+// resume-404, the rest late for a resume-late. It reports whether it
+// answered (or the client left while it waited).
+func (ls *liveSession) chaosResume(w http.ResponseWriter, r *http.Request, lastID string) bool {
+	cs := ls.srv.chaos()
+	cs.mu.Lock()
+	var cut *injection
+	for _, inj := range cs.injected {
+		if inj.ls == ls && inj.lastID == lastID && (inj.Kind == FaultResume404 || inj.Kind == FaultResumeLate) {
+			cut = inj
+		}
+	}
+	if cut != nil && cut.Kind == FaultResumeLate {
+		if cut.delivered || cut.left {
+			cut = nil // its resumption was answered late once
+		} else {
+			cs.awaiting[liveStream{ls, cut.Stream}] = cut
+		}
+	}
+	cs.mu.Unlock()
+	switch {
+	case cut == nil:
+		return false
+	case cut.Kind == FaultResume404:
+		writeJSONError(w, http.StatusNotFound, nil, -32001, "mcpvcr replay --chaos: unknown Last-Event-ID "+lastID+" (an injected fault)")
+		return true
+	}
+	if !ls.pause(r, cut.Delay) {
+		cs.mu.Lock()
+		cut.left = true
+		cs.mu.Unlock()
+		return true
+	}
+	return false
+}
+
+// chaosStep is what chaos does with an event about to be sent.
+type chaosStep int
+
+const (
+	chaosSend chaosStep = iota // send it
+	chaosSkip                  // leave it out
+	chaosCut                   // drop the connection before it
+	chaosGone                  // the client left during a delay
+)
+
+// chaosBefore is called before event f of recorded stream st (of rec) is
+// sent to ls: it waits a planned delay, leaves out a planned priming
+// event, or cuts before the first event.
+func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.Stream, f *store.Frame) chaosStep {
+	if f.Comment {
+		return chaosSend
+	}
+	s := ls.srv
+	cs := s.chaos()
+	n := ordinalOf(rec, st.ID)
+	key := liveStream{ls, n}
+	cs.mu.Lock()
+	sent := cs.events[key]
+	inj, ok := cs.takeLocked(s.Chaos, ls, rec.Recording, func(g Fault) bool {
+		if g.Stream != n || g.Event != sent {
+			return false
+		}
+		switch g.Kind {
+		case FaultDelay:
+			return true
+		case FaultDropPriming:
+			return sent == 0 && f.Kind == store.KindEmpty && f.HasEventID
+		case FaultCut:
+			return sent == 0
+		}
+		return false
+	})
+	if ok && inj.Kind == FaultDelay {
+		cs.awaiting[key] = inj
+	}
+	cs.mu.Unlock()
+	if !ok {
+		return chaosSend
+	}
+	s.announce(inj)
+	switch inj.Kind {
+	case FaultCut:
+		return chaosCut
+	case FaultDropPriming:
+		cs.mu.Lock()
+		cs.events[key]++
+		cs.awaiting[key] = inj
+		cs.mu.Unlock()
+		return chaosSkip
+	}
+	if !ls.pause(r, inj.Delay) {
+		cs.mu.Lock()
+		inj.left = true
+		delete(cs.awaiting, key)
+		cs.mu.Unlock()
+		return chaosGone
+	}
+	return chaosSend
+}
+
+// chaosAfter is called once event f of st was written to ls: it notes a
+// fault waiting for this delivery and reports whether a planned cut drops
+// the stream now.
+func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Frame) bool {
+	if f.Comment {
+		return false
+	}
+	s := ls.srv
+	cs := s.chaos()
+	n := ordinalOf(rec, st.ID)
+	key := liveStream{ls, n}
+	cs.mu.Lock()
+	if w := cs.awaiting[key]; w != nil {
+		w.delivered = true
+		delete(cs.awaiting, key)
+	}
+	cs.events[key]++
+	sent := cs.events[key]
+	inj, ok := cs.takeLocked(s.Chaos, ls, rec.Recording, func(g Fault) bool {
+		return g.Stream == n && g.Event == sent && g.Event > 0 &&
+			(g.Kind == FaultCutResumable || g.Kind == FaultCut || g.Kind == FaultResume404 || g.Kind == FaultResumeLate)
+	})
+	if ok {
+		inj.lastID = lastEventSent(rec, st, sent)
+	}
+	cs.mu.Unlock()
+	if ok {
+		s.announce(inj)
+	}
+	return ok
+}
+
+// lastEventSent returns the id of the last event with an id among the
+// first n events of st.
+func lastEventSent(rec *recording, st *store.Stream, n int) string {
+	id := ""
+	for i, f := range sseEvents(rec.Recording, st.ID) {
+		if i >= n {
+			break
+		}
+		if f.HasEventID {
+			id = f.EventID
+		}
+	}
+	return id
+}
+
+// chaosDelayJSON waits a delay planned for the JSON answer of st; it
+// reports false when the client left first.
+func (ls *liveSession) chaosDelayJSON(r *http.Request, rec *recording, st *store.Stream) bool {
+	s := ls.srv
+	cs := s.chaos()
+	n := ordinalOf(rec, st.ID)
+	cs.mu.Lock()
+	inj, ok := cs.takeLocked(s.Chaos, ls, rec.Recording, func(g Fault) bool { return g.Kind == FaultDelay && g.Stream == n })
+	cs.mu.Unlock()
+	if !ok {
+		return true
+	}
+	s.announce(inj)
+	gone := !ls.pause(r, inj.Delay)
+	cs.mu.Lock()
+	inj.left, inj.delivered = gone, !gone
+	cs.mu.Unlock()
+	return !gone
+}
+
