@@ -195,6 +195,29 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 	return "", VerdictNotObserved
 }
 
+// chaosNotReached returns the faults planned in the sessions the live
+// sessions were replayed from that were never injected.
+func (s *Server) chaosNotReached() []ChaosResult {
+	var leaders []*liveSession
+	hs := s.http()
+	hs.mu.Lock()
+	leaders = append(leaders, hs.all...)
+	hs.mu.Unlock()
+	cs := s.chaos()
+	var out []ChaosResult
+	for _, ls := range leaders {
+		rec := ls.cur.leader().rec.Recording
+		cs.mu.Lock()
+		for i, f := range cs.planLocked(s.Chaos, rec) {
+			if !cs.done[doneKey{ls, rec.Session.ID, i}] {
+				out = append(out, ChaosResult{Fault: f, Session: rec.Session.ID, Verdict: VerdictNotObserved})
+			}
+		}
+		cs.mu.Unlock()
+	}
+	return out
+}
+
 func indexAfter(all []chaosAction, a chaosAction) int {
 	for i := range all {
 		if all[i].method == a.method && all[i].lastEventID == a.lastEventID && all[i].body == a.body && all[i].sid == a.sid {
@@ -237,6 +260,9 @@ func (s *Server) WriteChaos(out io.Writer, command string) (ok bool) {
 		fmt.Fprintf(&w, "chaos: %d. session %d, %s at %s: %s; the client %s: %s\n", i+1, r.Session, r.Kind, r.Where(), r.Fault, r.Did, r.Verdict)
 		counts[r.Verdict]++
 		ok = ok && r.Verdict != VerdictFail
+	}
+	for _, f := range s.chaosNotReached() {
+		fmt.Fprintf(&w, "chaos: not reached: session %d, %s at %s: %s\n", f.Session, f.Kind, f.Where(), f.Fault)
 	}
 	fmt.Fprintf(&w, "chaos: seed %d: %s injected (%d pass, %d fail, %d not observed)", s.Chaos.Seed, count(len(res), "fault"),
 		counts[VerdictPass], counts[VerdictFail], counts[VerdictNotObserved])

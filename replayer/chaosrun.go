@@ -61,7 +61,7 @@ type injection struct {
 	index   int   // the fault's place in its session's plan
 	ls      *liveSession
 	sid     string // the live session id when injected
-	at      int    // the number of actions seen when injected
+	at      int    // the index of the last action seen when injected (the request hit, for a request's fault)
 	// lastID is the id of the last event the client received before a
 	// cut.
 	lastID string
@@ -106,7 +106,7 @@ func (cs *chaosState) takeLocked(c Chaos, ls *liveSession, rec *store.Recording,
 			continue
 		}
 		cs.done[k] = true
-		inj := &injection{Fault: f, session: rec.Session.ID, index: i, ls: ls, sid: ls.id, at: len(cs.actions)}
+		inj := &injection{Fault: f, session: rec.Session.ID, index: i, ls: ls, sid: ls.id, at: len(cs.actions) - 1}
 		cs.injected = append(cs.injected, inj)
 		return inj, true
 	}
@@ -142,7 +142,6 @@ func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSe
 	exp := cs.expired[ls]
 	if exp == nil {
 		if inj, ok := cs.takeLocked(s.Chaos, ls, rec, func(f Fault) bool { return f.Kind == FaultExpire && f.Request == n }); ok {
-			inj.at--
 			cs.expired[ls], exp = inj, inj
 			defer s.announce(inj)
 		}
@@ -150,7 +149,6 @@ func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSe
 	var unavailable *injection
 	if exp == nil && r.Method == http.MethodPost {
 		if inj, ok := cs.takeLocked(s.Chaos, ls, rec, func(f Fault) bool { return f.Kind == Fault503 && f.Request == n }); ok {
-			inj.at--
 			inj.body, inj.rpcMethod, inj.rpcID = string(body), live.Method, string(live.ID)
 			unavailable = inj
 			defer s.announce(inj)
@@ -183,7 +181,6 @@ func (ls *liveSession) chaosRefuseGet(w http.ResponseWriter) bool {
 	inj := cs.refuseGet[ls]
 	if inj == nil {
 		if i, ok := cs.takeLocked(s.Chaos, ls, ls.recording().Recording, func(f Fault) bool { return f.Kind == FaultRefuseGet }); ok {
-			i.at--
 			cs.refuseGet[ls], inj = i, i
 			defer s.announce(i)
 		}

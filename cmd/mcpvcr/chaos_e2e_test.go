@@ -16,6 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // chaosSeedsEnv names the seeds the chaos tests run: "1-50", or "3,7,9".
@@ -51,14 +53,19 @@ func chaosSeeds(tb testing.TB) []uint64 {
 }
 
 // chaosCassette is a cassette of several Streamable HTTP sessions that
-// share their opening frames (initialize, tools/list): the Go SDK script
-// of gosdk-http-2025-11-25 (SSE answers with event ids and priming
-// events) and the eight runs of multi-gosdk-http-sse (SSE answers without
+// share their opening frames for a chaos script: for "script", the Go SDK
+// script of gosdk-http-2025-11-25 (SSE answers with event ids and
+// priming events) twice and run 0 of multi-gosdk-http-sse beside them;
+// for "run0", the eight runs of multi-gosdk-http-sse (SSE answers without
 // ids).
-func chaosCassette(tb testing.TB) string {
+func chaosCassette(tb testing.TB, script string) string {
 	tb.Helper()
 	db := filepath.Join(tb.TempDir(), "chaos.db")
-	for _, c := range []string{"gosdk-http-2025-11-25.jsonl", "multi-gosdk-http-sse.jsonl"} {
+	files := []string{"multi-gosdk-http-sse.jsonl"}
+	if script == "script" {
+		files = []string{"gosdk-http-2025-11-25.jsonl", "gosdk-http-2025-11-25.jsonl"}
+	}
+	for _, c := range files {
 		if res := mcpvcr(tb, "", "import", filepath.Join(cassetteDir, c), "--cassette", db); res.code != 0 {
 			tb.Fatalf("import %s: %s", c, res.stderr)
 		}
@@ -66,11 +73,43 @@ func chaosCassette(tb testing.TB) string {
 	return db
 }
 
+// chaosCall is one tool call of a chaos client run.
+type chaosCall struct {
+	name string
+	args map[string]any
+	meta mcp.Meta
+}
+
+// chaosScripts are the client runs under chaos: the first steps of the
+// Go SDK script (session 1 of the chaos cassette, SSE with event ids),
+// and run 0 of multi-gosdk-http-sse (SSE without ids).
+var chaosScripts = map[string][]chaosCall{
+	"script": {
+		{"echo", map[string]any{"text": "hello"}, nil},
+		{"add", map[string]any{"a": 2, "b": 3}, nil},
+		{"info", map[string]any{}, nil},
+		{"progress", map[string]any{"steps": 3}, mcp.Meta{"progressToken": "progress-1"}},
+		{"logging/setLevel", nil, nil},
+		{"log", map[string]any{}, mcp.Meta{"progressToken": "log-1"}},
+		{"resources/list", nil, nil},
+		{"resources/read", map[string]any{"uri": mcptest.StaticURI}, nil},
+		{"resources/read", map[string]any{"uri": "test://items/42"}, nil},
+		{"resources/templates/list", nil, nil},
+		{"prompts/list", nil, nil},
+		{"prompts/get", map[string]any{"name": "greet", "arguments": map[string]string{"name": "Ada"}}, nil},
+		{"sample", map[string]any{}, nil},
+		{"elicit", map[string]any{}, nil},
+		{"roots", map[string]any{}, nil},
+		{"fail", map[string]any{}, nil},
+	},
+	"run0": {{"echo", map[string]any{"text": "run 0"}, nil}},
+}
+
 // chaosGoRun is the Go SDK client under chaos, in process: it connects as
-// the upgraded client (another clientInfo than the recording's), does the
-// first steps of the recorded script, each failure part of what it saw,
-// and closes.
-func chaosGoRun(ctx context.Context, transport mcp.Transport) []string {
+// the upgraded client (another clientInfo than the recording's), lists
+// the tools, makes the calls, each failure part of what it saw, and
+// closes.
+func chaosGoRun(ctx context.Context, transport mcp.Transport, calls []chaosCall) []string {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
 	cs, err := mcptest.NewClientAs(upgradedClient).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: mcptest.V20251125})
@@ -87,22 +126,29 @@ func chaosGoRun(ctx context.Context, transport mcp.Transport) []string {
 	}
 	_, err = cs.ListTools(ctx, nil)
 	note("tools/list", err)
-	for _, c := range []struct {
-		name string
-		args map[string]any
-		meta mcp.Meta
-	}{
-		{"echo", map[string]any{"text": "hello"}, nil},
-		{"add", map[string]any{"a": 2, "b": 3}, nil},
-		{"info", nil, nil},
-		{"progress", map[string]any{"steps": 3}, mcp.Meta{"progressToken": "progress-1"}},
-	} {
-		p := &mcp.CallToolParams{Name: c.name, Arguments: c.args}
-		if c.meta != nil {
-			p.SetMeta(c.meta)
+	for _, c := range calls {
+		var err error
+		switch c.name {
+		case "logging/setLevel":
+			err = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+		case "resources/list":
+			_, err = cs.ListResources(ctx, nil)
+		case "resources/read":
+			_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: c.args["uri"].(string)})
+		case "resources/templates/list":
+			_, err = cs.ListResourceTemplates(ctx, nil)
+		case "prompts/list":
+			_, err = cs.ListPrompts(ctx, nil)
+		case "prompts/get":
+			_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: c.args["arguments"].(map[string]string)})
+		default:
+			p := &mcp.CallToolParams{Name: c.name, Arguments: c.args}
+			if c.meta != nil {
+				p.SetMeta(c.meta)
+			}
+			_, err = cs.CallTool(ctx, p)
 		}
-		_, err := cs.CallTool(ctx, p)
-		note("tools/call "+c.name, err)
+		note(c.name, err)
 	}
 	note("close", cs.Close())
 	return out
@@ -153,35 +199,72 @@ func checkChaosExit(t *testing.T, seed uint64, code int, stderr string) {
 	}
 }
 
-// TestChaos_GoSDKSameSeed replays the cassette under each seed twice to
-// the Go SDK client in process: the faults injected are the same in both
-// runs, each was announced on stderr as injected, and the exit code
-// follows the verdicts.
-func TestChaos_GoSDKSameSeed(t *testing.T) {
-	cassette := chaosCassette(t)
-	for _, seed := range chaosSeeds(t) {
-		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
-			var runs [2][]string
-			for i := range runs {
-				code, stderr := chaosRun(t, cassette, seed, func(url string) {
-					chaosGoRun(testCtx(t), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2})
+// TestChaos_GoSDK replays the cassette under each seed twice to the Go
+// SDK client in process, doing each of the chaos scripts: the faults
+// injected are the same in both runs, each was announced on stderr as
+// injected, and the exit code follows the verdicts. Between them, the
+// seeds fire every kind injected over Streamable HTTP.
+func TestChaos_GoSDK(t *testing.T) {
+	fired := map[string][]uint64{}
+	for _, script := range []string{"script", "run0"} {
+		cassette := chaosCassette(t, script)
+		for _, seed := range chaosSeeds(t) {
+			t.Run(fmt.Sprint(script, "/seed", seed), func(t *testing.T) {
+				kinds := chaosSameSeed(t, cassette, seed, func(url string) {
+					chaosGoRun(testCtx(t), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2}, chaosScripts[script])
 				})
-				faults, _, _ := chaosFaults(stderr)
-				if len(faults) == 0 {
-					t.Fatalf("seed %d run %d: no fault injected:\n%s", seed, i+1, stderr)
+				for _, k := range kinds {
+					if !slices.Contains(fired[k], seed) {
+						fired[k] = append(fired[k], seed)
+					}
 				}
-				if got, want := strings.Count(stderr, "chaos: injected"), len(faults); got != want {
-					t.Errorf("seed %d: %d faults announced as injected, %d reported:\n%s", seed, got, want, stderr)
-				}
-				checkChaosExit(t, seed, code, stderr)
-				runs[i] = faults
-				t.Logf("seed %d run %d:\n%s", seed, i+1, strings.Join(chaosReport(stderr), "\n"))
-			}
-			if !slices.Equal(runs[0], runs[1]) {
-				t.Errorf("seed %d: two runs injected different faults:\n%s\n--\n%s", seed, strings.Join(runs[0], "\n"), strings.Join(runs[1], "\n"))
-			}
-		})
+			})
+		}
 	}
+	t.Logf("kinds fired, by seed: %v", fired)
+	for _, k := range replayer.FaultKinds() {
+		if replayer.Injected(k, store.StreamableHTTP, mcptest.V20251125) && len(fired[k.String()]) == 0 {
+			t.Errorf("kind %s fired in no seed of %v (fired: %v)", k, chaosSeeds(t), fired)
+		}
+	}
+}
+
+// chaosSameSeed replays cassette under seed twice to the client run and
+// checks that both runs injected the same faults; it returns their kinds.
+func chaosSameSeed(t *testing.T, cassette string, seed uint64, run func(url string)) []string {
+	t.Helper()
+	var runs [2][]string
+	var kinds []string
+	for i := range runs {
+		code, stderr := chaosRun(t, cassette, seed, run)
+		faults, _, _ := chaosFaults(stderr)
+		if got, want := strings.Count(stderr, "chaos: injected"), len(faults); got != want {
+			t.Errorf("seed %d: %d faults announced as injected, %d reported:\n%s", seed, got, want, stderr)
+		}
+		checkChaosExit(t, seed, code, stderr)
+		runs[i] = append(faults, chaosNotReached(stderr)...)
+		if len(runs[i]) == 0 {
+			t.Errorf("seed %d run %d: no fault planned in the session served:\n%s", seed, i+1, stderr)
+		}
+		_, kinds, _ = chaosFaults(stderr)
+		t.Logf("seed %d run %d:\n%s", seed, i+1, strings.Join(chaosReport(stderr), "\n"))
+	}
+	if !slices.Equal(runs[0], runs[1]) {
+		t.Errorf("seed %d: two runs injected different faults:\n%s\n--\n%s", seed, strings.Join(runs[0], "\n"), strings.Join(runs[1], "\n"))
+	}
+	return kinds
+}
+
+// chaosNotReached returns the faults planned that the client did not
+// reach.
+func chaosNotReached(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "chaos: not reached: ") {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // chaosReport returns the chaos lines of stderr.
@@ -213,7 +296,7 @@ func (d dropLastEventID) RoundTrip(r *http.Request) (*http.Response, error) {
 // naming the id it should have sent, and replay exits 1. The same seed
 // with the client unbroken passes.
 func TestChaos_BrokenClientFails(t *testing.T) {
-	cassette := chaosCassette(t)
+	cassette := chaosCassette(t, "script")
 	const seed = 1
 	for _, broken := range []bool{false, true} {
 		code, stderr := chaosRun(t, cassette, seed, func(url string) {
@@ -221,7 +304,7 @@ func TestChaos_BrokenClientFails(t *testing.T) {
 			if broken {
 				tr.HTTPClient = &http.Client{Transport: dropLastEventID{http.DefaultTransport}}
 			}
-			chaosGoRun(testCtx(t), tr)
+			chaosGoRun(testCtx(t), tr, chaosScripts["script"])
 		}, "--chaos-faults", "cut-resumable", "--chaos-rate", "1")
 		_, kinds, verdicts := chaosFaults(stderr)
 		if !slices.Equal(kinds, []string{"cut-resumable"}) {
