@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/clock"
+	"github.com/mcpvcr/mcpvcr/replayer"
 )
 
 // Mode says whether Proxy records or replays, as go-vcr's recorder modes
@@ -151,6 +152,8 @@ type config struct {
 	clock    clock.Clock
 	mode     *Mode
 	wait     time.Duration
+	chaos    *replayer.Chaos // nil: no chaos
+	chaosErr error           // a kind Chaos could not read
 
 	afterCapture, beforeSave, beforeReplay []func(*Frame)
 	redactHeaders, redactQuery             []string

@@ -91,12 +91,23 @@ func newServer(t testing.TB, recs []*store.Recording, c *config, fn string) *rep
 	if c.mode != nil && *c.mode != ModeReplayOnly {
 		t.Fatalf("mcpvcrtest.%s: mode %s: %s only replays\ntry: mcpvcrtest.Proxy(t, cassette, upstreamURL, mcpvcrtest.%s) to record", fn, *c.mode, fn, goModeName(*c.mode))
 	}
+	if c.chaosErr != nil {
+		t.Fatalf("mcpvcrtest.%s: Chaos: %v", fn, c.chaosErr)
+	}
+	if c.chaos != nil && fn != "NewServer" {
+		t.Fatalf("mcpvcrtest.%s: Chaos injects faults over a real HTTP listener only\ntry: mcpvcrtest.NewServer(t, cassette, mcpvcrtest.Chaos(seed))", fn)
+	}
 	beforeReplay(recs, c.beforeReplay)
 	mt, err := matchRules(c.rules, recs)
 	if err != nil {
 		t.Fatalf("mcpvcrtest.%s: %v", fn, err)
 	}
+	var chaos replayer.Chaos
+	if c.chaos != nil {
+		chaos = *c.chaos
+	}
 	return &replayer.Server{
+		Chaos:      chaos,
 		Recordings: recs,
 		Pace:       c.pace,
 		Clock:      c.clock,

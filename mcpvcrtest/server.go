@@ -38,6 +38,7 @@ func NewServer(t testing.TB, cassette string, opts ...Option) *httptest.Server {
 		ts.Close()
 		endpoints.Delete(ts)
 		check(t, "NewServer", cassette, srv.Reports())
+		checkChaos(t, "NewServer", srv)
 	})
 	return ts
 }

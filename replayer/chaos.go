@@ -123,10 +123,14 @@ func (f Fault) Where() string {
 		return fmt.Sprintf("request %d", f.Request)
 	case f.Kind == FaultRefuseGet:
 		return fmt.Sprintf("%s#%d", f.StreamKind, f.Stream)
-	case f.Seq > 0:
-		return fmt.Sprintf("%s#%d event %d (seq %d)", f.StreamKind, f.Stream, f.Event, f.Seq)
+	case f.Kind == FaultDelay && f.Seq == 0:
+		return fmt.Sprintf("%s#%d (its JSON answer)", f.StreamKind, f.Stream)
+	case f.Kind == FaultDelay || f.Kind == FaultDropPriming:
+		return fmt.Sprintf("%s#%d event %d (seq %d)", f.StreamKind, f.Stream, f.Event+1, f.Seq)
+	case f.Event == 0:
+		return fmt.Sprintf("%s#%d before its first event", f.StreamKind, f.Stream)
 	}
-	return fmt.Sprintf("%s#%d event %d", f.StreamKind, f.Stream, f.Event)
+	return fmt.Sprintf("%s#%d after event %d (seq %d)", f.StreamKind, f.Stream, f.Event, f.Seq)
 }
 
 // String describes f for people.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -231,12 +232,12 @@ func TestChaos_GoSDK(t *testing.T) {
 
 // chaosSameSeed replays cassette under seed twice to the client run and
 // checks that both runs injected the same faults; it returns their kinds.
-func chaosSameSeed(t *testing.T, cassette string, seed uint64, run func(url string)) []string {
+func chaosSameSeed(t *testing.T, cassette string, seed uint64, run func(url string), extra ...string) []string {
 	t.Helper()
 	var runs [2][]string
 	var kinds []string
 	for i := range runs {
-		code, stderr := chaosRun(t, cassette, seed, run)
+		code, stderr := chaosRun(t, cassette, seed, run, extra...)
 		faults, _, _ := chaosFaults(stderr)
 		if got, want := strings.Count(stderr, "chaos: injected"), len(faults); got != want {
 			t.Errorf("seed %d: %d faults announced as injected, %d reported:\n%s", seed, got, want, stderr)
@@ -322,6 +323,35 @@ func TestChaos_BrokenClientFails(t *testing.T) {
 		}
 		if verdicts[0] != want {
 			t.Errorf("broken=%t: verdict %s; want %s:\n%s", broken, verdicts[0], want, stderr)
+		}
+	}
+}
+
+// tsChaosScript is the TypeScript SDK client of the chaos tests.
+var tsChaosScript = filepath.Join("..", "..", "internal", "mcptest", "testdata", "tsclient", "chaos.mjs")
+
+// TestChaos_TSClient is TestChaos_GoSDK with the TypeScript SDK client
+// (a node process): the same faults in both runs of a seed, each
+// announced, the exit code following the verdicts. Its initialize asks
+// for other capabilities than the recorded Go SDK client's, which
+// --ignore leaves aside.
+func TestChaos_TSClient(t *testing.T) {
+	node := mcptest.Everything(t)[0]
+	for _, script := range []string{"script", "run0"} {
+		cassette := chaosCassette(t, script)
+		for _, seed := range chaosSeeds(t) {
+			t.Run(fmt.Sprint(script, "/seed", seed), func(t *testing.T) {
+				chaosSameSeed(t, cassette, seed, func(url string) {
+					cmd := exec.CommandContext(testCtx(t), node, tsChaosScript, url, script)
+					cmd.Env = append(os.Environ(), "CLIENT_NAME=ts-chaos-client")
+					var stdout, stderr syncBuffer
+					cmd.Stdout, cmd.Stderr = &stdout, &stderr
+					if err := cmd.Run(); err != nil {
+						t.Errorf("TypeScript client: %v\n%s", err, stderr.String())
+					}
+					t.Logf("TypeScript client saw %s", stdout.String())
+				}, "--ignore", "initialize:params.capabilities")
+			})
 		}
 	}
 }

@@ -1,0 +1,53 @@
+// chaos.mjs drives a TypeScript SDK client for mcpvcr's chaos replay
+// tests: node chaos.mjs URL SCRIPT connects over Streamable HTTP, lists
+// the tools and runs SCRIPT ("script": the first steps of the Go SDK test
+// script; "run0": run 0 of the multi-session cassettes), each step's
+// outcome part of what it saw, closes, and prints that as one line of
+// JSON on stdout. $CLIENT_NAME names the client in initialize.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const [url, script] = process.argv.slice(2);
+// Reconnect soon: the defaults wait a second before resuming a stream.
+const transport = new StreamableHTTPClientTransport(new URL(url), {
+  reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 200, reconnectionDelayGrowFactor: 1.5, maxRetries: 2 },
+});
+const client = new Client({ name: process.env.CLIENT_NAME || "ts-chaos-client", version: "1.0.0" });
+const out = [];
+const opts = { timeout: 10000 };
+async function step(name, f) {
+  try {
+    await f();
+    out.push(name + ": ok");
+  } catch (e) {
+    out.push(name + ": " + e.message);
+  }
+}
+const call = (name, args, meta) => () => client.callTool(meta ? { name, arguments: args, _meta: meta } : { name, arguments: args }, undefined, opts);
+const steps = {
+  script: [
+    ["echo", call("echo", { text: "hello" })],
+    ["add", call("add", { a: 2, b: 3 })],
+    ["info", call("info", {})],
+    ["progress", call("progress", { steps: 3 }, { progressToken: "progress-1" })],
+    ["logging/setLevel", () => client.setLoggingLevel("debug", opts)],
+    ["log", call("log", {}, { progressToken: "log-1" })],
+    ["resources/list", () => client.listResources(undefined, opts)],
+    ["resources/read", () => client.readResource({ uri: "test://static/hello" }, opts)],
+    ["resources/read", () => client.readResource({ uri: "test://items/42" }, opts)],
+    ["resources/templates/list", () => client.listResourceTemplates(undefined, opts)],
+    ["prompts/list", () => client.listPrompts(undefined, opts)],
+    ["prompts/get", () => client.getPrompt({ name: "greet", arguments: { name: "Ada" } }, opts)],
+  ],
+  run0: [["echo", call("echo", { text: "run 0" })]],
+}[script];
+try {
+  await client.connect(transport);
+  out.push("connected");
+  await step("tools/list", () => client.listTools(undefined, opts));
+  for (const [name, f] of steps) await step(name, f);
+} catch (e) {
+  out.push("connect: " + e.message);
+}
+await step("close", () => client.close());
+process.stdout.write(JSON.stringify(out) + "\n");
