@@ -361,4 +361,3 @@ func (ls *liveSession) chaosDelayJSON(r *http.Request, rec *recording, st *store
 	cs.mu.Unlock()
 	return !gone
 }
-
