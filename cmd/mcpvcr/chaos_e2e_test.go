@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -74,87 +72,6 @@ func chaosCassette(tb testing.TB, script string) string {
 	return db
 }
 
-// chaosCall is one tool call of a chaos client run.
-type chaosCall struct {
-	name string
-	args map[string]any
-	meta mcp.Meta
-}
-
-// chaosScripts are the client runs under chaos: the first steps of the
-// Go SDK script (session 1 of the chaos cassette, SSE with event ids),
-// and run 0 of multi-gosdk-http-sse (SSE without ids).
-var chaosScripts = map[string][]chaosCall{
-	"script": {
-		{"echo", map[string]any{"text": "hello"}, nil},
-		{"add", map[string]any{"a": 2, "b": 3}, nil},
-		{"info", map[string]any{}, nil},
-		{"progress", map[string]any{"steps": 3}, mcp.Meta{"progressToken": "progress-1"}},
-		{"logging/setLevel", nil, nil},
-		{"log", map[string]any{}, mcp.Meta{"progressToken": "log-1"}},
-		{"resources/list", nil, nil},
-		{"resources/read", map[string]any{"uri": mcptest.StaticURI}, nil},
-		{"resources/read", map[string]any{"uri": "test://items/42"}, nil},
-		{"resources/templates/list", nil, nil},
-		{"prompts/list", nil, nil},
-		{"prompts/get", map[string]any{"name": "greet", "arguments": map[string]string{"name": "Ada"}}, nil},
-		{"sample", map[string]any{"prompt": "Say hello."}, nil},
-		{"elicit", map[string]any{}, nil},
-		{"roots", map[string]any{}, nil},
-		{"fail", map[string]any{}, nil},
-	},
-	"run0": {{"echo", map[string]any{"text": "run 0"}, nil}},
-}
-
-// chaosGoRun is the Go SDK client under chaos, in process: it connects as
-// the upgraded client (another clientInfo than the recording's), lists
-// the tools, makes the calls, each failure part of what it saw, and
-// closes.
-func chaosGoRun(ctx context.Context, transport mcp.Transport, calls []chaosCall) []string {
-	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
-	defer cancel()
-	cs, err := mcptest.NewClientAs(upgradedClient).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: mcptest.V20251125})
-	if err != nil {
-		return []string{"connect: " + err.Error()}
-	}
-	out := []string{"connected"}
-	note := func(step string, err error) {
-		if err != nil {
-			out = append(out, step+": "+err.Error())
-			return
-		}
-		out = append(out, step+": ok")
-	}
-	_, err = cs.ListTools(ctx, nil)
-	note("tools/list", err)
-	for _, c := range calls {
-		var err error
-		switch c.name {
-		case "logging/setLevel":
-			err = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
-		case "resources/list":
-			_, err = cs.ListResources(ctx, nil)
-		case "resources/read":
-			_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: c.args["uri"].(string)})
-		case "resources/templates/list":
-			_, err = cs.ListResourceTemplates(ctx, nil)
-		case "prompts/list":
-			_, err = cs.ListPrompts(ctx, nil)
-		case "prompts/get":
-			_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: c.args["arguments"].(map[string]string)})
-		default:
-			p := &mcp.CallToolParams{Name: c.name, Arguments: c.args}
-			if c.meta != nil {
-				p.SetMeta(c.meta)
-			}
-			_, err = cs.CallTool(ctx, p)
-		}
-		note(c.name, err)
-	}
-	note("close", cs.Close())
-	return out
-}
-
 // chaosRun is one chaos replay of cassette with seed and extra flags, to
 // the client run: replay's exit code and stderr.
 func chaosRun(t *testing.T, cassette string, seed uint64, run func(url string), extra ...string) (int, string) {
@@ -212,7 +129,7 @@ func TestChaos_GoSDK(t *testing.T) {
 		for _, seed := range chaosSeeds(t) {
 			t.Run(fmt.Sprint(script, "/seed", seed), func(t *testing.T) {
 				kinds := chaosSameSeed(t, cassette, seed, func(url string) {
-					saw := chaosGoRun(testCtx(t), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2}, chaosScripts[script])
+					saw := mcptest.ChaosRun(testCtx(t), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2}, upgradedClient, script)
 					t.Logf("Go SDK client saw %q", saw)
 				})
 				for _, k := range kinds {
@@ -306,7 +223,7 @@ func TestChaos_BrokenClientFails(t *testing.T) {
 			if broken {
 				tr.HTTPClient = &http.Client{Transport: dropLastEventID{http.DefaultTransport}}
 			}
-			chaosGoRun(testCtx(t), tr, chaosScripts["script"])
+			mcptest.ChaosRun(testCtx(t), tr, upgradedClient, "script")
 		}, "--chaos-faults", "cut-resumable", "--chaos-rate", "1")
 		_, kinds, verdicts := chaosFaults(stderr)
 		if !slices.Equal(kinds, []string{"cut-resumable"}) {
@@ -352,6 +269,33 @@ func TestChaos_TSClient(t *testing.T) {
 					}
 					t.Logf("TypeScript client saw %s", stdout.String())
 				}, "--ignore", "initialize:params.capabilities")
+			})
+		}
+	}
+}
+
+// TestChaos_GoSDKProcess is TestChaos_GoSDK with the Go SDK client as a
+// process of its own (internal/mcptest/chaosclient), for the default
+// seeds: the same faults in both runs of a seed.
+func TestChaos_GoSDKProcess(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "chaosclient")
+	build := exec.Command("go", "build", "-o", bin, "github.com/mcpvcr/mcpvcr/internal/mcptest/chaosclient")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build chaosclient: %v\n%s", err, out)
+	}
+	for _, script := range []string{"script", "run0"} {
+		cassette := chaosCassette(t, script)
+		for _, seed := range chaosSeeds(t) {
+			t.Run(fmt.Sprint(script, "/seed", seed), func(t *testing.T) {
+				chaosSameSeed(t, cassette, seed, func(url string) {
+					cmd := exec.CommandContext(testCtx(t), bin, "-url", url, "-script", script)
+					var stdout, stderr syncBuffer
+					cmd.Stdout, cmd.Stderr = &stdout, &stderr
+					if err := cmd.Run(); err != nil {
+						t.Errorf("chaosclient: %v\n%s", err, stderr.String())
+					}
+					t.Logf("Go SDK client process saw %s", stdout.String())
+				})
 			})
 		}
 	}

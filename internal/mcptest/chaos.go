@@ -1,0 +1,94 @@
+package mcptest
+
+import (
+	"context"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// chaosCall is one step of a chaos client run.
+type chaosCall struct {
+	name string
+	args map[string]any
+	meta mcp.Meta
+}
+
+// chaosScripts are the client runs of the chaos tests: "script", the
+// steps of [Script] that need no waiting (tools, resources, prompts,
+// sampling, elicitation, roots, a failing tool), and "run0", run 0 of the
+// multi-session cassettes (echo "run 0").
+var chaosScripts = map[string][]chaosCall{
+	"script": {
+		{"echo", map[string]any{"text": "hello"}, nil},
+		{"add", map[string]any{"a": 2, "b": 3}, nil},
+		{"info", map[string]any{}, nil},
+		{"progress", map[string]any{"steps": 3}, mcp.Meta{"progressToken": progressToken}},
+		{"logging/setLevel", nil, nil},
+		{"log", map[string]any{}, mcp.Meta{"progressToken": logToken}},
+		{"resources/list", nil, nil},
+		{"resources/read", map[string]any{"uri": StaticURI}, nil},
+		{"resources/read", map[string]any{"uri": "test://items/42"}, nil},
+		{"resources/templates/list", nil, nil},
+		{"prompts/list", nil, nil},
+		{"prompts/get", nil, nil},
+		{"sample", map[string]any{"prompt": "Say hello."}, nil},
+		{"elicit", map[string]any{}, nil},
+		{"roots", map[string]any{}, nil},
+		{"fail", map[string]any{}, nil},
+	},
+	"run0": {{"echo", map[string]any{"text": "run 0"}, nil}},
+}
+
+// ChaosScript reports whether name is a chaos script ChaosRun knows.
+func ChaosScript(name string) bool { _, ok := chaosScripts[name]; return ok }
+
+// ChaosRun is a Go SDK client under chaos replay: it connects over
+// transport as info at 2025-11-25, lists the tools, runs the chaos
+// script named script ("script" or "run0") and closes, each step's
+// failure part of what it saw, which it returns one line per step. It
+// gives up after 20 seconds.
+func ChaosRun(ctx context.Context, transport mcp.Transport, info *mcp.Implementation, script string) []string {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	cs, err := NewClientAs(info).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: V20251125})
+	if err != nil {
+		return []string{"connect: " + err.Error()}
+	}
+	out := []string{"connected"}
+	note := func(step string, err error) {
+		if err != nil {
+			out = append(out, step+": "+err.Error())
+			return
+		}
+		out = append(out, step+": ok")
+	}
+	_, err = cs.ListTools(ctx, nil)
+	note("tools/list", err)
+	for _, c := range chaosScripts[script] {
+		var err error
+		switch c.name {
+		case "logging/setLevel":
+			err = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
+		case "resources/list":
+			_, err = cs.ListResources(ctx, nil)
+		case "resources/read":
+			_, err = cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: c.args["uri"].(string)})
+		case "resources/templates/list":
+			_, err = cs.ListResourceTemplates(ctx, nil)
+		case "prompts/list":
+			_, err = cs.ListPrompts(ctx, nil)
+		case "prompts/get":
+			_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "greet", Arguments: map[string]string{"name": "Ada"}})
+		default:
+			p := &mcp.CallToolParams{Name: c.name, Arguments: c.args}
+			if c.meta != nil {
+				p.SetMeta(c.meta)
+			}
+			_, err = cs.CallTool(ctx, p)
+		}
+		note(c.name, err)
+	}
+	note("close", cs.Close())
+	return out
+}
