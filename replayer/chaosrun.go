@@ -11,7 +11,9 @@ import (
 // chaosState is the live side of chaos replay: the plans drawn, what the
 // client did on the wire, and each fault injected.
 type chaosState struct {
-	mu sync.Mutex // guards everything below
+	// mu guards everything below. The httpState's mu may be taken while
+	// holding it, never the other way round.
+	mu sync.Mutex
 	// plans are the faults of each recorded session, by session id.
 	plans map[int64][]Fault
 	// actions are the client's requests, in the order they arrived.
@@ -106,11 +108,19 @@ func (cs *chaosState) takeLocked(c Chaos, ls *liveSession, rec *store.Recording,
 			continue
 		}
 		cs.done[k] = true
-		inj := &injection{Fault: f, session: rec.Session.ID, index: i, ls: ls, sid: ls.id, at: len(cs.actions) - 1}
+		inj := &injection{Fault: f, session: rec.Session.ID, index: i, ls: ls, sid: ls.sessionID(), at: len(cs.actions) - 1}
 		cs.injected = append(cs.injected, inj)
 		return inj, true
 	}
 	return nil, false
+}
+
+// sessionID returns the session id issued to ls ("" before one is).
+func (ls *liveSession) sessionID() string {
+	hs := ls.srv.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	return ls.id
 }
 
 func (s *Server) announce(inj *injection) {
