@@ -1,0 +1,53 @@
+package replayer
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestChaos_Judge: each kind's verdict from what the client sent after
+// the fault.
+func TestChaos_Judge(t *testing.T) {
+	me, other := &liveSession{}, &liveSession{}
+	get := func(lei string) chaosAction { return chaosAction{ls: me, sid: "s1", method: "GET", lastEventID: lei} }
+	post := func(m string) chaosAction { return chaosAction{ls: me, sid: "s1", method: "POST", rpcMethod: m, body: m} }
+	for _, tt := range []struct {
+		name  string
+		inj   injection
+		after []chaosAction
+		want  Verdict
+		says  string
+	}{
+		{"resumed right", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{get("e2")}, VerdictPass, "resumed with Last-Event-ID e2"},
+		{"resumed wrong", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{get("e1")}, VerdictFail, "the last event it received had id e2"},
+		{"no Last-Event-ID", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{get("")}, VerdictFail, "without Last-Event-ID"},
+		{"never resumed", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{post("tools/call")}, VerdictFail, "never resumed"},
+		{"nothing after a cut", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, nil, VerdictNotObserved, "nothing more"},
+		{"another session resumes", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{{ls: other, sid: "s2", method: "GET", lastEventID: "e2"}}, VerdictFail, "never resumed"},
+		{"late, left", injection{Fault: Fault{Kind: FaultResumeLate}, lastID: "e2", left: true}, []chaosAction{get("e2")}, VerdictFail, "left before the late answer"},
+		{"404 loop", injection{Fault: Fault{Kind: FaultResume404}, lastID: "e2"}, []chaosAction{get("e2"), get("e2"), get("e2"), get("e2")}, VerdictFail, "3 more times"},
+		{"404 then on", injection{Fault: Fault{Kind: FaultResume404}, lastID: "e2"}, []chaosAction{get("e2"), post("tools/call")}, VerdictPass, "then POST tools/call"},
+		{"cut, invented id", injection{Fault: Fault{Kind: FaultCut}}, []chaosAction{get("x")}, VerdictFail, "had no event ids"},
+		{"cut, on", injection{Fault: Fault{Kind: FaultCut}}, []chaosAction{post("tools/call")}, VerdictPass, "carried on"},
+		{"expired id reused", injection{Fault: Fault{Kind: FaultExpire}, sid: "s1"}, []chaosAction{post("tools/call")}, VerdictFail, "expired session id again"},
+		{"new session", injection{Fault: Fault{Kind: FaultExpire}, sid: "s1"}, []chaosAction{{ls: me, sid: "s1", method: "DELETE"}, {method: "POST", rpcMethod: "initialize"}}, VerdictPass, "started a new session"},
+		{"GET loop", injection{Fault: Fault{Kind: FaultRefuseGet}}, []chaosAction{get(""), get(""), get("")}, VerdictFail, "3 more times"},
+		{"without GET", injection{Fault: Fault{Kind: FaultRefuseGet}}, []chaosAction{post("tools/list")}, VerdictPass, "without the GET stream"},
+		{"delay, left", injection{Fault: Fault{Kind: FaultDelay}, left: true}, nil, VerdictFail, "left"},
+		{"delay, took", injection{Fault: Fault{Kind: FaultDelay}, delivered: true}, nil, VerdictPass, "took the event"},
+		{"503 retried", injection{Fault: Fault{Kind: Fault503}, body: "tools/call"}, []chaosAction{post("tools/call")}, VerdictPass, "retried"},
+		{"503 not retried", injection{Fault: Fault{Kind: Fault503}, body: "tools/call"}, []chaosAction{post("tools/list")}, VerdictNotObserved, "did not retry"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			inj := tt.inj
+			inj.ls = me
+			if inj.sid == "" {
+				inj.sid = "s1"
+			}
+			did, v := judge(&inj, tt.after)
+			if v != tt.want || !strings.Contains(did, tt.says) {
+				t.Errorf("judge = %q, %s; want %s saying %q", did, v, tt.want, tt.says)
+			}
+		})
+	}
+}
