@@ -10,7 +10,9 @@ import (
 func TestChaos_Judge(t *testing.T) {
 	me, other := &liveSession{}, &liveSession{}
 	get := func(lei string) chaosAction { return chaosAction{ls: me, sid: "s1", method: "GET", lastEventID: lei} }
-	post := func(m string) chaosAction { return chaosAction{ls: me, sid: "s1", method: "POST", rpcMethod: m, body: m} }
+	post := func(m string) chaosAction {
+		return chaosAction{ls: me, sid: "s1", method: "POST", rpcMethod: m, body: m}
+	}
 	for _, tt := range []struct {
 		name  string
 		inj   injection
