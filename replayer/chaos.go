@@ -108,9 +108,11 @@ type Fault struct {
 	// at the fault: the last one sent before a cut, the delayed or
 	// dropped one; 0 when none.
 	Seq int64
-	// Request is the number of the session's HTTP request (from 1) the
-	// fault hits: the request that finds the session expired, or the
-	// POST answered with 503.
+	// Request is the number of the session's POST (from 1: the
+	// initialize) the fault hits: the POST that finds the session
+	// expired, or the one answered with 503. Only POSTs count: when a
+	// client opens its GET stream is its own concurrency, not its
+	// behaviour.
 	Request int
 	// Delay is how long a delay or a late resumption waits.
 	Delay time.Duration
@@ -120,7 +122,7 @@ type Fault struct {
 func (f Fault) Where() string {
 	switch {
 	case f.Request > 0:
-		return fmt.Sprintf("request %d", f.Request)
+		return fmt.Sprintf("POST %d", f.Request)
 	case f.Kind == FaultRefuseGet:
 		return fmt.Sprintf("%s#%d", f.StreamKind, f.Stream)
 	case f.Kind == FaultDelay && f.Seq == 0:
@@ -143,7 +145,7 @@ func (f Fault) String() string {
 	case FaultResumeLate:
 		return fmt.Sprintf("%s: %s#%d dropped after %d event(s)%s, its resumption answered after %s", f.Kind, f.StreamKind, f.Stream, f.Event, seqNote(f.Seq), f.Delay)
 	case FaultExpire:
-		return fmt.Sprintf("%s: the session expires (404) at request %d", f.Kind, f.Request)
+		return fmt.Sprintf("%s: the session expires (404) at its POST %d", f.Kind, f.Request)
 	case FaultRefuseGet:
 		return fmt.Sprintf("%s: the standalone GET stream (%s#%d) answered 405", f.Kind, f.StreamKind, f.Stream)
 	case FaultDelay:
@@ -151,7 +153,7 @@ func (f Fault) String() string {
 	case FaultDropPriming:
 		return fmt.Sprintf("%s: the priming event of %s#%d%s left out", f.Kind, f.StreamKind, f.Stream, seqNote(f.Seq))
 	case Fault503:
-		return fmt.Sprintf("%s: request %d answered 503 with Retry-After: 1", f.Kind, f.Request)
+		return fmt.Sprintf("%s: POST %d answered 503 with Retry-After: 1", f.Kind, f.Request)
 	}
 	return fmt.Sprintf("%s at %s", f.Kind, f.Where())
 }
@@ -304,7 +306,7 @@ func faultSites(k FaultKind, rec *store.Recording) []Fault {
 		if st.Kind == store.HTTPStream {
 			continue
 		}
-		if st.Kind == store.PostStream || st.Kind == store.GetStream || st.Kind == store.DeleteStream || st.Kind == store.ResumeStream {
+		if st.Kind == store.PostStream {
 			requests++
 		}
 		base := Fault{Kind: k, Stream: n, StreamKind: st.Kind}

@@ -29,6 +29,8 @@ type chaosState struct {
 	// expired those that expired.
 	refuseGet map[*liveSession]*injection
 	expired   map[*liveSession]*injection
+	// posts counts the POSTs of each live session (a 503 aside).
+	posts map[*liveSession]int
 	// awaiting are faults whose verdict waits for the next event sent
 	// on a stream: a delay, a dropped priming event, a late resumption.
 	awaiting map[liveStream]*injection
@@ -83,6 +85,7 @@ func (s *Server) chaos() *chaosState {
 		hs.chaos.events = map[liveStream]int{}
 		hs.chaos.refuseGet = map[*liveSession]*injection{}
 		hs.chaos.expired = map[*liveSession]*injection{}
+		hs.chaos.posts = map[*liveSession]int{}
 		hs.chaos.awaiting = map[liveStream]*injection{}
 	}
 	hs.chaos.mu.Unlock()
@@ -143,14 +146,20 @@ func (s *Server) chaosNote(r *http.Request, live jsonrpc.Message, body []byte) {
 	cs.mu.Unlock()
 }
 
-// chaosRequest injects the faults at request n of ls: an expired session
-// (404 from then on) and a 503. It reports whether it answered.
-func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSession, n int, live jsonrpc.Message, body []byte) bool {
+// chaosRequest injects the faults at a request of ls: an expired session
+// (404 from its POST n on) and a 503 (its POST n). It reports whether it
+// answered.
+func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSession, live jsonrpc.Message, body []byte) bool {
 	cs := s.chaos()
 	rec := ls.recording().Recording
 	cs.mu.Lock()
+	n := 0
+	if r.Method == http.MethodPost {
+		cs.posts[ls]++
+		n = cs.posts[ls]
+	}
 	exp := cs.expired[ls]
-	if exp == nil {
+	if exp == nil && n > 0 {
 		if inj, ok := cs.takeLocked(s.Chaos, ls, rec, func(f Fault) bool { return f.Kind == FaultExpire && f.Request == n }); ok {
 			cs.expired[ls], exp = inj, inj
 			defer s.announce(inj)
@@ -161,6 +170,7 @@ func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSe
 		if inj, ok := cs.takeLocked(s.Chaos, ls, rec, func(f Fault) bool { return f.Kind == Fault503 && f.Request == n }); ok {
 			inj.body, inj.rpcMethod, inj.rpcID = string(body), live.Method, string(live.ID)
 			unavailable = inj
+			cs.posts[ls]-- // not a POST of the conversation: it is to come again
 			defer s.announce(inj)
 		}
 	}
@@ -170,9 +180,6 @@ func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSe
 		writeJSONError(w, http.StatusNotFound, nil, -32001, "Session not found")
 		return true
 	case unavailable != nil:
-		ls.mu.Lock()
-		ls.requests-- // not a request of the conversation: it is to come again
-		ls.mu.Unlock()
 		w.Header().Set("Retry-After", "1")
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		w.WriteHeader(http.StatusServiceUnavailable)

@@ -143,10 +143,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ls.mu.Lock()
 	ls.requests++
-	n := ls.requests
 	expired := s.Faults.ExpireAfter > 0 && ls.requests > s.Faults.ExpireAfter
 	ls.mu.Unlock()
-	if s.Chaos.On && s.chaosRequest(w, r, ls, n, live, body) {
+	if s.Chaos.On && s.chaosRequest(w, r, ls, live, body) {
 		return
 	}
 	if expired {

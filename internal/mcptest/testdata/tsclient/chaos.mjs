@@ -42,7 +42,7 @@ const steps = {
   run0: [["echo", call("echo", { text: "run 0" })]],
 }[script];
 try {
-  await client.connect(transport);
+  await client.connect(transport, opts);
   out.push("connected");
   await step("tools/list", () => client.listTools(undefined, opts));
   for (const [name, f] of steps) await step(name, f);
