@@ -2,7 +2,9 @@ package replayer_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -155,6 +157,117 @@ func TestHTTP_GETWithoutSession(t *testing.T) {
 		resp.Body.Close()
 		if resp.StatusCode < 400 || resp.StatusCode >= 500 {
 			t.Errorf("GET Accept %q: %s %q; want a 4xx at once", accept, resp.Status, body)
+		}
+	}
+}
+
+// lateAnswerSessions is the JSONL export of two Streamable HTTP sessions
+// that share their opening: in each the client calls slow (with its own
+// argument), then echo, then cancels the slow call; the server answers
+// the slow call anyway after the cancellation (progress 2, then a late
+// result), on the call's own SSE stream.
+func lateAnswerSessions() string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(map[string]any{"type": "mcpvcr", "version": 1})
+	sse := map[string][]string{"Content-Type": {"text/event-stream"}}
+	for s := 1; s <= 2; s++ {
+		sid := fmt.Sprintf("S%d", s)
+		_ = enc.Encode(map[string]any{"type": "session", "id": s, "transport": "http", "revision": "2025-06-18", "era": "legacy",
+			"started_at": "2026-01-01T00:00:00Z", "ended_at": "2026-01-01T00:00:01Z", "exit_code": -1})
+		streams := []struct {
+			status int
+			resp   map[string][]string
+		}{{200, map[string][]string{"Content-Type": {"text/event-stream"}, "Mcp-Session-Id": {sid}}}, {202, nil}, {200, sse}, {200, sse}, {202, nil}}
+		for i, st := range streams {
+			req := map[string][]string{"Content-Type": {"application/json"}, "Accept": {"application/json, text/event-stream"}}
+			if i > 0 {
+				req["Mcp-Session-Id"], req["Mcp-Protocol-Version"] = []string{sid}, []string{"2025-06-18"}
+			}
+			_ = enc.Encode(map[string]any{"type": "stream", "id": 10*s + i, "session": s, "kind": "post", "method": "POST", "url": "/mcp",
+				"status": st.status, "opened_ns": 1000 * (i + 1), "closed_ns": 100000, "end": "complete", "response_header": st.resp,
+				"request_header": req})
+		}
+		frames := []struct {
+			stream int
+			raw    string
+		}{
+			{0, `> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"rec","version":"1"}}}`},
+			{0, `< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{"tools":{}},"serverInfo":{"name":"s","version":"1"}}}`},
+			{1, `> {"jsonrpc":"2.0","method":"notifications/initialized"}`},
+			{2, fmt.Sprintf(`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow","arguments":{"n":%d},"_meta":{"progressToken":"t"}}}`, s)},
+			{2, `< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}}`},
+			{3, `> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}`},
+			{4, `> {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":2}}`},
+			{2, `< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":2}}`},
+			{2, fmt.Sprintf(`< {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"late %d"}]}}`, s)},
+			{3, `< {"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"echo"}]}}`},
+		}
+		for i, f := range frames {
+			rec := map[string]any{"type": "frame", "session": s, "seq": i + 1, "stream": 10*s + f.stream, "offset_ns": 1000*(i+1) + 500}
+			if f.raw[0] == '>' {
+				rec["dir"], rec["raw"] = "c2s", f.raw[2:]
+			} else {
+				rec["dir"], rec["raw"], rec["data"], rec["sse"], rec["event"] = "s2c", "event: message\ndata: "+f.raw[2:]+"\n\n", f.raw[2:], true, "message"
+			}
+			_ = enc.Encode(rec)
+		}
+	}
+	return b.String()
+}
+
+// TestHTTP_LateAnswerWhenClientDoesNotCancel (httpfollow.go): a client
+// that makes the recorded call and then waits for it, never cancelling,
+// gets after --wait what the recording holds after the recorded
+// cancellation (progress 2 and the late result) on the call's stream:
+// the frames that waiving the cancellation releases reach the stream.
+func TestHTTP_LateAnswerWhenClientDoesNotCancel(t *testing.T) {
+	ctx := testContext(t)
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "late.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Import(ctx, strings.NewReader(lateAnswerSessions())); err != nil {
+		t.Fatal(err)
+	}
+	srv := &replayer.Server{Wait: 100 * time.Millisecond}
+	if err := srv.Load(ctx, db, nil, false); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	t.Cleanup(srv.Close)
+	post := func(sid, body string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, resp.Header.Get("Mcp-Session-Id")
+	}
+	resp, sid := post("", `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"another","version":"2"}}}`)
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	resp, _ = post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	resp.Body.Close()
+	resp, _ = post(sid, `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"slow","arguments":{"n":1},"_meta":{"progressToken":"u"}}}`)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body) // the stream ends after the late result
+	if err != nil {
+		t.Fatalf("reading the call's stream: %v (read %q)", err, body)
+	}
+	for _, want := range []string{`"progress":1`, `"progress":2`, `"id":"c","result":{"content":[{"type":"text","text":"late 1"}]}`} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("the call's stream lacks %s:\n%s", want, body)
 		}
 	}
 }

@@ -406,7 +406,7 @@ func (s *Server) waitText() string {
 // answerStalls answers the stalled requests with -32019.
 func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, due []stall) {
 	for _, st := range due {
-		if cur.waive(st) {
+		if _, ok := cur.waive(st); ok {
 			s.logger().Warn("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
 			w.send(ctx, cur.emit())
 			continue
