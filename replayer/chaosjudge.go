@@ -264,7 +264,7 @@ func (s *Server) WriteChaos(out io.Writer, command string) (ok bool) {
 	for _, f := range s.chaosNotReached() {
 		fmt.Fprintf(&w, "chaos: not reached: session %d, %s at %s: %s\n", f.Session, f.Kind, f.Where(), f.Fault)
 	}
-	fmt.Fprintf(&w, "chaos: seed %d: %s injected (%d pass, %d fail, %d not observed)", s.Chaos.Seed, count(len(res), "fault"),
+	fmt.Fprintf(&w, "chaos: seed %d: %s injected (%d pass, %d fail, %d not observed)", s.Chaos.Seed, termtext.Count(len(res), "fault"),
 		counts[VerdictPass], counts[VerdictFail], counts[VerdictNotObserved])
 	if len(res) == 0 {
 		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (faults are injected into Streamable HTTP sessions of the initialize era only, so far)")

@@ -5,6 +5,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -35,8 +36,8 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 		}
 		fmt.Fprintf(e.stderr, "mcpvcr: chaos seed %d, kinds %s, %d per session: each injected fault is named on stderr as it happens, judged at exit\n", chaos.Seed, kinds, chaos.Rate)
 	}
-	fmt.Fprintf(e.stderr, "mcpvcr: replaying %d session(s) on http://%s; point your client at http://%s%s; stop with Ctrl-C\n",
-		len(srv.Recordings), ln.Addr(), ln.Addr(), replayer.EndpointPath(srv.Recordings))
+	fmt.Fprintf(e.stderr, "mcpvcr: replaying %s on http://%s; point your client at http://%s%s; stop with Ctrl-C\n",
+		termtext.Count(len(srv.Recordings), "session"), ln.Addr(), ln.Addr(), replayer.EndpointPath(srv.Recordings))
 	if err := serve(c.Context, e, ln, &recorder.Graceful{Handler: srv, BeforeShutdown: srv.Close, IdleTimeout: c.Duration("idle-timeout")}); err != nil {
 		return failErr(fmt.Errorf("serve: %w", err), "")
 	}
