@@ -25,7 +25,7 @@ const chaosSeedsEnv = "MCPVCR_CHAOS_SEEDS"
 
 // defaultChaosSeeds fire every kind injected over Streamable HTTP between
 // them (TestChaos_GoSDK checks it).
-var defaultChaosSeeds = []uint64{2, 5, 7, 9}
+var defaultChaosSeeds = []uint64{2, 5, 7, 9, 16}
 
 func chaosSeeds(tb testing.TB) []uint64 {
 	tb.Helper()
