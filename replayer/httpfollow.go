@@ -263,6 +263,9 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 				continue
 			case chaosCut:
 				_ = rc.Flush()
+				ls.mu.Lock()
+				ls.rep.Cut++
+				ls.mu.Unlock()
 				panic(http.ErrAbortHandler)
 			}
 		}

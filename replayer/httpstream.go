@@ -73,6 +73,9 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 				continue
 			case chaosCut:
 				_ = rc.Flush()
+				ls.mu.Lock()
+				ls.rep.Cut++
+				ls.mu.Unlock()
 				panic(http.ErrAbortHandler)
 			}
 		}
