@@ -157,3 +157,68 @@ func TestRecordingBody_ForwardsBeforeRecording(t *testing.T) {
 		})
 	}
 }
+
+// TestRecordingBody_ConcurrentStreams: streams of one session read at once
+// each record all their events, in their order, while the other's writes
+// split and record them (go test -race watches the splitter handed over).
+func TestRecordingBody_ConcurrentStreams(t *testing.T) {
+	ctx := context.Background()
+	sink := &orderSink{}
+	rs, err := newSession(ctx, sink, nil, nil, store.Session{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
+	const streams, events = 4, 300
+	var wg sync.WaitGroup
+	for s := range streams {
+		var stream strings.Builder
+		for i := range events {
+			fmt.Fprintf(&stream, "data: {\"jsonrpc\":\"2.0\",\"method\":\"m\",\"params\":{\"s\":%d,\"i\":%d}}\n\n", s, i)
+		}
+		all := stream.String()
+		var cs []string
+		for len(all) > 0 {
+			n := min(len(all), 97+s*13) // cut mid-event, differently per stream
+			cs, all = append(cs, all[:n]), all[n:]
+		}
+		st := &store.Stream{Kind: store.PostStream, ID: int64(s + 1)}
+		b := &recordingBody{h: &HTTP{}, x: &exchange{hs: hs, st: st, reqIDs: map[string]bool{}}, ctx: ctx, rc: &chunks{cs: cs}, sse: true}
+		b.h.init()
+		wg.Go(func() {
+			_, err := io.Copy(io.Discard, struct{ io.Reader }{b})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if len(sink.frames) != streams*events {
+		t.Fatalf("the sink got %d frames; want %d", len(sink.frames), streams*events)
+	}
+	next := make([]int, streams)
+	for i, f := range sink.frames {
+		if f.Seq != int64(i+1) {
+			t.Fatalf("frame %d of the sink has seq %d; want %d", i, f.Seq, i+1)
+		}
+		s := int(f.StreamID - 1)
+		want := fmt.Sprintf("\"params\":{\"s\":%d,\"i\":%d}", s, next[s])
+		if !strings.Contains(string(f.Raw), want) {
+			t.Fatalf("frame %d of stream %d is %q; want the event with %s", next[s], s, f.Raw, want)
+		}
+		next[s]++
+	}
+}
+
+// orderSink keeps the frames appended to it, in order.
+type orderSink struct {
+	countingSink
+	frames []*store.Frame
+}
+
+func (s *orderSink) Append(ctx context.Context, f *store.Frame) error {
+	s.mu.Lock()
+	s.frames = append(s.frames, f)
+	s.mu.Unlock()
+	return nil
+}
