@@ -74,6 +74,8 @@ type snoopErr struct {
 	done    chan struct{}
 }
 
+// readSnoopErr starts reading r, an mcpsnoop process's stderr; wait
+// waits for its end.
 func readSnoopErr(r io.Reader) *snoopErr {
 	e := &snoopErr{done: make(chan struct{})}
 	go func() {
@@ -104,7 +106,7 @@ func (e *snoopErr) wait() int {
 	return e.dropped
 }
 
-// runSnoopHTTP runs the load through a new mcpsnoop HTTP proxy in front
+// runHTTP runs the load through a new mcpsnoop HTTP proxy in front
 // of upstream and stops it after. The run's cpu is the CPU time the
 // proxy used from listening to its exit (writing its trace included).
 func (s *snoopPeer) runHTTP(ctx context.Context, c *http.Client, upstream, tool string, n, conc int) (run, error) {
