@@ -75,7 +75,7 @@ func TestNew_Overlaps(t *testing.T) {
 }
 
 // TestNew_AgreesWithLink checks, over every recorded cassette, that the
-// model pairs answers, progress and cancellations as store.Link does.
+// model pairs answers, progress and cancellations as the walk of the old store.Link does.
 func TestNew_AgreesWithLink(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "cassettes", "*.jsonl"))
 	if err != nil || len(files) == 0 {
@@ -88,9 +88,9 @@ func TestNew_AgreesWithLink(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, rec := range recs {
-				l := store.Link(rec.Frames)
+				l := walk(rec.Frames)
 				m := New(rec)
-				got := store.Links{Answer: map[int64]int64{}, Progress: map[int64]int64{}, Cancel: map[int64]int64{}}
+				got := Links{Answer: map[int64]int64{}, Progress: map[int64]int64{}, Cancel: map[int64]int64{}}
 				for _, x := range m.Msgs {
 					switch {
 					case x.Answer != None:
@@ -103,9 +103,12 @@ func TestNew_AgreesWithLink(t *testing.T) {
 						got.Cancel[x.Frame.Seq] = m.Msgs[x.Cancels].Frame.Seq
 					}
 				}
-				want := store.Links{Answer: l.Answer, Progress: l.Progress, Cancel: l.Cancel}
+				want := Links{Answer: l.Answer, Progress: l.Progress, Cancel: l.Cancel}
 				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("session %d: links (-store.Link +causal):\n%s", rec.Session.ID, diff)
+					t.Errorf("session %d: links (-walk +causal):\n%s", rec.Session.ID, diff)
+				}
+				if diff := cmp.Diff(l, Link(rec)); diff != "" {
+					t.Errorf("session %d: Link (-walk +Link):\n%s", rec.Session.ID, diff)
 				}
 			}
 		})
