@@ -27,9 +27,9 @@ type Links struct {
 	AfterCancel map[int64]int64
 }
 
-// Link returns the Links of rec's frames, read from its Model (see New):
+// Link returns the Links of rec's frames, read from its Model (see Pair):
 // the pairing rules are the Model's.
-func Link(rec *store.Recording) Links { return New(rec).Links() }
+func Link(rec *store.Recording) Links { return Pair(rec).Links() }
 
 // Links returns the model frame by frame. Where a frame holds several
 // messages (a batch), the first message's link is the frame's.
