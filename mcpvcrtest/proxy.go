@@ -111,6 +111,8 @@ func Proxy(t testing.TB, cassette, upstreamURL string, opts ...Option) *httptest
 	ts := httptest.NewServer(rec)
 	endpoints.Store(ts, ts.URL+up.Path)
 	t.Cleanup(func() {
+		// The recorder first: it ends the streams a client left open
+		// (which ts.Close would wait for) and waits for its requests.
 		if err := rec.Close(ctx); err != nil {
 			t.Errorf("mcpvcrtest.Proxy: close the recorder: %v", err)
 		}
