@@ -196,7 +196,7 @@ func (e *engine) link(m *causal.Model) {
 				// answers (what the server sends next waits for it); the
 				// server's, the group of the client request.
 				g, ok = groupOf(jm.Answers)
-			case jm.M.Method == "notifications/cancelled":
+			case jm.M.Method == "notifications/cancelled" && jm.Cancels != causal.None:
 				g, ok = groupOf(jm.Cancels)
 			case fr.c2s:
 			case jm.M.Method == "notifications/progress" && jm.Progress != causal.None:
