@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -221,6 +223,18 @@ func TestCleanup_NoLeak(t *testing.T) {
 			cs := connect(ctx, t, mcpvcrtest.Transport(t, modernCassette), "2026-07-28")
 			t.Cleanup(func() { cs.Close() })
 			listTools(ctx, t, cs)
+		}},
+		{"ProxyRecordClientNeverClosed", func(t *testing.T) {
+			// Proxy closes the recorder before its server: the GET stream
+			// the client leaves open, which the upstream holds, must not
+			// keep either Close waiting.
+			live := mcp.NewServer(&mcp.Implementation{Name: "live", Version: "1.0.0"}, nil)
+			up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return live }, nil))
+			t.Cleanup(up.Close) // registered first: runs after Proxy's
+			cassette := filepath.Join(t.TempDir(), "proxy.jsonl")
+			srv := mcpvcrtest.Proxy(t, cassette, up.URL+"/mcp", mcpvcrtest.ModeRecordOnly)
+			cs := connect(ctx, t, &mcp.StreamableClientTransport{Endpoint: mcpvcrtest.Endpoint(srv), MaxRetries: -1}, "2025-11-25")
+			listTools(ctx, t, cs) // the standalone GET stays open
 		}},
 		{"CommandClosedByDefer", func(t *testing.T) {
 			cs := connect(ctx, t, &mcp.CommandTransport{Command: mcpvcrtest.Command(t, stdioCassette)}, "2025-11-25")

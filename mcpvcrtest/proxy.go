@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpvcr/mcpvcr/internal/upstream"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -84,7 +85,7 @@ func Proxy(t testing.TB, cassette, upstreamURL string, opts ...Option) *httptest
 	if err != nil || up.Scheme == "" || up.Host == "" {
 		t.Fatalf("mcpvcrtest.Proxy: upstream %q is not an absolute URL\ntry: http://127.0.0.1:3001/mcp", upstreamURL)
 	}
-	if err := recorder.Reachable(context.Background(), up); err != nil {
+	if err := upstream.Reachable(context.Background(), up); err != nil {
 		t.Fatalf("mcpvcrtest.Proxy: %s %s: the upstream %s is not reachable: %v\ntry: start the server before Proxy, or -mcpvcr=replay-only to replay the cassette", mode, cassette, upstreamURL, err)
 	}
 	ctx := context.Background()
@@ -110,6 +111,8 @@ func Proxy(t testing.TB, cassette, upstreamURL string, opts ...Option) *httptest
 	ts := httptest.NewServer(rec)
 	endpoints.Store(ts, ts.URL+up.Path)
 	t.Cleanup(func() {
+		// The recorder first: it ends the streams a client left open
+		// (which ts.Close would wait for) and waits for its requests.
 		if err := rec.Close(ctx); err != nil {
 			t.Errorf("mcpvcrtest.Proxy: close the recorder: %v", err)
 		}

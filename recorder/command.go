@@ -126,7 +126,7 @@ func (c *Command) Run(ctx context.Context, client io.ReadWriter) (*CommandResult
 	}
 	waitErr := cmd.Wait()
 	stop.cancel()
-	code := ExitCode(cmd, waitErr)
+	code := exitCode(cmd, waitErr)
 	if runErr != nil {
 		return nil, runErr
 	}
@@ -134,9 +134,9 @@ func (c *Command) Run(ctx context.Context, client io.ReadWriter) (*CommandResult
 	return &CommandResult{SessionID: res.SessionID, ExitCode: code, Signal: fwd.last(), Err: res.Err}, nil
 }
 
-// ExitCode is the exit code of cmd, whose Wait returned err: 128+N when
+// exitCode is the exit code of cmd, whose Wait returned err: 128+N when
 // signal N ended it, -1 when it is unknown.
-func ExitCode(cmd *exec.Cmd, err error) int {
+func exitCode(cmd *exec.Cmd, err error) int {
 	if cmd.ProcessState == nil {
 		return -1
 	}

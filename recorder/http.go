@@ -90,6 +90,12 @@ type HTTP struct {
 	red      *Redactor
 	log      *slog.Logger
 
+	// life ends when Close begins, and with it the upstream requests of
+	// the exchanges under way (endStreams cancels it): a lifecycle
+	// context, the one kind a struct may hold.
+	life       context.Context
+	endStreams context.CancelFunc
+
 	mu          sync.Mutex              // guards the fields below
 	byID        map[string]*httpSession // Mcp-Session-Id -> session
 	byEndpoint  map[string]*httpSession // HTTP+SSE endpoint request URI -> session
@@ -179,6 +185,7 @@ func (h *HTTP) init() {
 		h.fronts = map[string]*frontAS{}
 		h.open = map[*exchange]bool{}
 		h.resources = map[string]string{}
+		h.life, h.endStreams = context.WithCancel(context.Background())
 		h.proxy = &httputil.ReverseProxy{
 			Rewrite:        h.rewrite,
 			Transport:      t,
@@ -239,7 +246,11 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := context.WithoutCancel(r.Context())
 	x := h.begin(ctx, r, body, big)
-	x.client = r.Context()
+	// The upstream request ends when the client leaves or Close begins.
+	rctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	defer context.AfterFunc(h.life, cancel)()
+	x.client = rctx
 	h.mu.Lock()
 	h.open[x] = true
 	h.mu.Unlock()
@@ -248,7 +259,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(h.open, x)
 		h.mu.Unlock()
 	}()
-	r = r.WithContext(context.WithValue(r.Context(), exchangeKey{}, x))
+	r = r.WithContext(context.WithValue(rctx, exchangeKey{}, x))
 	h.proxy.ServeHTTP(w, r)
 }
 
@@ -472,11 +483,17 @@ func (h *HTTP) abortEnd() store.End {
 	return store.EndClientAborted
 }
 
-// Close waits for the requests under way to finish (or ctx to be done),
-// then ends every session recorded so far. It does not stop a server
-// serving h; shut that down (or close it) first.
+// Close ends the streams still under way (their upstream requests are
+// cancelled, and they are recorded as ended by the proxy, as after Stop),
+// waits for the requests h is serving to return (or ctx to be done), then
+// ends every session recorded so far, like httptest.Server.Close. It may
+// be called before the server serving h closes (a client that left a GET
+// stream open sees it end, and the server then closes at once) or after;
+// a server's own Shutdown waits for held streams, which Close ends.
 func (h *HTTP) Close(ctx context.Context) error {
 	h.init()
+	h.stopping.Store(true)
+	h.endStreams()
 	done := make(chan struct{})
 	go func() {
 		h.inflight.Wait()

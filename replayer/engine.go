@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -115,7 +116,7 @@ func buildTemplate(rec *recording, mt Match) *engine {
 		}
 		e.frames = append(e.frames, recFrame{f: f, msg: jsonrpc.Parse(f.Data), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1})
 	}
-	e.link()
+	e.link(causal.Pair(rec.Recording))
 	e.dependents = make([][]int, len(e.frames))
 	for i, fr := range e.frames {
 		e.index[fr.f] = i
@@ -153,129 +154,86 @@ func buildTemplate(rec *recording, mt Match) *engine {
 	return e
 }
 
-// link assigns every frame to a causal group: a client request, what the
-// server sent while handling it, the client's answers to that, and the
-// response. A server frame waits for the frame before it in its group.
-// Server frames that belong to no request wait for the client frame
-// recorded just before them.
-func (e *engine) link() {
-	groupOfReq := map[string]int{}    // client request id -> group
-	groupOfSrvReq := map[string]int{} // server request id -> group
-	groupOfToken := map[string]int{}  // progress token -> group
-	var inflight []string             // client request ids, oldest first
-	last := map[int]int{}             // group -> index of its latest frame
-	lastC2S, groups := -1, 0
-	newGroup := func() int { groups++; return groups }
-	dropInflight := func(id string) {
-		inflight = slices.DeleteFunc(inflight, func(x string) bool { return x == id })
+// link assigns every frame to a causal group, reading the session's
+// causal model m (internal/causal) for what answers, cancels, reports
+// progress on or belongs to what: a client request, what the server sent
+// while handling it (what the model says the request owns), the client's
+// answers to that, and the response. A server frame waits for the frame
+// before it in its group. Server frames that belong to no request wait
+// for the client frame recorded just before them. link builds the match
+// keys of client frames too.
+func (e *engine) link(m *causal.Model) {
+	at := make(map[*store.Frame]int, len(e.frames)) // frame -> its index in e.frames
+	for i := range e.frames {
+		at[e.frames[i].f] = i
 	}
-	current := func() (int, bool) {
-		if len(inflight) == 0 {
+	msgsOf := map[*store.Frame][]int{} // frame -> its messages in m
+	for i := range m.Msgs {
+		msgsOf[m.Msgs[i].Frame] = append(msgsOf[m.Msgs[i].Frame], i)
+	}
+	group := make([]int, len(e.frames)) // frame index -> its group, 0 for none yet
+	groupOf := func(msg int) (int, bool) {
+		if msg == causal.None {
 			return 0, false
 		}
-		g, ok := groupOfReq[inflight[len(inflight)-1]]
-		return g, ok
+		j, ok := at[m.Msgs[msg].Frame]
+		return group[j], ok && group[j] != 0
 	}
+	last := map[int]int{} // group -> index of its latest frame
+	lastC2S, groups := -1, 0
 	lastC2SOn := map[int64]int{} // stream id -> its latest client frame
 	for i := range e.frames {
 		fr := &e.frames[i]
-		m := fr.msg
 		g, ok := 0, false
-		if fr.c2s {
-			lastC2SOn[fr.f.StreamID] = i
-			switch m.Kind {
-			case jsonrpc.KindRequest:
-				g = newGroup()
-				groupOfReq[string(m.ID)] = g
-				if m.Method != "subscriptions/listen" {
-					// A listen request stays open for good: what the server
-					// sends on it is tied to it by its subscription id.
-					inflight = append(inflight, string(m.ID))
-				}
-				if t := mcpwire.ProgressToken(m.Params); t != nil {
-					groupOfToken[string(t)] = g
-				}
-			case jsonrpc.KindBatch:
-				// Answers to the server's requests join the group of the
-				// first they answer (what the server sends next waits for
-				// them); requests in the batch start that group or a new one.
-				for _, mem := range m.Members {
-					if mem.Kind.IsResponse() && !ok {
-						g, ok = groupOfSrvReq[string(mem.ID)]
-					}
-				}
-				if !ok {
-					g = newGroup()
-				}
-				for _, mem := range m.Members {
-					if mem.Kind == jsonrpc.KindRequest {
-						groupOfReq[string(mem.ID)] = g
-						inflight = append(inflight, string(mem.ID))
-					}
-				}
-			case jsonrpc.KindNotification:
-				if m.Method == "notifications/cancelled" {
-					id := string(mcpwire.CancelledRequestID(m.Params))
-					g, ok = groupOfReq[id]
-					dropInflight(id)
-				}
-			case jsonrpc.KindResult, jsonrpc.KindError:
-				g, ok = groupOfSrvReq[string(m.ID)]
+		for _, x := range msgsOf[fr.f] {
+			if ok {
+				break
 			}
-			if g == 0 {
-				g = newGroup()
-			}
-			fr.key, fr.memberKeys = e.matchKey(m, nil)
-			if m.Kind.IsResponse() {
-				fr.body = e.bodyKey(m)
-			}
-			lastC2S = i
-		} else {
-			switch m.Kind {
-			case jsonrpc.KindResult, jsonrpc.KindError:
-				g, ok = groupOfReq[string(m.ID)]
-				dropInflight(string(m.ID))
-			case jsonrpc.KindBatch:
-				for _, mem := range m.Members {
-					if h, found := groupOfReq[string(mem.ID)]; found && !ok {
-						g, ok = h, true
-					}
-					dropInflight(string(mem.ID))
-				}
-			case jsonrpc.KindNotification:
-				switch m.Method {
-				case "notifications/progress":
-					g, ok = groupOfToken[string(mcpwire.ProgressNotificationToken(m.Params))]
-				case "notifications/cancelled":
-					g, ok = groupOfSrvReq[string(mcpwire.CancelledRequestID(m.Params))]
-				}
-				if sub := mcpwire.SubscriptionID(m.Params); sub != nil && !ok {
-					// A listen stream's notification: after its listen
+			jm := m.Msgs[x]
+			switch {
+			case jm.M.Kind.IsResponse():
+				// A client's answer joins the group of the server request it
+				// answers (what the server sends next waits for it); the
+				// server's, the group of the client request.
+				g, ok = groupOf(jm.Answers)
+			case jm.M.Method == "notifications/cancelled" && jm.Cancels != causal.None:
+				g, ok = groupOf(jm.Cancels)
+			case fr.c2s:
+			case jm.M.Method == "notifications/progress" && jm.Progress != causal.None:
+				g, ok = groupOf(jm.Progress)
+			default:
+				g, ok = groupOf(jm.Owner)
+				if ok && m.Msgs[jm.Owner].M.Method == "subscriptions/listen" {
+					// A listen stream's message: after its listen
 					// request, and after what the client did before it.
-					g, ok = groupOfReq[string(sub)]
 					fr.extra = lastC2S
 				}
-				if !ok {
-					g, ok = current()
-				}
-			case jsonrpc.KindRequest:
-				g, ok = current()
-			}
-			if !ok {
-				g = newGroup()
-				fr.extra = lastC2S
-				if c, found := lastC2SOn[fr.f.StreamID]; found && (m.Kind == jsonrpc.KindInvalid || m.Kind == jsonrpc.KindEmpty) {
-					// A body that is no JSON-RPC message (an HTTP+SSE
-					// POST's "Accepted") answers its own request, not what
-					// the client sent since: the client may wait for it
-					// before it sends more.
-					fr.extra = c
-				}
-			}
-			if m.Kind == jsonrpc.KindRequest {
-				groupOfSrvReq[string(m.ID)] = g
 			}
 		}
+		if fr.c2s {
+			lastC2SOn[fr.f.StreamID] = i
+			if !ok {
+				groups++
+				g = groups
+			}
+			fr.key, fr.memberKeys = e.matchKey(fr.msg, nil)
+			if fr.msg.Kind.IsResponse() {
+				fr.body = e.bodyKey(fr.msg)
+			}
+			lastC2S = i
+		} else if !ok {
+			groups++
+			g = groups
+			fr.extra = lastC2S
+			if c, found := lastC2SOn[fr.f.StreamID]; found && (fr.msg.Kind == jsonrpc.KindInvalid || fr.msg.Kind == jsonrpc.KindEmpty) {
+				// A body that is no JSON-RPC message (an HTTP+SSE
+				// POST's "Accepted") answers its own request, not what
+				// the client sent since: the client may wait for it
+				// before it sends more.
+				fr.extra = c
+			}
+		}
+		group[i] = g
 		if p, found := last[g]; found {
 			fr.prev = p
 		}

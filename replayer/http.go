@@ -33,6 +33,10 @@ type Faults struct {
 // httpState is the live side of an HTTP replay: one liveSession per
 // client session.
 type httpState struct {
+	// serving counts the ServeHTTP calls begun before Close, which Close
+	// waits for; Add is called under mu, so never after Close's Wait.
+	serving sync.WaitGroup
+
 	mu   sync.Mutex // guards everything below
 	byID map[string]*liveSession
 	// byEndpoint maps an HTTP+SSE endpoint (path and query) to the live
@@ -89,6 +93,15 @@ func (s *Server) http() *httpState {
 // and answers a GET with Last-Event-ID with the rest of that stream.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hs := s.http()
+	hs.mu.Lock()
+	tracked := !hs.closed
+	if tracked {
+		hs.serving.Add(1)
+	}
+	hs.mu.Unlock()
+	if tracked {
+		defer hs.serving.Done()
+	}
 	var body []byte
 	if r.Body != nil {
 		var err error
@@ -506,20 +519,23 @@ func isHop(k string) bool {
 }
 
 // Close releases everything s holds: it ends the HTTP streams held open
-// (standalone GET streams, streams whose recorded client left first) and
-// makes every ServeStdio return. Recordings are plain data; a Source's DB
-// stays its owner's to close. An http.Server (or httptest.Server) serving
-// s waits for held streams when it shuts down, so close s first, or call
-// Close from http.Server.RegisterOnShutdown. Close is safe to call more
-// than once, and concurrently with serving.
+// (standalone GET streams, streams whose recorded client left first),
+// makes every ServeStdio return, and waits for the HTTP requests s was
+// serving to return, as httptest.Server.Close waits for its handlers.
+// It may be called before or after the http.Server serving s closes; an
+// http.Server's Shutdown waits for held streams to end, which Close (or
+// the client) does. Recordings are plain data; a Source's DB stays its
+// owner's to close. Close is safe to call more than once, and
+// concurrently with serving.
 func (s *Server) Close() {
 	hs := s.http()
 	hs.mu.Lock()
-	defer hs.mu.Unlock()
 	if !hs.closed {
 		hs.closed = true
 		close(hs.done)
 	}
+	hs.mu.Unlock()
+	hs.serving.Wait()
 }
 
 // closed reports whether Close was called.

@@ -121,7 +121,7 @@ func (ls *liveSession) countEvent(streamID int64) int {
 }
 
 // pause waits d on the server's clock; it reports false if the client
-// left first.
+// left or the server closed first.
 func (ls *liveSession) pause(r *http.Request, d time.Duration) bool {
 	if d <= 0 {
 		return true
@@ -130,6 +130,8 @@ func (ls *liveSession) pause(r *http.Request, d time.Duration) bool {
 	case <-ls.srv.clock().After(d):
 		return true
 	case <-r.Context().Done():
+		return false
+	case <-ls.srv.http().done:
 		return false
 	}
 }

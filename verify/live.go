@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/upstream"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -191,7 +192,7 @@ func (s *captureSink) first() int64 {
 }
 
 func (t Target) runHTTP(ctx context.Context, o *Options, db *store.DB, v *Verifier, name string) (*liveRun, error) {
-	if err := recorder.Reachable(ctx, t.URL); err != nil {
+	if err := upstream.Reachable(ctx, t.URL); err != nil {
 		return nil, fmt.Errorf("the server at %s is %w: %w", t.URL.Redacted(), ErrUnreachable, err)
 	}
 	sink := &captureSink{Sink: db}

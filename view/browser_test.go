@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/view"
@@ -170,7 +171,7 @@ func TestHTML_Browser(t *testing.T) {
 	}
 
 	// Click a result: the detail shows its exact bytes and the request it answers.
-	links := store.Link(r.Frames)
+	links := causal.Link(r)
 	var pick store.Frame
 	for _, f := range r.Frames {
 		if f.SSE && links.Method[f.Seq] == "tools/call" {
@@ -334,12 +335,12 @@ func TestHTML_BrowserDiff(t *testing.T) {
 	if got := eval[int](t, ctx, `document.querySelectorAll('#diffs .drq').length`); got != 1 {
 		t.Errorf("differences listed = %d; want 1 (the same request is not listed)", got)
 	}
-	links := store.Link(old.Frames)
+	links := causal.Link(old)
 	if got, want := eval[string](t, ctx, `[...document.querySelectorAll('#rows .row.dif')].map(r => r.dataset.seq).join()`), fmt.Sprintf("%d,%d", seq, links.Answer[seq]); got != want {
 		t.Errorf("rows marked in the old session = %q; want the request and its answer, %s", got, want)
 	}
 	eval[bool](t, ctx, `(() => { document.querySelector('#tabs button[data-i="1"]').click(); return true })()`)
-	if got, want := eval[string](t, ctx, `[...document.querySelectorAll('#rows .row.dif')].map(r => r.dataset.seq).join()`), fmt.Sprintf("%d,%d", newSeq, store.Link(cur.Frames).Answer[newSeq]); got != want {
+	if got, want := eval[string](t, ctx, `[...document.querySelectorAll('#rows .row.dif')].map(r => r.dataset.seq).join()`), fmt.Sprintf("%d,%d", newSeq, causal.Link(cur).Answer[newSeq]); got != want {
 		t.Errorf("rows marked in the new session = %q; want %s", got, want)
 	}
 	eval[bool](t, ctx, `(() => { document.querySelector('#diffs .drq').click(); return true })()`)
@@ -371,7 +372,7 @@ func TestHAR_DevToolsImport(t *testing.T) {
 	}
 	load := func(r *store.Recording) []request {
 		var har bytes.Buffer
-		if err := store.WriteHAR(&har, r); err != nil {
+		if err := view.WriteHAR(&har, r); err != nil {
 			t.Fatal(err)
 		}
 		lit, err := json.Marshal(har.String())
@@ -411,5 +412,27 @@ func TestHAR_DevToolsImport(t *testing.T) {
 	stdio := load(cassette(t, "everything-stdio.jsonl"))
 	if len(stdio) == 0 || stdio[0].URL != "mcp-stdio://session-1/c2s/initialize?id=1" || stdio[0].Status != 200 {
 		t.Errorf("stdio session imported as %+v", stdio)
+	}
+}
+
+// TestHTML_BrowserMeta: the page's header shows the session as
+// SessionJSON carries it: client, started (to the second, in UTC) and,
+// for a stdio session that ended, the server's exit code.
+func TestHTML_BrowserMeta(t *testing.T) {
+	r := cassette(t, "gosdk-stdio-2025-06-18.jsonl")
+	if r.Session.StartedAt.IsZero() || r.Session.EndedAt.IsZero() || len(r.Session.ClientInfo) == 0 {
+		t.Fatalf("session %+v: want one that started, ended and names its client", r.Session)
+	}
+	ctx := browse(t)
+	open(t, ctx, r)
+	got := eval[string](t, ctx, `document.querySelector('#meta').textContent`)
+	for _, want := range []string{
+		"started" + r.Session.StartedAt.UTC().Format("2006-01-02 15:04:05") + " UTC",
+		"exit" + strconv.Itoa(r.Session.ExitCode),
+		"client",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("#meta = %q; want it to contain %q", got, want)
+		}
 	}
 }

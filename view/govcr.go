@@ -25,8 +25,8 @@ var GoVCRFormats = []string{"go-vcr", "go-vcr-v2"}
 // WriteGoVCR writes rec, one Streamable HTTP session, as a go-vcr cassette
 // in format (one of GoVCRFormats) at path: a path ending in .yaml is what
 // go-vcr's recorder.New(strings.TrimSuffix(path, ".yaml"), ...) loads.
-// Exchanges are store.HTTPExchanges's, and what it refuses is refused with
-// its *store.GoVCRError. The file is created 0600.
+// Exchanges are HTTPExchanges's, and what it refuses is refused with
+// its *GoVCRError. The file is created 0600.
 //
 // The go-vcr v4 cassette is written through go-vcr v4's own cassette
 // package. Each request is what the Go client's *http.Request held, as
@@ -37,7 +37,7 @@ var GoVCRFormats = []string{"go-vcr", "go-vcr-v2"}
 // them, matches the recorded client's requests.
 func WriteGoVCR(format string, rec *store.Recording, path, baseURL string) error {
 	if format == "go-vcr-v2" {
-		return store.WriteGoVCR(rec, path, baseURL)
+		return writeGoVCRv2(rec, path, baseURL)
 	}
 	f, err := outfile.Create(path)
 	if err != nil {
@@ -58,12 +58,12 @@ func WriteGoVCR(format string, rec *store.Recording, path, baseURL string) error
 func EncodeGoVCR(w io.Writer, format string, rec *store.Recording, baseURL string) error {
 	switch format {
 	case "go-vcr-v2":
-		return store.EncodeGoVCR(w, rec, baseURL)
+		return encodeGoVCRv2(w, rec, baseURL)
 	case "go-vcr":
 	default:
 		return fmt.Errorf("go-vcr format %q is not one of %s", format, strings.Join(GoVCRFormats, ", "))
 	}
-	xs, err := store.HTTPExchanges(rec, baseURL)
+	xs, err := HTTPExchanges(rec, baseURL)
 	if err != nil {
 		return err
 	}
@@ -81,7 +81,7 @@ func EncodeGoVCR(w io.Writer, format string, rec *store.Recording, baseURL strin
 
 // interactionV4 is x as go-vcr v4's recorder captures an exchange of a Go
 // client: the request as the client's *http.Request held it.
-func interactionV4(x store.HTTPExchange) (*cassette.Interaction, error) {
+func interactionV4(x HTTPExchange) (*cassette.Interaction, error) {
 	req, err := http.NewRequest(x.Method, x.URL, bytes.NewReader(x.RequestBody))
 	if err != nil {
 		return nil, err

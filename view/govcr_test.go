@@ -146,7 +146,7 @@ func TestWriteGoVCR_V4Replays(t *testing.T) {
 
 // TestEncodeGoVCR_Formats: go-vcr v4 loads the default format and go-vcr
 // v2's cannot be loaded by it (the reason the default changed); a session
-// go-vcr cannot hold is the same *store.GoVCRError in both formats, with
+// go-vcr cannot hold is the same *view.GoVCRError in both formats, with
 // nothing written; an unknown format is an error.
 func TestEncodeGoVCR_Formats(t *testing.T) {
 	recs, err := store.LoadFile(context.Background(), "../cassettes/multi-gosdk-http-json.jsonl", 4, 5)
@@ -163,9 +163,9 @@ func TestEncodeGoVCR_Formats(t *testing.T) {
 			t.Fatal(err)
 		}
 		b.Reset()
-		var ge *store.GoVCRError
+		var ge *view.GoVCRError
 		if err := view.EncodeGoVCR(&b, f, recs[1], ""); !errors.As(err, &ge) || b.Len() != 0 {
-			t.Errorf("EncodeGoVCR(%s, session 5) = %v, %d bytes; want a *store.GoVCRError and nothing written", f, err, b.Len())
+			t.Errorf("EncodeGoVCR(%s, session 5) = %v, %d bytes; want a *view.GoVCRError and nothing written", f, err, b.Len())
 		}
 	}
 	c, err := vcrcassette.Load(filepath.Join(dir, "go-vcr"))

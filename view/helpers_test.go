@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -74,7 +75,7 @@ func synthetic(n int) *store.Recording {
 // countMethod counts the frames a method filter keeps: the method's
 // requests and notifications, and the answers to its requests.
 func countMethod(r *store.Recording, method string) int {
-	links := store.Link(r.Frames)
+	links := causal.Link(r)
 	n := 0
 	for _, f := range r.Frames {
 		if f.Method == method || links.Method[f.Seq] == method {
@@ -85,3 +86,26 @@ func countMethod(r *store.Recording, method string) int {
 }
 
 func closingScripts(page string) int { return strings.Count(strings.ToLower(page), "</script") }
+
+// must fails the test at once on err.
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openDB opens a fresh cassette, closed at the end of the test.
+func openDB(t testing.TB) *store.DB {
+	t.Helper()
+	d, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "cassette.db"))
+	if err != nil {
+		t.Fatalf("Open() = %v", err)
+	}
+	t.Cleanup(func() {
+		if err := d.Close(); err != nil {
+			t.Errorf("Close() = %v", err)
+		}
+	})
+	return d
+}

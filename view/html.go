@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -89,22 +90,10 @@ type pageData struct {
 }
 
 type sessionData struct {
-	ID         int64             `json:"id"`
-	Name       string            `json:"name,omitempty"`
-	Transport  string            `json:"transport"`
-	Revision   string            `json:"revision,omitempty"`
-	Era        string            `json:"era,omitempty"`
-	Upstream   string            `json:"upstream,omitempty"`
-	ExternalID string            `json:"externalId,omitempty"`
-	Started    string            `json:"started,omitempty"`
-	Duration   int64             `json:"durationUs,omitempty"` // -1 while open
-	ExitCode   *int              `json:"exitCode,omitempty"`
-	ClientInfo json.RawMessage   `json:"clientInfo,omitempty"`
-	ServerInfo json.RawMessage   `json:"serverInfo,omitempty"`
-	Labels     map[string]string `json:"labels,omitempty"`
-	Note       string            `json:"note,omitempty"`
-	Streams    []streamData      `json:"streams"`
-	Frames     []frameData       `json:"frames"`
+	SessionJSON              // the session as ls and show --format json write it
+	Duration    int64        `json:"durationUs,omitempty"` // -1 while open
+	Streams     []streamData `json:"streams"`
+	Frames      []frameData  `json:"frames"`
 }
 
 type streamData struct {
@@ -155,21 +144,12 @@ type frameData struct {
 
 func sessionOf(r *store.Recording) sessionData {
 	s := r.Session
-	sd := sessionData{
-		ID: s.ID, Name: s.Name, Transport: s.Transport.String(), Revision: s.Revision, Era: s.Era.String(),
-		Upstream: s.Upstream, ExternalID: s.ExternalID, ClientInfo: s.ClientInfo, ServerInfo: s.ServerInfo,
-		Labels: s.Labels, Note: s.Note, Streams: []streamData{}, Frames: make([]frameData, 0, len(r.Frames)),
-	}
+	sd := sessionData{SessionJSON: SessionOf(s), Streams: []streamData{}, Frames: make([]frameData, 0, len(r.Frames))}
 	if !s.StartedAt.IsZero() {
-		sd.Started = s.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC")
 		sd.Duration = -1
 		if !s.EndedAt.IsZero() {
 			sd.Duration = s.EndedAt.Sub(s.StartedAt).Microseconds()
 		}
-	}
-	if s.Transport == store.Stdio && !s.EndedAt.IsZero() {
-		code := s.ExitCode
-		sd.ExitCode = &code
 	}
 	index := map[int64]int{}
 	kinds := map[int64]store.StreamKind{}
@@ -198,7 +178,7 @@ func sessionOf(r *store.Recording) sessionData {
 		}
 		sd.Streams = append(sd.Streams, d)
 	}
-	links := store.Link(r.Frames)
+	links := causal.Link(r)
 	named := names(r.Frames, links)
 	for i := range r.Frames {
 		f := &r.Frames[i]

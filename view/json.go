@@ -5,6 +5,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -103,7 +104,7 @@ func WriteSessionsJSON(w io.Writer, ss []store.Session) error {
 // WriteJSON writes the timeline of r as JSON (a TimelineJSON): the
 // session, its streams, and the frames o's filters keep.
 func WriteJSON(w io.Writer, r *store.Recording, o Options) error {
-	links := store.Link(r.Frames)
+	links := causal.Link(r)
 	labels := labelsOf(r.Streams)
 	named := names(r.Frames, links)
 	t := TimelineJSON{Session: SessionOf(r.Session), Streams: []StreamJSON{}, Frames: []FrameJSON{}}

@@ -9,9 +9,14 @@ import (
 	"time"
 )
 
-// ErrNoBrowser is Open's error when neither $BROWSER nor a system opener
-// is there.
-var ErrNoBrowser = errors.New("no browser to open it with: neither $BROWSER nor a system opener (xdg-open, wslview, open) is there")
+var (
+	// ErrNoBrowser is Open's error when neither $BROWSER nor a system
+	// opener is there.
+	ErrNoBrowser = errors.New("no browser to open it with: neither $BROWSER nor a system opener (xdg-open, wslview, open) is there")
+	// ErrOneSession is Export's error when a format that holds one
+	// session (see OneSession) is given none or several.
+	ErrOneSession = errors.New("the format holds exactly one session")
+)
 
 // openWait is how long Open waits for the opener to fail. Openers such
 // as xdg-open hand the file to a browser and exit 0, or exit non-zero at

@@ -1,7 +1,6 @@
 package view
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -34,32 +33,6 @@ func WriteReports(ctx context.Context, w io.Writer, db *store.DB, format string,
 		raws = append(raws, b)
 	}
 	return ExportDiffHTML(ctx, db, w, raws...)
-}
-
-// ExportFormats are the formats Export takes, and GoVCRFormats, which
-// WriteGoVCR writes for one session.
-var ExportFormats = []string{"jsonl", "har", "html", "go-vcr", "go-vcr-v2"}
-
-// Export writes the sessions of db with the given IDs (all when none is
-// given) to w in format: "jsonl" (store.DB.Export), "har"
-// (store.DB.ExportHAR) or "html" (ExportHTML). Writes to w are buffered
-// and flushed before Export returns.
-func Export(ctx context.Context, db *store.DB, w io.Writer, format string, ids ...int64) error {
-	write := db.Export
-	switch format {
-	case "jsonl":
-	case "har":
-		write = db.ExportHAR
-	case "html":
-		write = func(ctx context.Context, w io.Writer, ids ...int64) error { return ExportHTML(ctx, db, w, ids...) }
-	default:
-		return fmt.Errorf("export format %q is not supported", format)
-	}
-	bw := bufio.NewWriter(w)
-	if err := write(ctx, bw, ids...); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // IsTerminal reports whether w is a terminal, where a timeline may be

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
@@ -60,7 +61,7 @@ type row struct {
 // timeline orders the frames of r with a line where each stream opens
 // (before its first frame, at its offset) and where it ends (after its
 // last frame, at its offset), and applies o's filters.
-func timeline(r *store.Recording, links store.Links, o Options) []row {
+func timeline(r *store.Recording, links causal.Links, o Options) []row {
 	index := map[int64]int{}
 	for i, st := range r.Streams {
 		index[st.ID] = i
@@ -124,7 +125,7 @@ func timeline(r *store.Recording, links store.Links, o Options) []row {
 	return filter(rows, r, links, o)
 }
 
-func filter(rows []row, r *store.Recording, links store.Links, o Options) []row {
+func filter(rows []row, r *store.Recording, links causal.Links, o Options) []row {
 	if o.Method == "" && o.Stream == "" && o.Dir == store.DirectionUnknown {
 		return rows
 	}
@@ -180,7 +181,7 @@ func WriteText(w io.Writer, r *store.Recording, o Options) error {
 	fmt.Fprintln(&b, c.dim(strings.TrimRight(
 		pad("SEQ", wSeq, true)+" "+pad("OFFSET", wOffset, true)+" D "+pad("STREAM", wStream, false)+" "+pad("KIND", wKind, false)+" "+
 			pad("METHOD", wMethod, false)+" "+pad("ID", wID, false)+" "+pad("SIZE", wSize, true)+" "+pad("PAIRS WITH", wPair, false)+" FLAGS", " ")))
-	links := store.Link(r.Frames)
+	links := causal.Link(r)
 	labels := labelsOf(r.Streams)
 	named := names(r.Frames, links)
 	bySeq := map[int64]*store.Frame{}
@@ -256,7 +257,7 @@ func endLine(st store.Stream, label string, c painter) string {
 		pad("", wPair, false) + " " + termtext.Escape(st.Err)
 }
 
-func frameLine(r *store.Recording, rw row, labels []string, links store.Links, named map[int64]string, bySeq map[int64]*store.Frame, c painter) string {
+func frameLine(r *store.Recording, rw row, labels []string, links causal.Links, named map[int64]string, bySeq map[int64]*store.Frame, c painter) string {
 	f := rw.frame
 	label, kind := "", store.StreamUnknown
 	if rw.stream >= 0 {

@@ -3,6 +3,7 @@ package view
 import (
 	"encoding/json"
 
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -50,7 +51,7 @@ func isHTTP(k store.StreamKind) bool {
 // names returns, for each request that names a tool, prompt or resource
 // (tools/call, prompts/get: params.name; resources/read and the like:
 // params.uri), that name by seq, and the same for the answers to them.
-func names(frames []store.Frame, links store.Links) map[int64]string {
+func names(frames []store.Frame, links causal.Links) map[int64]string {
 	out := map[int64]string{}
 	for i := range frames {
 		f := &frames[i]

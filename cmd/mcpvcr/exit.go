@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/internal/args"
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
@@ -158,8 +159,8 @@ func verifyErr(c *cli.Context, id int64, t verify.Target, err error) error {
 // replayErr maps a replay session selection failure to exit 3 and a hint.
 func replayErr(c *cli.Context, err error) error {
 	var (
-		te  *replayer.TransportError
-		nre *replayer.NoRecordingsError
+		te  *args.TransportError
+		nre *args.NoRecordingsError
 	)
 	switch {
 	case errors.As(err, &te) && te.Transport == store.Stdio:

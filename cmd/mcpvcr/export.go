@@ -49,18 +49,23 @@ func exportCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			if slices.Contains(view.GoVCRFormats, format) {
-				return exportGoVCR(c, e, path, ids)
+			if view.OneSession(format) {
+				if err := oneSessionArgs(c, ids); err != nil {
+					return err
+				}
 			}
 			db, err := openPath(c, path)
 			if err != nil {
 				return err
 			}
 			defer db.Close()
+			var transport store.Transport
 			for _, id := range ids {
-				if _, err := db.Session(c.Context, id); err != nil {
+				s, err := db.Session(c.Context, id)
+				if err != nil {
 					return noSessionErr(cassettePath(c), err)
 				}
+				transport = s.Transport
 			}
 			out := io.Writer(e.stdout)
 			var file *outfile.File
@@ -71,8 +76,9 @@ func exportCommand(e *env) *cli.Command {
 				defer file.Abort()
 				out = file
 			}
-			if err := view.Export(c.Context, db, out, format, ids...); err != nil {
-				return failErr(fmt.Errorf("export: %w", err), "")
+			x := view.Exporter{BaseURL: c.String("base-url")}
+			if err := x.Export(c.Context, db, out, format, ids...); err != nil {
+				return exportErr(err, transport, ids)
 			}
 			if file != nil {
 				if err := file.Commit(); err != nil {
@@ -84,51 +90,31 @@ func exportCommand(e *env) *cli.Command {
 	}
 }
 
-// exportGoVCR writes one session as a go-vcr cassette: to -o, or through a
-// temporary file to stdout.
-func exportGoVCR(c *cli.Context, e *env, path string, ids []int64) error {
+// oneSessionArgs checks the arguments of a format that holds one session
+// (go-vcr): one session, and --base-url a scheme and host.
+func oneSessionArgs(c *cli.Context, ids []int64) error {
 	if len(ids) != 1 {
-		return usageErr("mcpvcr export SESSION --format go-vcr -o FILE.yaml (mcpvcr ls shows the sessions)", "--format go-vcr writes one session, got %d", len(ids))
+		return usageErr("mcpvcr export SESSION --format go-vcr -o FILE.yaml (mcpvcr ls shows the sessions)", "--format %s writes one session, got %d", c.String("format"), len(ids))
 	}
 	if b := c.String("base-url"); b != "" {
 		if u, err := url.Parse(b); err != nil || u.Scheme == "" || u.Host == "" {
 			return usageErr("--base-url http://127.0.0.1:3001", "--base-url %q is not a scheme and host", b)
 		}
 	}
-	db, err := openPath(c, path)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	rec, err := db.Recording(c.Context, ids[0])
+	return nil
+}
+
+// exportErr says what to do when Export failed: for a session go-vcr
+// cannot hold, how else to replay it in Go tests.
+func exportErr(err error, transport store.Transport, ids []int64) error {
+	var ge *view.GoVCRError
 	switch {
-	case errors.Is(err, store.ErrNotFound):
-		return noSessionErr(cassettePath(c), err)
-	case err != nil:
-		return failErr(err, "mcpvcr check "+cassettePath(c))
-	}
-	if out := c.String("output"); out != "" {
-		var file *outfile.File
-		if file, err = createOutput(out, path); err != nil {
-			return err
-		}
-		defer file.Abort()
-		if err = view.EncodeGoVCR(file, c.String("format"), rec, c.String("base-url")); err == nil {
-			err = file.Commit()
-		}
-	} else {
-		err = view.EncodeGoVCR(e.stdout, c.String("format"), rec, c.String("base-url"))
-	}
-	var ge *store.GoVCRError
-	switch {
-	case errors.As(err, &ge) && rec.Session.Transport == store.Stdio:
+	case errors.As(err, &ge) && transport == store.Stdio:
 		return failErr(err, "mcpvcrtest.Command replays a stdio session in Go tests, or mcpvcr replay "+a(ids[0])+" --stdio")
 	case errors.As(err, &ge):
 		return failErr(err, "mcpvcrtest.NewServer replays every stream of it in Go tests, or mcpvcr replay "+a(ids[0])+" --listen 127.0.0.1:8080")
-	case err != nil:
-		return failErr(fmt.Errorf("export: %w", err), "")
 	}
-	return nil
+	return failErr(fmt.Errorf("export: %w", err), "")
 }
 
 // createOutput starts writing the output file path of a command that

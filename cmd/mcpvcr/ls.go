@@ -5,7 +5,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/view"
 )
 
@@ -48,7 +47,7 @@ func lsCommand(e *env) *cli.Command {
 				fmt.Fprintf(e.stderr, "cassette %s holds no sessions yet\n", cassettePath(c))
 				return nil
 			}
-			return store.WriteSessions(e.stdout, ss)
+			return view.WriteSessions(e.stdout, ss)
 		},
 	}
 }

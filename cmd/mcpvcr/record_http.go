@@ -6,6 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/internal/graceful"
+	"github.com/mcpvcr/mcpvcr/internal/upstream"
 	"github.com/mcpvcr/mcpvcr/recorder"
 )
 
@@ -20,13 +22,13 @@ func recordHTTP(c *cli.Context, e *env) error {
 	if err != nil {
 		return err
 	}
-	if err := recorder.Reachable(c.Context, u); err != nil {
+	if err := upstream.Reachable(c.Context, u); err != nil {
 		return failErr(fmt.Errorf("upstream %s is not reachable: %w", red.URL(raw), err), "start the server first, or check --upstream")
 	}
 
 	// One probe, straight to the upstream (not recorded); its warning
 	// follows the URL to give the client.
-	warn := recorder.Probe(c.Context, u, hdr, red.URL(raw))
+	warn := upstream.Probe(c.Context, u, hdr, red.URL(raw))
 	db, err := openForWrite(c, e)
 	if err != nil {
 		return err
@@ -47,7 +49,7 @@ func recordHTTP(c *cli.Context, e *env) error {
 	if warn != "" {
 		fmt.Fprintf(e.stderr, "mcpvcr: warning: %s\n", warn)
 	}
-	serr := serve(c.Context, e, ln, &recorder.Graceful{Handler: rec, Waiting: rec.Pending, BeforeClose: rec.Stop, IdleTimeout: c.Duration("idle-timeout")})
+	serr := serve(c.Context, e, ln, &graceful.Server{Handler: rec, Waiting: rec.Pending, BeforeClose: rec.Stop, IdleTimeout: c.Duration("idle-timeout")})
 	cerr := rec.Close(context.WithoutCancel(c.Context)) // c.Context is done: Ctrl-C stopped serving
 	if err := db.Close(); err != nil {
 		return failErr(fmt.Errorf("save cassette %s: %w", cassettePath(c), err), "")

@@ -8,7 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/internal/args"
 )
 
 // How record finds the server command: everything from the first
@@ -35,7 +35,7 @@ func serverArgv(c *cli.Context) ([]string, error) {
 	if s == "" {
 		return nil, nil
 	}
-	argv, err := recorder.SplitCommand(s)
+	argv, err := args.SplitCommand(s)
 	if err != nil {
 		return nil, usageErr("quote like a shell: --server 'node \"my server.js\" --port 3'", "--server %q: %v", s, err)
 	}
@@ -68,8 +68,8 @@ func upstreamHeader(c *cli.Context) (http.Header, error) {
 	if hl, ok := c.Generic("header").(*headerList); ok && hl != nil {
 		lines = append(lines, *hl...)
 	}
-	h, err := recorder.ParseHeaderLines(lines)
-	var le *recorder.HeaderLineError
+	h, err := args.ParseHeaderLines(lines)
+	var le *args.HeaderLineError
 	if errors.As(err, &le) {
 		// Say which header, not its value: it may be a token.
 		return nil, usageErr(`--header "Authorization: Bearer TOKEN"`, "a --header or MCPVCR_HEADER line is not \"Name: value\" (it starts %q)", le.Start)

@@ -10,7 +10,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/diff"
-	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/internal/args"
+	"github.com/mcpvcr/mcpvcr/internal/graceful"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -41,7 +42,7 @@ func replayCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "match", Value: "tolerant", EnvVars: []string{"MCPVCR_MATCH"}, Usage: "`tolerant` (clientInfo ignored, absent params = {}, numbers by value, keys in any order) or exact (the recorded JSON values)"},
 			&cli.StringSliceFlag{Name: "ignore", Usage: "also ignore `PATH` when matching client frames, such as 'initialize:params.capabilities' (repeatable; " + "the path syntax of verify --ignore, from the client message: params.…)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "HTTP: also write one summary line per client session served"},
-			&cli.DurationFlag{Name: "idle-timeout", Value: recorder.DefaultIdleTimeout, EnvVars: []string{"MCPVCR_IDLE_TIMEOUT"}, Usage: "HTTP: close a keep-alive connection after `D` without a request (headers must arrive within 10s, a request body within 30s; answers are never cut)"},
+			&cli.DurationFlag{Name: "idle-timeout", Value: graceful.DefaultIdleTimeout, EnvVars: []string{"MCPVCR_IDLE_TIMEOUT"}, Usage: "HTTP: close a keep-alive connection after `D` without a request (headers must arrive within 10s, a request body within 30s; answers are never cut)"},
 			&cli.DurationFlag{Name: "wait", Value: replayer.DefaultWait, EnvVars: []string{"MCPVCR_WAIT"}, Usage: "answer a request with -32019 after `D` when the recording answers it only after client frames this client has not sent (0: wait for good)"},
 		}, chaosFlags()...),
 		Action: func(c *cli.Context) error {
@@ -136,7 +137,7 @@ func waitFlag(c *cli.Context) time.Duration {
 }
 
 func parsePace(s string) (float64, error) {
-	f, err := replayer.ParsePace(s)
+	f, err := args.ParsePace(s)
 	if err != nil {
 		return 0, usageErr("--pace fast, --pace real or --pace 2", "--pace %q is not fast, real or a factor", s)
 	}
@@ -169,7 +170,7 @@ func replayServer(c *cli.Context, e *env, db *store.DB, ts ...store.Transport) (
 	if err != nil {
 		return nil, err
 	}
-	ids, err := replayer.Select(c.Context, db, id, ts...)
+	ids, err := args.Select(c.Context, db, id, ts...)
 	if err != nil {
 		return nil, replayErr(c, err)
 	}

@@ -5,8 +5,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/internal/args"
+	"github.com/mcpvcr/mcpvcr/internal/graceful"
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
-	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -38,7 +39,7 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	}
 	fmt.Fprintf(e.stderr, "mcpvcr: replaying %s on http://%s; point your client at http://%s%s; stop with Ctrl-C\n",
 		termtext.Count(len(srv.Recordings), "session"), ln.Addr(), ln.Addr(), replayer.EndpointPath(srv.Recordings))
-	if err := serve(c.Context, e, ln, &recorder.Graceful{Handler: srv, BeforeShutdown: srv.Close, IdleTimeout: c.Duration("idle-timeout")}); err != nil {
+	if err := serve(c.Context, e, ln, &graceful.Server{Handler: srv, BeforeShutdown: srv.Close, IdleTimeout: c.Duration("idle-timeout")}); err != nil {
 		return failErr(fmt.Errorf("serve: %w", err), "")
 	}
 	if c.Bool("verbose") {
@@ -57,7 +58,7 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 func parseFaults(c *cli.Context) (replayer.Faults, error) {
 	f := replayer.Faults{ExpireAfter: c.Int("expire-after"), Delay: c.Duration("delay")}
 	for _, spec := range c.StringSlice("cut") {
-		sn, en, err := replayer.ParseCut(spec)
+		sn, en, err := args.ParseCut(spec)
 		if err != nil {
 			return f, usageErr("--cut 3:2 cuts stream 3 (see mcpvcr show) after 2 events", "--cut %q is not STREAM:EVENTS", spec)
 		}

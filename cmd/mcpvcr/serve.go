@@ -8,7 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/internal/graceful"
 )
 
 // listen opens addr, warning when it is not a loopback address: mcpvcr
@@ -27,7 +27,7 @@ func listen(e *env, addr string) (net.Listener, error) {
 // serve runs g on ln until ctx is done (the first Ctrl-C), then stops it
 // gracefully, telling the user on stderr; a second Ctrl-C (or SIGTERM)
 // stops at once.
-func serve(ctx context.Context, e *env, ln net.Listener, g *recorder.Graceful) error {
+func serve(ctx context.Context, e *env, ln net.Listener, g *graceful.Server) error {
 	again := make(chan os.Signal, 2)
 	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(again)

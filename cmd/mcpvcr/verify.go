@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/diff"
-	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/internal/args"
 	"github.com/mcpvcr/mcpvcr/verify"
 	"github.com/mcpvcr/mcpvcr/view"
 )
@@ -184,8 +184,8 @@ func verifyTarget(c *cli.Context, argv []string) (verify.Target, error) {
 	if err != nil {
 		return verify.Target{}, err
 	}
-	h, err := recorder.ParseHeaderLines(c.StringSlice("header"))
-	var le *recorder.HeaderLineError
+	h, err := args.ParseHeaderLines(c.StringSlice("header"))
+	var le *args.HeaderLineError
 	if errors.As(err, &le) {
 		// Say which header, not its value: it may be a token.
 		return verify.Target{}, usageErr(`--header "Authorization: Bearer TOKEN"`, "a --header is not \"Name: value\" (it starts %q)", le.Start)

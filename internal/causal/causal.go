@@ -4,9 +4,10 @@
 // the server sends, and, for each client frame, what the recorded client
 // had completed before it sent the frame and what was still in flight.
 //
-// Every package that pairs a session's frames reads it (verify's plan, the
-// comparison in diff), so that they cannot disagree. It reads a
-// store.Recording and never changes it.
+// Every package that pairs a session's frames reads it (the replayer's
+// release order, verify's plan, the comparison in diff, and through Link
+// the views: show, the HTML report, HAR), so that they cannot disagree.
+// It reads a store.Recording and never changes it.
 package causal
 
 import (
@@ -52,9 +53,11 @@ type Msg struct {
 	Cancels, Cancelled int
 	// Owner is, for a server request or notification, the client request
 	// in flight it belongs to: the one whose progress token it carries,
-	// else the newest request in flight on the same HTTP POST stream,
-	// else the newest client request in flight. None if no client
-	// request was in flight.
+	// else the subscriptions/listen request whose subscription id it
+	// carries, else the newest request in flight on the same HTTP POST
+	// stream, else the newest client request in flight. A listen request
+	// stays open for good, so it owns only what names its subscription.
+	// None if no client request was in flight.
 	Owner int
 }
 
@@ -102,6 +105,16 @@ func (m *Model) Stream(f *store.Frame) *store.Stream { return m.streams[f.Stream
 // New builds the model of rec's protocol frames (see
 // store.Recording.ProtocolFrames).
 func New(rec *store.Recording) *Model {
+	m := Pair(rec)
+	m.order()
+	return m
+}
+
+// Pair builds the model of rec's protocol frames as New does, without
+// each send's Awaited and Overlaps, which take time quadratic in the
+// number of sends: what answers, causes and owns what, for readers that
+// need only that (the replayer, the views).
+func Pair(rec *store.Recording) *Model {
 	m := &Model{streams: map[int64]*store.Stream{}}
 	for i := range rec.Streams {
 		m.streams[rec.Streams[i].ID] = &rec.Streams[i]
@@ -150,7 +163,9 @@ func New(rec *store.Recording) *Model {
 				k := key{f.Direction, string(jm.ID)}
 				open[k], sent[k] = i, i
 				if f.Direction == store.ClientToServer {
-					inflight = append(inflight, i)
+					if jm.Method != "subscriptions/listen" {
+						inflight = append(inflight, i)
+					}
 					byStream[f.StreamID] = append(byStream[f.StreamID], i)
 					if t := mcpwire.ProgressToken(jm.Params); t != nil {
 						tokens[string(t)] = i
@@ -188,10 +203,14 @@ func New(rec *store.Recording) *Model {
 			}
 			if f.Direction == store.ServerToClient && (jm.Kind == jsonrpc.KindRequest || jm.Kind == jsonrpc.KindNotification) {
 				m.Msgs[i].Owner = m.owner(i, f, inflight, byStream, live)
+				if sub := mcpwire.SubscriptionID(jm.Params); sub != nil && jm.Kind == jsonrpc.KindNotification {
+					if r, ok := sent[key{store.ClientToServer, string(sub)}]; ok && m.Msgs[r].M.Method == "subscriptions/listen" && m.Msgs[i].Progress == None {
+						m.Msgs[i].Owner = r
+					}
+				}
 			}
 		}
 	}
-	m.order()
 	return m
 }
 

@@ -75,7 +75,7 @@ func TestNew_Overlaps(t *testing.T) {
 }
 
 // TestNew_AgreesWithLink checks, over every recorded cassette, that the
-// model pairs answers, progress and cancellations as store.Link does.
+// model pairs answers, progress and cancellations as the walk of the old store.Link does.
 func TestNew_AgreesWithLink(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("..", "..", "cassettes", "*.jsonl"))
 	if err != nil || len(files) == 0 {
@@ -88,9 +88,9 @@ func TestNew_AgreesWithLink(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, rec := range recs {
-				l := store.Link(rec.Frames)
+				l := walk(rec.Frames)
 				m := New(rec)
-				got := store.Links{Answer: map[int64]int64{}, Progress: map[int64]int64{}, Cancel: map[int64]int64{}}
+				got := Links{Answer: map[int64]int64{}, Progress: map[int64]int64{}, Cancel: map[int64]int64{}}
 				for _, x := range m.Msgs {
 					switch {
 					case x.Answer != None:
@@ -103,9 +103,12 @@ func TestNew_AgreesWithLink(t *testing.T) {
 						got.Cancel[x.Frame.Seq] = m.Msgs[x.Cancels].Frame.Seq
 					}
 				}
-				want := store.Links{Answer: l.Answer, Progress: l.Progress, Cancel: l.Cancel}
+				want := Links{Answer: l.Answer, Progress: l.Progress, Cancel: l.Cancel}
 				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("session %d: links (-store.Link +causal):\n%s", rec.Session.ID, diff)
+					t.Errorf("session %d: links (-walk +causal):\n%s", rec.Session.ID, diff)
+				}
+				if diff := cmp.Diff(l, Link(rec)); diff != "" {
+					t.Errorf("session %d: Link (-walk +Link):\n%s", rec.Session.ID, diff)
 				}
 			}
 		})
@@ -178,5 +181,34 @@ func TestNew_Invalid(t *testing.T) {
 	}
 	if got := m.Msgs[1].Answer; got != 2 {
 		t.Errorf("ping answered by %d; want 2", got)
+	}
+}
+
+// TestNew_Listen: a 2026-07-28 subscriptions/listen request stays open
+// for good, so it owns only the notifications that carry its
+// subscription id; what else the server sends belongs to the request in
+// flight, and to none once that is answered.
+func TestNew_Listen(t *testing.T) {
+	c, s := store.ClientToServer, store.ServerToClient
+	sse := http.Header{"Content-Type": {"text/event-stream"}}
+	rec := &store.Recording{
+		Session: store.Session{ID: 1, Transport: store.StreamableHTTP},
+		Streams: []store.Stream{
+			{ID: 1, Kind: store.ListenStream, Method: "POST", Status: 200, ResponseHeader: sse},
+			{ID: 2, Kind: store.PostStream, Method: "POST", Status: 200, ResponseHeader: sse},
+		},
+		Frames: []store.Frame{
+			{Seq: 1, StreamID: 1, Direction: c, Data: []byte(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{}}`)},
+			{Seq: 2, StreamID: 2, Direction: c, Data: []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}`)},
+			{Seq: 3, StreamID: 1, Direction: s, Data: []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":"L"}}}`)},
+			{Seq: 4, StreamID: 2, Direction: s, Data: []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}`)},
+			{Seq: 5, StreamID: 2, Direction: s, Data: []byte(`{"jsonrpc":"2.0","id":2,"result":{}}`)},
+			{Seq: 6, StreamID: 1, Direction: s, Data: []byte(`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"y"}}`)},
+		},
+	}
+	m := New(rec)
+	got := []int{m.Msgs[2].Owner, m.Msgs[3].Owner, m.Msgs[5].Owner}
+	if diff := cmp.Diff([]int{0, 1, None}, got); diff != "" {
+		t.Errorf("owners of seq 3, 4, 6 (-want +got):\n%s", diff)
 	}
 }

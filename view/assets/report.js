@@ -424,12 +424,13 @@
     $('title').textContent = 'Session ' + S.id + (S.name ? ' · ' + S.name : '');
     m.push('<div><dt>transport</dt><dd><span class="pill">' + esc(S.transport) + '</span>' + (S.revision ? '<span class="pill">' + esc(S.revision) + '</span>' : '') +
       (S.era ? '<span class="pill">' + esc(S.era) + '</span>' : '') + '</dd></div>');
-    add('client', info(S.clientInfo)); add('server', info(S.serverInfo));
+    add('client', info(S.client_info)); add('server', info(S.server_info));
     add('upstream', S.upstream);
-    add('session id', S.externalId);
-    add('started', S.started);
+    add('session id', S.external_id);
+    // started_at is RFC 3339 in UTC: shown to the second, as ls shows it.
+    if (S.started_at) add('started', S.started_at.replace('T', ' ').replace(/\.\d+/, '').replace(/Z$/, ' UTC'));
     if (S.durationUs) add('duration', S.durationUs < 0 ? 'open' : dur(S.durationUs));
-    if (S.exitCode !== undefined) add('exit', String(S.exitCode));
+    if (S.transport === 'stdio' && S.ended_at) add('exit', String(S.exit_code));
     Object.keys(labels).sort().forEach(function (k) {
       var v = labels[k], short = k.replace(/^mcpvcr\./, '');
       if (k === 'mcpvcr.noise') add('noise mask', v.split('\n').filter(Boolean).length + ' paths', v);

@@ -1,4 +1,4 @@
-package store
+package view
 
 import (
 	"context"
@@ -15,12 +15,14 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // StreamLabels names each stream of a session as show numbers them:
 // its kind and its position among the session's streams ("post#3").
-func StreamLabels(streams []Stream) map[int64]string {
+func StreamLabels(streams []store.Stream) map[int64]string {
 	label := make(map[int64]string, len(streams))
 	for i, st := range streams {
 		label[st.ID] = st.Kind.String() + "#" + strconv.Itoa(i+1)
@@ -28,10 +30,10 @@ func StreamLabels(streams []Stream) map[int64]string {
 	return label
 }
 
-// ExportHAR writes the sessions with the given IDs (all when none is
-// given) as one HTTP Archive 1.2 document: see WriteHAR.
-func (d *DB) ExportHAR(ctx context.Context, w io.Writer, sessionIDs ...int64) error {
-	recs, err := d.Recordings(ctx, sessionIDs...)
+// exportHAR writes the sessions of db with the given IDs (all when none
+// is given) as one HTTP Archive 1.2 document: see WriteHAR.
+func exportHAR(ctx context.Context, db *store.DB, w io.Writer, sessionIDs ...int64) error {
+	recs, err := db.Recordings(ctx, sessionIDs...)
 	if err != nil {
 		return fmt.Errorf("export as HAR: %w", err)
 	}
@@ -45,15 +47,17 @@ func (d *DB) ExportHAR(ctx context.Context, w io.Writer, sessionIDs ...int64) er
 // event-stream text in content.text and lists its events in
 // _eventSourceMessages ({time, eventName, eventId, data}, time in seconds
 // since the epoch, as browsers export them), with _retry where an event
-// set one. Entries carry _mcpvcrStream (the stream as show names it),
-// _mcpvcrEnd (how it ended) and, for a resuming GET, _mcpvcrResumes.
+// set one. Each page carries _mcpvcrSession, the session as ls --format
+// json writes it (SessionJSON). Entries carry _mcpvcrStream (the stream
+// as show names it), _mcpvcrEnd (how it ended) and, for a resuming GET,
+// _mcpvcrResumes.
 //
 // A stdio session has no HTTP: each request becomes an entry POSTed to
 // mcp-stdio://session-N/c2s/METHOD?id=ID (s2c for the server's requests)
 // with its answer as the response (status 200; 202 for a notification,
 // 0 for a request never answered), and the server's stderr one entry at
 // mcp-stdio://session-N/stderr.
-func WriteHAR(w io.Writer, recs ...*Recording) error {
+func WriteHAR(w io.Writer, recs ...*store.Recording) error {
 	doc := harDoc{Log: harLog{Version: "1.2", Creator: harCreator{Name: "mcpvcr", Version: version()}, Pages: []harPage{}, Entries: []harEntry{}}}
 	for _, r := range recs {
 		page := "session-" + strconv.FormatInt(r.Session.ID, 10)
@@ -62,10 +66,10 @@ func WriteHAR(w io.Writer, recs ...*Recording) error {
 			ID:              page,
 			Title:           sessionTitle(r.Session),
 			PageTimings:     struct{}{},
-			Session:         harSessionOf(r.Session),
+			Session:         SessionOf(r.Session),
 		})
 		var es []harEntry
-		if r.Session.Transport == Stdio {
+		if r.Session.Transport == store.Stdio {
 			es = stdioEntries(r)
 		} else {
 			es = httpEntries(r)
@@ -101,22 +105,11 @@ type harCreator struct {
 }
 
 type harPage struct {
-	StartedDateTime string     `json:"startedDateTime"`
-	ID              string     `json:"id"`
-	Title           string     `json:"title"`
-	PageTimings     struct{}   `json:"pageTimings"`
-	Session         harSession `json:"_mcpvcrSession"`
-}
-
-type harSession struct {
-	ID         int64             `json:"id"`
-	Transport  string            `json:"transport"`
-	Revision   string            `json:"revision,omitempty"`
-	Era        string            `json:"era,omitempty"`
-	Upstream   string            `json:"upstream,omitempty"`
-	ClientInfo json.RawMessage   `json:"clientInfo,omitempty"`
-	ServerInfo json.RawMessage   `json:"serverInfo,omitempty"`
-	Labels     map[string]string `json:"labels,omitempty"`
+	StartedDateTime string      `json:"startedDateTime"`
+	ID              string      `json:"id"`
+	Title           string      `json:"title"`
+	PageTimings     struct{}    `json:"pageTimings"`
+	Session         SessionJSON `json:"_mcpvcrSession"` // as ls and show --format json write it
 }
 
 type harEntry struct {
@@ -196,9 +189,9 @@ type harMessage struct {
 	Retry     *int    `json:"_retry,omitempty"`
 }
 
-func httpEntries(r *Recording) []harEntry {
+func httpEntries(r *store.Recording) []harEntry {
 	label := StreamLabels(r.Streams)
-	byStream := map[int64][]*Frame{}
+	byStream := map[int64][]*store.Frame{}
 	for i := range r.Frames {
 		f := &r.Frames[i]
 		byStream[f.StreamID] = append(byStream[f.StreamID], f)
@@ -207,7 +200,7 @@ func httpEntries(r *Recording) []harEntry {
 	if err != nil || base.Scheme == "" || base.Host == "" {
 		base = &url.URL{Scheme: "http", Host: "mcpvcr.invalid"}
 	}
-	streams := append([]Stream(nil), r.Streams...)
+	streams := append([]store.Stream(nil), r.Streams...)
 	sort.SliceStable(streams, func(i, j int) bool { return streams[i].Opened < streams[j].Opened })
 	var es []harEntry
 	for _, st := range streams {
@@ -236,7 +229,7 @@ func httpEntries(r *Recording) []harEntry {
 		lastAt := st.Opened
 		sse := strings.HasPrefix(st.ResponseHeader.Get("Content-Type"), "text/event-stream")
 		for _, f := range byStream[st.ID] {
-			if f.Direction == ClientToServer {
+			if f.Direction == store.ClientToServer {
 				sent = append(sent, f.Raw...)
 				continue
 			}
@@ -291,10 +284,10 @@ func httpEntries(r *Recording) []harEntry {
 	return es
 }
 
-func stdioEntries(r *Recording) []harEntry {
-	links := Link(r.Frames)
+func stdioEntries(r *store.Recording) []harEntry {
+	links := causal.Link(r)
 	label := StreamLabels(r.Streams)
-	kinds := map[int64]StreamKind{}
+	kinds := map[int64]store.StreamKind{}
 	for _, st := range r.Streams {
 		kinds[st.ID] = st.Kind
 	}
@@ -304,7 +297,7 @@ func stdioEntries(r *Recording) []harEntry {
 	stderr := -1
 	for i := range r.Frames {
 		f := &r.Frames[i]
-		if kinds[f.StreamID] == StderrStream {
+		if kinds[f.StreamID] == store.StderrStream {
 			if stderr < 0 {
 				stderr = len(es)
 				es = append(es, stdioEntry(r, f, prefix+"stderr", label[f.StreamID], nil))
@@ -373,7 +366,7 @@ func stdioEntries(r *Recording) []harEntry {
 
 // stdioEntry starts the entry of a stdio frame sent at f's offset, with
 // body (if any) as its request's post data.
-func stdioEntry(r *Recording, f *Frame, rawURL, stream string, body *[]byte) harEntry {
+func stdioEntry(r *store.Recording, f *store.Frame, rawURL, stream string, body *[]byte) harEntry {
 	u, _ := url.Parse(rawURL)
 	zero := 0
 	e := harEntry{
@@ -404,9 +397,6 @@ func stdioEntry(r *Recording, f *Frame, rawURL, stream string, body *[]byte) har
 func timings(wait, receive time.Duration) harTimings {
 	return harTimings{Blocked: -1, DNS: -1, Connect: -1, SSL: -1, Send: 0, Wait: ms(wait), Receive: ms(receive)}
 }
-
-// ms converts d to milliseconds, to the microsecond.
-func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 func harTime(start time.Time, off time.Duration) string {
 	return start.Add(off).UTC().Format("2006-01-02T15:04:05.000Z")
@@ -470,12 +460,7 @@ func resolveURL(base *url.URL, raw string) *url.URL {
 	return base.ResolveReference(ref)
 }
 
-func harSessionOf(s Session) harSession {
-	return harSession{ID: s.ID, Transport: s.Transport.String(), Revision: s.Revision, Era: s.Era.String(),
-		Upstream: s.Upstream, ClientInfo: s.ClientInfo, ServerInfo: s.ServerInfo, Labels: s.Labels}
-}
-
-func sessionTitle(s Session) string {
+func sessionTitle(s store.Session) string {
 	t := "session " + strconv.FormatInt(s.ID, 10)
 	if s.Name != "" {
 		t += " " + strconv.Quote(s.Name)

@@ -1,4 +1,4 @@
-package recorder_test
+package args_test
 
 import (
 	"errors"
@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/internal/args"
 )
 
 func TestSplitCommand(t *testing.T) {
@@ -26,13 +26,13 @@ func TestSplitCommand(t *testing.T) {
 		{`x \`, nil, true},
 	}
 	for _, tt := range tests {
-		got, err := recorder.SplitCommand(tt.in)
+		got, err := args.SplitCommand(tt.in)
 		if (err != nil) != tt.wantErr {
-			t.Errorf("recorder.SplitCommand(%q) error = %v; want error %t", tt.in, err, tt.wantErr)
+			t.Errorf("args.SplitCommand(%q) error = %v; want error %t", tt.in, err, tt.wantErr)
 			continue
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
-			t.Errorf("recorder.SplitCommand(%q) mismatch (-want +got):\n%s", tt.in, diff)
+			t.Errorf("args.SplitCommand(%q) mismatch (-want +got):\n%s", tt.in, diff)
 		}
 	}
 }
@@ -40,7 +40,7 @@ func TestSplitCommand(t *testing.T) {
 // TestParseHeaderLines: names are canonical, values keep commas and
 // colons, and a bad line is named by its first word, never its value.
 func TestParseHeaderLines(t *testing.T) {
-	h, err := recorder.ParseHeaderLines([]string{"authorization: Bearer a:b", "X-List:  a, b "})
+	h, err := args.ParseHeaderLines([]string{"authorization: Bearer a:b", "X-List:  a, b "})
 	if err != nil {
 		t.Fatalf("ParseHeaderLines: %v", err)
 	}
@@ -48,12 +48,12 @@ func TestParseHeaderLines(t *testing.T) {
 	if diff := cmp.Diff(want, h); diff != "" {
 		t.Errorf("ParseHeaderLines mismatch (-want +got):\n%s", diff)
 	}
-	if h, err := recorder.ParseHeaderLines(nil); h != nil || err != nil {
+	if h, err := args.ParseHeaderLines(nil); h != nil || err != nil {
 		t.Errorf("ParseHeaderLines(nil) = %v, %v; want nil, nil", h, err)
 	}
 	for _, line := range []string{"Bearer secret-token-value", "X Y: z", ": v", "averyveryverylongheadername-secret"} {
-		_, err := recorder.ParseHeaderLines([]string{line})
-		var le *recorder.HeaderLineError
+		_, err := args.ParseHeaderLines([]string{line})
+		var le *args.HeaderLineError
 		if !errors.As(err, &le) {
 			t.Errorf("ParseHeaderLines(%q) error = %v; want a *HeaderLineError", line, err)
 			continue

@@ -1,4 +1,4 @@
-package store_test
+package causal
 
 import (
 	"testing"
@@ -31,8 +31,7 @@ func TestLink(t *testing.T) {
 		fr(9, s, `not json`),
 		fr(10, s, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p1","progress":2}}`),
 	}
-	l := store.Link(frames)
-	want := store.Links{
+	want := Links{
 		Answer:      map[int64]int64{1: 8, 2: 6, 3: 5},
 		Request:     map[int64]int64{8: 1, 6: 2, 5: 3},
 		Method:      map[int64]string{8: "tools/call", 6: "tools/list", 5: "roots/list"},
@@ -41,7 +40,10 @@ func TestLink(t *testing.T) {
 		Cancelled:   map[int64]int64{1: 7},
 		AfterCancel: map[int64]int64{8: 7, 10: 7},
 	}
-	if diff := cmp.Diff(want, l); diff != "" {
+	if diff := cmp.Diff(want, Link(&store.Recording{Frames: frames})); diff != "" {
 		t.Errorf("Link() mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, walk(frames)); diff != "" {
+		t.Errorf("walk() mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -1,4 +1,4 @@
-package store
+package view
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // WriteSessions writes ss as a table for people, one line per session:
 // id, name, transport, revision, era, start (UTC), duration ("open" while
 // it has not ended) and upstream; "-" stands for an empty field. Control
 // characters in the fields are escaped (see internal/termtext).
-func WriteSessions(w io.Writer, ss []Session) error {
+func WriteSessions(w io.Writer, ss []store.Session) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tNAME\tTRANSPORT\tREVISION\tERA\tSTARTED\tDURATION\tUPSTREAM")
 	dash := func(s string) string {

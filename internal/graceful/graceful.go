@@ -1,4 +1,7 @@
-package recorder
+// Package graceful serves an http.Handler (an HTTP recorder, or a replay
+// server) for the mcpvcr command until its context ends, then stops the
+// way a person at a terminal expects (Server).
+package graceful
 
 import (
 	"context"
@@ -8,16 +11,14 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sort"
-	"strings"
 	"time"
 )
 
-// DefaultGrace is how long a Graceful stop waits for open requests and
+// DefaultGrace is how long a Server's stop waits for open requests and
 // streams when Grace is zero.
 const DefaultGrace = 5 * time.Second
 
-// Timeouts of a Graceful's connections when its fields are zero.
+// Timeouts of a Server's connections when its fields are zero.
 const (
 	// DefaultIdleTimeout closes a keep-alive connection that has had no
 	// request for this long.
@@ -30,21 +31,21 @@ const (
 	DefaultBodyTimeout = 30 * time.Second
 )
 
-// Graceful serves an http.Handler (an HTTP recorder, or a replay server)
+// Server serves an http.Handler (an HTTP recorder, or a replay server)
 // on a listener until its context ends, then stops the way a person at a
 // terminal expects: it says on Progress what it waits for and for how
 // long at most, waits up to Grace for open requests and streams to end,
 // and cuts them when the time is up or when Again delivers (a second
 // Ctrl-C).
 //
-// Every field but Handler may be zero. A Graceful serves once.
-type Graceful struct {
+// Every field but Handler may be zero. A Server serves once.
+type Server struct {
 	// Handler answers the requests. Required.
 	Handler http.Handler
 	// Grace is the longest a stop waits. If zero, DefaultGrace.
 	Grace time.Duration
 	// Waiting, if not nil, says what a stop waits for, such as "2 open
-	// streams (1 get, 1 post)" (HTTP.Pending), or "" when nothing.
+	// streams (1 get, 1 post)" (recorder.HTTP.Pending), or "" when nothing.
 	Waiting func() string
 	// BeforeShutdown, if not nil, runs when the stop begins (to end
 	// streams held open); BeforeClose just before the connections still
@@ -106,9 +107,9 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 }
 
 // Serve runs g.Handler on ln until ctx is done, then stops as the
-// Graceful doc says. It returns an error when serving failed or the stop
+// Server doc says. It returns an error when serving failed or the stop
 // could not close the server; a stop cut short is not an error.
-func (g *Graceful) Serve(ctx context.Context, ln net.Listener) error {
+func (g *Server) Serve(ctx context.Context, ln net.Listener) error {
 	progress, grace := g.Progress, g.Grace
 	if progress == nil {
 		progress = io.Discard
@@ -172,23 +173,4 @@ func orDefault(d, def time.Duration) time.Duration {
 		return def
 	}
 	return d
-}
-
-// Pending says what a stopping h waits for: "2 open streams (1 get,
-// 1 post)", or "" when none is open. It suits Graceful.Waiting.
-func (h *HTTP) Pending() string {
-	n, kinds := 0, []string{}
-	for k, c := range h.OpenStreams() {
-		n += c
-		kinds = append(kinds, fmt.Sprintf("%d %s", c, k))
-	}
-	if n == 0 {
-		return ""
-	}
-	sort.Strings(kinds)
-	word := "streams"
-	if n == 1 {
-		word = "stream"
-	}
-	return fmt.Sprintf("%d open %s (%s)", n, word, strings.Join(kinds, ", "))
 }

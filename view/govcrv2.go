@@ -1,4 +1,4 @@
-package store
+package view
 
 import (
 	"bytes"
@@ -16,6 +16,7 @@ import (
 	"gopkg.in/dnaeon/go-vcr.v2/cassette"
 
 	"github.com/mcpvcr/mcpvcr/internal/outfile"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // GoVCRError says why a session cannot be written as a go-vcr cassette.
@@ -68,11 +69,11 @@ type HTTPExchange struct {
 // (keep-alive comments aside) becomes a 405, which tells the client the
 // server offers no such stream. stdio and HTTP+SSE sessions are refused
 // too, and so is a session with no HTTP exchange.
-func HTTPExchanges(rec *Recording, baseURL string) ([]HTTPExchange, error) {
+func HTTPExchanges(rec *store.Recording, baseURL string) ([]HTTPExchange, error) {
 	s := rec.Session
 	switch s.Transport {
-	case StreamableHTTP:
-	case LegacySSE:
+	case store.StreamableHTTP:
+	case store.LegacySSE:
 		return nil, &GoVCRError{Session: s.ID, Reason: "it is an HTTP+SSE (2024-11-05) session, whose answers all arrive on its GET stream; go-vcr buffers whole bodies and cannot stream them"}
 	default:
 		return nil, &GoVCRError{Session: s.ID, Reason: fmt.Sprintf("it was recorded over %s; go-vcr replays HTTP only", s.Transport)}
@@ -86,13 +87,13 @@ func HTTPExchanges(rec *Recording, baseURL string) ([]HTTPExchange, error) {
 	}
 	baseURL = strings.TrimSuffix(baseURL, "/")
 
-	frames := map[int64][]*Frame{}
+	frames := map[int64][]*store.Frame{}
 	for i := range rec.Frames {
 		f := &rec.Frames[i]
 		frames[f.StreamID] = append(frames[f.StreamID], f)
 	}
 	streams := slices.Clone(rec.Streams)
-	slices.SortStableFunc(streams, func(a, b Stream) int {
+	slices.SortStableFunc(streams, func(a, b store.Stream) int {
 		if a.Opened != b.Opened {
 			return int(a.Opened - b.Opened)
 		}
@@ -112,11 +113,11 @@ func HTTPExchanges(rec *Recording, baseURL string) ([]HTTPExchange, error) {
 	return out, nil
 }
 
-// WriteGoVCR writes rec, a Streamable HTTP session, as a go-vcr v2 cassette
+// writeGoVCRv2 writes rec, a Streamable HTTP session, as a go-vcr v2 cassette
 // (format version 1) at path, through go-vcr v2's own cassette package, so
 // the file is what go-vcr v2 itself writes: a path ending in .yaml is what
 // recorder.New(strings.TrimSuffix(path, ".yaml")) loads. (go-vcr v3 and v4
-// read only format 2: view.WriteGoVCR writes it.)
+// read only format 2: WriteGoVCR writes it.)
 //
 // Each exchange of HTTPExchanges becomes one interaction, with the
 // recorded (redacted) headers; what HTTPExchanges refuses is refused with
@@ -126,13 +127,13 @@ func HTTPExchanges(rec *Recording, baseURL string) ([]HTTPExchange, error) {
 //
 // The file is created 0600 and written whole or not at all (see
 // internal/outfile): a refused session leaves no file behind.
-func WriteGoVCR(rec *Recording, path, baseURL string) error {
+func writeGoVCRv2(rec *store.Recording, path, baseURL string) error {
 	f, err := outfile.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Abort()
-	if err := EncodeGoVCR(f, rec, baseURL); err != nil {
+	if err := encodeGoVCRv2(f, rec, baseURL); err != nil {
 		return err
 	}
 	if err := f.Commit(); err != nil {
@@ -143,7 +144,7 @@ func WriteGoVCR(rec *Recording, path, baseURL string) error {
 
 // saveGoVCR writes rec as a go-vcr cassette at path, through go-vcr's own
 // cassette package.
-func saveGoVCR(rec *Recording, path, baseURL string) error {
+func saveGoVCR(rec *store.Recording, path, baseURL string) error {
 	xs, err := HTTPExchanges(rec, baseURL)
 	if err != nil {
 		return err
@@ -177,14 +178,14 @@ func saveGoVCR(rec *Recording, path, baseURL string) error {
 var errBaseURL = errors.New("not an absolute URL")
 
 // exchange turns one recorded stream into a whole exchange.
-func exchange(session int64, st *Stream, fs []*Frame, baseURL string) (HTTPExchange, error) {
+func exchange(session int64, st *store.Stream, fs []*store.Frame, baseURL string) (HTTPExchange, error) {
 	refuse := func(format string, args ...any) (HTTPExchange, error) {
 		return HTTPExchange{}, &GoVCRError{Session: session, Stream: st.ID, Reason: fmt.Sprintf(format, args...)}
 	}
 	var req, resp bytes.Buffer
-	var messages []*Frame // server messages, for the reasons
+	var messages []*store.Frame // server messages, for the reasons
 	for _, f := range fs {
-		if f.Direction == ClientToServer {
+		if f.Direction == store.ClientToServer {
 			req.Write(f.Raw)
 			continue
 		}
@@ -213,7 +214,7 @@ func exchange(session int64, st *Stream, fs []*Frame, baseURL string) (HTTPExcha
 		x.Duration = st.Closed - st.Opened
 	}
 	switch st.Kind {
-	case GetStream:
+	case store.GetStream:
 		if len(messages) > 0 {
 			return refuse("(the standalone GET stream) carried %d server message(s), the first %s at seq %d; go-vcr buffers whole bodies and cannot deliver them while the session goes on", len(messages), describe(messages[0]), messages[0].Seq)
 		}
@@ -226,31 +227,31 @@ func exchange(session int64, st *Stream, fs []*Frame, baseURL string) (HTTPExcha
 			x.Duration = 0
 		}
 		return x, nil
-	case ResumeStream:
+	case store.ResumeStream:
 		return refuse("resumes stream %d (Last-Event-ID %q); go-vcr cannot replay a stream break", st.ResumesID, st.LastEventID)
-	case ListenStream:
+	case store.ListenStream:
 		if len(messages) > 0 {
 			return refuse("(a subscriptions/listen stream) carried %d server message(s); go-vcr buffers whole bodies and cannot stream them", len(messages))
 		}
 	}
-	if st.End != EndComplete {
+	if st.End != store.EndComplete {
 		return refuse("(%s %s) ended %s; go-vcr replays only whole answers, no stream breaks or cancellations", st.Method, st.URL, st.End)
 	}
 	return x, nil
 }
 
 // describe names a frame for a reason: its method, or its kind.
-func describe(f *Frame) string {
+func describe(f *store.Frame) string {
 	if f.Method != "" {
 		return f.Method
 	}
 	return f.Kind.String()
 }
 
-// EncodeGoVCR writes rec as WriteGoVCR does, to w instead of a file: the
+// encodeGoVCRv2 writes rec as writeGoVCRv2 does, to w instead of a file: the
 // cassette is written to a temporary directory, through go-vcr's own
 // cassette package, then copied to w and removed.
-func EncodeGoVCR(w io.Writer, rec *Recording, baseURL string) error {
+func encodeGoVCRv2(w io.Writer, rec *store.Recording, baseURL string) error {
 	dir, err := os.MkdirTemp("", "mcpvcr-export-")
 	if err != nil {
 		return err

@@ -1,42 +1,18 @@
-package store
+package causal
 
 import (
 	"encoding/json"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// Links says how the frames of one session relate to each other: which
-// answer answers which request, which progress notifications belong to
-// which request and which request a cancellation names. Frames are
-// named by seq. The views (show, the HTML report, HAR) read it; nothing
-// here is stored.
-type Links struct {
-	// Answer maps a request's seq to the seq of the frame that answers it;
-	// a request inside a batch maps its batch frame.
-	Answer map[int64]int64
-	// Request maps an answer's seq to the seq of the request it answers
-	// (the first, for a batch of answers).
-	Request map[int64]int64
-	// Method maps an answer's seq to the method of the request it answers.
-	Method map[int64]string
-	// Progress maps a progress notification's seq to its request's seq.
-	Progress map[int64]int64
-	// Cancel maps a notifications/cancelled seq to the request it cancels,
-	// and Cancelled the other way.
-	Cancel    map[int64]int64
-	Cancelled map[int64]int64
-	// AfterCancel maps a frame sent for a request after its cancellation
-	// (progress, a late answer) to the seq of the cancellation.
-	AfterCancel map[int64]int64
-}
-
-// Link works out the Links of a session's frames, given in seq order.
-// JSON-RPC ids live in one namespace per direction: an answer pairs with
-// the latest unanswered request of the same id sent the other way.
-// Frames that are not JSON-RPC (stderr lines, comments, empty events) are
-// skipped.
-func Link(frames []Frame) Links {
+// walk is the pairing store.Link did before the Model existed, kept as an
+// independent walk of the same rules: TestNew_AgreesWithLink checks that
+// the Model pairs every committed cassette as it does. JSON-RPC ids live
+// in one namespace per direction: an answer pairs with the latest
+// unanswered request of the same id sent the other way.
+func walk(frames []store.Frame) Links {
 	l := Links{
 		Answer:      map[int64]int64{},
 		Request:     map[int64]int64{},
@@ -47,7 +23,7 @@ func Link(frames []Frame) Links {
 		AfterCancel: map[int64]int64{},
 	}
 	type key struct {
-		dir Direction
+		dir store.Direction
 		id  string
 	}
 	type pending struct {
@@ -57,7 +33,7 @@ func Link(frames []Frame) Links {
 	open := map[key]pending{}    // unanswered requests by sender and id
 	tokens := map[string]int64{} // progress token → request seq
 	sent := map[key]pending{}    // every request by sender and id, for cancellations
-	request := func(f *Frame, m jsonrpc.Message) {
+	request := func(f *store.Frame, m jsonrpc.Message) {
 		k := key{f.Direction, string(m.ID)}
 		p := pending{f.Seq, m.Method}
 		open[k], sent[k] = p, p
@@ -65,7 +41,7 @@ func Link(frames []Frame) Links {
 			tokens[string(tok)] = f.Seq
 		}
 	}
-	answer := func(f *Frame, m jsonrpc.Message) {
+	answer := func(f *store.Frame, m jsonrpc.Message) {
 		k := key{other(f.Direction), string(m.ID)}
 		p, ok := open[k]
 		if !ok {
@@ -79,7 +55,7 @@ func Link(frames []Frame) Links {
 			l.Request[f.Seq], l.Method[f.Seq] = p.seq, p.method
 		}
 	}
-	notification := func(f *Frame, m jsonrpc.Message) {
+	notification := func(f *store.Frame, m jsonrpc.Message) {
 		switch m.Method {
 		case "notifications/progress":
 			if tok, ok := jsonrpc.Lookup(m.Params, "progressToken"); ok {
@@ -98,8 +74,8 @@ func Link(frames []Frame) Links {
 			}
 		}
 	}
-	var one func(f *Frame, m jsonrpc.Message)
-	one = func(f *Frame, m jsonrpc.Message) {
+	var one func(f *store.Frame, m jsonrpc.Message)
+	one = func(f *store.Frame, m jsonrpc.Message) {
 		switch m.Kind {
 		case jsonrpc.KindRequest:
 			request(f, m)
@@ -130,11 +106,4 @@ func Link(frames []Frame) Links {
 		}
 	}
 	return l
-}
-
-func other(d Direction) Direction {
-	if d == ClientToServer {
-		return ServerToClient
-	}
-	return ClientToServer
 }

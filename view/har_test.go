@@ -1,4 +1,4 @@
-package store_test
+package view_test
 
 import (
 	"bytes"
@@ -14,7 +14,9 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/view"
 )
 
 // harSchema resolves the HAR 1.2 schema committed in testdata/har/schema.
@@ -110,7 +112,7 @@ func TestWriteHAR_Schema(t *testing.T) {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			d, ids := loadCassette(t, filepath.Base(f))
 			var buf bytes.Buffer
-			must(t, d.ExportHAR(context.Background(), &buf, ids...))
+			must(t, view.Export(context.Background(), d, &buf, "har", ids...))
 			var inst any
 			must(t, json.Unmarshal(buf.Bytes(), &inst))
 			if err := rs.Validate(inst); err != nil {
@@ -150,13 +152,13 @@ func TestWriteHAR_HTTP(t *testing.T) {
 	r, err := d.Recording(ctx, ids[0])
 	must(t, err)
 	var buf bytes.Buffer
-	must(t, store.WriteHAR(&buf, r))
+	must(t, view.WriteHAR(&buf, r))
 	var doc harDoc
 	must(t, json.Unmarshal(buf.Bytes(), &doc))
 	if got, want := len(doc.Log.Entries), len(r.Streams); got != want {
 		t.Fatalf("entries = %d; want one per stream, %d", got, want)
 	}
-	labels := store.StreamLabels(r.Streams)
+	labels := view.StreamLabels(r.Streams)
 	byLabel := map[string]harEntry{}
 	for _, e := range doc.Log.Entries {
 		byLabel[e.Stream] = e
@@ -227,10 +229,10 @@ func TestWriteHAR_Stdio(t *testing.T) {
 	r, err := d.Recording(context.Background(), ids[0])
 	must(t, err)
 	var buf bytes.Buffer
-	must(t, store.WriteHAR(&buf, r))
+	must(t, view.WriteHAR(&buf, r))
 	var doc harDoc
 	must(t, json.Unmarshal(buf.Bytes(), &doc))
-	links := store.Link(r.Frames)
+	links := causal.Link(r)
 	bySeq := map[int64]store.Frame{}
 	for _, f := range r.Frames {
 		bySeq[f.Seq] = f

@@ -1,4 +1,7 @@
-package recorder
+// Package upstream checks, before recording starts, the upstream the
+// user named: that it can be dialled (Reachable) and that it answers as
+// an MCP endpoint does (Probe).
+package upstream
 
 import (
 	"context"

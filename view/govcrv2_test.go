@@ -1,4 +1,4 @@
-package store_test
+package view_test
 
 import (
 	"bytes"
@@ -17,12 +17,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"gopkg.in/dnaeon/go-vcr.v2/cassette"
+	cassette2 "gopkg.in/dnaeon/go-vcr.v2/cassette"
 	govcr "gopkg.in/dnaeon/go-vcr.v2/recorder"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/view"
 )
 
 // vcrScript is what the client does against the live server and again
@@ -98,7 +99,7 @@ func TestWriteGoVCR_GoVCRReplays(t *testing.T) {
 			}
 
 			name := filepath.Join(t.TempDir(), "session")
-			if err := store.WriteGoVCR(recs[0], name+".yaml", ""); err != nil {
+			if err := view.WriteGoVCR("go-vcr-v2", recs[0], name+".yaml", ""); err != nil {
 				t.Fatalf("WriteGoVCR: %v", err)
 			}
 			checkOrder(t, name, recs[0], tt.json)
@@ -128,7 +129,7 @@ func TestWriteGoVCR_GoVCRReplays(t *testing.T) {
 // (SSE as raw event-stream text), and the standalone GET as 405.
 func checkOrder(t *testing.T, name string, rec *store.Recording, jsonAnswers bool) {
 	t.Helper()
-	c, err := cassette.Load(name)
+	c, err := cassette2.Load(name)
 	if err != nil {
 		t.Fatalf("cassette.Load: %v", err)
 	}
@@ -192,7 +193,7 @@ func TestWriteGoVCR_Committed(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := filepath.Join(t.TempDir(), "run3")
-	if err := store.WriteGoVCR(recs[0], name+".yaml", "http://mcp.example"); err != nil {
+	if err := view.WriteGoVCR("go-vcr-v2", recs[0], name+".yaml", "http://mcp.example"); err != nil {
 		t.Fatalf("WriteGoVCR(session 4): %v", err)
 	}
 	vcr, err := govcr.NewAsMode(name, govcr.ModeReplaying, nil)
@@ -223,8 +224,8 @@ func TestWriteGoVCR_Committed(t *testing.T) {
 	}
 	cs.Close()
 
-	err = store.WriteGoVCR(recs[1], filepath.Join(t.TempDir(), "run4.yaml"), "")
-	var ge *store.GoVCRError
+	err = view.WriteGoVCR("go-vcr-v2", recs[1], filepath.Join(t.TempDir(), "run4.yaml"), "")
+	var ge *view.GoVCRError
 	if !errors.As(err, &ge) || ge.Session != 5 || !strings.Contains(err.Error(), "standalone GET stream) carried 1 server message(s), the first roots/list") {
 		t.Errorf("WriteGoVCR(session 5) = %v; want a *GoVCRError naming the roots/list on its GET stream", err)
 	}
@@ -233,7 +234,7 @@ func TestWriteGoVCR_Committed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = store.WriteGoVCR(stdio[0], filepath.Join(t.TempDir(), "stdio.yaml"), "")
+	err = view.WriteGoVCR("go-vcr-v2", stdio[0], filepath.Join(t.TempDir(), "stdio.yaml"), "")
 	if !errors.As(err, &ge) || !strings.Contains(err.Error(), "go-vcr replays HTTP only") {
 		t.Errorf("WriteGoVCR(stdio) = %v; want a *GoVCRError", err)
 	}
@@ -280,10 +281,10 @@ func TestWriteGoVCR_Shapes(t *testing.T) {
 			frame(1, 5, store.ServerToClient, "id: 7\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n\n"),
 		)
 		name := filepath.Join(t.TempDir(), "order")
-		if err := store.WriteGoVCR(rec, name+".yaml", ""); err != nil {
+		if err := view.WriteGoVCR("go-vcr-v2", rec, name+".yaml", ""); err != nil {
 			t.Fatal(err)
 		}
-		c, err := cassette.Load(name)
+		c, err := cassette2.Load(name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -317,7 +318,7 @@ func TestWriteGoVCR_Shapes(t *testing.T) {
 		{"NoBase", &store.Recording{Session: store.Session{ID: 1, Transport: store.StreamableHTTP, Upstream: "[redacted]"}, Streams: []store.Stream{post(1, 0, store.EndComplete)}}, "gives no base URL"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			err := store.WriteGoVCR(tt.rec, filepath.Join(t.TempDir(), "x.yaml"), "")
+			err := view.WriteGoVCR("go-vcr-v2", tt.rec, filepath.Join(t.TempDir(), "x.yaml"), "")
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("WriteGoVCR = %v; want an error with %q", err, tt.want)
 			}
@@ -334,7 +335,7 @@ func TestEncodeGoVCR(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "run3.yaml")
-	if err := store.WriteGoVCR(recs[0], path, "http://mcp.example"); err != nil {
+	if err := view.WriteGoVCR("go-vcr-v2", recs[0], path, "http://mcp.example"); err != nil {
 		t.Fatalf("WriteGoVCR: %v", err)
 	}
 	want, err := os.ReadFile(path)
@@ -342,15 +343,15 @@ func TestEncodeGoVCR(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got bytes.Buffer
-	if err := store.EncodeGoVCR(&got, recs[0], "http://mcp.example"); err != nil {
+	if err := view.EncodeGoVCR(&got, "go-vcr-v2", recs[0], "http://mcp.example"); err != nil {
 		t.Fatalf("EncodeGoVCR: %v", err)
 	}
 	if diff := cmp.Diff(string(want), got.String()); diff != "" {
 		t.Errorf("EncodeGoVCR mismatch (-WriteGoVCR +EncodeGoVCR):\n%s", diff)
 	}
 	got.Reset()
-	var ge *store.GoVCRError
-	if err := store.EncodeGoVCR(&got, recs[1], ""); !errors.As(err, &ge) || got.Len() != 0 {
+	var ge *view.GoVCRError
+	if err := view.EncodeGoVCR(&got, "go-vcr-v2", recs[1], ""); !errors.As(err, &ge) || got.Len() != 0 {
 		t.Errorf("EncodeGoVCR(session 5) = %v, %d bytes; want a *GoVCRError and nothing written", err, got.Len())
 	}
 }

@@ -1,4 +1,4 @@
-package replayer
+package args
 
 import (
 	"errors"

@@ -1,4 +1,4 @@
-package recorder_test
+package graceful_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/internal/graceful"
 )
 
 // lineWriter sends each Write to a channel, for a test to wait on.
@@ -33,7 +33,7 @@ func TestGraceful_Serve(t *testing.T) {
 	again := make(chan os.Signal, 2)
 	progress := make(lineWriter, 4)
 	closed := make(chan struct{})
-	g := &recorder.Graceful{Handler: h, Grace: time.Hour, Again: again, Progress: progress,
+	g := &graceful.Server{Handler: h, Grace: time.Hour, Again: again, Progress: progress,
 		Waiting: func() string { return "1 open stream (1 post)" }, BeforeClose: func() { close(closed) }}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
@@ -71,7 +71,7 @@ func TestGraceful_ServeQuiet(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	shut := false
-	g := &recorder.Graceful{Handler: http.NotFoundHandler(), BeforeShutdown: func() { shut = true }}
+	g := &graceful.Server{Handler: http.NotFoundHandler(), BeforeShutdown: func() { shut = true }}
 	if err := g.Serve(ctx, ln); err != nil {
 		t.Errorf("Serve = %v; want nil", err)
 	}
@@ -82,7 +82,7 @@ func TestGraceful_ServeQuiet(t *testing.T) {
 
 // serveGraceful serves g on a new loopback listener until the test ends
 // and returns its address.
-func serveGraceful(t *testing.T, g *recorder.Graceful) string {
+func serveGraceful(t *testing.T, g *graceful.Server) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -126,7 +126,7 @@ func TestGraceful_Timeouts(t *testing.T) {
 		}
 		io.WriteString(w, "ok")
 	})
-	addr := serveGraceful(t, &recorder.Graceful{Handler: h, IdleTimeout: 50 * time.Millisecond, BodyTimeout: 50 * time.Millisecond})
+	addr := serveGraceful(t, &graceful.Server{Handler: h, IdleTimeout: 50 * time.Millisecond, BodyTimeout: 50 * time.Millisecond})
 	t.Run("Idle", func(t *testing.T) {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -169,7 +169,7 @@ func TestGraceful_BodyTimeoutSparesAnswers(t *testing.T) {
 		}
 		io.WriteString(w, "data: 2\n\n")
 	})
-	addr := serveGraceful(t, &recorder.Graceful{Handler: h, BodyTimeout: timeout})
+	addr := serveGraceful(t, &graceful.Server{Handler: h, BodyTimeout: timeout})
 	resp, err := http.Post("http://"+addr, "application/json", strings.NewReader("{}"))
 	if err != nil {
 		t.Fatal(err)

@@ -1,0 +1,75 @@
+package recorder_test
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// TestHTTP_CloseEndsHeldStreams: Close, called while a client holds a GET
+// stream that the upstream holds open too, ends that stream (recorded as
+// ended by the proxy) and returns without waiting for ctx; the server
+// serving the recorder then closes at once. This is the order
+// mcpvcrtest.Proxy closes in.
+func TestHTTP_CloseEndsHeldStreams(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		w.Write([]byte(": ok\n\n"))
+		http.NewResponseController(w).Flush()
+		<-r.Context().Done() // held until the proxy lets go
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL + "/mcp")
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rec := &recorder.HTTP{Upstream: u, Sink: db}
+	ts := httptest.NewServer(rec)
+	defer ts.Close()
+
+	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close() // the client never lets go
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET = %d; want 200, a held stream", resp.StatusCode)
+	}
+
+	cctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if err := rec.Close(cctx); err != nil {
+		t.Fatalf("Close = %v", err)
+	}
+	if cctx.Err() != nil {
+		t.Fatalf("Close waited for its ctx to end: the held stream kept it waiting")
+	}
+	ts.Close() // nothing left to wait for
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := db.Recordings(ctx)
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("Recordings() = %d, %v; want one session", len(recs), err)
+	}
+	var ends []store.End
+	for _, st := range recs[0].Streams {
+		ends = append(ends, st.End)
+	}
+	if len(ends) != 1 || ends[0] != store.EndProxyShutdown {
+		t.Errorf("stream ends = %v; want one GET ended by the proxy (%v)", ends, store.EndProxyShutdown)
+	}
+}
