@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpvcr/mcpvcr/internal/args"
 	"github.com/mcpvcr/mcpvcr/replayer"
 )
 
@@ -22,7 +23,7 @@ import (
 // Command refuse it.
 func Chaos(seed uint64, kinds ...string) Option {
 	return optionFunc(func(c *config) {
-		ks, err := replayer.ParseFaultKinds(strings.Join(kinds, ","))
+		ks, err := args.ParseFaultKinds(strings.Join(kinds, ","))
 		c.chaos = &replayer.Chaos{Seed: seed, On: true, Kinds: ks}
 		c.chaosErr = err
 	})

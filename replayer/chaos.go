@@ -51,26 +51,6 @@ func FaultKinds() []FaultKind {
 	return ks
 }
 
-// ParseFaultKinds reads a comma-separated list of kind names; "" or "all"
-// is every kind (nil).
-func ParseFaultKinds(s string) ([]FaultKind, error) {
-	if s = strings.TrimSpace(s); s == "" || s == "all" {
-		return nil, nil
-	}
-	var ks []FaultKind
-	for _, name := range strings.Split(s, ",") {
-		name = strings.TrimSpace(name)
-		i := slices.Index(faultNames[1:], name)
-		if i < 0 {
-			return nil, fmt.Errorf("%w: fault kind %q is not one of %s", ErrBadOption, name, strings.Join(faultNames[1:], ","))
-		}
-		if k := FaultKind(i + 1); !slices.Contains(ks, k) {
-			ks = append(ks, k)
-		}
-	}
-	return ks, nil
-}
-
 // DefaultChaosRate is how many faults chaos replay draws per session when
 // Chaos.Rate is zero.
 const DefaultChaosRate = 3

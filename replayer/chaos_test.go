@@ -108,21 +108,3 @@ func TestChaos_ForbiddenNeverDrawn(t *testing.T) {
 		})
 	}
 }
-
-func TestParseFaultKinds(t *testing.T) {
-	got, err := ParseFaultKinds("cut, 503,cut,expire")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff([]FaultKind{FaultCut, Fault503, FaultExpire}, got); diff != "" {
-		t.Errorf("ParseFaultKinds mismatch (-want +got):\n%s", diff)
-	}
-	if _, err := ParseFaultKinds("cut,bogus"); err == nil {
-		t.Error("ParseFaultKinds(cut,bogus) = nil error; want one naming the kinds")
-	}
-	for _, k := range FaultKinds() {
-		if ks, err := ParseFaultKinds(k.String()); err != nil || len(ks) != 1 || ks[0] != k {
-			t.Errorf("ParseFaultKinds(%q) = %v, %v", k, ks, err)
-		}
-	}
-}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/internal/args"
 	"github.com/mcpvcr/mcpvcr/replayer"
 )
 
@@ -40,7 +41,7 @@ func parseChaos(c *cli.Context) (replayer.Chaos, error) {
 	if err != nil {
 		return ch, usageErr("--chaos 7 (any number; the same number draws the same faults)", "--chaos %q is not a seed (a number from 0)", c.String("chaos"))
 	}
-	kinds, err := replayer.ParseFaultKinds(c.String("chaos-faults"))
+	kinds, err := args.ParseFaultKinds(c.String("chaos-faults"))
 	if err != nil {
 		return ch, usageErr("--chaos-faults "+kindList(), "--chaos-faults %q: %w", c.String("chaos-faults"), err)
 	}

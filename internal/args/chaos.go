@@ -1,0 +1,33 @@
+package args
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/mcpvcr/mcpvcr/replayer"
+)
+
+// ParseFaultKinds reads a comma-separated list of chaos fault kinds by
+// their names (replayer.FaultKind.String); "" or "all" is every kind
+// (nil). An unknown name wraps ErrBadOption and lists the names.
+func ParseFaultKinds(s string) ([]replayer.FaultKind, error) {
+	if s = strings.TrimSpace(s); s == "" || s == "all" {
+		return nil, nil
+	}
+	var names []string
+	for _, k := range replayer.FaultKinds() {
+		names = append(names, k.String())
+	}
+	var ks []replayer.FaultKind
+	for _, name := range strings.Split(s, ",") {
+		i := slices.Index(names, strings.TrimSpace(name))
+		if i < 0 {
+			return nil, fmt.Errorf("%w: fault kind %q is not one of %s", ErrBadOption, strings.TrimSpace(name), strings.Join(names, ","))
+		}
+		if k := replayer.FaultKinds()[i]; !slices.Contains(ks, k) {
+			ks = append(ks, k)
+		}
+	}
+	return ks, nil
+}
