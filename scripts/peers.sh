@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Make the npm test peers (@modelcontextprotocol/server-everything, and
-# @microsoft/jest-sarif for the SARIF 2.1.0 schema; pinned in
+# @microsoft/jest-sarif for the SARIF 2.1.0 schema, @modelcontextprotocol/inspector
+# for its CLI; pinned in
 # package-lock.json) present for make test: install them with npm ci when one
 # is missing and npm exists; without npm, say which tests skip (or fail,
 # with MCPVCR_REQUIRE_PEERS=1) for want of them.
@@ -8,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 peer=node_modules/@modelcontextprotocol/server-everything
-[ -d "$peer" ] && [ -d node_modules/@microsoft/jest-sarif ] && exit 0
+[ -d "$peer" ] && [ -d node_modules/@microsoft/jest-sarif ] && [ -d node_modules/@modelcontextprotocol/inspector ] && exit 0
 
 if command -v npm >/dev/null 2>&1; then
   echo "make test: $peer is missing; installing it with npm ci"

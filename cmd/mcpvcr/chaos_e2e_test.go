@@ -300,3 +300,24 @@ func TestChaos_GoSDKProcess(t *testing.T) {
 		}
 	}
 }
+
+// TestChaos_InspectorCLI is TestChaos_TSClient with Inspector's CLI, the
+// client most users try first: one run of it is one session (initialize,
+// the echo call of run 0, close). Its exit code is the client's business
+// (a fault may make it give up); the faults drawn must be the same in
+// both runs of a seed, and replay's verdicts and exit code must agree.
+func TestChaos_InspectorCLI(t *testing.T) {
+	cli := mcptest.InspectorCLI(t)
+	cassette := chaosCassette(t, "run0")
+	for _, seed := range chaosSeeds(t) {
+		t.Run(fmt.Sprint("run0/seed", seed), func(t *testing.T) {
+			chaosSameSeed(t, cassette, seed, func(url string) {
+				args := append(cli[1:], url, "--connect-timeout", "3000", "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=run 0")
+				cmd := exec.CommandContext(testCtx(t), cli[0], args...)
+				cmd.Env = append(os.Environ(), "MCP_CATALOG_PATH="+filepath.Join(t.TempDir(), "mcp.json"))
+				out, err := cmd.CombinedOutput()
+				t.Logf("Inspector CLI (%v): %s", err, out)
+			}, "--ignore", "initialize:params.capabilities")
+		})
+	}
+}

@@ -98,6 +98,14 @@ const startAttempts = 3
 // everything finds node and the package's entry point, or skips or fails tb.
 func everything(tb testing.TB) (node, entry string) {
 	tb.Helper()
+	return npmBin(tb, EverythingPackage, EverythingBin)
+}
+
+// npmBin finds node and the entry point of bin of the npm package pkg
+// installed at the repository root, or skips or (with
+// MCPVCR_REQUIRE_PEERS=1) fails tb.
+func npmBin(tb testing.TB, pkgName, binName string) (node, entry string) {
+	tb.Helper()
 	missing := func(format string, args ...any) {
 		tb.Helper()
 		msg := fmt.Sprintf(format, args...)
@@ -114,20 +122,20 @@ func everything(tb testing.TB) (node, entry string) {
 	if err != nil {
 		missing("%v", err)
 	}
-	dir := filepath.Join(root, "node_modules", filepath.FromSlash(EverythingPackage))
+	dir := filepath.Join(root, "node_modules", filepath.FromSlash(pkgName))
 	b, err := os.ReadFile(filepath.Join(dir, "package.json"))
 	if err != nil {
-		missing("%s not installed: %v", EverythingPackage, err)
+		missing("%s not installed: %v", pkgName, err)
 	}
 	var pkg struct {
 		Bin map[string]string `json:"bin"`
 	}
 	if err := json.Unmarshal(b, &pkg); err != nil {
-		tb.Fatalf("read %s package.json: %v", EverythingPackage, err)
+		tb.Fatalf("read %s package.json: %v", pkgName, err)
 	}
-	bin, ok := pkg.Bin[EverythingBin]
+	bin, ok := pkg.Bin[binName]
 	if !ok {
-		tb.Fatalf("%s package.json has no bin %q", EverythingPackage, EverythingBin)
+		tb.Fatalf("%s package.json has no bin %q", pkgName, binName)
 	}
 	return node, filepath.Join(dir, filepath.FromSlash(bin))
 }
