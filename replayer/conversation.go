@@ -44,6 +44,7 @@ type cursor struct {
 	// are needed, ctx is the replay's lifetime, history the client frames
 	// matched so far, emitted how many released frames went out.
 	src     *Source
+	tree    *tree // src's candidate tree under the cursor's rules
 	ctx     context.Context
 	history []jsonrpc.Message
 	emitted int
@@ -52,11 +53,11 @@ type cursor struct {
 // newLazyCursor returns a queued cursor over every session of src.
 func newLazyCursor(ctx context.Context, src *Source, mt Match) (*cursor, error) {
 	c := &cursor{queued: true, changed: make(chan struct{}), outstanding: map[string]bool{}, selfAnswered: map[string]bool{}, src: src, ctx: ctx}
-	cands, err := src.candidates(ctx, mt)
+	t, cands, err := src.candidates(ctx, mt)
 	if err != nil {
 		return nil, err
 	}
-	c.cands = cands
+	c.tree, c.cands = t, cands
 	return c, nil
 }
 

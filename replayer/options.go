@@ -96,15 +96,23 @@ func (e *NoRecordingsError) Error() string {
 // Unwrap returns ErrNoRecordings.
 func (e *NoRecordingsError) Unwrap() error { return ErrNoRecordings }
 
-// Load gives s sessions ids of db to replay: through a Source (the
-// cassette's replay index, loading only the candidates in play) when lazy
-// is set and there are several, else as Recordings read now. With a
+// Load gives s sessions ids of db to replay under s.Match, as replay over
+// their transport reads them best. Several stdio sessions are read
+// through a Source: the cassette's replay index under s.Match (built now
+// if the cassette lacks it), loading only the candidates in play. HTTP
+// sessions, and a single session, are read now as Recordings. With a
 // Source, db must stay open while s serves.
-func (s *Server) Load(ctx context.Context, db *store.DB, ids []int64, lazy bool) error {
-	if lazy && len(ids) > 1 {
-		src, err := NewSource(ctx, db, s.Logger, ids...)
-		s.Source = src
-		return err
+func (s *Server) Load(ctx context.Context, db *store.DB, ids []int64) error {
+	if len(ids) > 1 {
+		first, err := db.Session(ctx, ids[0])
+		if err != nil {
+			return err
+		}
+		if first.Transport == store.Stdio {
+			src, err := newSource(ctx, db, s.Logger, s.Match, ids...)
+			s.Source = src
+			return err
+		}
 	}
 	recs, err := db.Recordings(ctx, ids...)
 	s.Recordings = recs
