@@ -27,9 +27,11 @@ var (
 // startResult is what the replay start runs of one cassette measured:
 // medians over the rounds.
 type startResult struct {
-	sessions int
-	first    time.Duration // from starting mcpvcr to the first answer
-	peak     int64         // mcpvcr's peak RSS (VmHWM) once it answered
+	sessions  int
+	transport string        // "" (stdio), "http" or "sse"
+	listen    time.Duration // HTTP: from starting mcpvcr to its listening line
+	first     time.Duration // from starting mcpvcr to the first answer
+	peak      int64         // mcpvcr's peak RSS (VmHWM) once it answered
 }
 
 // buildMcpvcr builds the mcpvcr command into dir and returns its path.
@@ -137,22 +139,37 @@ func startRun(ctx context.Context, bin, cassette string) (time.Duration, int64, 
 	return first, peak, nil
 }
 
-// addStart adds the replay start rows: for each cassette the time to the
-// first answer and the peak RSS, with the targets: every cassette within
-// 2× of the first (smallest) one's time, and under 64 MB.
+// addStart adds the replay start rows of one transport: for each
+// cassette the time to listen (HTTP), to the first answer and the peak
+// RSS, with the targets: every cassette within 2× of the first
+// (smallest) one's times, and under 64 MB.
 func (t *table) addStart(rs []startResult) {
 	for _, r := range rs {
 		name := fmt.Sprintf("replay start %s", fmtCount(r.sessions))
-		first := row{load: name, conc: "1", metric: "first answer", rec: "-", rep: "-", target: "-"}
+		if r.transport != "" {
+			name = fmt.Sprintf("replay start %s %s", r.transport, fmtCount(r.sessions))
+		}
+		timed := func(metric string, d, base time.Duration) row {
+			x := row{load: name, conc: "1", metric: metric, rec: "-", rep: "-", target: "-"}
+			for m := range numModes {
+				x.vals[m] = "-"
+			}
+			x.vals[modeReplay] = fmtDur(d)
+			if r.sessions != rs[0].sessions {
+				q := ratio(float64(d), float64(base))
+				x.target = t.check(q <= 2, "≤2× of %s (%.3g×)", fmtCount(rs[0].sessions), q)
+			}
+			return x
+		}
+		if r.transport != "" {
+			t.rows = append(t.rows, timed("listening", r.listen, rs[0].listen))
+		}
+		first := timed("first answer", r.first, rs[0].first)
 		peak := row{load: name, conc: "1", metric: "peak RSS (VmHWM)", rec: "-", rep: "-"}
 		for m := range numModes {
-			first.vals[m], peak.vals[m] = "-", "-"
+			peak.vals[m] = "-"
 		}
-		first.vals[modeReplay], peak.vals[modeReplay] = fmtDur(r.first), fmtMB(r.peak)
-		if r.sessions != rs[0].sessions {
-			x := ratio(float64(r.first), float64(rs[0].first))
-			first.target = t.check(x <= 2, "≤2× of %s (%.3g×)", fmtCount(rs[0].sessions), x)
-		}
+		peak.vals[modeReplay] = fmtMB(r.peak)
 		peak.target = t.check(r.peak < 64<<20, "<64MB (%.3g×)", float64(r.peak)/(64<<20))
 		t.rows = append(t.rows, first, peak)
 	}
@@ -166,17 +183,26 @@ func fmtCount(n int) string {
 	return fmt.Sprintf("%d sessions", n)
 }
 
-// writeGenCassette writes a generated cassette of n sessions as JSONL to
-// path ("-" for stdout), for tests and profiling outside the bench.
-func writeGenCassette(path string, n int) error {
+// writeGenCassette writes a generated cassette of n sessions over
+// transport (stdio, http or sse) as JSONL to path ("-" for stdout), for
+// tests and profiling outside the bench.
+func writeGenCassette(path string, n int, transport string) error {
+	gen := func(w io.Writer) error { return genCassette(w, n, genFrames) }
+	switch transport {
+	case "", "stdio":
+	case "http", "sse":
+		gen = func(w io.Writer) error { return genHTTPCassette(w, n, httpGenFrames, transport == "sse") }
+	default:
+		return fmt.Errorf("-gen-transport %q is not stdio, http or sse", transport)
+	}
 	if path == "-" {
-		return genCassette(os.Stdout, n, genFrames)
+		return gen(os.Stdout)
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := genCassette(f, n, genFrames); err != nil {
+	if err := gen(f); err != nil {
 		f.Close()
 		return err
 	}
