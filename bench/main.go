@@ -227,15 +227,19 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 			if o.quick {
 				sizes = quickStartSessions
 			}
-			var rs []startResult
+			byRules := make([][]startResult, len(startRules))
 			for _, n := range sizes {
-				r, err := replayStart(ctx, bin, dir, n, max(3, o.rounds), log)
+				rs, err := replayStart(ctx, bin, dir, n, max(3, o.rounds), log)
 				if err != nil {
 					return fmt.Errorf("replay start: %w", err)
 				}
-				rs = append(rs, r)
+				for i, r := range rs {
+					byRules[i] = append(byRules[i], r)
+				}
 			}
-			t.addStart(rs)
+			for _, rs := range byRules {
+				t.addStart(rs)
+			}
 		}
 		httpSizes := httpStartSessions
 		if o.quick {

@@ -27,8 +27,10 @@ var (
 // startResult is what the replay start runs of one cassette measured:
 // medians over the rounds.
 type startResult struct {
-	sessions  int
-	transport string        // "" (stdio), "http" or "sse"
+	sessions int
+	// transport is "" for stdio under the tolerant default, else what
+	// the rows name after "replay start": http, sse, or stdio and rules.
+	transport string
 	listen    time.Duration // HTTP: from starting mcpvcr to its listening line
 	first     time.Duration // from starting mcpvcr to the first answer
 	peak      int64         // mcpvcr's peak RSS (VmHWM) once it answered
@@ -59,47 +61,64 @@ func genDB(ctx context.Context, path string, n int) error {
 	return errors.Join(err, db.Close())
 }
 
+// startRules are the matching rules of the stdio replay start rows, by
+// row label: the tolerant default, and exact matching with an --ignore
+// rule (the generated calls have no "when" argument: it changes nothing
+// but the rules replay runs under).
+var startRules = []struct {
+	label string
+	args  []string
+}{
+	{"", nil},
+	{"stdio exact+ignore", []string{"--match", "exact", "--ignore", "tools/call:params.arguments.when"}},
+}
+
 // replayStart measures mcpvcr replay --stdio, without SESSION, of a
-// generated cassette of n sessions: one untimed run (which may build what
-// the cassette lacks), then rounds runs, each a new process answering one
-// initialize.
-func replayStart(ctx context.Context, bin, dir string, n, rounds int, log io.Writer) (startResult, error) {
-	res := startResult{sessions: n}
+// generated cassette of n sessions, under each of startRules: one
+// untimed run (which may build what the cassette lacks), then rounds
+// runs, each a new process answering one initialize. It returns one
+// result per rule set.
+func replayStart(ctx context.Context, bin, dir string, n, rounds int, log io.Writer) ([]startResult, error) {
 	path := filepath.Join(dir, fmt.Sprintf("start-%d.db", n))
 	defer removeCassette(path)
 	fmt.Fprintf(log, "replay start: generating a cassette of %d sessions of %d frames\n", n, genFrames)
 	if err := genDB(ctx, path, n); err != nil {
-		return res, fmt.Errorf("generate %d sessions: %w", n, err)
+		return nil, fmt.Errorf("generate %d sessions: %w", n, err)
 	}
-	var firsts []time.Duration
-	var peaks []int64
-	for i := range rounds + 1 {
-		fmt.Fprintf(log, "replay start: %d sessions, round %d\n", n, i)
-		first, peak, err := startRun(ctx, bin, path)
-		if err != nil {
-			return res, fmt.Errorf("%d sessions: %w", n, err)
+	var out []startResult
+	for _, rules := range startRules {
+		res := startResult{sessions: n, transport: rules.label}
+		var firsts []time.Duration
+		var peaks []int64
+		for i := range rounds + 1 {
+			fmt.Fprintf(log, "replay start: %d sessions %v, round %d\n", n, rules.args, i)
+			first, peak, err := startRun(ctx, bin, path, rules.args...)
+			if err != nil {
+				return nil, fmt.Errorf("%d sessions %v: %w", n, rules.args, err)
+			}
+			if i > 0 {
+				firsts, peaks = append(firsts, first), append(peaks, peak)
+			}
 		}
-		if i > 0 {
-			firsts, peaks = append(firsts, first), append(peaks, peak)
-		}
+		slices.Sort(firsts)
+		slices.Sort(peaks)
+		res.first, res.peak = firsts[len(firsts)/2], peaks[len(peaks)/2]
+		out = append(out, res)
 	}
-	slices.Sort(firsts)
-	slices.Sort(peaks)
-	res.first, res.peak = firsts[len(firsts)/2], peaks[len(peaks)/2]
-	return res, nil
+	return out, nil
 }
 
 // startTimeout bounds one replay start run.
 const startTimeout = 2 * time.Minute
 
-// startRun starts mcpvcr replay --stdio on cassette, sends the generated
+// startRun starts mcpvcr replay --stdio on cassette, with args, sends the generated
 // sessions' initialize and returns the time from starting the process to
 // the answer, and the process's peak RSS at that moment. The answer must
 // be the recorded one.
-func startRun(ctx context.Context, bin, cassette string) (time.Duration, int64, error) {
+func startRun(ctx context.Context, bin, cassette string, args ...string) (time.Duration, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "replay", "--stdio", "--cassette", cassette)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"replay", "--stdio", "--cassette", cassette}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
@@ -161,7 +180,7 @@ func (t *table) addStart(rs []startResult) {
 			}
 			return x
 		}
-		if r.transport != "" {
+		if r.listen > 0 {
 			t.rows = append(t.rows, timed("listening", r.listen, rs[0].listen))
 		}
 		first := timed("first answer", r.first, rs[0].first)
