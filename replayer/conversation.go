@@ -125,6 +125,12 @@ type receipt struct {
 func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) receipt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	var before []*treeNode // what the candidates stood for, for a mismatch
+	for _, e := range c.cands {
+		if e.node != nil {
+			before = append(before, e.node)
+		}
+	}
 	c.splitLazy(&live)
 	var kept []*engine
 	var idx []int
@@ -145,6 +151,9 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 	if len(kept) == 0 {
 		if live.Kind.IsResponse() && c.cands[0].unanswered(live.ID) {
 			return receipt{unrecorded: true}
+		}
+		if c.src != nil {
+			return receipt{mm: c.closestLazy(live, before)}
 		}
 		return receipt{mm: closestAmong(c.cands, live)}
 	}

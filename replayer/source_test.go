@@ -244,3 +244,45 @@ func TestSource_MatchRules(t *testing.T) {
 		})
 	}
 }
+
+// TestSource_ClosestAcrossCandidates sends, after the opening 200
+// sessions share, a call that matches none of them: the report names the
+// closest recorded frame of all 200 (the one session whose text it has),
+// as when every session is loaded, not the closest of the one session
+// that spoke for them all.
+func TestSource_ClosestAcrossCandidates(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "many.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Import(ctx, strings.NewReader(manySessions(200))); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := db.Recordings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewSource(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const call = `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"text":"s150","extra":true}}}`
+	for _, tt := range []struct {
+		name string
+		srv  *Server
+	}{{"Lazy", &Server{Source: src}}, {"Eager", &Server{Recordings: recs}}} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := replayLines(t, tt.srv,
+				`{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"other","version":"2.0"}}}`,
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+				`{"jsonrpc":"2.0","id":11,"method":"tools/list"}`,
+				call,
+			)
+			if len(got) != 3 || !strings.Contains(got[2], `closest is session 150 seq 6 (request tools/call)`) || !strings.Contains(got[2], `params.arguments.extra`) {
+				t.Errorf("answer to the unmatched call = %q; want -32019 naming session 150 seq 6 and the extra argument", got)
+			}
+		})
+	}
+}
