@@ -61,8 +61,9 @@ type tree struct {
 	name string // the stored tree's name; "" when it is held in memory only
 	root *treeNode
 
-	mu       sync.Mutex            // guards children
+	mu       sync.Mutex            // guards children and rootRec
 	children map[int64][]*treeNode // read or built so far, by parent
+	rootRec  *recording            // the root's first session, once loaded
 }
 
 // treeNode is a node of the candidate tree.
@@ -343,6 +344,29 @@ func (e *indexEntry) hashAt(n int) (uint64, bool) {
 	return e.hashes[n], true
 }
 
+// first returns the first session of the root of the tree of rules mt,
+// loaded once and shared by every client (recordings are read-only).
+func (s *Source) first(ctx context.Context, mt Match) (*recording, error) {
+	t, err := s.tree(ctx, mt)
+	if err != nil {
+		return nil, err
+	}
+	return t.first(ctx)
+}
+
+func (t *tree) first(ctx context.Context) (*recording, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.rootRec == nil {
+		rec, err := t.src.load(ctx, t.root.rep)
+		if err != nil {
+			return nil, err
+		}
+		t.rootRec = rec
+	}
+	return t.rootRec, nil
+}
+
 // candidates returns the tree of rules mt and the first engine of a lazy
 // cursor: the root's first session, speaking for every session.
 func (s *Source) candidates(ctx context.Context, mt Match) (*tree, []*engine, error) {
@@ -350,7 +374,7 @@ func (s *Source) candidates(ctx context.Context, mt Match) (*tree, []*engine, er
 	if err != nil {
 		return nil, nil, err
 	}
-	rec, err := s.load(ctx, t.root.rep)
+	rec, err := t.first(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -397,6 +421,13 @@ func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 			continue
 		}
 		ne.node = kid
+		if !c.queued {
+			c.fresh = append(c.fresh, ne.queue...)
+			ne.queue = nil
+			if n := len(ne.history); n > 0 && ne.history[n-1] != nil {
+				c.freshMatched[ne] = ne.history[n-1]
+			}
+		}
 		out = append(out, ne)
 	}
 	return out
@@ -434,8 +465,10 @@ func (c *cursor) blocked(e *engine, live *jsonrpc.Message) bool {
 }
 
 // bring loads session id and brings an engine of it to where the cursor
-// is: it receives the client's frames so far, and what they released
-// beyond the frames already emitted is queued.
+// is: it receives the client's frames so far (noting in e.history the
+// frame each matched), and what they released is queued: beyond the
+// frames already emitted when the cursor queues (stdio), all of it when
+// it does not (HTTP, whose streams read what was released by frame).
 func (c *cursor) bring(id int64) (*engine, error) {
 	rec, err := c.src.load(c.ctx, id)
 	if err != nil {
@@ -444,7 +477,8 @@ func (c *cursor) bring(id int64) (*engine, error) {
 	e := newEngine(rec, c.cands[0].mt)
 	var outs []outFrame
 	outs = append(outs, e.release()...)
-	for _, live := range c.history {
+	e.history = make([]*store.Frame, len(c.history))
+	for n, live := range c.history {
 		i, ok := e.match(live, false, nil)
 		if !ok {
 			i, ok = e.match(live, true, nil)
@@ -453,9 +487,13 @@ func (c *cursor) bring(id int64) (*engine, error) {
 			continue
 		}
 		e.consume(i, live)
+		e.history[n] = e.frames[i].f
 		outs = append(outs, e.release()...)
 	}
-	e.queue = outs[min(c.emitted, len(outs)):]
+	if c.queued {
+		outs = outs[min(c.emitted, len(outs)):]
+	}
+	e.queue = outs
 	return e, nil
 }
 
@@ -537,4 +575,17 @@ func (c *cursor) closestLazy(live jsonrpc.Message, nodes []*treeNode) *Mismatch 
 		return closestAmong(c.cands, live)
 	}
 	return best.mismatchAt(live, bi)
+}
+
+// undivided reports whether candidate e speaks for sessions of the tree
+// that part ways later.
+func (c *cursor) undivided(e *engine) bool {
+	c.mu.Lock()
+	n := e.node
+	c.mu.Unlock()
+	if n == nil || n.size < 2 || c.tree == nil {
+		return false
+	}
+	kids, err := c.tree.childrenOf(c.ctx, n, nil, n.rep)
+	return err == nil && len(kids) > 0
 }

@@ -217,3 +217,50 @@ func (d *DB) PutReplayTree(ctx context.Context, name string, nodes []ReplayNode)
 	}
 	return nil
 }
+
+// HTTPSummary counts what a cassette's Streamable HTTP and HTTP+SSE
+// sessions hold beyond conversations, for replay to choose how it reads
+// them.
+type HTTPSummary struct {
+	// Modern counts the Streamable HTTP sessions of the 2026-07-28 era;
+	// Anonymous those of an earlier era without a session id.
+	Modern, Anonymous int
+	// Exchanges counts the plain HTTP exchanges (HTTPStream: OAuth
+	// metadata, registration, token).
+	Exchanges int
+	// Statuses counts the HTTP sessions' streams by response status.
+	Statuses map[int]int
+}
+
+// SummarizeHTTP returns the HTTPSummary of db's HTTP sessions. It reads
+// the session and stream rows only, no frame.
+func (d *DB) SummarizeHTTP(ctx context.Context) (HTTPSummary, error) {
+	sum := HTTPSummary{Statuses: map[int]int{}}
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT
+			coalesce(sum(era = ?), 0), coalesce(sum(era <> ? AND external_id = ''), 0)
+			FROM sessions WHERE transport = ?`, string(EraModern), string(EraModern), StreamableHTTP.String()).Scan(&sum.Modern, &sum.Anonymous); err != nil {
+			return err
+		}
+		rows, err := tx.QueryContext(ctx, `SELECT s.status, count(*), coalesce(sum(s.kind = ?), 0) FROM streams s
+			JOIN sessions x ON x.id = s.session_id WHERE x.transport IN (?, ?) GROUP BY s.status`,
+			HTTPStream.String(), StreamableHTTP.String(), LegacySSE.String())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var status, n, exchanges int
+			if err := rows.Scan(&status, &n, &exchanges); err != nil {
+				return err
+			}
+			sum.Statuses[status] += n
+			sum.Exchanges += exchanges
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return HTTPSummary{}, fmt.Errorf("summarize HTTP sessions: %w", err)
+	}
+	return sum, nil
+}

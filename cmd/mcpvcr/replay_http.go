@@ -25,7 +25,7 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 		return err
 	}
 	fmt.Fprintf(e.stderr, "mcpvcr: replaying %d session(s) on http://%s; point your client at http://%s%s; stop with Ctrl-C\n",
-		len(srv.Recordings), ln.Addr(), ln.Addr(), replayer.EndpointPath(srv.Recordings))
+		srv.Sessions(), ln.Addr(), ln.Addr(), srv.EndpointPath(c.Context))
 	if err := serve(c.Context, e, ln, &recorder.Graceful{Handler: srv, BeforeShutdown: srv.Close, IdleTimeout: c.Duration("idle-timeout")}); err != nil {
 		return failErr(fmt.Errorf("serve: %w", err), "")
 	}
