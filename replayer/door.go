@@ -384,7 +384,18 @@ func (s *Server) answerLegacyDiscover(w http.ResponseWriter, r *http.Request, li
 		return false
 	}
 	ds := &s.http().door
-	ds.discoverOnce.Do(func() { ds.hasDiscover = holdsMethod(s.httpRecordings(), "server/discover") })
+	ds.discoverOnce.Do(func() {
+		if s.lazyHTTP() {
+			// Asked of the cassette, not of every session loaded.
+			found, err := s.Source.db.HTTPClientMethod(context.Background(), "server/discover")
+			if err == nil {
+				ds.hasDiscover = found
+				return
+			}
+			s.logger().Warn("looking for a recorded server/discover failed; reading every session", "err", err)
+		}
+		ds.hasDiscover = holdsMethod(s.httpRecordings(), "server/discover")
+	})
 	if ds.hasDiscover {
 		return false
 	}

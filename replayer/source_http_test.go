@@ -155,3 +155,43 @@ func TestServer_LoadHTTPReadsCandidatesInPlay(t *testing.T) {
 		})
 	}
 }
+
+// TestServer_LoadHTTPDiscover: a dual-era client's server/discover probe
+// to a replay of many legacy HTTP sessions from a Source is refused as a
+// legacy server refuses it, without loading every session to learn that
+// none holds one.
+func TestServer_LoadHTTPDiscover(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "many.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Import(ctx, strings.NewReader(manyHTTPSessions(50))); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := db.SessionIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &Server{}
+	if err := srv.Load(ctx, db, ids); err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	t.Cleanup(srv.Close)
+	before := srv.Source.loads.Load()
+	resp, err := hs.Client().Post(hs.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "legacy") {
+		t.Errorf("server/discover = %d %s; want 400 as a legacy server answers", resp.StatusCode, b)
+	}
+	if n := srv.Source.loads.Load() - before; n > 1 || len(srv.all) > 0 {
+		t.Errorf("server/discover loaded %d sessions (%d at once); want at most 1", n, len(srv.all))
+	}
+}

@@ -264,3 +264,20 @@ func (d *DB) SummarizeHTTP(ctx context.Context) (HTTPSummary, error) {
 	}
 	return sum, nil
 }
+
+// HTTPClientMethod reports whether any client frame of db's Streamable
+// HTTP and HTTP+SSE sessions is a request or notification of method (not
+// counting batch members). It reads every frame row (no frame is decoded):
+// for a question asked rarely.
+func (d *DB) HTTPClientMethod(ctx context.Context, method string) (bool, error) {
+	var found bool
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM frames f JOIN sessions x ON x.id = f.session_id
+			WHERE f.method = ? AND f.direction = ? AND x.transport IN (?, ?))`,
+			method, ClientToServer.String(), StreamableHTTP.String(), LegacySSE.String()).Scan(&found)
+	})
+	if err != nil {
+		return false, fmt.Errorf("look for %s: %w", method, err)
+	}
+	return found, nil
+}
