@@ -175,8 +175,8 @@ func (d doorShape) keys() []doorKey {
 // request has its shape. It reports whether it answered.
 func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) bool {
 	if s.lazyHTTP() && s.firstSessionAnswers(r) {
-		// Replay from a Source holds no refusal (see Server.Load): a
-		// shape the first session has was answered.
+		// A shape the first session's server answered: the conversation
+		// decides, as below, without reading every session.
 		return false
 	}
 	shapes := s.doorShapes()
@@ -204,7 +204,7 @@ func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Messa
 }
 
 // firstSessionAnswers reports whether the first session of the Source
-// holds a request of r's door shape.
+// holds a request of r's door shape that its server answered.
 func (s *Server) firstSessionAnswers(r *http.Request) bool {
 	s.repOnce.Do(func() {
 		s.repKeys = map[doorKey]bool{}
@@ -214,6 +214,9 @@ func (s *Server) firstSessionAnswers(r *http.Request) bool {
 		}
 		for i := range rec.Streams {
 			st := &rec.Streams[i]
+			if slices.Contains(refusedStatus, st.Status) {
+				continue // only a shape some server answered is settled here
+			}
 			switch st.Kind {
 			case store.PostStream, store.GetStream, store.ResumeStream, store.DeleteStream, store.ListenStream, store.SSEGetStream:
 				for _, k := range recordedDoor(rec, st).keys() {
