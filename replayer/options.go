@@ -114,11 +114,11 @@ func (s *Server) Load(ctx context.Context, db *store.DB, ids []int64) error {
 		}
 		lazy := first.Transport == store.Stdio
 		if !lazy {
-			sum, err := db.SummarizeHTTP(ctx)
+			sum, err := db.SummarizeHTTP(ctx, refusedStatus...)
 			if err != nil {
 				return err
 			}
-			lazy = conversationsOnly(sum)
+			lazy = sum.Modern == 0 && sum.Anonymous == 0 && sum.Exchanges == 0 && sum.Answered == 0
 		}
 		if lazy {
 			src, err := newSource(ctx, db, s.Logger, s.Match, ids...)
@@ -129,20 +129,6 @@ func (s *Server) Load(ctx context.Context, db *store.DB, ids []int64) error {
 	recs, err := db.Recordings(ctx, ids...)
 	s.Recordings = recs
 	return err
-}
-
-// conversationsOnly reports whether HTTP sessions summarised as sum hold
-// conversations only (see Load).
-func conversationsOnly(sum store.HTTPSummary) bool {
-	if sum.Modern > 0 || sum.Anonymous > 0 || sum.Exchanges > 0 {
-		return false
-	}
-	for _, st := range refusedStatus {
-		if sum.Statuses[st] > 0 {
-			return false
-		}
-	}
-	return true
 }
 
 // ErrBadOption means a Pace or a cut written by a person does not parse.

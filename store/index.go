@@ -228,36 +228,35 @@ type HTTPSummary struct {
 	// Exchanges counts the plain HTTP exchanges (HTTPStream: OAuth
 	// metadata, registration, token).
 	Exchanges int
-	// Statuses counts the HTTP sessions' streams by response status.
-	Statuses map[int]int
+	// Answered counts the streams answered with one of the statuses
+	// SummarizeHTTP was asked about.
+	Answered int
 }
 
-// SummarizeHTTP returns the HTTPSummary of db's HTTP sessions. It reads
-// the session and stream rows only, no frame.
-func (d *DB) SummarizeHTTP(ctx context.Context) (HTTPSummary, error) {
-	sum := HTTPSummary{Statuses: map[int]int{}}
+// SummarizeHTTP returns the HTTPSummary of db's sessions, counting the
+// streams answered with one of statuses. It reads session and stream rows
+// only, no frame; streams of other transports have neither an HTTP kind
+// nor a status.
+func (d *DB) SummarizeHTTP(ctx context.Context, statuses ...int) (HTTPSummary, error) {
+	var sum HTTPSummary
 	err := d.read(ctx, func(tx *sql.Tx) error {
 		if err := tx.QueryRowContext(ctx, `SELECT
 			coalesce(sum(era = ?), 0), coalesce(sum(era <> ? AND external_id = ''), 0)
 			FROM sessions WHERE transport = ?`, string(EraModern), string(EraModern), StreamableHTTP.String()).Scan(&sum.Modern, &sum.Anonymous); err != nil {
 			return err
 		}
-		rows, err := tx.QueryContext(ctx, `SELECT s.status, count(*), coalesce(sum(s.kind = ?), 0) FROM streams s
-			JOIN sessions x ON x.id = s.session_id WHERE x.transport IN (?, ?) GROUP BY s.status`,
-			HTTPStream.String(), StreamableHTTP.String(), LegacySSE.String())
-		if err != nil {
-			return err
+		in := "NULL"
+		args := []any{HTTPStream.String()}
+		if len(statuses) > 0 {
+			in = "?" + strings.Repeat(", ?", len(statuses)-1)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			var status, n, exchanges int
-			if err := rows.Scan(&status, &n, &exchanges); err != nil {
-				return err
-			}
-			sum.Statuses[status] += n
-			sum.Exchanges += exchanges
+		for _, st := range statuses {
+			args = append(args, st)
 		}
-		return rows.Err()
+		args = append(args, args...)
+		// The filter first: the sums see only the rows they count.
+		return tx.QueryRowContext(ctx, `SELECT coalesce(sum(kind = ?), 0), coalesce(sum(status IN (`+in+`)), 0)
+			FROM streams WHERE kind = ? OR status IN (`+in+`)`, args...).Scan(&sum.Exchanges, &sum.Answered)
 	})
 	if err != nil {
 		return HTTPSummary{}, fmt.Errorf("summarize HTTP sessions: %w", err)
