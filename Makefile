@@ -60,7 +60,8 @@ demo:
 	@./scripts/demo.sh
 
 ## bench: measure direct, passthrough, record and replay in one run and print one table
-##        (BENCHFLAGS="-rss-mb 1024" for the 1 GB peak-memory row; -quick for a smoke run)
+##        (BENCHFLAGS="-rss-mb 1024" for the 1 GB peak-memory row; -quick for a smoke run;
+##        -mcpsnoop PATH to run an mcpsnoop binary as a further proxy in the same rounds)
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 

@@ -37,9 +37,18 @@
 // than the recording. -gen-cassette FILE writes such a cassette as JSONL
 // (-gen-transport http or sse for the HTTP ones).
 //
+// With -mcpsnoop PATH every HTTP and stdio load also runs through that
+// mcpsnoop binary (another MCP recording proxy: its HTTP proxy, a process
+// per run, and its stdio shim, a process between the client and the
+// server) in the same rounds, with a MCPSNOOP and a SNOOP/PASS column, a
+// "frames lost" row per load (what the client did not get, and what
+// mcpsnoop says it dropped from its trace), and targets saying whether
+// record is ahead of it. Build mcpsnoop outside this module, from its
+// repository at the version to compare with.
+//
 // Run it with make bench, or
 //
-//	go run ./bench [-rounds 5] [-rss-mb 256] [-quick]
+//	go run ./bench [-rounds 5] [-rss-mb 256] [-quick] [-mcpsnoop PATH]
 //
 // The program is also its own peers: with -peer stdio it is the minimal
 // stdio server, with -peer http-peer, http-pass, http-record or

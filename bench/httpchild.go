@@ -126,8 +126,12 @@ func (c *child) kill() {
 // cpu returns the CPU time the child has used, in nanoseconds from
 // Linux's /proc/PID/task/*/schedstat (0 elsewhere). Threads that have
 // exited are not counted; a Go program keeps its threads.
-func (c *child) cpu() (time.Duration, error) {
-	dir := fmt.Sprintf("/proc/%d/task", c.cmd.Process.Pid)
+func (c *child) cpu() (time.Duration, error) { return procCPU(c.cmd.Process.Pid) }
+
+// procCPU returns the CPU time process pid has used, from
+// /proc/PID/task/*/schedstat (0 where there is none).
+func procCPU(pid int) (time.Duration, error) {
+	dir := fmt.Sprintf("/proc/%d/task", pid)
 	tasks, err := os.ReadDir(dir)
 	if err != nil {
 		return 0, nil

@@ -26,12 +26,24 @@ func newClient() *http.Client {
 // with ids 1 to n, and times each. SSE answers must hold streamEvents
 // events and JSON answers the request's id; anything else fails the run.
 func runHTTP(ctx context.Context, c *http.Client, url, tool string, n, conc int) (run, error) {
+	return runHTTPLoss(ctx, c, url, tool, n, conc, false)
+}
+
+// runHTTPLossy is runHTTP for a proxy that may cut answers: a request
+// that fails, or whose answer misses events, counts its missing frames
+// in the run's lost and the request in cut instead of failing the run.
+// Its latency is the time until it failed.
+func runHTTPLossy(ctx context.Context, c *http.Client, url, tool string, n, conc int) (run, error) {
+	return runHTTPLoss(ctx, c, url, tool, n, conc, true)
+}
+
+func runHTTPLoss(ctx context.Context, c *http.Client, url, tool string, n, conc int, lossy bool) (run, error) {
 	lat := make([]time.Duration, n)
 	var ttfe []time.Duration
 	if tool == toolStream {
 		ttfe = make([]time.Duration, n)
 	}
-	var next, frames atomic.Int64
+	var next, frames, lost, cut atomic.Int64
 	var wg sync.WaitGroup
 	errc := make(chan error, conc)
 	start := time.Now()
@@ -43,7 +55,14 @@ func runHTTP(ctx context.Context, c *http.Client, url, tool string, n, conc int)
 					return
 				}
 				got, first, d, err := post(ctx, c, url, i, tool)
-				if err != nil {
+				if err != nil && lossy && ctx.Err() == nil {
+					want := 1
+					if tool == toolStream {
+						want = streamEvents
+					}
+					lost.Add(int64(max(0, want-got)))
+					cut.Add(1)
+				} else if err != nil {
 					errc <- fmt.Errorf("request %d: %w", i, err)
 					return
 				}
@@ -65,12 +84,13 @@ func runHTTP(ctx context.Context, c *http.Client, url, tool string, n, conc int)
 	if err := ctx.Err(); err != nil {
 		return run{}, err
 	}
-	return run{lat: lat, ttfe: ttfe, requests: n, frames: int(frames.Load()), wall: wall}, nil
+	return run{lat: lat, ttfe: ttfe, requests: n, frames: int(frames.Load()), wall: wall, lost: int(lost.Load()), cut: int(cut.Load())}, nil
 }
 
 // post sends one request and reads its whole answer. It returns the
 // server frames received (1 for JSON, the events for SSE), the time to
-// the first event, and the latency.
+// the first event, and the latency; on an error, the events received and
+// the time until then.
 func post(ctx context.Context, c *http.Client, url string, id int64, tool string) (frames int, first, lat time.Duration, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(request(id, tool)))
 	if err != nil {
@@ -102,10 +122,10 @@ func post(ctx context.Context, c *http.Client, url string, id int64, tool string
 	events, first, err := countEvents(resp.Body, t0)
 	lat = time.Since(t0)
 	if err != nil {
-		return 0, 0, 0, err
+		return events, first, lat, err
 	}
 	if events != streamEvents {
-		return 0, 0, 0, fmt.Errorf("got %d events; want %d", events, streamEvents)
+		return events, first, lat, fmt.Errorf("got %d events; want %d", events, streamEvents)
 	}
 	return events, first, lat, nil
 }

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/store"
@@ -121,6 +122,8 @@ func (b *httpBench) run(ctx context.Context, m mode, tool string, n, conc int) (
 		return b.record(ctx, c, tool, n, conc)
 	case modeReplay:
 		return b.replay(ctx, c, tool, n, conc)
+	case modeSnoop:
+		return snoop.runHTTP(ctx, c, b.peer.url, tool, n, conc)
 	}
 	return run{}, fmt.Errorf("unknown mode %d", m)
 }
@@ -247,20 +250,25 @@ const (
 	modePassthrough
 	modeRecord
 	modeReplay
+	modeSnoop // mcpsnoop, with -mcpsnoop
 	numModes
 )
 
-var modeNames = [numModes]string{"direct", "passthrough", "record", "replay"}
+var modeNames = [numModes]string{"direct", "passthrough", "record", "replay", "mcpsnoop"}
 
 func (m mode) String() string { return modeNames[m] }
 
 // roundOrder returns the modes in the order round i runs them: forwards
 // in even rounds, backwards in odd ones, so that no mode always runs on a
 // warmer or a more tired machine. Replay always follows a record run,
-// whose first recording it serves.
+// whose first recording it serves. mcpsnoop runs only with -mcpsnoop.
 func roundOrder(i int) []mode {
-	if i%2 == 0 {
-		return []mode{modeDirect, modePassthrough, modeRecord, modeReplay}
+	ms := []mode{modeDirect, modePassthrough, modeRecord, modeReplay}
+	if snoop != nil {
+		ms = []mode{modeDirect, modePassthrough, modeRecord, modeSnoop, modeReplay}
 	}
-	return []mode{modeReplay, modeRecord, modePassthrough, modeDirect}
+	if i%2 == 1 {
+		slices.Reverse(ms)
+	}
+	return ms
 }

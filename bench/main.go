@@ -27,11 +27,12 @@ type options struct {
 	only       *regexp.Regexp
 	cpuprofile string
 	timeout    time.Duration
+	snoopBin   string
 }
 
 func main() {
 	var o options
-	var only, peer, upstream, cassette, gen string
+	var only, peer, upstream, cassette, gen, snoopBin string
 	var genSessions int
 	var genTransport string
 	flag.IntVar(&o.rounds, "rounds", 5, "timed rounds per load and mode; the table shows medians")
@@ -41,6 +42,7 @@ func main() {
 	flag.IntVar(&o.growthMB, "growth-mb", 1024, "size in MB of the generated cassette the growth rows append to; 0 skips them")
 	flag.StringVar(&only, "only", "", "run only the loads whose name matches this `regexp` (http, sse, stdio, ingest, growth, rss, replay start, replay start http)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to `file`, and one of each peer process to file.KIND.N")
+	flag.StringVar(&snoopBin, "mcpsnoop", "", "also run every HTTP and stdio load through the mcpsnoop `binary` (v0.18.0, built outside this module), in the same rounds, with its ratios and the frames it lost")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	flag.StringVar(&gen, "gen-cassette", "", "write a generated cassette of -gen-sessions stdio sessions of 64 frames, sharing their opening frames, as JSONL to `file` (- for stdout), and exit")
 	flag.IntVar(&genSessions, "gen-sessions", 10000, "sessions of the -gen-cassette cassette")
@@ -69,6 +71,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench: -only:", err)
 		os.Exit(2)
 	}
+	o.snoopBin = snoopBin
 	if o.quick {
 		o.rounds = min(o.rounds, 3)
 		o.rssMB = min(o.rssMB, 64)
@@ -155,8 +158,14 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 	}
 	defer db.Close()
 
-	startCPU := sampleCPU()
 	t := &table{}
+	if o.snoopBin != "" {
+		if snoop, err = newSnoopPeer(ctx, o.snoopBin, dir); err != nil {
+			return err
+		}
+		t.snoop = true
+	}
+	startCPU := sampleCPU()
 	for _, l := range loads {
 		if !o.only.MatchString(l.name) {
 			continue

@@ -20,6 +20,9 @@ type run struct {
 	// cpu is the CPU time of the proxy (or replayer) process during the
 	// run, where it is a process of its own; 0 otherwise.
 	cpu time.Duration
+	// lost counts the server frames a lossy proxy (mcpsnoop) did not
+	// forward or did not record, cut the requests whose answers it cut.
+	lost, cut int
 }
 
 // p50 returns the median latency of the run.

@@ -21,6 +21,8 @@ type stdioBench struct {
 	self      string    // this program, to start as the peer
 	db        *store.DB // the cassette record runs write
 	recording *store.Recording
+	// lost counts the frames mcpsnoop dropped from its trace in a run.
+	lost int
 }
 
 // conn is the client's side of one stdio run: it writes requests to w and
@@ -68,6 +70,9 @@ func pipes() (c2sR, c2sW, s2cR, s2cW *os.File, err error) {
 func (b *stdioBench) open(ctx context.Context, m mode) (*conn, error) {
 	if m == modeReplay {
 		return b.openReplay(ctx)
+	}
+	if m == modeSnoop {
+		return snoop.openStdio(ctx, b.self, &b.lost)
 	}
 	cmd, in, out, errOut, err := b.child()
 	if err != nil {
@@ -169,6 +174,7 @@ func (b *stdioBench) openReplay(ctx context.Context) (*conn, error) {
 // run runs the load once in mode m; a record run then checks that the
 // cassette holds every frame.
 func (b *stdioBench) run(ctx context.Context, m mode, tool string, n, conc int) (run, error) {
+	b.lost = 0
 	c, err := b.open(ctx, m)
 	if err != nil {
 		return run{}, err
@@ -180,6 +186,7 @@ func (b *stdioBench) run(ctx context.Context, m mode, tool string, n, conc int) 
 	if err != nil {
 		return run{}, err
 	}
+	r.lost = b.lost
 	if m == modeRecord {
 		rc, err := verifyRecorded(ctx, b.db, tool, n)
 		if err != nil {

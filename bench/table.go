@@ -14,7 +14,7 @@ import (
 type row struct {
 	load, conc, metric string
 	vals               [numModes]string
-	rec, rep           string
+	rec, rep, snp      string
 	target             string
 }
 
@@ -22,6 +22,9 @@ type row struct {
 type table struct {
 	rows        []row
 	met, missed int
+	// snoop adds the mcpsnoop columns: its value, its ratio to
+	// passthrough, and the frames lost.
+	snoop bool
 }
 
 // check formats a target: what it asks, the measured value, and met or
@@ -58,6 +61,7 @@ func (t *table) durRow(l load, metric string, d [numModes]time.Duration, target 
 	}
 	r.rec = fmtRatio(ratio(float64(d[modeRecord]), float64(d[modePassthrough])))
 	r.rep = fmtRatio(ratio(float64(d[modeReplay]), float64(d[modePassthrough])))
+	r.snp = fmtRatio(ratio(float64(d[modeSnoop]), float64(d[modePassthrough])))
 	t.rows = append(t.rows, r)
 }
 
@@ -69,6 +73,7 @@ func (t *table) rateRow(l load, metric string, x [numModes]float64, target strin
 	}
 	r.rec = fmtRatio(ratio(x[modeRecord], x[modePassthrough]))
 	r.rep = fmtRatio(ratio(x[modeReplay], x[modePassthrough]))
+	r.snp = fmtRatio(ratio(x[modeSnoop], x[modePassthrough]))
 	t.rows = append(t.rows, r)
 }
 
@@ -86,6 +91,25 @@ func (t *table) addLoad(l load, rs [numModes]rounds) {
 	}
 	recLat := ratio(float64(p50[modeRecord]), float64(p50[modePassthrough]))
 	sse := !l.stdio && l.tool == toolStream
+	// ahead checks issue 26's target on a row: record ahead of mcpsnoop,
+	// each as a ratio to the passthrough (lower is better for latency).
+	ahead := func(target string, rec, snp float64, lower bool) string {
+		if !t.snoop {
+			return target
+		}
+		ok := rec > snp
+		if lower {
+			ok = rec < snp
+		}
+		s := t.check(ok && snp > 0, "ahead of mcpsnoop (%.3g× vs %.3g×)", rec, snp)
+		if target == "" {
+			return s
+		}
+		return target + "; " + s
+	}
+	if t.snoop {
+		defer t.lostRow(l, rs)
+	}
 	if !l.stdio {
 		defer func() {
 			var cpu [numModes]time.Duration
@@ -103,39 +127,74 @@ func (t *table) addLoad(l load, rs [numModes]rounds) {
 			extra := ttfe[modeRecord] - ttfe[modePassthrough]
 			target = t.check(extra <= 50*time.Microsecond && ttfe[modePassthrough] > 0,
 				"record ≤ passthrough+50µs (%+dµs)", extra.Microseconds())
+			if t.snoop {
+				snp := ttfe[modeSnoop] - ttfe[modePassthrough]
+				target += "; " + t.check(extra < snp && ttfe[modeSnoop] > 0, "ahead of mcpsnoop (%+dµs)", snp.Microseconds())
+			}
 		}
 		t.durRow(l, "p50 first event", ttfe, target)
 		rf := ratio(frames[modeRecord], frames[modePassthrough])
 		live := ratio(frames[modeReplay], frames[modeDirect])
 		target = t.check(live >= 1.5, "replay ≥1.50× direct (%.3g×)", live)
 		if l.conc > 1 {
-			target = t.check(rf >= 0.80, "record ≥0.80× (%.3g×), all recorded", rf) + "; " + target
+			target = ahead(t.check(rf >= 0.80, "record ≥0.80× (%.3g×), all recorded", rf), rf, ratio(frames[modeSnoop], frames[modePassthrough]), false) + "; " + target
 		}
 		t.rateRow(l, "events/s", frames, target)
 	case l.stdio:
 		target := ""
 		if l.conc == 1 && l.tool != toolStream {
 			target = t.check(recLat <= 1.10, "record ≤1.10× (%.3g×)", recLat)
+			target = ahead(target, recLat, ratio(float64(p50[modeSnoop]), float64(p50[modePassthrough])), true)
 		}
 		t.durRow(l, "p50 latency", p50, target)
+		target = ""
 		if l.tool == toolStream {
-			t.rateRow(l, "lines/s", frames, "")
+			if l.conc > 1 {
+				target = ahead("", ratio(frames[modeRecord], frames[modePassthrough]), ratio(frames[modeSnoop], frames[modePassthrough]), false)
+			}
+			t.rateRow(l, "lines/s", frames, target)
 		} else {
-			t.rateRow(l, "requests/s", reqs, "")
+			if l.conc > 1 {
+				target = ahead("", ratio(reqs[modeRecord], reqs[modePassthrough]), ratio(reqs[modeSnoop], reqs[modePassthrough]), false)
+			}
+			t.rateRow(l, "requests/s", reqs, target)
 		}
 	default:
 		target := ""
 		if l.conc == 1 {
 			target = t.check(recLat <= 1.05, "record ≤1.05× (%.3g×)", recLat)
+			target = ahead(target, recLat, ratio(float64(p50[modeSnoop]), float64(p50[modePassthrough])), true)
 		}
 		t.durRow(l, "p50 latency", p50, target)
 		target = ""
 		if l.conc > 1 {
 			rr := ratio(reqs[modeRecord], reqs[modePassthrough])
-			target = t.check(rr >= 0.85, "record ≥0.85× (%.3g×)", rr)
+			target = ahead(t.check(rr >= 0.85, "record ≥0.85× (%.3g×)", rr), rr, ratio(reqs[modeSnoop], reqs[modePassthrough]), false)
 		}
 		t.rateRow(l, "requests/s", reqs, target)
 	}
+}
+
+// lostRow adds the frames lost by each proxy over all rounds: those
+// the client did not get and those missing from the recording. A record
+// run fails on any, so its count is 0; mcpsnoop's are counted.
+func (t *table) lostRow(l load, rs [numModes]rounds) {
+	r := row{load: l.name, conc: fmt.Sprint(l.conc), metric: "frames lost", rec: "-", rep: "-", snp: "-"}
+	for m := range numModes {
+		r.vals[m] = "-"
+	}
+	r.vals[modeRecord] = "0"
+	var lost, cut, hit int
+	for _, x := range rs[modeSnoop] {
+		lost += x.lost
+		cut += x.cut
+		if x.lost > 0 {
+			hit++
+		}
+	}
+	r.vals[modeSnoop] = fmt.Sprint(lost)
+	r.target = fmt.Sprintf("mcpsnoop: %d answers cut, frames lost in %d of %d rounds", cut, hit, len(rs[modeSnoop]))
+	t.rows = append(t.rows, r)
 }
 
 // addIngest adds a store ingest row.
@@ -224,10 +283,20 @@ func fmtSize(n int) string {
 // write prints the table and a line counting the targets.
 func (t *table) write(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LOAD\tC\tMETRIC\tDIRECT\tPASSTHROUGH\tRECORD\tREPLAY\tREC/PASS\tREP/PASS\tTARGET")
+	if !t.snoop {
+		fmt.Fprintln(tw, "LOAD\tC\tMETRIC\tDIRECT\tPASSTHROUGH\tRECORD\tREPLAY\tREC/PASS\tREP/PASS\tTARGET")
+	} else {
+		fmt.Fprintln(tw, "LOAD\tC\tMETRIC\tDIRECT\tPASSTHROUGH\tRECORD\tREPLAY\tMCPSNOOP\tREC/PASS\tREP/PASS\tSNOOP/PASS\tTARGET")
+	}
 	for _, r := range t.rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.load, r.conc, r.metric,
-			r.vals[modeDirect], r.vals[modePassthrough], r.vals[modeRecord], r.vals[modeReplay], r.rec, r.rep, dashIfEmpty(r.target))
+		if !t.snoop {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.load, r.conc, r.metric,
+				r.vals[modeDirect], r.vals[modePassthrough], r.vals[modeRecord], r.vals[modeReplay], r.rec, r.rep, dashIfEmpty(r.target))
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.load, r.conc, r.metric,
+			r.vals[modeDirect], r.vals[modePassthrough], r.vals[modeRecord], r.vals[modeReplay], dashIfEmpty(r.vals[modeSnoop]),
+			r.rec, r.rep, dashIfEmpty(r.snp), dashIfEmpty(r.target))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ntargets: %d met, %d missed\n", t.met, t.missed)

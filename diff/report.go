@@ -198,7 +198,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	b.WriteString(r.summary())
 	b.WriteString("\n")
 	if n := r.Skipped(); n > 0 {
-		fmt.Fprintf(&b, "skipped %s that may write (the write guard; see verify --help)\n", plural(n, "tool call"))
+		fmt.Fprintf(&b, "skipped %s that may write (the write guard; see verify --help)\n", termtext.Count(n, "tool call"))
 	}
 	_, err := io.WriteString(w, termtext.Text(b.String()))
 	return err
@@ -223,7 +223,7 @@ func (r *Report) summary() string {
 		if n := byStatus[st]; n > 0 {
 			p := fmt.Sprintf("%d %s", n, st)
 			if st == StatusChanged {
-				p += " (" + plural(changes, "change") + ")"
+				p += " (" + termtext.Count(changes, "change") + ")"
 			}
 			parts = append(parts, p)
 		}
@@ -240,7 +240,7 @@ func (rd *RequestDiff) text() string {
 	var b strings.Builder
 	switch rd.Status {
 	case StatusChanged:
-		fmt.Fprintf(&b, "%s: %s\n", rd.Label(), plural(len(rd.Changes), "change"))
+		fmt.Fprintf(&b, "%s: %s\n", rd.Label(), termtext.Count(len(rd.Changes), "change"))
 	default:
 		fmt.Fprintf(&b, "%s: %s: %s\n", rd.Label(), rd.Status, rd.Reason)
 	}
@@ -327,13 +327,6 @@ func shown(v json.RawMessage) string {
 	return s
 }
 
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return strconv.Itoa(n) + " " + noun + "s"
-}
-
 // WriteJSON writes reports as one JSON object: {"differ": bool,
 // "reports": [...]}.
 func WriteJSON(w io.Writer, reports ...*Report) error {
@@ -398,7 +391,7 @@ func WriteJUnit(w io.Writer, reports ...*Report) error {
 			if rd.Differs() {
 				msg := string(rd.Status)
 				if rd.Status == StatusChanged {
-					msg = plural(len(rd.Changes), "change")
+					msg = termtext.Count(len(rd.Changes), "change")
 				} else if rd.Reason != "" {
 					msg += ": " + rd.Reason
 				}

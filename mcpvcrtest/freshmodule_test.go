@@ -19,8 +19,8 @@ import (
 // through go-vcr v2's; Proxy records a live Go SDK server in each mode,
 // one cassette per case of a table test (replayed by a second go test
 // with MCPVCR_MODE=replay-only, the server never called), and with each
-// hook. The Go code of the README's "In Go tests" section and the
-// package doc's complete test are built there too. It needs only the
+// hook. The Go code of the README and the package doc's complete test
+// are built there too. It needs only the
 // module cache (it runs go with the environment's GOFLAGS and GOPROXY,
 // and never asks the proxy for this module) and takes seconds once the
 // build cache is warm; -short skips it.
@@ -77,8 +77,8 @@ func TestFreshModule(t *testing.T) {
 	}
 	// The README's and the package doc's code compiles (go vet builds the
 	// tests; they need cassettes of their own to run).
-	if len(snippets) < 3 {
-		t.Errorf("found %d Go snippets in the README's In Go tests section and the package doc; want at least 3", len(snippets))
+	if len(snippets) < 4 {
+		t.Errorf("found %d Go snippets in the README and the package doc; want at least 4", len(snippets))
 	}
 	gocmd("vet", "./snippets/...")
 }
@@ -98,19 +98,33 @@ func goIn(t *testing.T, goBin, dir, mode string, args ...string) string {
 	return out.String()
 }
 
-// goSnippets returns the Go code blocks of the README's "In Go tests"
-// section and the complete test in the package doc (doc.go).
+// snippetHeader makes a README Go block that is only a test function a
+// file: the package and the imports such a block uses.
+const snippetHeader = `package snippet_test
+
+import (
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/mcpvcrtest"
+)
+
+`
+
+// goSnippets returns the Go code blocks of the README (one that starts
+// with func gets snippetHeader) and the complete test in the package doc
+// (doc.go).
 func goSnippets(t *testing.T) []string {
 	t.Helper()
 	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## In Go tests\n")
-	if !ok {
+	if !strings.Contains(string(readme), "\n## In Go tests\n") {
 		t.Fatal(`README.md has no "## In Go tests" section`)
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := string(readme)
 	var out []string
 	for {
 		var code string
@@ -119,6 +133,9 @@ func goSnippets(t *testing.T) []string {
 			break
 		}
 		code, section, _ = strings.Cut(rest, "\n```\n")
+		if strings.HasPrefix(code, "func ") {
+			code = snippetHeader + code
+		}
 		out = append(out, code+"\n")
 	}
 	doc, err := os.ReadFile("doc.go")

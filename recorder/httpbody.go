@@ -33,14 +33,21 @@ type recordingBody struct {
 	mu       sync.Mutex // guards everything below
 	split    sse.Splitter
 	events   []sse.Event
-	reserved []*store.Frame // events forwarded and reserved, not yet settled
-	buf      []byte         // a non-SSE body, recorded at EOF (its first max bytes)
-	size     int64          // the length of a non-SSE body so far
-	max      int            // the most bytes recorded of one frame
-	out      []byte         // bytes held back for the client (the endpoint event)
-	holding  bool           // holding bytes until the endpoint event is complete
-	started  bool
-	finished bool
+	reserved []*store.Frame // events forwarded and recorded, not yet settled
+	chunks   int            // chunks reserved since the last settle
+	// splitChunk and chunkDone are splitData and settled, made once; a
+	// flush of the session calls them, under its lock, for b's chunks.
+	// spare is a slice they pass frames in, reused.
+	splitChunk func([]byte) []*store.Frame
+	chunkDone  func([]*store.Frame)
+	spare      []*store.Frame
+	buf        []byte // a non-SSE body, recorded at EOF (its first max bytes)
+	size       int64  // the length of a non-SSE body so far
+	max        int    // the most bytes recorded of one frame
+	out        []byte // bytes held back for the client (the endpoint event)
+	holding    bool   // holding bytes until the endpoint event is complete
+	started    bool
+	finished   bool
 }
 
 func (b *recordingBody) Read(p []byte) (int, error) {
@@ -106,19 +113,49 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 	}
 }
 
-// reserve splits SSE bytes that are about to be forwarded and reserves
-// each complete event's place in the session; settle, at the next Read
-// (or the end), records them. So an event is on its way to the client
-// before it is parsed and queued for the cassette, and the order of
-// frames is still the order seen.
+// reserve takes SSE bytes that are about to be forwarded, as they are:
+// it copies them and reserves the place of the events they complete in
+// the session, and nothing else. The next Read (or the end, or another
+// stream's write in the session) splits them into events and records
+// those in that place (see chunk); settle then notes what they answered.
+// So no recording work is done for an event before it is on its way to
+// the client, even for the first event of a stream or the events of a
+// long read, and the order of frames is still the order seen.
 func (b *recordingBody) reserve(p []byte) {
-	b.events = b.split.Feed(b.takeEvents(), p)
+	data := p
+	if len(p) <= copyBuffers.size {
+		data = copyBuffers.Get()[:len(p)]
+	} else {
+		data = make([]byte, len(p))
+	}
+	copy(data, p)
+	if b.splitChunk == nil {
+		b.splitChunk, b.chunkDone = b.splitData, b.settled
+	}
+	b.chunks++
+	b.x.hs.reserveChunk(b.x.st, store.ServerToClient, &chunk{data: data, split: b.splitChunk, done: b.chunkDone})
+}
+
+// splitData splits SSE bytes that reserve took into the frames of the
+// events they complete. It runs in the flush that records them, under
+// the session's lock, once per chunk and in the order of the chunks.
+func (b *recordingBody) splitData(data []byte) []*store.Frame {
+	b.events = b.split.Feed(b.takeEvents(), data)
+	fs := b.spare[:0]
 	for _, ev := range b.events {
-		f := b.frame(ev)
-		b.x.hs.reserve(b.x.st, store.ServerToClient, f)
-		b.reserved = append(b.reserved, f)
+		fs = append(fs, b.frame(ev))
 	}
 	clear(b.events)
+	b.spare = nil
+	return fs
+}
+
+// settled takes back the frames of a chunk once they are recorded, for
+// settle to note what they answered.
+func (b *recordingBody) settled(fs []*store.Frame) {
+	b.reserved = append(b.reserved, fs...)
+	clear(fs)
+	b.spare = fs[:0]
 }
 
 // takeEvents returns b.events emptied, from eventSlices the first time.
@@ -144,9 +181,10 @@ func (b *recordingBody) putEvents() {
 
 // settle records the reserved events and notes what they answered.
 func (b *recordingBody) settle() {
-	if len(b.reserved) == 0 {
+	if b.chunks == 0 && len(b.reserved) == 0 {
 		return
 	}
+	b.chunks = 0
 	b.x.hs.flush(b.ctx)
 	for i, f := range b.reserved {
 		b.noteEvent(f)

@@ -27,14 +27,16 @@ type session struct {
 	logger *slog.Logger
 	start  time.Time
 
-	mu   sync.Mutex // guards seq, sess, last, pending, created, failed, err, and the order of Append calls
+	mu sync.Mutex // guards seq, sess, last, pending, created, failed, err, and the order of Append calls
+	// seq is the last sequence number handed out: a frame gets its own
+	// when it is handed to the sink, in the order of pending.
 	seq  int64
 	sess store.Session
 	// last is the offset of the session's last traffic: its last frame,
 	// or the last stream opened or ended but by the proxy's shutdown.
 	last time.Duration
 	// pending holds, in order, the writes of the session not yet handed
-	// to the sink: frames whose seq and offset are taken (reserve), and,
+	// to the sink: frames whose place and offset are taken (reserveChunk), and,
 	// until the session is created, everything else too (streams opened
 	// and closed). Every other write of the session hands them over
 	// first, so that the sink gets frames in seq order and a crash can
@@ -142,22 +144,35 @@ type pendingWrite struct {
 	m       *jsonrpc.Message // f's parsed view, if the caller derived f
 	open    bool
 	closing bool
+	// chunk holds bytes forwarded before they were split into frames
+	// (reserveChunk); at reads them.
+	chunk *chunk
+	dir   store.Direction
+	at    time.Duration
 }
 
-// reserve gives f its place in the session's order, on st in direction
-// dir, now, and leaves the rest of recording it (parsing it, learning
-// from it, handing it to the sink) to the next flush or write of the
-// session. The caller forwards f's bytes meanwhile: they are on their way
-// before any recording work that order does not need. f.Raw (and f.Data,
-// the SSE fields and Comment) come from the caller, who must not change
-// f until it has called flush.
-func (rs *session) reserve(st *store.Stream, dir store.Direction, f *store.Frame) {
+// chunk is bytes of one stream forwarded before anything was done to
+// record them. split, called once by the flush that reaches the chunk in
+// the session's order, returns the frames they complete, in order; the
+// flush numbers and records them there, so their order in the session is
+// the order seen. done, called after, hands them back to the stream's
+// owner, who learns from them once it has flushed.
+type chunk struct {
+	data  []byte
+	split func(data []byte) []*store.Frame
+	done  func(fs []*store.Frame)
+}
+
+// reserveChunk gives the frames that c's bytes complete, not yet split,
+// their place in the session's order, on st in direction dir, read now.
+// It is reserve for bytes that were forwarded before they were looked
+// at: the next flush splits them (see chunk).
+func (rs *session) reserveChunk(st *store.Stream, dir store.Direction, c *chunk) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.seq++
-	f.Seq, f.Direction, f.Offset = rs.seq, dir, rs.offset()
-	rs.last = f.Offset
-	rs.pending = append(rs.pending, pendingWrite{st: st, f: f})
+	at := rs.offset()
+	rs.last = at
+	rs.pending = append(rs.pending, pendingWrite{st: st, chunk: c, dir: dir, at: at})
 }
 
 // flush records the reserved frames.
@@ -184,8 +199,21 @@ func (rs *session) flushLocked(ctx context.Context) {
 			if !rs.failed && p.st.ID != 0 {
 				rs.fail(rs.sink.CloseStream(ctx, p.st))
 			}
+		case p.chunk != nil:
+			fs := p.chunk.split(p.chunk.data)
+			for _, f := range fs {
+				rs.seq++
+				f.Seq, f.Direction, f.Offset = rs.seq, p.dir, p.at
+				f.SessionID, f.StreamID = rs.sess.ID, p.st.ID
+				rs.record(ctx, f, derive.Frame(f, int(p.st.Kind)))
+			}
+			p.chunk.done(fs)
+			if cap(p.chunk.data) == copyBuffers.size {
+				copyBuffers.Put(p.chunk.data[:copyBuffers.size])
+			}
 		default:
-			p.f.SessionID, p.f.StreamID = rs.sess.ID, p.st.ID
+			rs.seq++
+			p.f.Seq, p.f.SessionID, p.f.StreamID = rs.seq, rs.sess.ID, p.st.ID
 			if p.m != nil {
 				rs.record(ctx, p.f, *p.m)
 			} else {
@@ -229,8 +257,7 @@ func (rs *session) closeStream(ctx context.Context, st *store.Stream, end store.
 func (rs *session) append(ctx context.Context, st *store.Stream, dir store.Direction, f *store.Frame) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.seq++
-	f.Seq, f.Direction, f.Offset = rs.seq, dir, rs.offset()
+	f.Direction, f.Offset = dir, rs.offset()
 	rs.last = f.Offset
 	rs.pending = append(rs.pending, pendingWrite{st: st, f: f})
 	rs.flushLocked(ctx)
@@ -241,8 +268,7 @@ func (rs *session) append(ctx context.Context, st *store.Stream, dir store.Direc
 func (rs *session) appendDerived(ctx context.Context, st *store.Stream, dir store.Direction, f *store.Frame, m jsonrpc.Message) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	rs.seq++
-	f.Seq, f.Direction, f.Offset = rs.seq, dir, rs.offset()
+	f.Direction, f.Offset = dir, rs.offset()
 	rs.last = f.Offset
 	rs.pending = append(rs.pending, pendingWrite{st: st, f: f, m: &m})
 	rs.flushLocked(ctx)

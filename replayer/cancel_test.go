@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -57,7 +58,7 @@ func TestCursor_WaiveReleasesLateAnswer(t *testing.T) {
 	if len(sts) != 1 || sts[0].Cancel == nil || len(sts[0].Awaited) != 1 {
 		t.Fatalf("stalls() = %+v; want one stall awaiting the recorded cancellation", sts)
 	}
-	if !c.waive(sts[0]) {
+	if _, ok := c.waive(sts[0]); !ok {
 		t.Fatal("waive() = false; want the frames after the cancellation released")
 	}
 	want := []string{
@@ -69,11 +70,36 @@ func TestCursor_WaiveReleasesLateAnswer(t *testing.T) {
 	}
 }
 
+// TestCursor_WaiveReturnsReleased: over HTTP nothing is queued; the
+// frames waive releases are returned for the streams to send (they
+// were released and never sent, and the client waited for good).
+func TestCursor_WaiveReturnsReleased(t *testing.T) {
+	rec := stdioRecording(t, 1, append(cancelledCall, `< {"jsonrpc":"2.0","id":3,"result":{"late":true}}`)...)
+	c := newCursor([]*recording{rec}, Match{}, false)
+	c.start()
+	c.receive(jsonrpc.Parse([]byte(liveCall)), nil)
+	sts := c.stalls()
+	if len(sts) != 1 {
+		t.Fatalf("stalls() = %+v; want one", sts)
+	}
+	outs, ok := c.waive(sts[0])
+	if !ok {
+		t.Fatal("waive() = false; want the frames after the cancellation released")
+	}
+	var got []string
+	for _, o := range outs {
+		got = append(got, o.Frame.Method+" "+string(o.Frame.ID)) // a result has no method
+	}
+	if diff := cmp.Diff([]string{"notifications/progress ", " 3"}, got); diff != "" {
+		t.Errorf("released frames (-want +got):\n%s", diff)
+	}
+}
+
 func TestCursor_WaiveNeedsAnAnswer(t *testing.T) {
 	c := newCursor([]*recording{stdioRecording(t, 1, cancelledCall...)}, Match{}, true)
 	c.start()
 	recv(t, c, liveCall)
-	if sts := c.stalls(); len(sts) != 1 || c.waive(sts[0]) {
+	if sts := c.stalls(); len(sts) != 1 || waived(c, sts[0]) {
 		t.Errorf("waive(%+v) = true; want false: the recording holds no answer, so the --wait rule answers", sts)
 	}
 }
@@ -223,4 +249,9 @@ func TestCursor_SettleAfterGivesTimeToCancel(t *testing.T) {
 	if got, want := c.settleAfter(DefaultSettle), DefaultSettle; got != want {
 		t.Errorf("settleAfter() without a cancelling candidate = %v; want %v", got, want)
 	}
+}
+
+func waived(c *cursor, st stall) bool {
+	_, ok := c.waive(st)
+	return ok
 }

@@ -477,8 +477,10 @@ func (ls *liveSession) giveUp(id string) bool {
 	if !ok {
 		return false
 	}
-	if ls.cur.waive(st) {
+	if outs, ok := ls.cur.waive(st); ok {
 		ls.srv.logger().Warn("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
+		// The streams that send them wait for them in ls.released.
+		ls.publish(outs)
 		return false
 	}
 	mm := stallMismatch(st)

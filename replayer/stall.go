@@ -104,16 +104,18 @@ func (st stall) describe() string {
 // the recorded client cancelled it, where this client has not: in every
 // candidate that cancellation is taken as received, so that what the
 // server sent after it (progress, log lines, the late answer) is
-// released, as the recording has it. It reports whether it released
-// anything; when it did not (the stall waits for more than the
+// released, as the recording has it. It returns the frames it released
+// (queued too on stdio; over HTTP the caller publishes them) and whether
+// it waived anything; when it did not (the stall waits for more than the
 // cancellation), nothing changes.
-func (c *cursor) waive(st stall) bool {
+func (c *cursor) waive(st stall) ([]outFrame, bool) {
 	if st.Cancel == nil || len(st.Awaited) != 1 || st.Awaited[0] != st.Cancel {
-		return false
+		return nil, false
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	released := false
+	var outs []outFrame
 	for _, e := range c.cands {
 		rec, ok := e.rids[st.ID]
 		if !ok {
@@ -130,12 +132,13 @@ func (c *cursor) waive(st stall) bool {
 		if c.queued {
 			e.queue = append(e.queue, o...)
 		}
+		outs = append(outs, o...)
 		released = true
 	}
 	if released {
 		c.notify()
 	}
-	return released
+	return outs, released
 }
 
 // stallMismatch is the mismatch a stalled request is reported as.

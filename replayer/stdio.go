@@ -128,21 +128,21 @@ func (r *Report) writeLine(w io.Writer) {
 	if r.SessionID == 0 {
 		what = "2026-07-28 exchanges"
 	}
-	fmt.Fprintf(w, "replayed %s: %s, %d matched, %d unmatched", what, count(r.Received, "client frame"), r.Matched, len(r.Mismatches))
+	fmt.Fprintf(w, "replayed %s: %s, %d matched, %d unmatched", what, termtext.Count(r.Received, "client frame"), r.Matched, len(r.Mismatches))
 	if r.Unrecorded > 0 {
-		fmt.Fprintf(w, ", %s to server requests the recording never got", count(r.Unrecorded, "answer"))
+		fmt.Fprintf(w, ", %s to server requests the recording never got", termtext.Count(r.Unrecorded, "answer"))
 	}
 	if r.Synthesized > 0 {
-		fmt.Fprintf(w, ", %s answered without a recording", count(r.Synthesized, "ping"))
+		fmt.Fprintf(w, ", %s answered without a recording", termtext.Count(r.Synthesized, "ping"))
 	}
 	if r.Discovered > 0 {
 		fmt.Fprintf(w, ", %d server/discover answered as a legacy server (none recorded)", r.Discovered)
 	}
 	if len(r.Unsent) > 0 {
-		fmt.Fprintf(w, ", %s not sent", count(len(r.Unsent), "recorded client frame"))
+		fmt.Fprintf(w, ", %s not sent", termtext.Count(len(r.Unsent), "recorded client frame"))
 	}
 	if r.Cut > 0 || r.Resumed > 0 {
-		fmt.Fprintf(w, ", %s cut, %d resumed", count(r.Cut, "stream"), r.Resumed)
+		fmt.Fprintf(w, ", %s cut, %d resumed", termtext.Count(r.Cut, "stream"), r.Resumed)
 	}
 	fmt.Fprintln(w)
 }
@@ -403,7 +403,7 @@ func (s *Server) waitText() string {
 // answerStalls answers the stalled requests with -32019.
 func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, due []stall) {
 	for _, st := range due {
-		if cur.waive(st) {
+		if _, ok := cur.waive(st); ok {
 			s.logger().Warn("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
 			w.send(ctx, cur.emit())
 			continue

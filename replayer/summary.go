@@ -43,7 +43,7 @@ func (s *Server) WriteSummary(out io.Writer) (ok bool) {
 		writeMismatches(&w, rep.Mismatches)
 		ok = ok && rep.OK()
 	}
-	fmt.Fprintf(&w, "replay: %s served, %s, %d matched, %d unmatched", count(sessions, "client session"), count(frames, "client frame"), matched, unmatched)
+	fmt.Fprintf(&w, "replay: %s served, %s, %d matched, %d unmatched", termtext.Count(sessions, "client session"), termtext.Count(frames, "client frame"), matched, unmatched)
 	if n := s.refusals(); n > 0 {
 		fmt.Fprintf(&w, ", %d refused as recorded", n)
 	}
@@ -51,16 +51,16 @@ func (s *Server) WriteSummary(out io.Writer) (ok bool) {
 		fmt.Fprintf(&w, ", %d server/discover answered as a legacy server (none recorded)", n)
 	}
 	if len(invented) > 0 {
-		fmt.Fprintf(&w, ", %s invented", count(len(invented), "answer"))
+		fmt.Fprintf(&w, ", %s invented", termtext.Count(len(invented), "answer"))
 	}
 	if unrecorded > 0 {
-		fmt.Fprintf(&w, ", %s to server requests the recording never got", count(unrecorded, "answer"))
+		fmt.Fprintf(&w, ", %s to server requests the recording never got", termtext.Count(unrecorded, "answer"))
 	}
 	if unsent > 0 {
-		fmt.Fprintf(&w, ", %s not sent", count(unsent, "recorded client frame"))
+		fmt.Fprintf(&w, ", %s not sent", termtext.Count(unsent, "recorded client frame"))
 	}
 	if cut > 0 || resumed > 0 {
-		fmt.Fprintf(&w, ", %s cut, %d resumed", count(cut, "stream"), resumed)
+		fmt.Fprintf(&w, ", %s cut, %d resumed", termtext.Count(cut, "stream"), resumed)
 	}
 	fmt.Fprintln(&w)
 	return ok
@@ -74,12 +74,4 @@ func (s *Server) WriteReports(out io.Writer) {
 		rep.writeLine(&w)
 	}
 	io.WriteString(out, termtext.Text(w.String()))
-}
-
-// count is n and noun, plural when n is not 1: "1 answer", "2 answers".
-func count(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }

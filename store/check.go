@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 )
 
 // maxProblems bounds the problems a Report lists.
@@ -29,12 +31,12 @@ func (r Report) OK() bool { return len(r.Integrity) == 0 && len(r.Problems) == 0
 // String returns a summary line, then one indented line per problem.
 func (r Report) String() string {
 	var b strings.Builder
-	counts := plural(r.Sessions, "session") + ", " + plural(r.Streams, "stream") + ", " + plural(r.Frames, "frame")
+	counts := termtext.Count(r.Sessions, "session") + ", " + termtext.Count(r.Streams, "stream") + ", " + termtext.Count(r.Frames, "frame")
 	if r.OK() {
 		return "ok: " + counts
 	}
 	n := len(r.Integrity) + len(r.Problems) + r.Omitted
-	fmt.Fprintf(&b, "%s in %s:", plural(int64(n), "problem"), counts)
+	fmt.Fprintf(&b, "%s in %s:", termtext.Count(int64(n), "problem"), counts)
 	for _, p := range r.Integrity {
 		fmt.Fprintf(&b, "\n  integrity: %s", p)
 	}
@@ -45,13 +47,6 @@ func (r Report) String() string {
 		fmt.Fprintf(&b, "\n  and %d more", r.Omitted)
 	}
 	return b.String()
-}
-
-func plural(n int64, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func (r *Report) problem(format string, args ...any) {

@@ -80,7 +80,7 @@ func (r *FileReport) WriteText(w io.Writer) error {
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "cassette %s (%s)\n", termtext.Escape(r.Path), r.Format)
 	if r.Counted {
-		fmt.Fprintf(bw, "  %s, %s, %s\n", plural(r.Sessions, "session"), plural(r.Streams, "stream"), plural(r.Frames, "frame"))
+		fmt.Fprintf(bw, "  %s, %s, %s\n", termtext.Count(r.Sessions, "session"), termtext.Count(r.Streams, "stream"), termtext.Count(r.Frames, "frame"))
 	}
 	for _, s := range r.Checks {
 		switch {
@@ -89,7 +89,7 @@ func (r *FileReport) WriteText(w io.Writer) error {
 		case len(s.Problems) == 0 && s.Omitted == 0:
 			fmt.Fprintf(bw, "  ok    %s\n", s.Name)
 		default:
-			fmt.Fprintf(bw, "  FAIL  %s: %s\n", s.Name, plural(int64(len(s.Problems)+s.Omitted), "problem"))
+			fmt.Fprintf(bw, "  FAIL  %s: %s\n", s.Name, termtext.Count(int64(len(s.Problems)+s.Omitted), "problem"))
 			for _, p := range s.Problems {
 				fmt.Fprintf(bw, "          %s\n", termtext.Escape(p))
 			}
@@ -99,7 +99,7 @@ func (r *FileReport) WriteText(w io.Writer) error {
 		}
 	}
 	if n := r.Problems(); n > 0 {
-		fmt.Fprintf(bw, "result: %s\n", plural(int64(n), "problem"))
+		fmt.Fprintf(bw, "result: %s\n", termtext.Count(int64(n), "problem"))
 	} else {
 		fmt.Fprintln(bw, "result: ok")
 	}

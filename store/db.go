@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -116,6 +115,7 @@ type DB struct {
 	q         *queue         // writes for the writer goroutine
 	wg        sync.WaitGroup // waits for the writer and checkpointer goroutines
 	removeDir string         // a temporary directory that Close removes
+	held      *heldFile      // the file's descriptor, held until Close (see heldfile.go)
 	readOnly  error          // why the DB was opened read-only (see ReadOnly); nil when writable
 
 	failed atomic.Pointer[failure] // the sticky writer error, once set
@@ -175,7 +175,12 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 	if _, err := probeFile(abs); err != nil {
 		return nil, err
 	}
+	h, err := holdFile(abs, true)
+	if err != nil {
+		return nil, err
+	}
 	d := &DB{
+		held:       h,
 		path:       path,
 		q:          newQueue(),
 		sessionIDs: newIDPool("sessions", sessionBlock),
@@ -193,6 +198,7 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 				d.ckpt.cancel()
 			}
 			d.closeConns()
+			d.held.release()
 		}
 	}()
 	if d.wdb, err = sql.Open("sqlite3", dsn(abs, writerParams)); err != nil {
@@ -323,6 +329,7 @@ func (d *DB) Close() error {
 	if cerr := d.closeConns(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("close cassette %s: %w", d.path, cerr))
 	}
+	d.held.release() // only now that SQLite holds no lock on the file
 	if d.removeDir != "" {
 		if rerr := os.RemoveAll(d.removeDir); rerr != nil {
 			err = errors.Join(err, rerr)
@@ -428,13 +435,11 @@ func probe(path string) error {
 	if err != nil || empty {
 		return err
 	}
-	f, err := os.Open(abs)
+	head, err := readHead(abs, 100)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
-	var head [100]byte
-	if _, err := io.ReadFull(f, head[:]); err != nil {
+	if len(head) < 100 {
 		return nil // a header being written: Open will tell
 	}
 	version := binary.BigEndian.Uint32(head[60:])

@@ -4,8 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 )
@@ -39,12 +41,11 @@ const sniffLen = 512
 // the one place that decides; OpenFile, import and check all use it. An
 // empty file is ErrEmpty; any other file is ErrNotCassette.
 func Sniff(path string) (Format, error) {
-	f, err := os.Open(path)
+	head, err := readHead(path, sniffLen)
 	if err != nil {
 		return FormatUnknown, err
 	}
-	defer f.Close()
-	return sniff(bufio.NewReaderSize(f, sniffLen))
+	return sniff(bufio.NewReaderSize(bytes.NewReader(head), sniffLen))
 }
 
 // sniff reads the format from the start of br without consuming it.
@@ -71,19 +72,24 @@ func sniff(br *bufio.Reader) (Format, error) {
 // temporary cassette, which Close removes; changes to it are not written
 // back to the export (see Temporary). The caller must call Close.
 func OpenFile(ctx context.Context, path string) (*DB, error) {
+	// A cassette is sniffed without a descriptor of this function's own:
+	// closing one would drop the locks of the DB it opens (heldfile.go).
+	format, err := Sniff(path)
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &pe):
+		return nil, fmt.Errorf("open cassette: %w", err)
+	case err != nil:
+		return nil, fmt.Errorf("open cassette %s: %w", path, err)
+	case format == SQLite:
+		return openExisting(ctx, path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open cassette: %w", err)
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<16)
-	format, err := sniff(br)
-	if err != nil {
-		return nil, fmt.Errorf("open cassette %s: %w", path, err)
-	}
-	if format == SQLite {
-		return openExisting(ctx, path)
-	}
 	dir, err := os.MkdirTemp("", "mcpvcr-*")
 	if err != nil {
 		return nil, fmt.Errorf("open cassette %s: %w", path, err)

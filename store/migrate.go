@@ -82,23 +82,33 @@ func parseMigrations(src string) ([]migration, error) {
 
 // probeFile makes sure path can be opened for writing, creating it if it
 // does not exist, and reports whether it already holds data. A file with
-// data that does not start with the SQLite header is not a cassette.
+// data that does not start with the SQLite header is not a cassette. A
+// file a DB of this process has open is read through its held descriptor
+// (see heldfile.go).
 func probeFile(path string) (empty bool, err error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err // the caller names the path
+	held.Lock()
+	defer held.Unlock()
+	var ra io.ReaderAt
+	if h := lookupHeld(path); h != nil {
+		ra = h.f
+	} else {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			var pe *os.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the caller names the path
+			}
+			return false, err
 		}
-		return false, err
+		defer f.Close()
+		ra = f
 	}
-	defer f.Close()
 	head := make([]byte, len(sqliteMagic))
-	n, err := io.ReadFull(f, head)
+	n, err := ra.ReadAt(head, 0)
 	switch {
 	case n == 0 && (err == io.EOF || err == nil):
 		return true, nil
-	case err != nil && err != io.ErrUnexpectedEOF:
+	case err != nil && err != io.EOF:
 		return false, err
 	case !bytes.Equal(head[:n], []byte(sqliteMagic)):
 		return false, fmt.Errorf("%w (not a SQLite file)", ErrNotCassette)

@@ -51,7 +51,7 @@ func openReadOnly(ctx context.Context, path string) (*DB, error) {
 	}
 	var errs []error
 	for _, params := range tries {
-		d, err := openReader(ctx, path, dsn(abs, params))
+		d, err := openReader(ctx, path, abs, dsn(abs, params))
 		if err == nil {
 			return d, nil
 		}
@@ -61,7 +61,7 @@ func openReadOnly(ctx context.Context, path string) (*DB, error) {
 }
 
 // openReader opens a DB of read-only connections to dsn.
-func openReader(ctx context.Context, path, dsn string) (_ *DB, err error) {
+func openReader(ctx context.Context, path, abs, dsn string) (_ *DB, err error) {
 	d := &DB{
 		path:       path,
 		q:          newQueue(),
@@ -70,12 +70,17 @@ func openReader(ctx context.Context, path, dsn string) (_ *DB, err error) {
 		sessions:   make(map[int64]bool),
 		streams:    make(map[int64]int64),
 	}
+	if d.held, err = holdFile(abs, false); err != nil {
+		return nil, err
+	}
 	if d.rdb, err = sql.Open("sqlite3", dsn); err != nil {
+		d.held.release()
 		return nil, err
 	}
 	defer func() {
 		if err != nil {
 			d.rdb.Close()
+			d.held.release()
 		}
 	}()
 	d.rdb.SetMaxOpenConns(maxReaders)

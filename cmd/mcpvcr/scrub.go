@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/internal/outfile"
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/scrub"
@@ -66,7 +67,7 @@ func scrubCommand(e *env) *cli.Command {
 			for _, k := range scrub.Kinds() {
 				parts = append(parts, fmt.Sprintf("%s %d", k, rep.Counts[k]))
 			}
-			fmt.Fprintf(e.stdout, "scrubbed %d session(s) into %s; replaced: %s\n", rep.Sessions, out, strings.Join(parts, ", "))
+			fmt.Fprintf(e.stdout, "scrubbed %s into %s; replaced: %s\n", termtext.Count(rep.Sessions, "session"), out, strings.Join(parts, ", "))
 			return nil
 		},
 	}

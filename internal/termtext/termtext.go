@@ -94,3 +94,12 @@ func hex2(c byte) string {
 	}
 	return s
 }
+
+// Count is n and noun, the noun plural when n is not 1: "1 session",
+// "2 sessions". Nouns whose plural is not noun+"s" are not used.
+func Count[N ~int | ~int64](n N, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(int64(n), 10) + " " + noun + "s"
+}
