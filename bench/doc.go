@@ -29,7 +29,13 @@
 // round, on generated cassettes of 100 and 10,000 stdio sessions of 64
 // frames that share their opening frames; the rows give the time from
 // starting the process to its answer to initialize, and its peak RSS
-// then. -gen-cassette FILE writes such a cassette as JSONL.
+// then. The same for mcpvcr replay --listen on cassettes of 100 and 5,000
+// Streamable HTTP sessions and of as many HTTP+SSE sessions of 12 frames
+// (rows
+// "replay start http" and "replay start sse"), with the time to the
+// listening line too; the client initializing has another clientInfo
+// than the recording. -gen-cassette FILE writes such a cassette as JSONL
+// (-gen-transport http or sse for the HTTP ones).
 //
 // With -mcpsnoop PATH every HTTP and stdio load also runs through that
 // mcpsnoop binary (another MCP recording proxy: its HTTP proxy, a process

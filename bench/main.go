@@ -34,24 +34,26 @@ func main() {
 	var o options
 	var only, peer, upstream, cassette, gen, snoopBin string
 	var genSessions int
+	var genTransport string
 	flag.IntVar(&o.rounds, "rounds", 5, "timed rounds per load and mode; the table shows medians")
 	flag.BoolVar(&o.quick, "quick", false, "a fifth of the requests, 3 rounds and a 64 MB memory run: a smoke test, not a measurement")
 	flag.IntVar(&o.rssMB, "rss-mb", 256, "size in MB of the SSE stream forwarded for the peak-memory rows (1024 for the 1 GB target); 0 skips them")
 	flag.IntVar(&o.rssEvent, "rss-event", 4096, "size in bytes of each event of that stream")
 	flag.IntVar(&o.growthMB, "growth-mb", 1024, "size in MB of the generated cassette the growth rows append to; 0 skips them")
-	flag.StringVar(&only, "only", "", "run only the loads whose name matches this `regexp` (http, sse, stdio, ingest, growth, rss, replay start)")
+	flag.StringVar(&only, "only", "", "run only the loads whose name matches this `regexp` (http, sse, stdio, ingest, growth, rss, replay start, replay start http)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to `file`, and one of each peer process to file.KIND.N")
 	flag.StringVar(&snoopBin, "mcpsnoop", "", "also run every HTTP and stdio load through the mcpsnoop `binary` (v0.18.0, built outside this module), in the same rounds, with its ratios and the frames it lost")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	flag.StringVar(&gen, "gen-cassette", "", "write a generated cassette of -gen-sessions stdio sessions of 64 frames, sharing their opening frames, as JSONL to `file` (- for stdout), and exit")
 	flag.IntVar(&genSessions, "gen-sessions", 10000, "sessions of the -gen-cassette cassette")
+	flag.StringVar(&genTransport, "gen-transport", "stdio", "the transport of the -gen-cassette sessions: stdio, http (Streamable HTTP) or sse (HTTP+SSE)")
 	flag.StringVar(&peer, "peer", "", "internal: run as a peer (stdio, http-peer, http-pass, http-record, http-replay)")
 	flag.StringVar(&upstream, "upstream", "", "internal: the upstream URL of an http-pass or http-record peer")
 	flag.StringVar(&cassette, "cassette", "", "internal: the cassette of an http-record or http-replay peer")
 	flag.Parse()
 
 	if gen != "" {
-		if err := writeGenCassette(gen, genSessions); err != nil {
+		if err := writeGenCassette(gen, genSessions, genTransport); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: -gen-cassette:", err)
 			os.Exit(1)
 		}
@@ -218,24 +220,54 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		}
 		t.addRSS(int64(o.rssMB)<<20, res[0], res[1])
 	}
-	if o.only.MatchString("replay start") {
-		sizes := startSessions
-		if o.quick {
-			sizes = quickStartSessions
-		}
+	// The replay start loads: "replay start stdio", "replay start http"
+	// and "replay start sse" (-only 'replay start' runs all three).
+	startLoads := map[string]bool{}
+	for _, k := range []string{"stdio", "http", "sse"} {
+		startLoads[k] = o.only.MatchString("replay start " + k)
+	}
+	if startLoads["stdio"] || startLoads["http"] || startLoads["sse"] {
 		bin, err := buildMcpvcr(ctx, dir)
 		if err != nil {
 			return err
 		}
-		var rs []startResult
-		for _, n := range sizes {
-			r, err := replayStart(ctx, bin, dir, n, max(3, o.rounds), log)
-			if err != nil {
-				return fmt.Errorf("replay start: %w", err)
+		if startLoads["stdio"] {
+			sizes := startSessions
+			if o.quick {
+				sizes = quickStartSessions
 			}
-			rs = append(rs, r)
+			byRules := make([][]startResult, len(startRules))
+			for _, n := range sizes {
+				rs, err := replayStart(ctx, bin, dir, n, max(3, o.rounds), log)
+				if err != nil {
+					return fmt.Errorf("replay start: %w", err)
+				}
+				for i, r := range rs {
+					byRules[i] = append(byRules[i], r)
+				}
+			}
+			for _, rs := range byRules {
+				t.addStart(rs)
+			}
 		}
-		t.addStart(rs)
+		httpSizes := httpStartSessions
+		if o.quick {
+			httpSizes = quickHTTPStartSessions
+		}
+		for _, kind := range []string{"http", "sse"} {
+			if !startLoads[kind] {
+				continue
+			}
+			var rs []startResult
+			for _, n := range httpSizes {
+				r, err := replayStartHTTP(ctx, bin, dir, n, max(3, o.rounds), kind == "sse", log)
+				if err != nil {
+					return fmt.Errorf("replay start %s: %w", kind, err)
+				}
+				rs = append(rs, r)
+			}
+			t.addStart(rs)
+		}
 	}
 	shared := ""
 	if others, ok := othersShare(startCPU, sampleCPU()); ok {

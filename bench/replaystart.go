@@ -28,8 +28,12 @@ var (
 // medians over the rounds.
 type startResult struct {
 	sessions int
-	first    time.Duration // from starting mcpvcr to the first answer
-	peak     int64         // mcpvcr's peak RSS (VmHWM) once it answered
+	// transport is "" for stdio under the tolerant default, else what
+	// the rows name after "replay start": http, sse, or stdio and rules.
+	transport string
+	listen    time.Duration // HTTP: from starting mcpvcr to its listening line
+	first     time.Duration // from starting mcpvcr to the first answer
+	peak      int64         // mcpvcr's peak RSS (VmHWM) once it answered
 }
 
 // buildMcpvcr builds the mcpvcr command into dir and returns its path.
@@ -57,47 +61,64 @@ func genDB(ctx context.Context, path string, n int) error {
 	return errors.Join(err, db.Close())
 }
 
+// startRules are the matching rules of the stdio replay start rows, by
+// row label: the tolerant default, and exact matching with an --ignore
+// rule (the generated calls have no "when" argument: it changes nothing
+// but the rules replay runs under).
+var startRules = []struct {
+	label string
+	args  []string
+}{
+	{"", nil},
+	{"stdio exact+ignore", []string{"--match", "exact", "--ignore", "tools/call:params.arguments.when"}},
+}
+
 // replayStart measures mcpvcr replay --stdio, without SESSION, of a
-// generated cassette of n sessions: one untimed run (which may build what
-// the cassette lacks), then rounds runs, each a new process answering one
-// initialize.
-func replayStart(ctx context.Context, bin, dir string, n, rounds int, log io.Writer) (startResult, error) {
-	res := startResult{sessions: n}
+// generated cassette of n sessions, under each of startRules: one
+// untimed run (which may build what the cassette lacks), then rounds
+// runs, each a new process answering one initialize. It returns one
+// result per rule set.
+func replayStart(ctx context.Context, bin, dir string, n, rounds int, log io.Writer) ([]startResult, error) {
 	path := filepath.Join(dir, fmt.Sprintf("start-%d.db", n))
 	defer removeCassette(path)
 	fmt.Fprintf(log, "replay start: generating a cassette of %d sessions of %d frames\n", n, genFrames)
 	if err := genDB(ctx, path, n); err != nil {
-		return res, fmt.Errorf("generate %d sessions: %w", n, err)
+		return nil, fmt.Errorf("generate %d sessions: %w", n, err)
 	}
-	var firsts []time.Duration
-	var peaks []int64
-	for i := range rounds + 1 {
-		fmt.Fprintf(log, "replay start: %d sessions, round %d\n", n, i)
-		first, peak, err := startRun(ctx, bin, path)
-		if err != nil {
-			return res, fmt.Errorf("%d sessions: %w", n, err)
+	var out []startResult
+	for _, rules := range startRules {
+		res := startResult{sessions: n, transport: rules.label}
+		var firsts []time.Duration
+		var peaks []int64
+		for i := range rounds + 1 {
+			fmt.Fprintf(log, "replay start: %d sessions %v, round %d\n", n, rules.args, i)
+			first, peak, err := startRun(ctx, bin, path, rules.args...)
+			if err != nil {
+				return nil, fmt.Errorf("%d sessions %v: %w", n, rules.args, err)
+			}
+			if i > 0 {
+				firsts, peaks = append(firsts, first), append(peaks, peak)
+			}
 		}
-		if i > 0 {
-			firsts, peaks = append(firsts, first), append(peaks, peak)
-		}
+		slices.Sort(firsts)
+		slices.Sort(peaks)
+		res.first, res.peak = firsts[len(firsts)/2], peaks[len(peaks)/2]
+		out = append(out, res)
 	}
-	slices.Sort(firsts)
-	slices.Sort(peaks)
-	res.first, res.peak = firsts[len(firsts)/2], peaks[len(peaks)/2]
-	return res, nil
+	return out, nil
 }
 
 // startTimeout bounds one replay start run.
 const startTimeout = 2 * time.Minute
 
-// startRun starts mcpvcr replay --stdio on cassette, sends the generated
+// startRun starts mcpvcr replay --stdio on cassette, with args, sends the generated
 // sessions' initialize and returns the time from starting the process to
 // the answer, and the process's peak RSS at that moment. The answer must
 // be the recorded one.
-func startRun(ctx context.Context, bin, cassette string) (time.Duration, int64, error) {
+func startRun(ctx context.Context, bin, cassette string, args ...string) (time.Duration, int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, startTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "replay", "--stdio", "--cassette", cassette)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"replay", "--stdio", "--cassette", cassette}, args...)...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	stdin, err := cmd.StdinPipe()
@@ -137,22 +158,37 @@ func startRun(ctx context.Context, bin, cassette string) (time.Duration, int64, 
 	return first, peak, nil
 }
 
-// addStart adds the replay start rows: for each cassette the time to the
-// first answer and the peak RSS, with the targets: every cassette within
-// 2× of the first (smallest) one's time, and under 64 MB.
+// addStart adds the replay start rows of one transport: for each
+// cassette the time to listen (HTTP), to the first answer and the peak
+// RSS, with the targets: every cassette within 2× of the first
+// (smallest) one's times, and under 64 MB.
 func (t *table) addStart(rs []startResult) {
 	for _, r := range rs {
 		name := fmt.Sprintf("replay start %s", fmtCount(r.sessions))
-		first := row{load: name, conc: "1", metric: "first answer", rec: "-", rep: "-", target: "-"}
+		if r.transport != "" {
+			name = fmt.Sprintf("replay start %s %s", r.transport, fmtCount(r.sessions))
+		}
+		timed := func(metric string, d, base time.Duration) row {
+			x := row{load: name, conc: "1", metric: metric, rec: "-", rep: "-", target: "-"}
+			for m := range numModes {
+				x.vals[m] = "-"
+			}
+			x.vals[modeReplay] = fmtDur(d)
+			if r.sessions != rs[0].sessions {
+				q := ratio(float64(d), float64(base))
+				x.target = t.check(q <= 2, "≤2× of %s (%.3g×)", fmtCount(rs[0].sessions), q)
+			}
+			return x
+		}
+		if r.listen > 0 {
+			t.rows = append(t.rows, timed("listening", r.listen, rs[0].listen))
+		}
+		first := timed("first answer", r.first, rs[0].first)
 		peak := row{load: name, conc: "1", metric: "peak RSS (VmHWM)", rec: "-", rep: "-"}
 		for m := range numModes {
-			first.vals[m], peak.vals[m] = "-", "-"
+			peak.vals[m] = "-"
 		}
-		first.vals[modeReplay], peak.vals[modeReplay] = fmtDur(r.first), fmtMB(r.peak)
-		if r.sessions != rs[0].sessions {
-			x := ratio(float64(r.first), float64(rs[0].first))
-			first.target = t.check(x <= 2, "≤2× of %s (%.3g×)", fmtCount(rs[0].sessions), x)
-		}
+		peak.vals[modeReplay] = fmtMB(r.peak)
 		peak.target = t.check(r.peak < 64<<20, "<64MB (%.3g×)", float64(r.peak)/(64<<20))
 		t.rows = append(t.rows, first, peak)
 	}
@@ -166,17 +202,26 @@ func fmtCount(n int) string {
 	return fmt.Sprintf("%d sessions", n)
 }
 
-// writeGenCassette writes a generated cassette of n sessions as JSONL to
-// path ("-" for stdout), for tests and profiling outside the bench.
-func writeGenCassette(path string, n int) error {
+// writeGenCassette writes a generated cassette of n sessions over
+// transport (stdio, http or sse) as JSONL to path ("-" for stdout), for
+// tests and profiling outside the bench.
+func writeGenCassette(path string, n int, transport string) error {
+	gen := func(w io.Writer) error { return genCassette(w, n, genFrames) }
+	switch transport {
+	case "", "stdio":
+	case "http", "sse":
+		gen = func(w io.Writer) error { return genHTTPCassette(w, n, httpGenFrames, transport == "sse") }
+	default:
+		return fmt.Errorf("-gen-transport %q is not stdio, http or sse", transport)
+	}
 	if path == "-" {
-		return genCassette(os.Stdout, n, genFrames)
+		return gen(os.Stdout)
 	}
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := genCassette(f, n, genFrames); err != nil {
+	if err := gen(f); err != nil {
 		f.Close()
 		return err
 	}

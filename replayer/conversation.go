@@ -40,23 +40,32 @@ type cursor struct {
 	// (after --wait): their recorded answers are not sent any more.
 	selfAnswered map[string]bool
 
-	// For a cursor reading a Source (stdio): src loads sessions as they
-	// are needed, ctx is the replay's lifetime, history the client frames
-	// matched so far, emitted how many released frames went out.
+	// For a cursor reading a Source: src loads sessions as they are
+	// needed, ctx is the replay's lifetime, history the client frames
+	// matched so far, emitted how many released frames went out (stdio).
 	src     *Source
+	tree    *tree // src's candidate tree under the cursor's rules
 	ctx     context.Context
 	history []jsonrpc.Message
 	emitted int
+	// fresh holds, for a cursor that does not queue (HTTP), what the
+	// candidates loaded since the last start or receive released while
+	// they were brought to where the cursor is; freshMatched the frame
+	// each of them matched for the newest client frame.
+	fresh        []outFrame
+	freshMatched map[*engine]*store.Frame
 }
 
-// newLazyCursor returns a queued cursor over every session of src.
-func newLazyCursor(ctx context.Context, src *Source, mt Match) (*cursor, error) {
-	c := &cursor{queued: true, changed: make(chan struct{}), outstanding: map[string]bool{}, selfAnswered: map[string]bool{}, src: src, ctx: ctx}
-	cands, err := src.candidates(ctx, mt)
+// newLazyCursor returns a cursor over every session of src: queued for
+// stdio, not for HTTP.
+func newLazyCursor(ctx context.Context, src *Source, mt Match, queued bool) (*cursor, error) {
+	c := &cursor{queued: queued, changed: make(chan struct{}), outstanding: map[string]bool{}, selfAnswered: map[string]bool{}, src: src, ctx: ctx,
+		freshMatched: map[*engine]*store.Frame{}}
+	t, cands, err := src.candidates(ctx, mt)
 	if err != nil {
 		return nil, err
 	}
-	c.cands = cands
+	c.tree, c.cands = t, cands
 	return c, nil
 }
 
@@ -95,7 +104,17 @@ func (c *cursor) start() []outFrame {
 		outs = append(outs, o...)
 	}
 	c.splitLazy(nil)
+	outs = append(outs, c.takeFresh()...)
+	clear(c.freshMatched)
 	c.notify()
+	return outs
+}
+
+// takeFresh returns and forgets what candidates loaded since the last
+// call released on the way (see fresh).
+func (c *cursor) takeFresh() []outFrame {
+	outs := c.fresh
+	c.fresh = nil
 	return outs
 }
 
@@ -111,6 +130,10 @@ type receipt struct {
 	// answer never came (the recorded client was gone first): a server
 	// takes it and moves on.
 	unrecorded bool
+	// pos is, for a cursor reading a Source, the client frame's place in
+	// its history: a candidate loaded later names the frame it matched
+	// for it at that place (engine.history); -1 otherwise.
+	pos int
 }
 
 // receive matches a client frame against every candidate, drops the
@@ -124,6 +147,15 @@ type receipt struct {
 func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) receipt {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// What the candidates stood for: a frame that matches nothing leaves
+	// them as they were, and is explained against all their sessions.
+	prev := slices.Clone(c.cands)
+	var before []*treeNode
+	for _, e := range c.cands {
+		if e.node != nil {
+			before = append(before, e.node)
+		}
+	}
 	c.splitLazy(&live)
 	var kept []*engine
 	var idx []int
@@ -142,13 +174,22 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 		}
 	}
 	if len(kept) == 0 {
-		if live.Kind.IsResponse() && c.cands[0].unanswered(live.ID) {
-			return receipt{unrecorded: true}
+		if c.src != nil {
+			c.cands, c.fresh = prev, nil
+			for i, e := range prev {
+				e.node = before[i]
+			}
 		}
-		return receipt{mm: closestAmong(c.cands, live)}
+		if live.Kind.IsResponse() && c.cands[0].unanswered(live.ID) {
+			return receipt{unrecorded: true, pos: -1}
+		}
+		if c.src != nil {
+			return receipt{mm: c.closestLazy(live, before), pos: -1}
+		}
+		return receipt{mm: closestAmong(c.cands, live), pos: -1}
 	}
 	c.cands = kept
-	rc := receipt{matched: map[*engine]*store.Frame{}}
+	rc := receipt{matched: map[*engine]*store.Frame{}, pos: -1}
 	for n, e := range kept {
 		e.consume(idx[n], live)
 		o := e.release()
@@ -162,8 +203,16 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 		c.outstanding[id] = true
 	}
 	if c.src != nil {
+		rc.pos = len(c.history)
 		c.history = append(c.history, live)
+		clear(c.freshMatched) // of engines brought before live
 		c.splitLazy(nil)
+		// Loaded before the match, or brought past it since.
+		rc.outs = append(c.takeFresh(), rc.outs...)
+		for e, f := range c.freshMatched {
+			rc.matched[e] = f
+		}
+		clear(c.freshMatched)
 	}
 	c.notify()
 	return rc
@@ -349,6 +398,10 @@ func (c *cursor) settle() bool {
 		}
 	}
 	c.cands = []*engine{pick}
+	if pick.node != nil {
+		// The sessions pick stood for are dropped with the others.
+		pick.node = &treeNode{rep: pick.rec.Session.ID, size: 1, shared: len(pick.frames)}
+	}
 	c.notify()
 	return true
 }
@@ -402,6 +455,22 @@ func (c *cursor) candidates() []*engine {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return slices.Clone(c.cands)
+}
+
+// sessions counts the recorded sessions in play: a candidate reading a
+// Source speaks for every session of its node.
+func (c *cursor) sessions() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, e := range c.cands {
+		if e.node != nil {
+			n += max(1, e.node.size)
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 // leader returns the first candidate in play, whose recording stands for

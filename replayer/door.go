@@ -10,6 +10,7 @@ package replayer
 // moment it is sent and reported, so that replay exits 1.
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -173,6 +174,11 @@ func (d doorShape) keys() []doorKey {
 // live session, or with an answer of replay's own when no recorded
 // request has its shape. It reports whether it answered.
 func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) bool {
+	if s.lazyHTTP() && s.firstSessionAnswers(r) {
+		// A shape the first session's server answered: the conversation
+		// decides, as below, without reading every session.
+		return false
+	}
 	shapes := s.doorShapes()
 	if len(shapes) == 0 {
 		return false
@@ -195,6 +201,33 @@ func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Messa
 	}
 	s.invent(w, r, live, ld, shapes)
 	return true
+}
+
+// firstSessionAnswers reports whether the first session of the Source
+// holds a request of r's door shape that its server answered.
+func (s *Server) firstSessionAnswers(r *http.Request) bool {
+	s.repOnce.Do(func() {
+		s.repKeys = map[doorKey]bool{}
+		rec, err := s.Source.first(context.Background(), s.Match)
+		if err != nil {
+			return // every request is checked against every session
+		}
+		for i := range rec.Streams {
+			st := &rec.Streams[i]
+			if slices.Contains(refusedStatus, st.Status) {
+				continue // only a shape some server answered is settled here
+			}
+			switch st.Kind {
+			case store.PostStream, store.GetStream, store.ResumeStream, store.DeleteStream, store.ListenStream, store.SSEGetStream:
+				for _, k := range recordedDoor(rec, st).keys() {
+					s.repKeys[k] = true
+				}
+			}
+		}
+	})
+	ld := liveDoor(r)
+	ld.hostUnknown = false
+	return s.repKeys[ld.keys()[0]]
 }
 
 // knownSession reports whether r names a live session replay issued.
@@ -354,7 +387,18 @@ func (s *Server) answerLegacyDiscover(w http.ResponseWriter, r *http.Request, li
 		return false
 	}
 	ds := &s.http().door
-	ds.discoverOnce.Do(func() { ds.hasDiscover = holdsMethod(s.httpRecordings(), "server/discover") })
+	ds.discoverOnce.Do(func() {
+		if s.lazyHTTP() {
+			// Asked of the cassette, not of every session loaded.
+			found, err := s.Source.db.HTTPClientMethod(context.Background(), "server/discover")
+			if err == nil {
+				ds.hasDiscover = found
+				return
+			}
+			s.logger().Warn("looking for a recorded server/discover failed; reading every session", "err", err)
+		}
+		ds.hasDiscover = holdsMethod(s.httpRecordings(), "server/discover")
+	})
 	if ds.hasDiscover {
 		return false
 	}

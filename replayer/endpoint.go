@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"context"
 	"net/url"
 
 	"github.com/mcpvcr/mcpvcr/store"
@@ -20,4 +21,25 @@ func EndpointPath(recs []*store.Recording) string {
 		}
 	}
 	return "/mcp"
+}
+
+// Sessions returns how many recorded sessions s replays.
+func (s *Server) Sessions() int {
+	if len(s.Recordings) == 0 && s.Source != nil {
+		return s.Source.Len()
+	}
+	return len(s.Recordings)
+}
+
+// EndpointPath returns the path s's clients connect to, as the function
+// EndpointPath gives it; reading a Source, that of its first session.
+func (s *Server) EndpointPath(ctx context.Context) string {
+	if len(s.Recordings) == 0 && s.Source != nil {
+		rec, err := s.Source.first(ctx, s.Match)
+		if err != nil {
+			return EndpointPath(nil)
+		}
+		return EndpointPath([]*store.Recording{rec.Recording})
+	}
+	return EndpointPath(s.Recordings)
 }

@@ -72,6 +72,11 @@ type engine struct {
 	// node is, for a cursor reading a Source, the node of the candidate
 	// tree whose sessions e speaks for: they share their first frames.
 	node *treeNode
+	// history is, for an engine a cursor reading a Source loaded after
+	// the client's first frames, the recorded frame each of those matched
+	// (nil where none did), by place in the cursor's history; it does not
+	// change once the engine is a candidate.
+	history []*store.Frame
 }
 
 func newEngine(rec *recording, mt Match) *engine {

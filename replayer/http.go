@@ -339,7 +339,23 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	if live.Kind == jsonrpc.KindRequest {
 		liveID = string(live.ID)
 	}
-	ls.follow(w, r, func(e *engine) *store.Stream { return streams[e] }, liveID, func() { w.WriteHeader(http.StatusAccepted) })
+	var mu sync.Mutex // guards streams: pick runs on other requests too (translateEventID)
+	pick := func(e *engine) *store.Stream {
+		mu.Lock()
+		defer mu.Unlock()
+		if st, ok := streams[e]; ok {
+			return st
+		}
+		// A candidate loaded since (reading a Source) matched this
+		// frame on its way to where the cursor was.
+		var st *store.Stream
+		if rc.pos >= 0 && rc.pos < len(e.history) && e.history[rc.pos] != nil {
+			st = streamByID(e.rec, e.history[rc.pos].StreamID)
+		}
+		streams[e] = st
+		return st
+	}
+	ls.follow(w, r, pick, liveID, func() { w.WriteHeader(http.StatusAccepted) })
 }
 
 func (ls *liveSession) mismatch(mm *Mismatch) {
@@ -365,12 +381,25 @@ func (ls *liveSession) get(w http.ResponseWriter, r *http.Request) {
 	// them: the live stream follows whichever candidate the client's
 	// frames single out.
 	streams := map[*engine]*store.Stream{}
-	for _, e := range ls.cur.candidates() {
-		streams[e] = ls.nextUnused(e.rec, func(st *store.Stream) bool {
+	var mu sync.Mutex // guards streams: the picker runs on other requests too (translateEventID)
+	take := func(e *engine) *store.Stream {
+		st := ls.nextUnused(e.rec, func(st *store.Stream) bool {
 			return st.Kind == store.GetStream || st.Kind == store.SSEGetStream
 		})
+		streams[e] = st
+		return st
 	}
-	ls.follow(w, r, func(e *engine) *store.Stream { return streams[e] }, "", func() { w.WriteHeader(http.StatusMethodNotAllowed) })
+	for _, e := range ls.cur.candidates() {
+		take(e)
+	}
+	ls.follow(w, r, func(e *engine) *store.Stream {
+		mu.Lock()
+		defer mu.Unlock()
+		if st, ok := streams[e]; ok {
+			return st
+		}
+		return take(e) // a candidate loaded since (reading a Source)
+	}, "", func() { w.WriteHeader(http.StatusMethodNotAllowed) })
 }
 
 func (ls *liveSession) deleteSession(w http.ResponseWriter, r *http.Request) {
@@ -567,7 +596,7 @@ func (s *Server) Reports() []*Report {
 		rep.Mismatches = append([]*Mismatch(nil), ls.rep.Mismatches...)
 		ls.mu.Unlock()
 		rep.SessionID = lead.rec.Session.ID
-		rep.Candidates = len(ls.cur.candidates())
+		rep.Candidates = ls.cur.sessions()
 		ls.cur.mu.Lock()
 		rep.Unsent = slices.DeleteFunc(lead.unsent(), func(f *store.Frame) bool { return refusedFrame(lead.rec, f) })
 		ls.cur.mu.Unlock()

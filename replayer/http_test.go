@@ -233,7 +233,7 @@ func TestHTTP_LateAnswerWhenClientDoesNotCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	srv := &replayer.Server{Wait: 100 * time.Millisecond}
-	if err := srv.Load(ctx, db, nil, false); err != nil {
+	if err := srv.Load(ctx, db, nil); err != nil {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(srv)

@@ -124,6 +124,12 @@ func (ls *liveSession) value(e *engine, pick picker, k int) (string, streamStep,
 	}
 	frames := e.rec.serverFrames()[st.ID]
 	if k >= len(frames) {
+		if (st.Kind == store.GetStream || st.Kind == store.SSEGetStream || st.Kind == store.ListenStream) && ls.cur.undivided(e) {
+			// e speaks for sessions that part later: another's stream,
+			// which follows the conversation, may go on past e's end
+			// (a server request it sends). Known when they part.
+			return "", s, false
+		}
 		return "end " + st.End.String(), s, true
 	}
 	f := frames[k]

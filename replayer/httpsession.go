@@ -4,6 +4,7 @@ package replayer
 // ids, HTTP+SSE endpoints) replay issues to each live client.
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -72,7 +73,12 @@ func (s *Server) liveSessionFor(r *http.Request, live jsonrpc.Message) (*liveSes
 		return ls, 0
 	}
 	if s.opens(r, live, hs.anonymous) {
-		ls := &liveSession{sseClaimed: r.Method == http.MethodGet, srv: s, cur: newCursor(s.httpRecordings(), s.Match, false), released: map[*store.Frame]outFrame{},
+		cur, err := s.httpCursor()
+		if err != nil {
+			s.logger().Warn("reading the recorded sessions failed", "err", err)
+			return nil, http.StatusInternalServerError
+		}
+		ls := &liveSession{sseClaimed: r.Method == http.MethodGet, srv: s, cur: cur, released: map[*store.Frame]outFrame{},
 			changed: make(chan struct{}), used: map[int64]bool{}, cutEvents: map[int64]int{},
 			sentEvents: map[string]sentEvent{}, stalled: map[string]time.Time{}, stallReports: map[string]*Mismatch{}}
 		ls.publish(ls.cur.start())
@@ -180,7 +186,37 @@ func (s *Server) bindEndpoint(r *http.Request, data []byte, ls *liveSession) []b
 	return []byte(announce)
 }
 
+// httpCursor returns the cursor a new live HTTP session starts with:
+// over the Source (loading only the candidates in play) when s reads one,
+// else over every HTTP recording.
+func (s *Server) httpCursor() (*cursor, error) {
+	if s.lazyHTTP() {
+		// Sessions are read from the cassette, not the network: they
+		// are the server's for as long as it serves.
+		return newLazyCursor(context.Background(), s.Source, s.Match, false)
+	}
+	return newCursor(s.httpRecordings(), s.Match, false), nil
+}
+
+// lazyHTTP reports whether HTTP replay reads its sessions from the Source
+// as the candidates in play need them (see Server.Load).
+func (s *Server) lazyHTTP() bool { return len(s.Recordings) == 0 && s.Source != nil }
+
+// httpRecordings returns every recording HTTP replay serves. Reading from
+// a Source, it loads every session, once: only what no candidate tree
+// answers (a request of a shape the first session never had, say) needs
+// that.
 func (s *Server) httpRecordings() []*recording {
+	if s.lazyHTTP() {
+		s.allOnce.Do(func() {
+			recs, err := load(context.Background(), s.Source.db, s.Source.ids...)
+			if err != nil {
+				s.logger().Warn("reading the recorded sessions failed", "err", err)
+			}
+			s.all = recs
+		})
+		return s.all
+	}
 	var recs []*recording
 	for _, r := range s.recordings() {
 		if r.Session.Transport == store.StreamableHTTP || r.Session.Transport == store.LegacySSE {

@@ -14,9 +14,17 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// indexMode names how the replay index hashes frames; an index stored in
-// another mode is rebuilt.
+// indexMode names how the replay index hashes frames under the tolerant
+// default; an index stored in another mode is rebuilt. Other matching
+// rules have a mode of their own (see modeOf).
 const indexMode = "v2 tolerant" // v2: secret JSON members masked
+
+// modeOf names the index mode of matching rules mt: the index hashes each
+// client frame by its match key under mt, so that the sessions a node of
+// the tree holds agree under mt, whatever rules it has.
+func modeOf(mt Match) string {
+	return "v2 " + mt.String()
+}
 
 // maxSplit bounds how many sessions replay loads at once when candidates
 // that agreed so far part ways on what the server says next (their
@@ -31,20 +39,31 @@ const maxSplit = 64
 // with one loaded session speaking for the root, and a node's children
 // are read, and their sessions loaded, only when the client gets to where
 // they part (and only those that can still match what it sent). The tree
-// is built from the replay index (one hash per frame and session) and
-// stored in the cassette, so that the next replay reads only what it
-// needs: start and memory follow the candidates in play, not the
-// cassette. A Source is safe for concurrent use.
+// is built from the replay index (one hash per frame and session, under
+// the matching rules in use: each set of rules has its tree) and stored
+// in the cassette, so that the next replay reads only what it needs:
+// start and memory follow the candidates in play, not the cassette. A
+// Source is safe for concurrent use.
 type Source struct {
 	db     *store.DB
 	logger *slog.Logger
 	ids    []int64
-	name   string // the stored tree's name; "" when it is held in memory only
 	loads  atomic.Int64
 
-	mu       sync.Mutex // guards root and children
-	root     *treeNode
+	mu    sync.Mutex       // guards trees
+	trees map[string]*tree // by index mode
+}
+
+// tree is the candidate tree of a Source's sessions under one set of
+// matching rules.
+type tree struct {
+	src  *Source
+	name string // the stored tree's name; "" when it is held in memory only
+	root *treeNode
+
+	mu       sync.Mutex            // guards children and rootRec
 	children map[int64][]*treeNode // read or built so far, by parent
+	rootRec  *recording            // the root's first session, once loaded
 }
 
 // treeNode is a node of the candidate tree.
@@ -67,13 +86,20 @@ type indexEntry struct {
 const clientBit = 1 << 63
 
 // NewSource prepares sessions ids of db for replay (every session when
-// ids is empty). It reads the candidate tree stored for exactly those
-// sessions, or builds it: from the replay index, building the entries the
-// index lacks one session at a time, and stores both when the cassette
-// can be written and every session has ended. The caller keeps db open
-// while the Source is in use. logger, if not nil, hears about an index
-// that could not be stored.
+// ids is empty). It reads the candidate tree of the tolerant default
+// stored for exactly those sessions, or builds it: from the replay index,
+// building the entries the index lacks one session at a time, and stores
+// both when the cassette can be written and every session has ended. A
+// replay with other matching rules reads or builds the tree of those
+// rules likewise when it starts. The caller keeps db open while the
+// Source is in use. logger, if not nil, hears about an index that could
+// not be stored.
 func NewSource(ctx context.Context, db *store.DB, logger *slog.Logger, ids ...int64) (*Source, error) {
+	return newSource(ctx, db, logger, Match{}, ids...)
+}
+
+// newSource is NewSource with the tree of rules mt built or read first.
+func newSource(ctx context.Context, db *store.DB, logger *slog.Logger, mt Match, ids ...int64) (*Source, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
@@ -86,48 +112,67 @@ func NewSource(ctx context.Context, db *store.DB, logger *slog.Logger, ids ...in
 	if len(ids) == 0 {
 		return nil, ErrNoRecordings
 	}
-	src := &Source{db: db, logger: logger, ids: ids, children: map[int64][]*treeNode{}}
-	name := treeName(ids)
-	if root, ok, err := db.ReplayRoot(ctx, name); err != nil {
+	src := &Source{db: db, logger: logger, ids: ids, trees: map[string]*tree{}}
+	if _, err := src.tree(ctx, mt); err != nil {
+		return nil, err
+	}
+	return src, nil
+}
+
+// tree returns the candidate tree of s's sessions under rules mt: held
+// already, stored in the cassette, or built now.
+func (s *Source) tree(ctx context.Context, mt Match) (*tree, error) {
+	mode := modeOf(mt)
+	s.mu.Lock()
+	defer s.mu.Unlock() // one build at a time
+	if t, ok := s.trees[mode]; ok {
+		return t, nil
+	}
+	t := &tree{src: s, children: map[int64][]*treeNode{}}
+	name := treeName(mode, s.ids)
+	if root, ok, err := s.db.ReplayRoot(ctx, name); err != nil {
 		return nil, err
 	} else if ok {
-		src.name, src.root = name, fromStore(root)
-		return src, nil
+		t.name, t.root = name, fromStore(root)
+		s.trees[mode] = t
+		return t, nil
 	}
-	entries, complete, err := src.index(ctx)
+	entries, complete, err := s.index(ctx, mode, mt)
 	if err != nil {
 		return nil, err
 	}
 	nodes := buildTree(entries)
 	for _, n := range nodes[1:] {
-		src.children[n.Parent] = append(src.children[n.Parent], fromStore(n))
+		t.children[n.Parent] = append(t.children[n.Parent], fromStore(n))
 	}
-	src.root = fromStore(nodes[0])
+	t.root = fromStore(nodes[0])
 	if complete {
-		if err := db.PutReplayTree(ctx, name, nodes); err != nil {
-			logger.Info("the replay tree could not be stored in the cassette; it will be built again next time", "err", err)
+		if err := s.db.PutReplayTree(ctx, name, nodes); err != nil {
+			s.logger.Info("the replay tree could not be stored in the cassette; it will be built again next time", "err", err)
 		}
 	}
-	return src, nil
+	s.trees[mode] = t
+	return t, nil
 }
 
-// treeName names the tree of a set of sessions.
-func treeName(ids []int64) string {
+// treeName names the tree of a set of sessions in an index mode.
+func treeName(mode string, ids []int64) string {
 	h := fnv.New64a()
 	for _, id := range ids {
 		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(id)))
 	}
-	return fmt.Sprintf("%s %d %016x", indexMode, len(ids), h.Sum64())
+	return fmt.Sprintf("%s %d %016x", mode, len(ids), h.Sum64())
 }
 
 func fromStore(n store.ReplayNode) *treeNode {
 	return &treeNode{id: n.ID, hash: uint64(n.Hash), shared: n.Shared, rep: n.Rep, size: n.Size}
 }
 
-// index returns the replay index entries of s's sessions, building and
-// storing those the cassette lacks, and whether every session has ended.
-func (s *Source) index(ctx context.Context) ([]*indexEntry, bool, error) {
-	stored, err := s.db.ReplayIndex(ctx, indexMode)
+// index returns the replay index entries of s's sessions in mode (the
+// hashes of rules mt), building and storing those the cassette lacks, and
+// whether every session has ended.
+func (s *Source) index(ctx context.Context, mode string, mt Match) ([]*indexEntry, bool, error) {
+	stored, err := s.db.ReplayIndex(ctx, mode)
 	if err != nil {
 		return nil, false, err
 	}
@@ -141,7 +186,7 @@ func (s *Source) index(ctx context.Context) ([]*indexEntry, bool, error) {
 			if err != nil {
 				return nil, false, err
 			}
-			b = indexOf(recs[0])
+			b = indexOf(recs[0], mt)
 			if recs[0].Session.EndedAt.IsZero() {
 				complete = false
 			} else {
@@ -150,7 +195,7 @@ func (s *Source) index(ctx context.Context) ([]*indexEntry, bool, error) {
 		}
 		entries = append(entries, &indexEntry{id: id, hashes: decodeHashes(b)})
 	}
-	if err := s.db.PutReplayIndex(ctx, indexMode, built); err != nil {
+	if err := s.db.PutReplayIndex(ctx, mode, built); err != nil {
 		s.logger.Info("the replay index could not be stored in the cassette; it will be built again next time", "err", err)
 	}
 	return entries, complete, nil
@@ -190,17 +235,17 @@ func buildTree(entries []*indexEntry) []store.ReplayNode {
 
 // childrenOf returns n's children; with live set, only those that can
 // match it (see store.DB.ReplayChildren) and the one holding rep.
-func (s *Source) childrenOf(ctx context.Context, n *treeNode, live *uint64, rep int64) ([]*treeNode, error) {
-	s.mu.Lock()
-	kids, ok := s.children[n.id]
-	s.mu.Unlock()
-	if !ok && s.name != "" {
+func (t *tree) childrenOf(ctx context.Context, n *treeNode, live *uint64, rep int64) ([]*treeNode, error) {
+	t.mu.Lock()
+	kids, ok := t.children[n.id]
+	t.mu.Unlock()
+	if !ok && t.name != "" {
 		var h *int64
 		if live != nil {
 			v := int64(*live)
 			h = &v
 		}
-		ns, err := s.db.ReplayChildren(ctx, s.name, n.id, h, rep)
+		ns, err := t.src.db.ReplayChildren(ctx, t.name, n.id, h, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -208,9 +253,9 @@ func (s *Source) childrenOf(ctx context.Context, n *treeNode, live *uint64, rep 
 			kids = append(kids, fromStore(c))
 		}
 		if live == nil {
-			s.mu.Lock()
-			s.children[n.id] = kids
-			s.mu.Unlock()
+			t.mu.Lock()
+			t.children[n.id] = kids
+			t.mu.Unlock()
 		}
 	}
 	if live == nil {
@@ -234,14 +279,9 @@ func (s *Source) load(ctx context.Context, id int64) (*recording, error) {
 	return recs[0], nil
 }
 
-// all loads every session of s.
-func (s *Source) all(ctx context.Context) ([]*recording, error) {
-	return load(ctx, s.db, s.ids...)
-}
-
-// indexOf hashes rec's protocol frames as tolerant replay matches them.
-func indexOf(rec *recording) []byte {
-	t := buildTemplate(rec, Match{})
+// indexOf hashes rec's protocol frames as replay matches them under mt.
+func indexOf(rec *recording, mt Match) []byte {
+	t := buildTemplate(rec, mt)
 	b := make([]byte, 0, 8*len(t.frames))
 	for i := range t.frames {
 		b = binary.LittleEndian.AppendUint64(b, frameHash(&t.frames[i]))
@@ -304,16 +344,43 @@ func (e *indexEntry) hashAt(n int) (uint64, bool) {
 	return e.hashes[n], true
 }
 
-// candidates returns the first engine of a lazy cursor: the root's first
-// session, speaking for every session.
-func (s *Source) candidates(ctx context.Context, mt Match) ([]*engine, error) {
-	rec, err := s.load(ctx, s.root.rep)
+// first returns the first session of the root of the tree of rules mt,
+// loaded once and shared by every client (recordings are read-only).
+func (s *Source) first(ctx context.Context, mt Match) (*recording, error) {
+	t, err := s.tree(ctx, mt)
 	if err != nil {
 		return nil, err
 	}
+	return t.first(ctx)
+}
+
+func (t *tree) first(ctx context.Context) (*recording, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.rootRec == nil {
+		rec, err := t.src.load(ctx, t.root.rep)
+		if err != nil {
+			return nil, err
+		}
+		t.rootRec = rec
+	}
+	return t.rootRec, nil
+}
+
+// candidates returns the tree of rules mt and the first engine of a lazy
+// cursor: the root's first session, speaking for every session.
+func (s *Source) candidates(ctx context.Context, mt Match) (*tree, []*engine, error) {
+	t, err := s.tree(ctx, mt)
+	if err != nil {
+		return nil, nil, err
+	}
+	rec, err := t.first(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	e := newEngine(rec, mt)
-	e.node = s.root
-	return []*engine{e}, nil
+	e.node = t.root
+	return t, []*engine{e}, nil
 }
 
 // split parts e's node where its members part ways (at its shared
@@ -330,7 +397,7 @@ func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 		h := clientHash(k, "", members)
 		lh = &h
 	}
-	kids, err := c.src.childrenOf(c.ctx, e.node, lh, e.node.rep)
+	kids, err := c.tree.childrenOf(c.ctx, e.node, lh, e.node.rep)
 	if err != nil || len(kids) == 0 {
 		if err != nil {
 			c.src.logger.Warn("reading the replay tree failed; replaying the sessions loaded so far", "err", err)
@@ -354,6 +421,13 @@ func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 			continue
 		}
 		ne.node = kid
+		if !c.queued {
+			c.fresh = append(c.fresh, ne.queue...)
+			ne.queue = nil
+			if n := len(ne.history); n > 0 && ne.history[n-1] != nil {
+				c.freshMatched[ne] = ne.history[n-1]
+			}
+		}
 		out = append(out, ne)
 	}
 	return out
@@ -378,7 +452,7 @@ func (c *cursor) blocked(e *engine, live *jsonrpc.Message) bool {
 	if live != nil || e.lo < e.node.shared {
 		return false
 	}
-	kids, err := c.src.childrenOf(c.ctx, e.node, nil, e.node.rep)
+	kids, err := c.tree.childrenOf(c.ctx, e.node, nil, e.node.rep)
 	if err != nil {
 		return false
 	}
@@ -391,8 +465,10 @@ func (c *cursor) blocked(e *engine, live *jsonrpc.Message) bool {
 }
 
 // bring loads session id and brings an engine of it to where the cursor
-// is: it receives the client's frames so far, and what they released
-// beyond the frames already emitted is queued.
+// is: it receives the client's frames so far (noting in e.history the
+// frame each matched), and what they released is queued: beyond the
+// frames already emitted when the cursor queues (stdio), all of it when
+// it does not (HTTP, whose streams read what was released by frame).
 func (c *cursor) bring(id int64) (*engine, error) {
 	rec, err := c.src.load(c.ctx, id)
 	if err != nil {
@@ -401,7 +477,8 @@ func (c *cursor) bring(id int64) (*engine, error) {
 	e := newEngine(rec, c.cands[0].mt)
 	var outs []outFrame
 	outs = append(outs, e.release()...)
-	for _, live := range c.history {
+	e.history = make([]*store.Frame, len(c.history))
+	for n, live := range c.history {
 		i, ok := e.match(live, false, nil)
 		if !ok {
 			i, ok = e.match(live, true, nil)
@@ -410,9 +487,13 @@ func (c *cursor) bring(id int64) (*engine, error) {
 			continue
 		}
 		e.consume(i, live)
+		e.history[n] = e.frames[i].f
 		outs = append(outs, e.release()...)
 	}
-	e.queue = outs[min(c.emitted, len(outs)):]
+	if c.queued {
+		outs = outs[min(c.emitted, len(outs)):]
+	}
+	e.queue = outs
 	return e, nil
 }
 

@@ -75,8 +75,8 @@ func TestSource_LoadsOnlyCandidatesInPlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if stored.name == "" || stored.loads.Load() != 0 {
-		t.Fatalf("second Source: tree %q, %d sessions loaded; want the stored tree and none", stored.name, stored.loads.Load())
+	if name := stored.trees[indexMode].name; name == "" || stored.loads.Load() != 0 {
+		t.Fatalf("second Source: tree %q, %d sessions loaded; want the stored tree and none", name, stored.loads.Load())
 	}
 
 	for _, tc := range []struct {
@@ -146,4 +146,143 @@ func replayLines(t *testing.T, srv *Server, lines ...string) []string {
 		t.Fatal(err)
 	}
 	return got
+}
+
+// ignoreArg is a matching rule that ignores one argument of tools/call.
+type ignoreArg string
+
+func (a ignoreArg) Apply(msg map[string]any) {
+	if msg["method"] != "tools/call" {
+		return
+	}
+	if p, ok := msg["params"].(map[string]any); ok {
+		if args, ok := p["arguments"].(map[string]any); ok {
+			delete(args, string(a))
+		}
+	}
+}
+
+func (a ignoreArg) String() string { return "tools/call:params.arguments." + string(a) }
+
+// TestSource_MatchRules replays 200 sessions that share their opening
+// under rules other than the tolerant default: each set of rules gets an
+// index and a tree of its own, and a replay still loads only the
+// candidates in play, giving the answer of the session the rules select.
+func TestSource_MatchRules(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "many.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	// Each session calls echo with its own text and a "when" of its own
+	// recording time, which --ignore leaves out.
+	cassette := manySessions(200)
+	for s := 1; s <= 200; s++ {
+		cassette = strings.Replace(cassette, fmt.Sprintf(`\"text\":\"s%d\"}`, s), fmt.Sprintf(`\"text\":\"s%d\",\"when\":\"t%d\"}`, s, s), 1)
+	}
+	if _, err := db.Import(ctx, strings.NewReader(cassette)); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := db.SessionIDs(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		mt         Match
+		clientInfo string // the live initialize's clientInfo
+		when       string // the live call's "when"
+		want       int    // the session whose answer comes
+	}{
+		{name: "Exact", mt: Match{Exact: true}, clientInfo: `{"name":"rec","version":"1.0"}`, when: "t137", want: 137},
+		{name: "Ignore", mt: Match{Ignore: []Rule{ignoreArg("when")}}, clientInfo: `{"name":"other","version":"2.0"}`, when: "now", want: 42},
+		{name: "ExactIgnore", mt: Match{Exact: true, Ignore: []Rule{ignoreArg("when")}}, clientInfo: `{"name":"rec","version":"1.0"}`, when: "now", want: 7},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := &Server{Match: tt.mt}
+			if err := srv.Load(ctx, db, ids); err != nil {
+				t.Fatal(err)
+			}
+			if srv.Source == nil {
+				t.Fatal("Load of 200 stdio sessions gave no Source")
+			}
+			idx, err := db.ReplayIndex(ctx, modeOf(tt.mt))
+			if err != nil || len(idx) != 200 {
+				t.Fatalf("stored index of %s: %d entries, %v; want 200", tt.mt, len(idx), err)
+			}
+			for round := range 2 { // the second from a Source that reads the stored tree
+				src := srv.Source
+				if round == 1 {
+					if src, err = newSource(ctx, db, nil, tt.mt, ids...); err != nil {
+						t.Fatal(err)
+					}
+					if src.trees[modeOf(tt.mt)].name == "" || src.loads.Load() != 0 {
+						t.Fatalf("second Source: %d sessions loaded; want the stored tree and none", src.loads.Load())
+					}
+				}
+				before := src.loads.Load()
+				got := replayLines(t, &Server{Source: src, Match: tt.mt},
+					`{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":`+tt.clientInfo+`}}`,
+					`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+					`{"jsonrpc":"2.0","id":11,"method":"tools/list"}`,
+					fmt.Sprintf(`{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"text":"s%d","when":%q}}}`, tt.want, tt.when),
+				)
+				wantLines := []string{
+					`{"jsonrpc":"2.0","id":10,"result":{"protocolVersion":"2025-11-25","serverInfo":{"name":"s","version":"1"}}}`,
+					`{"jsonrpc":"2.0","id":11,"result":{"tools":[{"name":"echo"}]}}`,
+					fmt.Sprintf(`{"jsonrpc":"2.0","id":12,"result":{"content":[{"type":"text","text":"from session %d"}]}}`, tt.want),
+				}
+				if diff := cmp.Diff(wantLines, got); diff != "" {
+					t.Errorf("round %d: replayed lines (-want +got):\n%s", round, diff)
+				}
+				if n := src.loads.Load() - before; n > 2 {
+					t.Errorf("round %d: replay loaded %d sessions of 200; want at most 2", round, n)
+				}
+			}
+		})
+	}
+}
+
+// TestSource_ClosestAcrossCandidates sends, after the opening 200
+// sessions share, a call that matches none of them: the report names the
+// closest recorded frame of all 200 (the one session whose text it has),
+// as when every session is loaded, not the closest of the one session
+// that spoke for them all.
+func TestSource_ClosestAcrossCandidates(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "many.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Import(ctx, strings.NewReader(manySessions(200))); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := db.Recordings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := NewSource(ctx, db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const call = `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"echo","arguments":{"text":"s150","extra":true}}}`
+	for _, tt := range []struct {
+		name string
+		srv  *Server
+	}{{"Lazy", &Server{Source: src}}, {"Eager", &Server{Recordings: recs}}} {
+		t.Run(tt.name, func(t *testing.T) {
+			got := replayLines(t, tt.srv,
+				`{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"other","version":"2.0"}}}`,
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+				`{"jsonrpc":"2.0","id":11,"method":"tools/list"}`,
+				call,
+			)
+			if len(got) != 3 || !strings.Contains(got[2], `closest is session 150 seq 6 (request tools/call)`) || !strings.Contains(got[2], `params.arguments.extra`) {
+				t.Errorf("answer to the unmatched call = %q; want -32019 naming session 150 seq 6 and the extra argument", got)
+			}
+		})
+	}
 }

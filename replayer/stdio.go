@@ -32,11 +32,11 @@ type Server struct {
 	// Recordings are the sessions to replay. Required unless Source is
 	// set.
 	Recordings []*store.Recording
-	// Source, if set and Recordings is empty, is where stdio replay finds
-	// its sessions: through the cassette's replay index, loading only the
-	// candidates in play, so that start and memory do not grow with the
-	// cassette. (Matching rules other than the tolerant default, and HTTP
-	// replay, load every session of Source up front.)
+	// Source, if set and Recordings is empty, is where replay finds its
+	// sessions: through the cassette's replay index under Match (built on
+	// first use of each set of rules), loading only the candidates in
+	// play, so that start and memory do not grow with the cassette. Over
+	// HTTP, the sessions must be conversations only (see Server.Load).
 	Source *Source
 	// Pace scales the recorded gaps between frames: 0 sends everything as
 	// soon as it is due, 1 keeps the recorded timing, 2 doubles it.
@@ -76,6 +76,10 @@ type Server struct {
 	pl       *pool // nil when no modern HTTP session is replayed
 	recsOnce sync.Once
 	recs     []*recording
+	allOnce  sync.Once    // reads all, for HTTP replay from a Source
+	all      []*recording // every session of Source, once needed
+	repOnce  sync.Once    // reads repKeys
+	repKeys  map[doorKey]bool
 }
 
 // Report is what one replay saw.
@@ -203,14 +207,7 @@ func (s *Server) stdioCursor(ctx context.Context) (*cursor, error) {
 	if s.Source == nil {
 		return nil, ErrNoRecordings
 	}
-	if !s.Match.Exact && len(s.Match.Ignore) == 0 && len(s.Match.Redact) == 0 && !s.Match.Scrubbed {
-		return newLazyCursor(ctx, s.Source, s.Match)
-	}
-	recs, err := s.Source.all(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return newCursor(recs, s.Match, true), nil
+	return newLazyCursor(ctx, s.Source, s.Match, true)
 }
 
 func (s *Server) wait() time.Duration {

@@ -217,3 +217,66 @@ func (d *DB) PutReplayTree(ctx context.Context, name string, nodes []ReplayNode)
 	}
 	return nil
 }
+
+// HTTPSummary counts what a cassette's Streamable HTTP and HTTP+SSE
+// sessions hold beyond conversations, for replay to choose how it reads
+// them.
+type HTTPSummary struct {
+	// Modern counts the Streamable HTTP sessions of the 2026-07-28 era;
+	// Anonymous those of an earlier era without a session id.
+	Modern, Anonymous int
+	// Exchanges counts the plain HTTP exchanges (HTTPStream: OAuth
+	// metadata, registration, token).
+	Exchanges int
+	// Answered counts the streams answered with one of the statuses
+	// SummarizeHTTP was asked about.
+	Answered int
+}
+
+// SummarizeHTTP returns the HTTPSummary of db's sessions, counting the
+// streams answered with one of statuses. It reads session and stream rows
+// only, no frame; streams of other transports have neither an HTTP kind
+// nor a status.
+func (d *DB) SummarizeHTTP(ctx context.Context, statuses ...int) (HTTPSummary, error) {
+	var sum HTTPSummary
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT
+			coalesce(sum(era = ?), 0), coalesce(sum(era <> ? AND external_id = ''), 0)
+			FROM sessions WHERE transport = ?`, string(EraModern), string(EraModern), StreamableHTTP.String()).Scan(&sum.Modern, &sum.Anonymous); err != nil {
+			return err
+		}
+		in := "NULL"
+		args := []any{HTTPStream.String()}
+		if len(statuses) > 0 {
+			in = "?" + strings.Repeat(", ?", len(statuses)-1)
+		}
+		for _, st := range statuses {
+			args = append(args, st)
+		}
+		args = append(args, args...)
+		// The filter first: the sums see only the rows they count.
+		return tx.QueryRowContext(ctx, `SELECT coalesce(sum(kind = ?), 0), coalesce(sum(status IN (`+in+`)), 0)
+			FROM streams WHERE kind = ? OR status IN (`+in+`)`, args...).Scan(&sum.Exchanges, &sum.Answered)
+	})
+	if err != nil {
+		return HTTPSummary{}, fmt.Errorf("summarize HTTP sessions: %w", err)
+	}
+	return sum, nil
+}
+
+// HTTPClientMethod reports whether any client frame of db's Streamable
+// HTTP and HTTP+SSE sessions is a request or notification of method (not
+// counting batch members). It reads every frame row (no frame is decoded):
+// for a question asked rarely.
+func (d *DB) HTTPClientMethod(ctx context.Context, method string) (bool, error) {
+	var found bool
+	err := d.read(ctx, func(tx *sql.Tx) error {
+		return tx.QueryRowContext(ctx, `SELECT EXISTS (SELECT 1 FROM frames f JOIN sessions x ON x.id = f.session_id
+			WHERE f.method = ? AND f.direction = ? AND x.transport IN (?, ?))`,
+			method, ClientToServer.String(), StreamableHTTP.String(), LegacySSE.String()).Scan(&found)
+	})
+	if err != nil {
+		return false, fmt.Errorf("look for %s: %w", method, err)
+	}
+	return found, nil
+}

@@ -164,7 +164,7 @@ func sessionNumber(a string) (int64, error) {
 
 // replayServer selects the SESSION argument's session (or every session
 // of the transports), reads the matching rules and loads the sessions
-// into a Server: many stdio sessions through the replay index.
+// into a Server.
 func replayServer(c *cli.Context, e *env, db *store.DB, ts ...store.Transport) (*replayer.Server, error) {
 	id, err := sessionArg(c, 0)
 	if err != nil {
@@ -182,7 +182,7 @@ func replayServer(c *cli.Context, e *env, db *store.DB, ts ...store.Transport) (
 		e.logger.Warn("--ignore " + r + " ignores what a request asks for (its method, or the tool, prompt or resource it names): replay may answer a request with another's answer")
 	}
 	srv := &replayer.Server{Logger: e.logger, Match: mt, Wait: waitFlag(c)}
-	if err := srv.Load(c.Context, db, ids, ts[0] == store.Stdio); err != nil {
+	if err := srv.Load(c.Context, db, ids); err != nil {
 		return nil, failErr(err, "")
 	}
 	return srv, nil
