@@ -427,11 +427,19 @@ func TestCancel_GoSDKHTTP(t *testing.T) {
 				rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0", "--wait", "1s")
 				got := r.do(testCtx(t), upgradedClient, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, v)
 				code := rep.Stop()
-				if lateResultRecorded(t, db, 2) {
+				switch found, late := resultRecorded(t, db, 2, "stubborn"); {
+				case found && late:
 					// The server's late result reached the proxy before the
 					// client closed the call's stream (a race of the live
-					// run): it is the recording's answer.
+					// run): it is the recording's answer, after --wait.
 					checkLateAnswer(t, got, rep.stderr.String(), code)
+					return
+				case found:
+					// It came even before the client cancelled: an answer
+					// like any other.
+					if res, _ := got["call"].(map[string]any); res == nil || code != 0 {
+						t.Errorf("the recording answers the call before its cancellation; the client got %v and replay exited %d:\n%s", got["call"], code, rep.stderr)
+					}
 					return
 				}
 				msg, _ := got["call"].(string)
@@ -446,23 +454,23 @@ func TestCancel_GoSDKHTTP(t *testing.T) {
 	}
 }
 
-// lateResultRecorded reports whether session id of db holds a result to
-// a tools/call sent after the client cancelled it.
-func lateResultRecorded(t *testing.T, db string, id int) bool {
+// resultRecorded reports whether session id of db holds a result to a
+// tools/call of tool, and whether it came after a cancellation.
+func resultRecorded(t *testing.T, db string, id int, tool string) (found, afterCancel bool) {
 	t.Helper()
 	var show struct {
 		Frames []struct {
-			Kind, Method string
-			Flags        []string
+			Kind, Method, Name string
+			Flags              []string
 		}
 	}
 	if err := json.Unmarshal([]byte(mcpvcr(t, "", "show", strconv.Itoa(id), "--cassette", db, "--format", "json").stdout), &show); err != nil {
 		t.Fatal(err)
 	}
 	for _, f := range show.Frames {
-		if f.Kind == "result" && f.Method == "tools/call" && slices.ContainsFunc(f.Flags, func(fl string) bool { return strings.HasPrefix(fl, "after-cancel=") }) {
-			return true
+		if f.Kind == "result" && f.Method == "tools/call" && f.Name == tool {
+			return true, slices.ContainsFunc(f.Flags, func(fl string) bool { return strings.HasPrefix(fl, "after-cancel=") })
 		}
 	}
-	return false
+	return false, false
 }
