@@ -122,14 +122,15 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 	return maps.Clone(out)
 }
 
-// TestCancel_ServerCancelsOwnRequest (legacy, over stdio; over Streamable
-// HTTP the Go SDK client never sees the server's cancellation, so its
-// late answer cannot be recorded there):
-// the Go SDK server cancels its own elicitation/create and the client
-// answers it late; another session of the cassette answers an elicitation
-// at once. Replayed to a client with another clientInfo, the server's
-// cancellation goes out as recorded, the late answer is taken, and each
-// run sees what its live run saw.
+// TestCancel_ServerCancelsOwnRequest (legacy, over stdio and Streamable
+// HTTP): the Go SDK server cancels its own elicitation/create and the
+// client answers it late; another session of the cassette answers an
+// elicitation at once. Replayed to a client with another clientInfo, the
+// server's cancellation goes out as recorded, the late answer is taken,
+// and each run sees what its live run saw. Over HTTP the server runs with
+// [mcptest.BlockingCancelNotify]: without it the Go SDK server mostly
+// drops its cancellation (it goes out after the tool's answer has ended
+// the stream it belongs on), and the client never sees one.
 func TestCancel_ServerCancelsOwnRequest(t *testing.T) {
 	tools := []string{"abandon", "elicit"}
 	v := mcptest.V20250618
@@ -153,6 +154,30 @@ func TestCancel_ServerCancelsOwnRequest(t *testing.T) {
 			rep.Stderr = &stderr
 			got := abandonRun(ctx, upgradedClient, &mcp.CommandTransport{Command: rep}, v, tool)
 			checkReplay(t, i, live[i], got, stderr.String(), rep.ProcessState.ExitCode())
+		}
+	})
+	t.Run("http", func(t *testing.T) {
+		t.Parallel()
+		ctx := testCtx(t)
+		db := filepath.Join(t.TempDir(), "c.db")
+		dumpSessionsOnFailure(t, db, len(tools))
+		upstream := mcptest.StartServerEnv(t, []string{mcptest.BlockingCancelNotify}, "-transport", "http", "-stubborn")
+		var live []map[string]any
+		for _, tool := range tools {
+			rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+			live = append(live, abandonRun(ctx, recordedClient, &mcp.StreamableClientTransport{Endpoint: rec.URL}, v, tool))
+			if code := rec.Stop(); code != 0 {
+				t.Fatalf("record %s exited %d:\n%s", tool, code, rec.stderr)
+			}
+		}
+		if !strings.Contains(fmt.Sprint(live[0]["elicitation"]), "cancelled by the server") {
+			t.Fatalf("live abandon run = %v; want the elicitation cancelled by the server", live[0])
+		}
+		for i, tool := range tools {
+			rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
+			got := abandonRun(ctx, upgradedClient, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, v, tool)
+			code := rep.Stop()
+			checkReplay(t, i, live[i], got, rep.stderr.String(), code)
 		}
 	})
 }
