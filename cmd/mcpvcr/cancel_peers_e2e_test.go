@@ -191,9 +191,16 @@ var tsCancelScript = filepath.Join("..", "..", "internal", "mcptest", "testdata"
 // what the client saw and its stderr (which, over stdio, holds mcpvcr's).
 func tsCancelRun(t *testing.T, node, name string, cancelAt, waitFor int, args ...string) (map[string]any, string) {
 	t.Helper()
+	return tsCancelRunEnv(t, node, []string{"CLIENT_NAME=" + name, fmt.Sprintf("CANCEL_AT=%d", cancelAt), fmt.Sprintf("WAIT_FOR=%d", waitFor)}, args...)
+}
+
+// tsCancelRunEnv is tsCancelRun with the script's settings given as env
+// ("CLIENT_NAME=…", "CANCEL_AT=…", "TOOL=…": see the script).
+func tsCancelRunEnv(t *testing.T, node string, env []string, args ...string) (map[string]any, string) {
+	t.Helper()
 	ctx := testCtx(t)
 	cmd := exec.CommandContext(ctx, node, append([]string{tsCancelScript}, args...)...)
-	cmd.Env = append(os.Environ(), "CLIENT_NAME="+name, fmt.Sprintf("CANCEL_AT=%d", cancelAt), fmt.Sprintf("WAIT_FOR=%d", waitFor))
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
