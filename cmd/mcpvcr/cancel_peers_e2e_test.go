@@ -21,53 +21,90 @@ import (
 )
 
 // TestCancel_Initialize (no revision lets a client cancel initialize; no
-// SDK client does, so a hand-written one does it here): a recorded
-// cancellation of initialize is replayed as recorded to a client with
-// another clientInfo, and --strict reports it and exits 1.
+// SDK client does, so a hand-written one does it here), with the Go SDK
+// test server and server-everything over stdio: a cassette holds a
+// session whose client cancelled its initialize and one whose client did
+// not, sharing their opening frame. Each is replayed as recorded to a
+// client with another clientInfo that does the same; --strict reports the
+// cancellation, and only it, and exits 1.
 func TestCancel_Initialize(t *testing.T) {
-	server := mcptest.BuildServer(t)
-	db := filepath.Join(t.TempDir(), "c.db")
-	dumpOnFailure(t, db)
-	initialize := func(name string) string {
-		return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + name + `","version":"1"}}}`
+	servers := []struct {
+		name string
+		argv func(testing.TB) []string
+		echo string // the echo tool's argument
+	}{
+		{"gosdk", func(tb testing.TB) []string { return []string{mcptest.BuildServer(tb)} }, "text"},
+		{"everything", mcptest.Everything, "message"},
 	}
-	cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"changed my mind"}}`
-	script := func(c *lineClient, name string) []string {
-		c.send(initialize(name))
-		c.send(cancel)
-		var got []string
-		line, err := c.out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("read the initialize answer: %v\n%s", err, c.stderr)
-		}
-		got = append(got, line)
-		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-		got = append(got, c.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`))
-		return got
-	}
-	rec := startLineClient(t, "record", "--cassette", db, "--", server)
-	live := script(rec, "recorded")
-	if code := rec.close(); code != 0 {
-		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
-	}
-	for _, strict := range []bool{false, true} {
-		args := []string{"replay", "--stdio", "--cassette", db}
-		if strict {
-			args = append(args, "--strict")
-		}
-		rep := startLineClient(t, args...)
-		got := script(rep, "upgraded")
-		code := rep.close()
-		if diff := cmp.Diff(live, got); diff != "" {
-			t.Errorf("strict=%t: replay differs from the live run (-live +replay):\n%s\n%s", strict, diff, rep.stderr)
-		}
-		stderr := rep.stderr.String()
-		switch {
-		case !strict && (code != 0 || !strings.Contains(stderr, " 0 unmatched")):
-			t.Errorf("replay exited %d; want 0 and every frame matched:\n%s", code, stderr)
-		case strict && (code != 1 || !strings.Contains(stderr, "initialize must not be cancelled")):
-			t.Errorf("replay --strict exited %d; want 1 and the cancelled initialize reported:\n%s", code, stderr)
-		}
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
+			argv := srv.argv(t)
+			db := filepath.Join(t.TempDir(), "c.db")
+			dumpSessionsOnFailure(t, db, 2)
+			initialize := func(name string) string {
+				return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + name + `","version":"1"}}}`
+			}
+			var got []string
+			// readTo appends every line up to the answer with id to got.
+			readTo := func(c *lineClient, id string) {
+				for {
+					line, err := c.out.ReadString('\n')
+					if err != nil {
+						t.Fatalf("read the answer %s: %v (so far %q)\n%s", id, err, got, c.stderr)
+					}
+					got = append(got, line)
+					if strings.Contains(line, `"id":`+id+`}`) || strings.Contains(line, `"id":`+id+`,`) {
+						return
+					}
+				}
+			}
+			script := func(c *lineClient, name string, cancel bool) []string {
+				got = nil
+				c.send(initialize(name))
+				if cancel {
+					// server-everything does not answer a cancelled
+					// initialize (the Go SDK server does), so the client
+					// goes on without waiting for it.
+					c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"changed my mind"}}`)
+				} else {
+					readTo(c, "1")
+				}
+				c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"` + srv.echo + `":"hi"}}}`)
+				readTo(c, "2")
+				return got
+			}
+			var live [][]string
+			for _, cancel := range []bool{true, false} {
+				rec := startLineClient(t, append([]string{"record", "--cassette", db, "--"}, argv...)...)
+				live = append(live, script(rec, "recorded", cancel))
+				if code := rec.close(); code != 0 {
+					t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+				}
+			}
+			for i, cancel := range []bool{true, false} {
+				for _, strict := range []bool{false, true} {
+					args := []string{"replay", "--stdio", "--cassette", db}
+					if strict {
+						args = append(args, "--strict")
+					}
+					rep := startLineClient(t, args...)
+					got := script(rep, "upgraded", cancel)
+					code := rep.close()
+					if diff := cmp.Diff(live[i], got); diff != "" {
+						t.Errorf("cancel=%t strict=%t: replay differs from the live run (-live +replay):\n%s\n%s", cancel, strict, diff, rep.stderr)
+					}
+					stderr := rep.stderr.String()
+					switch {
+					case strict && cancel && (code != 1 || !strings.Contains(stderr, "initialize must not be cancelled")):
+						t.Errorf("replay --strict exited %d; want 1 and the cancelled initialize reported:\n%s", code, stderr)
+					case !(strict && cancel) && (code != 0 || !strings.Contains(stderr, " 0 unmatched") || strings.Contains(stderr, "must not be cancelled")):
+						t.Errorf("cancel=%t strict=%t: replay exited %d; want 0, every frame matched and nothing reported:\n%s", cancel, strict, code, stderr)
+					}
+				}
+			}
+		})
 	}
 }
 
