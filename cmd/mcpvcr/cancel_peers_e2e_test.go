@@ -185,6 +185,7 @@ func TestCancel_ServerCancelsOwnRequest(t *testing.T) {
 		if !strings.Contains(fmt.Sprint(live[0]["elicitation"]), "cancelled by the server") {
 			t.Fatalf("live abandon run = %v; want the elicitation cancelled by the server", live[0])
 		}
+		checkLateAnswerMarked(t, db)
 		for i, tool := range tools {
 			var stderr syncBuffer
 			rep := exec.Command(mcpvcrBin, "replay", "--stdio", "--cassette", db)
@@ -210,6 +211,7 @@ func TestCancel_ServerCancelsOwnRequest(t *testing.T) {
 		if !strings.Contains(fmt.Sprint(live[0]["elicitation"]), "cancelled by the server") {
 			t.Fatalf("live abandon run = %v; want the elicitation cancelled by the server", live[0])
 		}
+		checkLateAnswerMarked(t, db)
 		for i, tool := range tools {
 			rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
 			got := abandonRun(ctx, upgradedClient, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, v, tool)
@@ -217,6 +219,34 @@ func TestCancel_ServerCancelsOwnRequest(t *testing.T) {
 			checkReplay(t, i, live[i], got, rep.stderr.String(), code)
 		}
 	})
+}
+
+// checkLateAnswerMarked requires the timeline of session 1 in show, and
+// its HTML report, to mark the client's answer to the elicitation the
+// server had cancelled as sent after that cancellation, and nothing else.
+func checkLateAnswerMarked(t *testing.T, db string) {
+	t.Helper()
+	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
+	var marked []string
+	for _, line := range strings.Split(show, "\n") {
+		if strings.Contains(line, "after-cancel=#") {
+			marked = append(marked, line)
+		}
+	}
+	if len(marked) != 1 || !strings.Contains(marked[0], "> ") || !strings.Contains(marked[0], "result       elicitation/create") {
+		t.Errorf("show marks %q after a cancellation; want the client's late answer to elicitation/create only:\n%s", marked, show)
+	}
+	out := filepath.Join(t.TempDir(), "report.html")
+	if res := mcpvcr(t, "", "export", "1", "--cassette", db, "--format", "html", "-o", out); res.code != 0 {
+		t.Fatalf("export --format html exited %d: %s", res.code, res.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(b), `"acx":`); got != 1 {
+		t.Errorf("the HTML report marks %d frames after a cancellation; want 1, the late answer", got)
+	}
 }
 
 // tsCancelScript is the TypeScript SDK client of the cancellation tests.
