@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
@@ -116,6 +117,8 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 	var mu sync.Mutex
 	out := map[string]any{}
 	handled := make(chan struct{}) // closed once abandon's elicitation was cancelled
+	watch := &answerWatch{Transport: transport, answered: make(chan struct{})}
+	transport = watch
 	c := mcp.NewClient(info, &mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			if req.Params.Message == mcptest.AbandonMessage {
@@ -141,9 +144,13 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 	}
 	mu.Unlock()
 	if tool == "abandon" {
-		select {
-		case <-handled:
-		case <-ctx.Done():
+		// Go on once the late answer is out, so that it is recorded
+		// before the session ends.
+		for _, ch := range []chan struct{}{handled, watch.answered} {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+			}
 		}
 	}
 	echo, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after"}})
@@ -157,6 +164,38 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 	mu.Lock()
 	defer mu.Unlock()
 	return maps.Clone(out)
+}
+
+// An answerWatch is a client transport that closes answered once the
+// client has written its first answer to a server request.
+type answerWatch struct {
+	mcp.Transport
+	answered chan struct{}
+	once     sync.Once
+}
+
+// Connect connects the transport and watches what the client writes.
+func (w *answerWatch) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := w.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &answerConn{Connection: c, w: w}, nil
+}
+
+// An answerConn is the connection of an answerWatch.
+type answerConn struct {
+	mcp.Connection
+	w *answerWatch
+}
+
+// Write writes msg and, once an answer is written, closes answered.
+func (c *answerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		c.w.once.Do(func() { close(c.w.answered) })
+	}
+	return err
 }
 
 // TestCancel_ServerCancelsOwnRequest (legacy, over stdio and Streamable
