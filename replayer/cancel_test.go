@@ -255,3 +255,34 @@ func waived(c *cursor, st stall) bool {
 	_, ok := c.waive(st)
 	return ok
 }
+
+// TestCursor_ServerCancelKeepsItsTimeout: a server's cancellation of its
+// own request keeps the delay since that request, even when the server's
+// answer to the client's call overtook the cancellation in the recording
+// (so that the client gets the request well before the cancellation, as
+// it did).
+func TestCursor_ServerCancelKeepsItsTimeout(t *testing.T) {
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"abandon"}}`,
+		`< {"jsonrpc":"2.0","id":1,"method":"elicitation/create","params":{"message":"name?"}}`,
+		`< {"jsonrpc":"2.0","id":2,"result":{"content":[]}}`,
+		`< {"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`,
+	)
+	offsets := []time.Duration{0, time.Millisecond, 101 * time.Millisecond, 101 * time.Millisecond}
+	for i := range rec.Frames {
+		rec.Frames[i].Offset = offsets[i]
+	}
+	c := newCursor([]*recording{rec}, Match{}, true)
+	c.start()
+	outs, _, mm := c.recv(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"abandon"}}`)))
+	if mm != nil {
+		t.Fatal(mm)
+	}
+	outs = append(outs, c.emit()...)
+	if len(outs) != 3 {
+		t.Fatalf("released %q; want the elicitation, the answer and the cancellation", datas(outs))
+	}
+	if o := outs[2]; !o.Timed || o.Gap != 100*time.Millisecond {
+		t.Errorf("the cancellation has Timed %t, Gap %v; want true and 100ms, the time since the elicitation", o.Timed, o.Gap)
+	}
+}

@@ -246,6 +246,18 @@ func (e *engine) link(m *causal.Model) {
 	}
 }
 
+// serverRequest returns the index of the last server request before
+// frame i whose id is id, or -1.
+func (e *engine) serverRequest(i int, id json.RawMessage) int {
+	for j := i - 1; j >= 0 && id != nil; j-- {
+		fr := &e.frames[j]
+		if !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && string(fr.msg.ID) == string(id) {
+			return j
+		}
+	}
+	return -1
+}
+
 // matchKey returns the canonical key of a client message, translating a
 // cancelled request's live id to the recorded one through rids (nil when
 // building keys of recorded frames).
@@ -436,6 +448,14 @@ func (e *engine) release() []outFrame {
 		}
 		data, changed := e.rewrite(fr)
 		timed := fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled"
+		if timed {
+			// The server's timeout runs from its request, not from
+			// the frame before (its answer to the client's call may
+			// have overtaken the cancellation).
+			if j := e.serverRequest(i, mcpwire.CancelledRequestID(fr.msg.Params)); j >= 0 {
+				trigger = e.frames[j].f.Offset
+			}
+		}
 		outs = append(outs, outFrame{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0), Timed: timed})
 	}
 	return outs

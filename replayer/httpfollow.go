@@ -302,10 +302,10 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 }
 
 // nextReady reports whether position k of the stream is known in the
-// leader without waiting.
+// leader and can be sent without waiting.
 func (ls *liveSession) nextReady(pick picker, k int) bool {
-	sig, _, ready := ls.value(ls.cur.leader(), pick, k)
-	return ready && sig != "none" && !strings.HasPrefix(sig, "end ")
+	sig, s, ready := ls.value(ls.cur.leader(), pick, k)
+	return ready && sig != "none" && !strings.HasPrefix(sig, "end ") && (s.f == nil || ls.isReleased(s.f))
 }
 
 // sendable returns the bytes to send for f, which is released when it is

@@ -137,15 +137,16 @@ func (ls *liveSession) pause(r *http.Request, d time.Duration) bool {
 }
 
 // isReleased reports whether frameBytes would return f's bytes without
-// waiting.
+// waiting: f is released and, when it keeps its recorded delay (a
+// server's cancellation of its own request), has none.
 func (ls *liveSession) isReleased(f *store.Frame) bool {
 	if !isProtocol(f) {
 		return true
 	}
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
-	_, ok := ls.released[f]
-	return ok
+	o, ok := ls.released[f]
+	return ok && !(o.Timed && o.Gap > 0)
 }
 
 // frameBytes returns the bytes to send for recorded frame f, waiting until
@@ -163,8 +164,14 @@ func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool
 	if !ok {
 		return nil, false
 	}
-	if ls.srv.Pace > 0 && o.Gap > 0 && !ls.pause(r, time.Duration(float64(o.Gap)*ls.srv.Pace)) {
-		return nil, false
+	if (ls.srv.Pace > 0 || o.Timed) && o.Gap > 0 {
+		factor := ls.srv.Pace
+		if factor <= 0 {
+			factor = 1
+		}
+		if !ls.pause(r, time.Duration(float64(o.Gap)*factor)) {
+			return nil, false
+		}
 	}
 	if !f.SSE {
 		return o.Data, true

@@ -15,59 +15,97 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 )
 
 // TestCancel_Initialize (no revision lets a client cancel initialize; no
-// SDK client does, so a hand-written one does it here): a recorded
-// cancellation of initialize is replayed as recorded to a client with
-// another clientInfo, and --strict reports it and exits 1.
+// SDK client does, so a hand-written one does it here), with the Go SDK
+// test server and server-everything over stdio: a cassette holds a
+// session whose client cancelled its initialize and one whose client did
+// not, sharing their opening frame. Each is replayed as recorded to a
+// client with another clientInfo that does the same; --strict reports the
+// cancellation, and only it, and exits 1.
 func TestCancel_Initialize(t *testing.T) {
-	server := mcptest.BuildServer(t)
-	db := filepath.Join(t.TempDir(), "c.db")
-	dumpOnFailure(t, db)
-	initialize := func(name string) string {
-		return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + name + `","version":"1"}}}`
+	servers := []struct {
+		name string
+		argv func(testing.TB) []string
+		echo string // the echo tool's argument
+	}{
+		{"gosdk", func(tb testing.TB) []string { return []string{mcptest.BuildServer(tb)} }, "text"},
+		{"everything", mcptest.Everything, "message"},
 	}
-	cancel := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"changed my mind"}}`
-	script := func(c *lineClient, name string) []string {
-		c.send(initialize(name))
-		c.send(cancel)
-		var got []string
-		line, err := c.out.ReadString('\n')
-		if err != nil {
-			t.Fatalf("read the initialize answer: %v\n%s", err, c.stderr)
-		}
-		got = append(got, line)
-		c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-		got = append(got, c.call(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`))
-		return got
-	}
-	rec := startLineClient(t, "record", "--cassette", db, "--", server)
-	live := script(rec, "recorded")
-	if code := rec.close(); code != 0 {
-		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
-	}
-	for _, strict := range []bool{false, true} {
-		args := []string{"replay", "--stdio", "--cassette", db}
-		if strict {
-			args = append(args, "--strict")
-		}
-		rep := startLineClient(t, args...)
-		got := script(rep, "upgraded")
-		code := rep.close()
-		if diff := cmp.Diff(live, got); diff != "" {
-			t.Errorf("strict=%t: replay differs from the live run (-live +replay):\n%s\n%s", strict, diff, rep.stderr)
-		}
-		stderr := rep.stderr.String()
-		switch {
-		case !strict && (code != 0 || !strings.Contains(stderr, " 0 unmatched")):
-			t.Errorf("replay exited %d; want 0 and every frame matched:\n%s", code, stderr)
-		case strict && (code != 1 || !strings.Contains(stderr, "initialize must not be cancelled")):
-			t.Errorf("replay --strict exited %d; want 1 and the cancelled initialize reported:\n%s", code, stderr)
-		}
+	for _, srv := range servers {
+		t.Run(srv.name, func(t *testing.T) {
+			t.Parallel()
+			argv := srv.argv(t)
+			db := filepath.Join(t.TempDir(), "c.db")
+			dumpSessionsOnFailure(t, db, 2)
+			initialize := func(name string) string {
+				return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"` + name + `","version":"1"}}}`
+			}
+			var got []string
+			// readTo appends every line up to the answer with id to got.
+			readTo := func(c *lineClient, id string) {
+				for {
+					line, err := c.out.ReadString('\n')
+					if err != nil {
+						t.Fatalf("read the answer %s: %v (so far %q)\n%s", id, err, got, c.stderr)
+					}
+					got = append(got, line)
+					if strings.Contains(line, `"id":`+id+`}`) || strings.Contains(line, `"id":`+id+`,`) {
+						return
+					}
+				}
+			}
+			script := func(c *lineClient, name string, cancel bool) []string {
+				got = nil
+				c.send(initialize(name))
+				if cancel {
+					// server-everything does not answer a cancelled
+					// initialize (the Go SDK server does), so the client
+					// goes on without waiting for it.
+					c.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"changed my mind"}}`)
+				} else {
+					readTo(c, "1")
+				}
+				c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+				c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"` + srv.echo + `":"hi"}}}`)
+				readTo(c, "2")
+				return got
+			}
+			var live [][]string
+			for _, cancel := range []bool{true, false} {
+				rec := startLineClient(t, append([]string{"record", "--cassette", db, "--"}, argv...)...)
+				live = append(live, script(rec, "recorded", cancel))
+				if code := rec.close(); code != 0 {
+					t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+				}
+			}
+			for i, cancel := range []bool{true, false} {
+				for _, strict := range []bool{false, true} {
+					args := []string{"replay", "--stdio", "--cassette", db}
+					if strict {
+						args = append(args, "--strict")
+					}
+					rep := startLineClient(t, args...)
+					got := script(rep, "upgraded", cancel)
+					code := rep.close()
+					if diff := cmp.Diff(live[i], got); diff != "" {
+						t.Errorf("cancel=%t strict=%t: replay differs from the live run (-live +replay):\n%s\n%s", cancel, strict, diff, rep.stderr)
+					}
+					stderr := rep.stderr.String()
+					switch {
+					case strict && cancel && (code != 1 || !strings.Contains(stderr, "initialize must not be cancelled")):
+						t.Errorf("replay --strict exited %d; want 1 and the cancelled initialize reported:\n%s", code, stderr)
+					case !(strict && cancel) && (code != 0 || !strings.Contains(stderr, " 0 unmatched") || strings.Contains(stderr, "must not be cancelled")):
+						t.Errorf("cancel=%t strict=%t: replay exited %d; want 0, every frame matched and nothing reported:\n%s", cancel, strict, code, stderr)
+					}
+				}
+			}
+		})
 	}
 }
 
@@ -79,6 +117,8 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 	var mu sync.Mutex
 	out := map[string]any{}
 	handled := make(chan struct{}) // closed once abandon's elicitation was cancelled
+	watch := &answerWatch{Transport: transport, answered: make(chan struct{})}
+	transport = watch
 	c := mcp.NewClient(info, &mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 			if req.Params.Message == mcptest.AbandonMessage {
@@ -104,9 +144,13 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 	}
 	mu.Unlock()
 	if tool == "abandon" {
-		select {
-		case <-handled:
-		case <-ctx.Done():
+		// Go on once the late answer is out, so that it is recorded
+		// before the session ends.
+		for _, ch := range []chan struct{}{handled, watch.answered} {
+			select {
+			case <-ch:
+			case <-ctx.Done():
+			}
 		}
 	}
 	echo, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "after"}})
@@ -122,14 +166,47 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 	return maps.Clone(out)
 }
 
-// TestCancel_ServerCancelsOwnRequest (legacy, over stdio; over Streamable
-// HTTP the Go SDK client never sees the server's cancellation, so its
-// late answer cannot be recorded there):
-// the Go SDK server cancels its own elicitation/create and the client
-// answers it late; another session of the cassette answers an elicitation
-// at once. Replayed to a client with another clientInfo, the server's
-// cancellation goes out as recorded, the late answer is taken, and each
-// run sees what its live run saw.
+// An answerWatch is a client transport that closes answered once the
+// client has written its first answer to a server request.
+type answerWatch struct {
+	mcp.Transport
+	answered chan struct{}
+	once     sync.Once
+}
+
+// Connect connects the transport and watches what the client writes.
+func (w *answerWatch) Connect(ctx context.Context) (mcp.Connection, error) {
+	c, err := w.Transport.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &answerConn{Connection: c, w: w}, nil
+}
+
+// An answerConn is the connection of an answerWatch.
+type answerConn struct {
+	mcp.Connection
+	w *answerWatch
+}
+
+// Write writes msg and, once an answer is written, closes answered.
+func (c *answerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	err := c.Connection.Write(ctx, msg)
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		c.w.once.Do(func() { close(c.w.answered) })
+	}
+	return err
+}
+
+// TestCancel_ServerCancelsOwnRequest (legacy, over stdio and Streamable
+// HTTP): the Go SDK server cancels its own elicitation/create and the
+// client answers it late; another session of the cassette answers an
+// elicitation at once. Replayed to a client with another clientInfo, the
+// server's cancellation goes out as recorded, the late answer is taken,
+// and each run sees what its live run saw. Over HTTP the server runs with
+// [mcptest.BlockingCancelNotify]: without it the Go SDK server mostly
+// drops its cancellation (it goes out after the tool's answer has ended
+// the stream it belongs on), and the client never sees one.
 func TestCancel_ServerCancelsOwnRequest(t *testing.T) {
 	tools := []string{"abandon", "elicit"}
 	v := mcptest.V20250618
@@ -147,6 +224,7 @@ func TestCancel_ServerCancelsOwnRequest(t *testing.T) {
 		if !strings.Contains(fmt.Sprint(live[0]["elicitation"]), "cancelled by the server") {
 			t.Fatalf("live abandon run = %v; want the elicitation cancelled by the server", live[0])
 		}
+		checkLateAnswerMarked(t, db)
 		for i, tool := range tools {
 			var stderr syncBuffer
 			rep := exec.Command(mcpvcrBin, "replay", "--stdio", "--cassette", db)
@@ -155,6 +233,59 @@ func TestCancel_ServerCancelsOwnRequest(t *testing.T) {
 			checkReplay(t, i, live[i], got, stderr.String(), rep.ProcessState.ExitCode())
 		}
 	})
+	t.Run("http", func(t *testing.T) {
+		t.Parallel()
+		ctx := testCtx(t)
+		db := filepath.Join(t.TempDir(), "c.db")
+		dumpSessionsOnFailure(t, db, len(tools))
+		upstream := mcptest.StartServerEnv(t, []string{mcptest.BlockingCancelNotify}, "-transport", "http", "-stubborn")
+		var live []map[string]any
+		for _, tool := range tools {
+			rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+			live = append(live, abandonRun(ctx, recordedClient, &mcp.StreamableClientTransport{Endpoint: rec.URL}, v, tool))
+			if code := rec.Stop(); code != 0 {
+				t.Fatalf("record %s exited %d:\n%s", tool, code, rec.stderr)
+			}
+		}
+		if !strings.Contains(fmt.Sprint(live[0]["elicitation"]), "cancelled by the server") {
+			t.Fatalf("live abandon run = %v; want the elicitation cancelled by the server", live[0])
+		}
+		checkLateAnswerMarked(t, db)
+		for i, tool := range tools {
+			rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
+			got := abandonRun(ctx, upgradedClient, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, v, tool)
+			code := rep.Stop()
+			checkReplay(t, i, live[i], got, rep.stderr.String(), code)
+		}
+	})
+}
+
+// checkLateAnswerMarked requires the timeline of session 1 in show, and
+// its HTML report, to mark the client's answer to the elicitation the
+// server had cancelled as sent after that cancellation, and nothing else.
+func checkLateAnswerMarked(t *testing.T, db string) {
+	t.Helper()
+	show := mcpvcr(t, "", "show", "1", "--cassette", db).stdout
+	var marked []string
+	for _, line := range strings.Split(show, "\n") {
+		if strings.Contains(line, "after-cancel=#") {
+			marked = append(marked, line)
+		}
+	}
+	if len(marked) != 1 || !strings.Contains(marked[0], "> ") || !strings.Contains(marked[0], "result       elicitation/create") {
+		t.Errorf("show marks %q after a cancellation; want the client's late answer to elicitation/create only:\n%s", marked, show)
+	}
+	out := filepath.Join(t.TempDir(), "report.html")
+	if res := mcpvcr(t, "", "export", "1", "--cassette", db, "--format", "html", "-o", out); res.code != 0 {
+		t.Fatalf("export --format html exited %d: %s", res.code, res.stderr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Count(string(b), `"acx":`); got != 1 {
+		t.Errorf("the HTML report marks %d frames after a cancellation; want 1, the late answer", got)
+	}
 }
 
 // tsCancelScript is the TypeScript SDK client of the cancellation tests.
@@ -166,9 +297,16 @@ var tsCancelScript = filepath.Join("..", "..", "internal", "mcptest", "testdata"
 // what the client saw and its stderr (which, over stdio, holds mcpvcr's).
 func tsCancelRun(t *testing.T, node, name string, cancelAt, waitFor int, args ...string) (map[string]any, string) {
 	t.Helper()
+	return tsCancelRunEnv(t, node, []string{"CLIENT_NAME=" + name, fmt.Sprintf("CANCEL_AT=%d", cancelAt), fmt.Sprintf("WAIT_FOR=%d", waitFor)}, args...)
+}
+
+// tsCancelRunEnv is tsCancelRun with the script's settings given as env
+// ("CLIENT_NAME=…", "CANCEL_AT=…", "TOOL=…": see the script).
+func tsCancelRunEnv(t *testing.T, node string, env []string, args ...string) (map[string]any, string) {
+	t.Helper()
 	ctx := testCtx(t)
 	cmd := exec.CommandContext(ctx, node, append([]string{tsCancelScript}, args...)...)
-	cmd.Env = append(os.Environ(), "CLIENT_NAME="+name, fmt.Sprintf("CANCEL_AT=%d", cancelAt), fmt.Sprintf("WAIT_FOR=%d", waitFor))
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {

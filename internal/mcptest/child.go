@@ -30,7 +30,25 @@ const (
 // stopped when the test ends. It fails tb if the program does not start.
 func StartServer(tb testing.TB, args ...string) string {
 	tb.Helper()
+	return StartServerEnv(tb, nil, args...)
+}
+
+// BlockingCancelNotify is the Go SDK's compatibility setting (for
+// [StartServerEnv]) with which a server sends its notifications/cancelled
+// for a request of its own before the call returns. By default the SDK
+// sends it from a goroutine; over Streamable HTTP it goes on the stream of
+// the client request the server's request was made for, and when the tool
+// answers first that stream is gone and the SDK drops the notification.
+const BlockingCancelNotify = "MCPGODEBUG=blockingcancelnotify=1"
+
+// StartServerEnv is [StartServer] with env ("KEY=value") added to the
+// program's environment.
+func StartServerEnv(tb testing.TB, env []string, args ...string) string {
+	tb.Helper()
 	cmd := exec.Command(BuildServer(tb), args...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	m, err := startChild(tb, cmd, regexp.MustCompile(`^listening on (http://\S+)$`))
 	if err != nil {
 		tb.Fatal(err)
