@@ -251,6 +251,7 @@ func TestCursor_SettleAfterGivesTimeToCancel(t *testing.T) {
 	}
 }
 
+// waived reports whether c.waive(st) waived anything.
 func waived(c *cursor, st stall) bool {
 	_, ok := c.waive(st)
 	return ok
