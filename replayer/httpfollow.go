@@ -258,45 +258,9 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 		if !ok {
 			return
 		}
-		if !ls.pause(r, ls.srv.Faults.Delay) {
+		more := func() bool { return ls.nextReady(pick, k+1) }
+		if !ls.sendEvent(w, rc, r, rec, st, s.f, b, paced, more, func() { ls.noteEvent(s.f, pick, k) }) {
 			return
-		}
-		if ls.srv.Chaos.On && b != nil {
-			switch ls.chaosBefore(r, rec, st, s.f) {
-			case chaosGone:
-				return
-			case chaosSkip:
-				continue
-			case chaosCut:
-				_ = rc.Flush()
-				ls.mu.Lock()
-				ls.rep.Cut++
-				ls.mu.Unlock()
-				panic(http.ErrAbortHandler)
-			}
-		}
-		if b != nil {
-			if _, err := w.Write(b); err != nil {
-				return
-			}
-			ls.noteEvent(s.f, pick, k)
-		}
-		cutNow := false
-		if len(ls.srv.Faults.CutAfter) > 0 {
-			cut := ls.srv.Faults.CutAfter[ordinalOf(rec, st.ID)]
-			cutNow = cut > 0 && !s.f.Comment && ls.countEvent(st.ID) == cut
-		}
-		cutNow = cutNow || (ls.srv.Chaos.On && b != nil && ls.chaosAfter(rec, st, s.f))
-		if paced || cutNow || !ls.nextReady(pick, k+1) {
-			if err := rc.Flush(); err != nil {
-				return
-			}
-		}
-		if cutNow {
-			ls.mu.Lock()
-			ls.rep.Cut++
-			ls.mu.Unlock()
-			panic(http.ErrAbortHandler)
 		}
 	}
 }

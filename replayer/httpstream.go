@@ -55,52 +55,76 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 	rc := http.NewResponseController(w)
 	w.WriteHeader(status)
 	_ = rc.Flush()
-	cut := ls.srv.Faults.CutAfter[ordinalOf(rec, seg.ID)]
 	paced := ls.srv.Faults.Delay > 0 || ls.srv.Pace > 0
 	for i, f := range frames {
 		b, ok := ls.frameBytes(r, f)
 		if !ok {
 			return
 		}
-		if !ls.pause(r, ls.srv.Faults.Delay) {
-			return
-		}
-		if ls.srv.Chaos.On {
-			switch ls.chaosBefore(r, rec, seg, f) {
-			case chaosGone:
-				return
-			case chaosSkip:
-				continue
-			case chaosCut:
-				_ = rc.Flush()
-				ls.mu.Lock()
-				ls.rep.Cut++
-				ls.mu.Unlock()
-				panic(http.ErrAbortHandler)
-			}
-		}
-		if _, err := w.Write(b); err != nil {
-			return
-		}
-		cutNow := cut > 0 && !f.Comment && ls.countEvent(seg.ID) == cut
-		cutNow = cutNow || (ls.srv.Chaos.On && ls.chaosAfter(rec, seg, f))
 		// Events that are ready go out together: flush only before the
 		// stream would wait (for the client, a delay or its end).
-		if paced || cutNow || i == len(frames)-1 || !ls.isReleased(frames[i+1]) {
-			if err := rc.Flush(); err != nil {
-				return
-			}
-		}
-		if cutNow {
-			// Drop the connection as a network failure would: no clean
-			// end of the chunked body.
-			ls.mu.Lock()
-			ls.rep.Cut++
-			ls.mu.Unlock()
-			panic(http.ErrAbortHandler)
+		more := func() bool { return i < len(frames)-1 && ls.isReleased(frames[i+1]) }
+		if !ls.sendEvent(w, rc, r, rec, seg, f, b, paced, more, nil) {
+			return
 		}
 	}
 	ls.end(r, rec, seg)
+}
+
+// sendEvent sends event f (its bytes b; nil sends nothing) on recorded
+// stream seg of rec: after --delay and what chaos injects before it,
+// then the --cut or chaos cut after it, flushing when paced, cut, or the
+// stream would wait next (more reports whether the next event is ready).
+// written, if not nil, runs once b is written (before any cut). It
+// reports false when the stream must end: the client left, or a write
+// failed. A cut drops the
+// connection as a network failure would: no clean end of the chunked
+// body (it panics with http.ErrAbortHandler).
+func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, rec *recording, seg *store.Stream, f *store.Frame, b []byte, paced bool, more func() bool, written func()) bool {
+	if !ls.pause(r, ls.srv.Faults.Delay) {
+		return false
+	}
+	if ls.srv.Chaos.On && b != nil {
+		switch ls.chaosBefore(r, rec, seg, f) {
+		case chaosGone:
+			return false
+		case chaosSkip:
+			return true
+		case chaosCut:
+			_ = rc.Flush()
+			ls.abort()
+		}
+	}
+	if b != nil {
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		if written != nil {
+			written()
+		}
+	}
+	cutNow := false
+	if cut := ls.srv.Faults.CutAfter[ordinalOf(rec, seg.ID)]; cut > 0 {
+		cutNow = !f.Comment && ls.countEvent(seg.ID) == cut
+	}
+	cutNow = cutNow || (ls.srv.Chaos.On && b != nil && ls.chaosAfter(rec, seg, f))
+	if paced || cutNow || !more() {
+		if err := rc.Flush(); err != nil {
+			return false
+		}
+	}
+	if cutNow {
+		ls.abort()
+	}
+	return true
+}
+
+// abort counts a cut stream and drops its connection.
+func (ls *liveSession) abort() {
+	ls.mu.Lock()
+	ls.rep.Cut++
+	ls.mu.Unlock()
+	panic(http.ErrAbortHandler)
 }
 
 // hold waits until the client leaves or the server closes.
