@@ -25,7 +25,7 @@ build:
 ##       first when it is missing and npm exists (else says which tests skip)
 test:
 	@./scripts/peers.sh
-	$(GO) test -race -timeout 20m $(PKGS)
+	$(GO) test -race -timeout 30m $(PKGS)
 
 ## lint: gofmt check and go vet
 lint:

@@ -91,10 +91,13 @@ type HTTP struct {
 	log      *slog.Logger
 
 	// life ends when Close begins, and with it the upstream requests of
-	// the exchanges under way (endStreams cancels it): a lifecycle
-	// context, the one kind a struct may hold.
-	life       context.Context
-	endStreams context.CancelFunc
+	// the GET streams under way, which only their client would end
+	// (endStreams cancels it); drain ends when Close has waited for the
+	// other exchanges as long as its ctx allows, and with it their
+	// upstream requests (endAll). Lifecycle contexts, the one kind a
+	// struct may hold.
+	life, drain        context.Context
+	endStreams, endAll context.CancelFunc
 
 	mu          sync.Mutex              // guards the fields below
 	byID        map[string]*httpSession // Mcp-Session-Id -> session
@@ -186,6 +189,7 @@ func (h *HTTP) init() {
 		h.open = map[*exchange]bool{}
 		h.resources = map[string]string{}
 		h.life, h.endStreams = context.WithCancel(context.Background())
+		h.drain, h.endAll = context.WithCancel(context.Background())
 		h.proxy = &httputil.ReverseProxy{
 			Rewrite:        h.rewrite,
 			Transport:      t,
@@ -246,10 +250,17 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := context.WithoutCancel(r.Context())
 	x := h.begin(ctx, r, body, big)
-	// The upstream request ends when the client leaves or Close begins.
+	// The upstream request ends when the client leaves, or when Close
+	// begins for a GET stream (held open until its client leaves) and
+	// once Close has waited its time for anything else (an answer under
+	// way is let finish: its client may have had it all already).
 	rctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	defer context.AfterFunc(h.life, cancel)()
+	end := h.drain
+	if r.Method == http.MethodGet {
+		end = h.life
+	}
+	defer context.AfterFunc(end, cancel)()
 	x.client = rctx
 	h.mu.Lock()
 	h.open[x] = true
@@ -483,10 +494,13 @@ func (h *HTTP) abortEnd() store.End {
 	return store.EndClientAborted
 }
 
-// Close ends the streams still under way (their upstream requests are
-// cancelled, and they are recorded as ended by the proxy, as after Stop),
-// waits for the requests h is serving to return (or ctx to be done), then
-// ends every session recorded so far, like httptest.Server.Close. It may
+// Close ends the GET streams still under way (their upstream requests
+// are cancelled, and they are recorded as ended by the proxy, as after
+// Stop), waits for the other requests h is serving to return, ending
+// those still under way when ctx is done, then ends every session
+// recorded so far, like httptest.Server.Close. (An answer under way is
+// let finish: its client may have read all of it already, and the
+// stream then ends complete, as it did.) It may
 // be called before the server serving h closes (a client that left a GET
 // stream open sees it end, and the server then closes at once) or after;
 // a server's own Shutdown waits for held streams, which Close ends.
@@ -503,6 +517,7 @@ func (h *HTTP) Close(ctx context.Context) error {
 	case <-done:
 	case <-ctx.Done():
 	}
+	h.endAll()
 	h.mu.Lock()
 	all := append([]*httpSession(nil), h.all...)
 	err := h.err
