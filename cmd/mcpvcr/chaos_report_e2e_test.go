@@ -72,18 +72,21 @@ func readChaosPage(t *testing.T, path string) chaosPageData {
 // placed on a stream of its recorded session; with the command that
 // replays the run. Under the client that drops Last-Event-ID, the failed
 // verdict is in the report, on the event the cut followed, and replay
-// still exits 1.
+// still exits 1; a client that leaves after initialize reaches no fault,
+// and the report lists and places each as not reached.
 func TestChaos_HTMLReport(t *testing.T) {
 	t.Parallel() // each replay waits on its client, not on the CPU
 	cassette := chaosCassette(t, "script")
 	for _, tt := range []struct {
 		name   string
 		seed   uint64
-		broken bool
+		broken bool // the client drops Last-Event-ID
+		leaves bool // the client leaves after initialize
 		extra  []string
 	}{
 		{name: "BrokenClient", seed: 1, broken: true, extra: []string{"--chaos-faults", "cut-resumable", "--chaos-rate", "1"}},
 		{name: "AllKinds", seed: 7},
+		{name: "NotReached", seed: 7, leaves: true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), "chaos.html")
@@ -92,6 +95,14 @@ func TestChaos_HTMLReport(t *testing.T) {
 				tr := &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2}
 				if tt.broken {
 					tr.HTTPClient = &http.Client{Transport: dropLastEventID{http.DefaultTransport}}
+				}
+				if tt.leaves {
+					cs, err := mcptest.NewClientAs(upgradedClient).Connect(testCtx(t), tr, &mcp.ClientSessionOptions{ProtocolVersion: mcptest.V20251125})
+					if err != nil {
+						t.Fatalf("connect: %v", err)
+					}
+					cs.Close()
+					return
 				}
 				mcptest.ChaosRun(testCtx(t), tr, upgradedClient, "script")
 			}, extra...)
@@ -132,6 +143,9 @@ func TestChaos_HTMLReport(t *testing.T) {
 			}
 			if d.Chaos.Seed != tt.seed || !strings.Contains(d.Chaos.Command, fmt.Sprintf("--chaos %d", tt.seed)) || d.Chaos.Rate < 1 {
 				t.Errorf("report summary: seed %d, rate %d, command %q; want seed %d and the command that replays it", d.Chaos.Seed, d.Chaos.Rate, d.Chaos.Command, tt.seed)
+			}
+			if tt.leaves && !slices.Equal(slices.Compact(slices.Clone(verdicts)), []string{"not reached"}) {
+				t.Errorf("verdicts %v; want every fault not reached, the client having left after initialize", verdicts)
 			}
 			if tt.broken {
 				if code != 1 {
