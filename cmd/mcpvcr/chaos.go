@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/args"
 	"github.com/mcpvcr/mcpvcr/internal/outfile"
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/view"
@@ -147,7 +148,7 @@ func writeChaosReport(c *cli.Context, e *env, db *store.DB, srv *replayer.Server
 	if err := f.Commit(); err != nil {
 		return failErr(err, "check that the folder of "+p+" is writable")
 	}
-	fmt.Fprintf(e.stderr, "chaos: report written to %s\n", p)
+	fmt.Fprintf(e.stderr, "chaos: report written to %s\n", termtext.Text(p))
 	return nil
 }
 
