@@ -21,8 +21,9 @@ const (
 // Chaos is what one chaos replay run did, for the HTML report: a summary
 // above the timeline, and each fault marked where it was placed.
 type Chaos struct {
-	// Seed drew the faults.
-	Seed uint64 `json:"seed"`
+	// Seed drew the faults. The page carries it as a string: a
+	// JavaScript number cannot hold every uint64.
+	Seed uint64 `json:"seed,string"`
 	// Kinds are the kinds asked for, as --chaos-faults names them; if
 	// empty, every kind.
 	Kinds []string `json:"kinds,omitempty"`

@@ -60,7 +60,7 @@ func TestWriteHTML_ChaosMarks(t *testing.T) {
 	var buf bytes.Buffer
 	must(t, view.WriteHTML(&buf, view.Page{Sessions: []*store.Recording{r}, Chaos: &ch}))
 	var got struct {
-		Seed    uint64
+		Seed    uint64 `json:",string"`
 		Command string
 		Faults  []struct {
 			Kind    string

@@ -20,7 +20,7 @@ import (
 type chaosPageData struct {
 	Sessions []struct{ ID int64 }
 	Chaos    struct {
-		Seed    uint64
+		Seed    uint64 `json:",string"`
 		Kinds   []string
 		Rate    int
 		Command string
