@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -711,3 +712,27 @@ func (c *cursor) undivided(e *engine) bool {
 	kids, err := c.tree.childrenOf(c.ctx, n, nil, n.rep)
 	return err == nil && len(kids) > 0
 }
+
+// cancelsInitialize reports whether live is a notifications/cancelled for
+// the initialize request this client sent: no revision lets a client
+// cancel initialize. Strict replay reports it; the frame is replayed as
+// recorded all the same.
+func (c *cursor) cancelsInitialize(live jsonrpc.Message) bool {
+	if live.Kind != jsonrpc.KindNotification || live.Method != "notifications/cancelled" {
+		return false
+	}
+	id := string(mcpwire.CancelledRequestID(live.Params))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.cands {
+		if rec, ok := e.rids[id]; ok {
+			if f := e.reqAt[rec]; f != nil && f.Method == "initialize" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// initializeCancelled is the strict report of a cancelled initialize.
+const initializeCancelled = "strict: initialize must not be cancelled (no revision lets a client cancel it)"
