@@ -12,15 +12,6 @@ import (
 // ErrBadPath is wrapped by ParsePath's errors.
 var ErrBadPath = errors.New("bad path")
 
-// PathSyntax describes the syntax of a Path, for help texts.
-const PathSyntax = `PATH is [SCOPE:]JSONPATH. JSONPATH starts at the compared answer: result.content[*].text,
-error.data, progress[*].message. Segments: .Key, ["key with . or /"], [N] (an index),
-[*] (any index), [name=add] (the element of a tools, prompts or resources list with that
-name, uri or uriTemplate), .* (any key), .** (any number of segments). SCOPE limits the
-path to some requests: a method (tools/list), a method and a tool, prompt or resource
-(tools/call info), #SEQ (the request recorded at seq SEQ), or server (requests and
-notifications the server sent on its own). Without SCOPE the path applies to every answer.`
-
 // Path names places in the JSON compared by Diff and Verify: where to
 // ignore differences. See PathSyntax. The zero Path matches nothing.
 type Path struct {
@@ -53,7 +44,7 @@ type Seg struct {
 // in order of preference: tools and prompts have names, resources URIs.
 var KeyedFields = []string{"name", "uri", "uriTemplate"}
 
-// ParsePath parses s (see PathSyntax).
+// ParsePath parses s (see diff.PathSyntax).
 func ParsePath(s string) (Path, error) {
 	p := Path{}
 	rest := s
