@@ -147,7 +147,7 @@ func parseBracket(s string) (Seg, int, error) {
 		d := json.NewDecoder(strings.NewReader(s[1:]))
 		var key string
 		if err := d.Decode(&key); err != nil {
-			return Seg{}, 0, fmt.Errorf("bad quoted Key: %w", err)
+			return Seg{}, 0, fmt.Errorf("bad quoted key: %w", err)
 		}
 		n := 1 + int(d.InputOffset())
 		if n >= len(s) || s[n] != ']' {
