@@ -98,8 +98,11 @@ func total(srv *replayer.Server) (r replayer.Report) {
 // Faults.CutAfter drops the SSE answer of tool progress after a few
 // events, as a network failure would; the Go SDK client resumes with
 // Last-Event-ID and must see every notification and the result exactly
-// once: its transcript equals the live server's. The second resume of
-// the run is tool reconnect's, which the recording holds.
+// once: its transcript equals the live server's, and the summary counts
+// the cut and both resumes. The second resume of the run is tool
+// reconnect's, which the recording holds. (cmd/mcpvcr's
+// TestReplay_ResumeAfterCut runs one of these cases through the binary,
+// with --cut.)
 func TestHTTP_ResumeAfterCut(t *testing.T) {
 	for _, tt := range []struct {
 		version string
@@ -111,6 +114,7 @@ func TestHTTP_ResumeAfterCut(t *testing.T) {
 		{mcptest.V20251125, 3},
 	} {
 		t.Run(fmt.Sprintf("%s/after%d", tt.version, tt.cut), func(t *testing.T) {
+			t.Parallel() // a server of its own; the client's reconnection waits
 			name := "gosdk-http-" + tt.version
 			_, n := recordedCall(t, name, "progress")
 			srv, url := serveCassette(t, name, "/mcp", func(s *replayer.Server) { s.Faults.CutAfter = map[int]int{n: tt.cut} })
@@ -121,6 +125,10 @@ func TestHTTP_ResumeAfterCut(t *testing.T) {
 			rep := total(srv)
 			if len(rep.Mismatches) != 0 || rep.Cut != 1 || rep.Resumed != 2 {
 				t.Errorf("replay: %d unmatched, %d cut, %d resumed; want 0, 1 and 2: %v", len(rep.Mismatches), rep.Cut, rep.Resumed, rep.Mismatches)
+			}
+			var sum strings.Builder
+			if !srv.WriteSummary(&sum) || !strings.Contains(sum.String(), " 0 unmatched") || !strings.Contains(sum.String(), "1 stream cut, 2 resumed") {
+				t.Errorf("WriteSummary = %q; want ok, 0 unmatched, 1 stream cut, 2 resumed", sum.String())
 			}
 		})
 	}
