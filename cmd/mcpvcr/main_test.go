@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -35,6 +36,15 @@ func TestMain(m *testing.M) {
 	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
 		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
 	}
+	// The tests wait on processes, peers and networks far more than on
+	// the CPU: run more of them at once than go test's default of one
+	// per CPU, unless -parallel says how many.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", fmt.Sprint(testParallel))
+	}
 	mcpvcrBin = filepath.Join(dir, "mcpvcr")
 	out, err := exec.Command("go", "build", "-race", "-o", mcpvcrBin, ".").CombinedOutput()
 	if err != nil {
@@ -44,6 +54,23 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// testParallel is how many parallel tests run at once by default.
+const testParallel = 4
+
+// parallel runs t beside the package's other parallel tests, except when
+// re-recording the cassettes (-recassette), which rewrites files that
+// other tests read. Tests whose outcome depends on how soon a client acts
+// stay sequential, and so run first, alone: the cancellation tests
+// (replay gives a client CancelGrace to cancel where the recorded one
+// did), the concurrent OAuth clients (their dances are told apart partly
+// by connection reuse), and a test that sets an environment variable.
+func parallel(t *testing.T) {
+	t.Helper()
+	if !*recassette {
+		t.Parallel()
+	}
 }
 
 // testCtx returns a context bounded well inside the test timeout.
