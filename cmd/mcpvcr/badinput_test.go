@@ -19,6 +19,7 @@ import (
 // mcpvcr's own reaches it), and the cassette must hold every line, the
 // malformed ones flagged and a 16 MB one whole.
 func TestRecord_StdioBytesExact(t *testing.T) {
+	parallel(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	big := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"` + strings.Repeat("x", 16<<20) + `"}}}`
 	in := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" +
@@ -64,6 +65,7 @@ func head(s string, n int) string {
 // TestRecord_ServerExitsMidSession: the server reads one line and exits 7.
 // mcpvcr exits 7 too, and keeps what was recorded.
 func TestRecord_ServerExitsMidSession(t *testing.T) {
+	parallel(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	in := `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
 	res := mcpvcr(t, in, "record", "--cassette", db, "--", "sh", "-c", `read line; echo "$line"; exit 7`)
@@ -87,6 +89,7 @@ func TestRecord_ServerExitsMidSession(t *testing.T) {
 // answer and closes stdin before the handshake is done; the real server
 // exits on EOF, and mcpvcr with it, keeping the session.
 func TestRecord_ClientClosesEarly(t *testing.T) {
+	parallel(t)
 	server := mcptest.BuildServer(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	cmd := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", server)
@@ -127,6 +130,7 @@ func TestRecord_ClientClosesEarly(t *testing.T) {
 // TestReplay_Unmatched: a request the recording lacks gets a JSON-RPC
 // error naming the closest recorded frame, and replay exits 1.
 func TestReplay_Unmatched(t *testing.T) {
+	parallel(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	in := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}` + "\n"
 	if res := mcpvcr(t, in, "record", "--cassette", db, "--", "sh", "-c", `read line; echo '{"jsonrpc":"2.0","id":1,"result":{}}'`); res.code != 0 {
@@ -151,6 +155,7 @@ func TestReplay_Unmatched(t *testing.T) {
 // TestCLI_BadInput: each mistake gets a clear message, a hint and the
 // documented exit code.
 func TestCLI_BadInput(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	zero := filepath.Join(dir, "zero.db")
 	if err := os.WriteFile(zero, nil, 0o644); err != nil {
@@ -223,6 +228,7 @@ func TestCLI_BadInput(t *testing.T) {
 // TestVerify_HeaderNeverEchoesAToken: a --header that is not "Name:
 // value" is refused (exit 2) with its first word, never its value.
 func TestVerify_HeaderNeverEchoesAToken(t *testing.T) {
+	parallel(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	res := mcpvcr(t, "", "verify", "1", "--cassette", db, "--upstream", "http://127.0.0.1:1/mcp", "--header", "Bearer s3cr3t-t0ken")
 	if res.code != 2 {
@@ -239,6 +245,7 @@ func TestVerify_HeaderNeverEchoesAToken(t *testing.T) {
 // TestNoSuchSession_SaidOnce: every command given a session the cassette
 // lacks names the cassette and the session once, and points at ls.
 func TestNoSuchSession_SaidOnce(t *testing.T) {
+	parallel(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	if res := mcpvcr(t, "", "import", filepath.Join("..", "..", "cassettes", "gosdk-http-2025-11-25.jsonl"), "--cassette", db); res.code != 0 {
 		t.Fatalf("import: %s", res.stderr)
@@ -259,6 +266,7 @@ func TestNoSuchSession_SaidOnce(t *testing.T) {
 // an import of a file that is no export, and a record whose server
 // command is not there neither fail for nothing nor leave a cassette.
 func TestNothingRecordedLeavesNoFile(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "empty.jsonl")
 	if err := os.WriteFile(empty, []byte(`{"type":"mcpvcr","version":1}`+"\n"), 0o600); err != nil {

@@ -61,6 +61,7 @@ func batchExchange(tb testing.TB, url string) []string {
 // mcpvcr record, then the same to mcpvcr replay: the answers (status,
 // content type, every byte of the body) are the same.
 func TestHTTP_Batch(t *testing.T) {
+	parallel(t)
 	for _, mode := range [][]string{nil, {"-json"}} {
 		t.Run(strings.Join(append([]string{"sse"}, mode...), ""), func(t *testing.T) {
 			upstream := mcptest.StartServer(t, append([]string{"-transport", "http"}, mode...)...)

@@ -66,6 +66,7 @@ func exportCassette(tb testing.TB, db, path string) {
 // answers the live server gives (mcptest's golden transcripts). With
 // -recassette it records them afresh first.
 func TestCassettes_Stdio(t *testing.T) {
+	parallel(t)
 	for _, v := range mcptest.Versions {
 		t.Run(v, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -96,6 +97,7 @@ func TestCassettes_Stdio(t *testing.T) {
 // the Go SDK test server (with an event store), revisions 2025-03-26 to
 // 2025-11-25.
 func TestCassettes_HTTP(t *testing.T) {
+	parallel(t)
 	for _, v := range []string{mcptest.V20250326, mcptest.V20250618, mcptest.V20251125} {
 		t.Run(v, func(t *testing.T) {
 			ctx := testCtx(t)
@@ -126,6 +128,7 @@ func TestCassettes_HTTP(t *testing.T) {
 // TestCassettes_Everything replays the recording of
 // @modelcontextprotocol/server-everything over stdio. Replay needs no node.
 func TestCassettes_Everything(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	path := filepath.Join(cassetteDir, "everything-stdio.jsonl")
 	golden := filepath.Join(cassetteDir, "everything-stdio.golden.json")

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -124,27 +125,34 @@ func checkChaosExit(t *testing.T, seed uint64, code int, stderr string) {
 // seeds fire every kind injected over Streamable HTTP.
 func TestChaos_GoSDK(t *testing.T) {
 	t.Parallel() // each replay waits on its client, not on the CPU
+
+	var mu sync.Mutex // guards fired
 	fired := map[string][]uint64{}
+	t.Cleanup(func() { // once every seed's subtest has ended
+		t.Logf("kinds fired, by seed: %v", fired)
+		for _, k := range replayer.FaultKinds() {
+			if replayer.Injected(k, store.StreamableHTTP, mcptest.V20251125) && len(fired[k.String()]) == 0 {
+				t.Errorf("kind %s fired in no seed of %v (fired: %v)", k, chaosSeeds(t), fired)
+			}
+		}
+	})
 	for _, script := range []string{"script", "run0"} {
-		cassette := chaosCassette(t, script)
 		for _, seed := range chaosSeeds(t) {
 			t.Run(fmt.Sprint(script, "/seed", seed), func(t *testing.T) {
+				t.Parallel()
+				cassette := chaosCassette(t, script) // a cassette of its own: replay may write its index
 				kinds := chaosSameSeed(t, cassette, seed, func(url string) {
 					saw := mcptest.ChaosRun(testCtx(t), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2}, upgradedClient, script)
 					t.Logf("Go SDK client saw %q", saw)
 				})
+				mu.Lock()
+				defer mu.Unlock()
 				for _, k := range kinds {
 					if !slices.Contains(fired[k], seed) {
 						fired[k] = append(fired[k], seed)
 					}
 				}
 			})
-		}
-	}
-	t.Logf("kinds fired, by seed: %v", fired)
-	for _, k := range replayer.FaultKinds() {
-		if replayer.Injected(k, store.StreamableHTTP, mcptest.V20251125) && len(fired[k.String()]) == 0 {
-			t.Errorf("kind %s fired in no seed of %v (fired: %v)", k, chaosSeeds(t), fired)
 		}
 	}
 }
@@ -259,9 +267,10 @@ func TestChaos_TSClient(t *testing.T) {
 	t.Parallel() // each replay waits on its client, not on the CPU
 	node := mcptest.Everything(t)[0]
 	for _, script := range []string{"script", "run0"} {
-		cassette := chaosCassette(t, script)
 		for _, seed := range chaosSeeds(t) {
 			t.Run(fmt.Sprint(script, "/seed", seed), func(t *testing.T) {
+				t.Parallel()
+				cassette := chaosCassette(t, script) // a cassette of its own: replay may write its index
 				chaosSameSeed(t, cassette, seed, func(url string) {
 					cmd := exec.CommandContext(testCtx(t), node, tsChaosScript, url, script)
 					cmd.Env = append(os.Environ(), "CLIENT_NAME=ts-chaos-client")
@@ -288,9 +297,10 @@ func TestChaos_GoSDKProcess(t *testing.T) {
 		t.Fatalf("go build chaosclient: %v\n%s", err, out)
 	}
 	for _, script := range []string{"script", "run0"} {
-		cassette := chaosCassette(t, script)
 		for _, seed := range chaosSeeds(t) {
 			t.Run(fmt.Sprint(script, "/seed", seed), func(t *testing.T) {
+				t.Parallel()
+				cassette := chaosCassette(t, script) // a cassette of its own: replay may write its index
 				chaosSameSeed(t, cassette, seed, func(url string) {
 					cmd := exec.CommandContext(testCtx(t), bin, "-url", url, "-script", script)
 					var stdout, stderr syncBuffer
@@ -313,9 +323,10 @@ func TestChaos_GoSDKProcess(t *testing.T) {
 func TestChaos_InspectorCLI(t *testing.T) {
 	t.Parallel() // each replay waits on its client, not on the CPU
 	cli := mcptest.InspectorCLI(t)
-	cassette := chaosCassette(t, "run0")
 	for _, seed := range chaosSeeds(t) {
 		t.Run(fmt.Sprint("run0/seed", seed), func(t *testing.T) {
+			t.Parallel()
+			cassette := chaosCassette(t, "run0") // a cassette of its own: replay may write its index
 			chaosSameSeed(t, cassette, seed, func(url string) {
 				args := append(cli[1:], url, "--connect-timeout", "3000", "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=run 0")
 				cmd := exec.CommandContext(testCtx(t), cli[0], args...)

@@ -53,6 +53,7 @@ func dropLine(b []byte, subs ...string) []byte {
 }
 
 func TestCheck(t *testing.T) {
+	parallel(t)
 	sound := importedCassette(t, checkFixture)
 	tests := []struct {
 		name     string
@@ -168,6 +169,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestCheck_Usage(t *testing.T) {
+	parallel(t)
 	r := mcpvcr(t, "", "check", "a.db", "b.db")
 	if got, want := r.code, exitUsage; got != want {
 		t.Errorf("mcpvcr check a.db b.db = %d; want %d (stderr %q)", got, want, r.stderr)
@@ -177,6 +179,7 @@ func TestCheck_Usage(t *testing.T) {
 // TestCheck_LeavesNoFile checks that checking a missing cassette does not
 // create it, as opening it for writing would.
 func TestCheck_LeavesNoFile(t *testing.T) {
+	parallel(t)
 	path := filepath.Join(t.TempDir(), "none.db")
 	mcpvcr(t, "", "check", path)
 	if _, err := os.Stat(path); !os.IsNotExist(err) {

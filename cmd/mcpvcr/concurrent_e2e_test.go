@@ -29,6 +29,7 @@ import (
 // detector's value is in-process, where TestDB_ManyWriters in store
 // covers the same paths.
 func TestRecord_ManyRecorders(t *testing.T) {
+	parallel(t)
 	const recorders, rounds, raceRounds = 8, 20, 2
 	if testing.Short() {
 		t.Skip("starts 360 processes")

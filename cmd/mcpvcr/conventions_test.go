@@ -22,6 +22,7 @@ func mcpvcrEnv(tb testing.TB, env []string, args ...string) result {
 // TestVersion: --version prints the module version and, when the build
 // recorded one, the commit, as the binary's build info has them.
 func TestVersion(t *testing.T) {
+	parallel(t)
 	r := mcpvcr(t, "", "--version")
 	if r.code != exitOK || !strings.HasPrefix(r.stdout, "mcpvcr version ") {
 		t.Fatalf("mcpvcr --version = %d, %q", r.code, r.stdout)
@@ -42,6 +43,7 @@ func TestVersion(t *testing.T) {
 // TestVersion_NoShortFlag: -v is no top-level flag (it is show's
 // --payload), so a lone -v is a usage error, not the version.
 func TestVersion_NoShortFlag(t *testing.T) {
+	parallel(t)
 	if r := mcpvcr(t, "", "-v"); r.code != exitUsage || strings.Contains(r.stdout, "mcpvcr version") {
 		t.Errorf("mcpvcr -v exited %d, printed %q; want a usage error", r.code, r.stdout)
 	}
@@ -50,6 +52,7 @@ func TestVersion_NoShortFlag(t *testing.T) {
 // TestVersion_MakeBuild: make build stamps the commit from git, also
 // where GOFLAGS=-buildvcs=false keeps it out of the build information.
 func TestVersion_MakeBuild(t *testing.T) {
+	parallel(t)
 	if _, err := exec.LookPath("make"); err != nil {
 		t.Skip("make is not installed")
 	}
@@ -75,6 +78,7 @@ func TestVersion_MakeBuild(t *testing.T) {
 // TestHelp: the top-level help and every command's help list the exit
 // codes, and "help CMD" is "CMD --help".
 func TestHelp(t *testing.T) {
+	parallel(t)
 	top := mcpvcr(t, "", "--help")
 	if top.code != exitOK || !strings.Contains(top.stdout, "Exit status:") || !strings.Contains(top.stdout, "2  usage") {
 		t.Errorf("mcpvcr --help = %d, lacks the exit codes:\n%s", top.code, top.stdout)
@@ -103,6 +107,7 @@ func TestHelp(t *testing.T) {
 // TestUnknownCommand: a mistyped command is a usage error that suggests
 // the command meant.
 func TestUnknownCommand(t *testing.T) {
+	parallel(t)
 	tests := []struct{ arg, hint string }{
 		{"lss", "try: mcpvcr ls\n"},
 		{"verfy", "try: mcpvcr verify\n"},
@@ -120,6 +125,7 @@ func TestUnknownCommand(t *testing.T) {
 // TestCompletion: the bash script completes commands by asking mcpvcr,
 // in a real bash.
 func TestCompletion(t *testing.T) {
+	parallel(t)
 	words := mcpvcr(t, "", "--generate-bash-completion")
 	if !strings.Contains(words.stdout, "record\n") || !strings.Contains(words.stdout, "verify\n") {
 		t.Errorf("mcpvcr --generate-bash-completion = %q; want the commands", words.stdout)
@@ -148,6 +154,7 @@ func TestCompletion(t *testing.T) {
 // TestEnvVars: flags read MCPVCR_* when not given; a bad value from the
 // environment is a usage error like a bad flag.
 func TestEnvVars(t *testing.T) {
+	parallel(t)
 	tests := []struct {
 		env  string
 		args []string
@@ -172,6 +179,7 @@ func TestEnvVars(t *testing.T) {
 // TestPositionalCassette: ls, show, export and check take the cassette
 // as an argument too, and extra arguments are usage errors.
 func TestPositionalCassette(t *testing.T) {
+	parallel(t)
 	c := conventionCassette
 	tests := []struct {
 		args []string

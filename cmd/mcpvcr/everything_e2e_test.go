@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -55,6 +56,7 @@ func everythingScript(ctx context.Context, tb testing.TB, transport mcp.Transpor
 // TestStdio_Everything records the reference TypeScript server over stdio
 // through mcpvcr record and replays it with mcpvcr replay --stdio.
 func TestStdio_Everything(t *testing.T) {
+	parallel(t)
 	argv := mcptest.Everything(t)
 	ctx := testCtx(t)
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -63,8 +65,15 @@ func TestStdio_Everything(t *testing.T) {
 	var recErr syncBuffer
 	rec.Stderr = &recErr
 	// server-everything does not exit when its stdin closes; the client
-	// then sends SIGTERM, which mcpvcr forwards.
-	live, _ := everythingScript(ctx, t, &mcp.CommandTransport{Command: rec, TerminateDuration: 200 * time.Millisecond})
+	// then sends SIGTERM, which mcpvcr forwards. The client gives mcpvcr
+	// as long again to exit after it before it kills it and returns
+	// without waiting (the ProcessState read below would race): a second,
+	// for a loaded machine.
+	live, err := everythingScript(ctx, t, &mcp.CommandTransport{Command: rec, TerminateDuration: time.Second})
+	var exited *exec.ExitError
+	if !errors.As(err, &exited) {
+		t.Fatalf("closing the session through mcpvcr record: %v; want mcpvcr to exit on the SIGTERM it forwarded", err)
+	}
 	// mcpvcr exits as its server did: terminated by the SIGTERM it forwarded.
 	if got, want := rec.ProcessState.ExitCode(), 128+15; got != want {
 		t.Errorf("mcpvcr record exit code = %d; want %d (the server's SIGTERM)", got, want)
@@ -92,6 +101,7 @@ func TestStdio_Everything(t *testing.T) {
 // TestHTTP_Everything records the reference server in streamableHttp mode
 // through mcpvcr record --upstream and replays it with --listen.
 func TestHTTP_Everything(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	upstream := mcptest.EverythingHTTP(t, mcptest.StreamableHTTP)
 	recordThenReplay(t, upstream, "/mcp", []string{"--strict"}, func(url string) map[string]any {

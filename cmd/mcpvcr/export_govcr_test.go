@@ -14,6 +14,7 @@ import (
 // v4 loads, and --format go-vcr-v2 what go-vcr v2 loads, to -o or stdout; a
 // session go-vcr cannot replay exits 3 saying why.
 func TestExport_GoVCR(t *testing.T) {
+	parallel(t)
 	c := filepath.Join("..", "..", "cassettes", "multi-gosdk-http-json.jsonl")
 	for _, tt := range []struct {
 		format string

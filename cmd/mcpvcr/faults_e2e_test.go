@@ -12,6 +12,7 @@ import (
 // would; and replay refuses a browser Origin from another site (DNS
 // rebinding) with 403, while loopback origins pass.
 func TestReplay_ExpireAndOrigin(t *testing.T) {
+	parallel(t)
 	cassette := filepath.Join(cassetteDir, "gosdk-http-2025-06-18.jsonl")
 	rep := startServing(t, "replay", "--cassette", cassette, "--listen", "127.0.0.1:0", "--expire-after", "2")
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{"listChanged":true},"sampling":{},"elicitation":{}},"clientInfo":{"name":"mcptest-client","version":"1.0.0"}}}`

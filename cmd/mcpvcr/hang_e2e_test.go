@@ -131,6 +131,7 @@ func manySessions(t *testing.T, n, refusedAt int) (string, []rawAnswer) {
 // then accepted replays step by step as recorded: the refusal and the
 // acceptance are told apart by the request's shape and answered at once.
 func TestReplay_RefusedThenAccepted(t *testing.T) {
+	parallel(t)
 	db, live := manySessions(t, 30, 5)
 	if live[0].status != http.StatusForbidden || live[1].status != http.StatusOK {
 		t.Fatalf("live: the foreign initialize got %d and the loopback one %d; want 403 and 200", live[0].status, live[1].status)
@@ -153,6 +154,7 @@ func TestReplay_RefusedThenAccepted(t *testing.T) {
 // naming the closest recorded request, says so on stderr as it answers,
 // and exits 1 reporting the invented answer.
 func TestReplay_GETWithoutSession(t *testing.T) {
+	parallel(t)
 	for _, accept := range []string{"", "text/event-stream"} {
 		t.Run("accept="+accept, func(t *testing.T) {
 			rep := startServing(t, "replay", "--cassette", filepath.Join(cassetteDir, "multi-gosdk-http-json.jsonl"), "--listen", "127.0.0.1:0")
@@ -181,6 +183,7 @@ func TestReplay_GETWithoutSession(t *testing.T) {
 // tool is never hinted to ignore the tool's name. The summary ends with
 // one total line; the per-client lines come only with -v.
 func TestReplay_ExplainAcrossCandidates(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	for _, verbose := range []bool{false, true} {
 		args := []string{"replay", "--cassette", filepath.Join(cassetteDir, "multi-gosdk-http-json.jsonl"), "--listen", "127.0.0.1:0"}
@@ -232,6 +235,7 @@ func TestReplay_ExplainAcrossCandidates(t *testing.T) {
 // the client falls back and gets the recorded answers, and the summary
 // counts the probe, with nothing unmatched.
 func TestReplay_DualEraClient(t *testing.T) {
+	parallel(t)
 	for _, name := range []string{"gosdk-http-json", "gosdk-stdio"} {
 		t.Run(name, func(t *testing.T) {
 			var s multiSuite
@@ -283,6 +287,7 @@ func TestReplay_DualEraClient(t *testing.T) {
 // and replay exits 1. Each request is bounded by rawTimeout or
 // multiRunTimeout: a request held open fails the test.
 func TestReplay_NeverRecordedVariants(t *testing.T) {
+	parallel(t)
 	suite := func(name string) multiSuite {
 		for _, s := range multiSuites() {
 			if s.name == name {

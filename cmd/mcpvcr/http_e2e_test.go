@@ -13,6 +13,7 @@ import (
 // revision and server mode, then replays it with mcpvcr replay --listen
 // and requires the client to see the same results.
 func TestHTTP_GoSDK(t *testing.T) {
+	parallel(t)
 	modes := []struct {
 		name  string
 		flags []string

@@ -66,6 +66,7 @@ func listenRun(ctx context.Context, tb testing.TB, url string) []string {
 // subscription id, the client closing the stream) and replays it: the
 // replayed client gets the notification too, with its own subscription id.
 func TestHTTP_Listen(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	dumpOnFailure(t, db)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -27,6 +28,23 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	// A binary built with -race sleeps a second as it exits (GORACE
+	// atexit_sleep_ms, 1000 by default) so that other threads may finish
+	// printing a report; the tests run it hundreds of times. Without the
+	// sleep a race is still reported when it happens and the process
+	// still exits 66, which fails the test that ran it.
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
+	// The tests wait on processes, peers and networks far more than on
+	// the CPU: run more of them at once than go test's default of one
+	// per CPU, unless -parallel says how many.
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", fmt.Sprint(testParallel))
+	}
 	mcpvcrBin = filepath.Join(dir, "mcpvcr")
 	out, err := exec.Command("go", "build", "-race", "-o", mcpvcrBin, ".").CombinedOutput()
 	if err != nil {
@@ -36,6 +54,23 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// testParallel is how many parallel tests run at once by default.
+const testParallel = 4
+
+// parallel runs t beside the package's other parallel tests, except when
+// re-recording the cassettes (-recassette), which rewrites files that
+// other tests read. Tests whose outcome depends on how soon a client acts
+// stay sequential, and so run first, alone: the cancellation tests
+// (replay gives a client CancelGrace to cancel where the recorded one
+// did), the concurrent OAuth clients (their dances are told apart partly
+// by connection reuse), and a test that sets an environment variable.
+func parallel(t *testing.T) {
+	t.Helper()
+	if !*recassette {
+		t.Parallel()
+	}
 }
 
 // testCtx returns a context bounded well inside the test timeout.

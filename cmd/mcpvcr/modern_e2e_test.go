@@ -19,6 +19,7 @@ import (
 // SDK server has no stream for notifications, so the script cannot run
 // there; that is the SDK's limit, not mcpvcr's.)
 func TestHTTP_Modern(t *testing.T) {
+	parallel(t)
 	for _, mode := range [][]string{nil} {
 		t.Run(strings.Join(append([]string{"sse"}, mode...), ""), func(t *testing.T) {
 			ctx := testCtx(t)
@@ -43,6 +44,7 @@ func TestHTTP_Modern(t *testing.T) {
 // initialize. Recorded and replayed over stdio and Streamable HTTP; the
 // session is marked dual-era.
 func TestDualEra(t *testing.T) {
+	parallel(t)
 	legacyOnly := "-versions=2025-11-25,2025-06-18,2025-03-26,2024-11-05"
 	t.Run("stdio", func(t *testing.T) {
 		ctx := testCtx(t)

@@ -364,6 +364,7 @@ func (s multiSuite) replayAll(t *testing.T, info *mcp.Implementation, extra ...s
 // from another session. With -recassette it records the cassettes afresh from
 // the live servers.
 func TestMultiSession(t *testing.T) {
+	parallel(t)
 	for _, s := range multiSuites() {
 		t.Run(s.name, func(t *testing.T) {
 			if *recassette {
@@ -381,6 +382,7 @@ func TestMultiSession(t *testing.T) {
 // nothing, the client is refused, and replay reports the clientInfo
 // difference and exits 1.
 func TestClientUpgrade_ExactMulti(t *testing.T) {
+	parallel(t)
 	for _, s := range multiSuites() {
 		t.Run(s.name, func(t *testing.T) {
 			t.Parallel()

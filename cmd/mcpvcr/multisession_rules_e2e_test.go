@@ -17,6 +17,7 @@ import (
 // by the way replay finds each client's candidate sessions (over stdio a
 // replay index and tree of those rules), not only by the match itself.
 func TestMultiSession_Rules(t *testing.T) {
+	parallel(t)
 	rules := []struct {
 		name  string
 		flags func(s multiSuite) []string

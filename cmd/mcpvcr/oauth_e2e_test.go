@@ -198,6 +198,7 @@ func oauthRun(ctx context.Context, t *testing.T, url, version, clientName string
 // against mcpvcr replay alone: neither the server nor the authorization
 // server sees a request.
 func TestOAuth(t *testing.T) {
+	parallel(t)
 	for _, sc := range oauthScenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			t.Parallel()
@@ -323,6 +324,7 @@ func oauthSecrets(as *mcptest.AuthServer, extra ...string) []string {
 // mcpvcr's URL, and the server rejects a token issued for another
 // audience.
 func TestOAuth_ProxyAuthOff(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	as := mcptest.StartAuthServer(t, "")
 	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})
@@ -349,6 +351,7 @@ func TestOAuth_ProxyAuthOff(t *testing.T) {
 // TestOAuth_ReplayUnrecordedExchange asks mcpvcr replay for OAuth metadata
 // the recording does not hold: it answers 404 and exits 1, naming it.
 func TestOAuth_ReplayUnrecordedExchange(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	as := mcptest.StartAuthServer(t, "")
 	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})

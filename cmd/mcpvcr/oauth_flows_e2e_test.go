@@ -60,6 +60,7 @@ func oauthRecordReplay(t *testing.T, as *mcptest.AuthServer, p *mcptest.Protecte
 // endpoint's redirect without following it), run by node, in the
 // scenarios of TestOAuth it can play.
 func TestOAuth_TypeScriptClient(t *testing.T) {
+	parallel(t)
 	for _, name := range []string{"PathMetadata/Dynamic/ScopeFromChallenge", "PathMetadata/NoChallengeURL", "RootMetadata/ChallengeURL",
 		"OpenID/Appended", "ScopeOmitted", "Iss/Headless"} {
 		t.Run(name, func(t *testing.T) {
@@ -94,6 +95,7 @@ func TestOAuth_TypeScriptClient(t *testing.T) {
 // fails. The recording shows the same outcome, and replay brings the
 // client to it again, offline.
 func TestOAuth_ScopeRetryLimit(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	as := mcptest.StartAuthServer(t, "")
 	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}, StepUp: []string{"mcp:admin"}, RefuseCalls: true})
@@ -127,6 +129,7 @@ func TestOAuth_ScopeRetryLimit(t *testing.T) {
 // included) and retries. mcpvcr fronts the new server as it did the old
 // one; the replay serves both dances in order.
 func TestOAuth_AuthorizationServerMoves(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	first, second := mcptest.StartAuthServer(t, ""), mcptest.StartAuthServer(t, "/moved")
 	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: first, Scopes: []string{"mcp:read"}})
@@ -172,6 +175,7 @@ func TestOAuth_AuthorizationServerMoves(t *testing.T) {
 // against a protected server directly, through mcpvcr record, and
 // against mcpvcr replay alone: it succeeds each time.
 func TestOAuth_ConformanceClient(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	bin := mcptest.ConformanceClient(t)
 	server := mcp.NewServer(&mcp.Implementation{Name: "conformance-target", Version: "1.0.0"}, nil)
@@ -197,6 +201,7 @@ func TestOAuth_ConformanceClient(t *testing.T) {
 // which the client (shown the fronted one) refuses. mcpvcr record says so
 // as it sends the browser there, naming the way out.
 func TestOAuth_IssAfterBrowserLogin(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	as := mcptest.StartAuthServerWith(t, mcptest.AuthServerConfig{Iss: true, Login: mcptest.LoginRedirect})
 	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})

@@ -42,6 +42,7 @@ func readmeShellLines(tb testing.TB) []string {
 // recorded sessions named as the README names it: each must run as
 // written and exit as the README says.
 func TestREADME_OfflineExamples(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	src, err := filepath.Abs(filepath.Join("..", "..", "cassettes", "multi-gosdk-http-sse.jsonl"))
 	if err != nil {
@@ -108,6 +109,7 @@ func TestREADME_OfflineExamples(t *testing.T) {
 // live Go SDK server and checks that record and replay print the lines
 // the README shows (its "…" standing for anything, its ports for any).
 func TestREADME_QuickStartHTTP(t *testing.T) {
+	parallel(t)
 	lines := readmeShellLines(t)
 	said := map[string]string{} // subcommand -> the README's "# mcpvcr: …" line after it
 	for i, l := range lines {

@@ -42,6 +42,7 @@ func postAs(tb testing.TB, u, host, origin, body string) (int, string) {
 // credential, which is only for requests addressed to the proxy (and the
 // Go SDK server gives its own answer: it refuses a foreign Host itself).
 func TestRecord_RefusesRebinding(t *testing.T) {
+	parallel(t)
 	seen := &syncBuffer{}
 	base := cliUpstream(t, seen, nil)
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -94,6 +95,7 @@ func TestRecord_RefusesRebinding(t *testing.T) {
 // TestReplay_RefusesForeignHost: replay validates Host as well as Origin,
 // so that a rebinding page's simple request (no Origin) is refused too.
 func TestReplay_RefusesForeignHost(t *testing.T) {
+	parallel(t)
 	cassette := filepath.Join(cassetteDir, "gosdk-http-2025-06-18.jsonl")
 	rep := startServing(t, "replay", "--cassette", cassette, "--listen", "127.0.0.1:0")
 	u, _ := url.Parse(rep.URL)

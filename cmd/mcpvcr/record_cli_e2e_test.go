@@ -52,6 +52,7 @@ func cliUpstream(tb testing.TB, seen *syncBuffer, gets chan<- string) string {
 // others none; every one starts and prints the exact URL to give the
 // client, path included.
 func TestRecord_UpstreamProbe(t *testing.T) {
+	parallel(t)
 	base := cliUpstream(t, nil, nil)
 	tests := []struct {
 		path string
@@ -120,6 +121,7 @@ func TestRecord_Header(t *testing.T) {
 // for and for how long, the second stops at once, and the cut stream is
 // recorded as ended by the proxy.
 func TestRecord_StopWithOpenStream(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	gets := make(chan string, 4)
 	base := cliUpstream(t, nil, gets)
@@ -231,6 +233,7 @@ func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(
 // Streamable HTTP endpoint nor its HTTP+SSE stream (where a POST gets an
 // HTML 404 page) is warned about.
 func TestRecord_UpstreamProbeEverything(t *testing.T) {
+	parallel(t)
 	for _, mode := range []string{mcptest.StreamableHTTP, mcptest.SSE} {
 		t.Run(mode, func(t *testing.T) {
 			upstream := mcptest.EverythingHTTP(t, mode)
@@ -249,6 +252,7 @@ func TestRecord_UpstreamProbeEverything(t *testing.T) {
 // client another, the session names the URL its requests went to; and a
 // verify run records the path the recording had, not "/".
 func TestRecord_UpstreamURLAsUsed(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	base := cliUpstream(t, nil, nil)
 	db := filepath.Join(t.TempDir(), "c.db")

@@ -11,6 +11,7 @@ import (
 // command has its own dash flags and a "--" of its own: the server gets
 // exactly its argv every time.
 func TestRecord_ServerCommandForms(t *testing.T) {
+	parallel(t)
 	// The "server" prints its arguments to stderr, which record passes
 	// through, and exits.
 	script := `printf "<%s>" "$@" >&2`

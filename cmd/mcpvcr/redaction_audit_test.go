@@ -139,6 +139,7 @@ func (w *endpointToken) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // in the cassette's files, its JSONL export, what show prints, or a
 // scrubbed copy (which passes check).
 func TestRedactionAudit(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "audit.db")
@@ -274,6 +275,7 @@ func TestRedactionAudit(t *testing.T) {
 // placeholder in the token answer and in the Authorization header of the
 // requests that carried it, so replay can hand it out and recognise it.
 func TestRedactionAudit_OAuth(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	db := filepath.Join(t.TempDir(), "oauth-audit.db")
 	dumpOnFailure(t, db)

@@ -61,6 +61,7 @@ func secretScript(ctx context.Context, tb testing.TB, transport mcp.Transport) (
 // export or show; each is a placeholder, the same one for the same value;
 // and replay matches a client that sends the real values again.
 func TestRecord_RedactsJSONSecrets(t *testing.T) {
+	parallel(t)
 	argv := mcptest.Everything(t)
 	ctx := testCtx(t)
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -118,6 +119,7 @@ func TestRecord_RedactsJSONSecrets(t *testing.T) {
 
 // TestRecord_NoRedactJSON: --no-redact-json stores the arguments as sent.
 func TestRecord_NoRedactJSON(t *testing.T) {
+	parallel(t)
 	argv := mcptest.Everything(t)
 	ctx := testCtx(t)
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -145,6 +147,7 @@ func toJSON(v any) string {
 // Streamable HTTP: server-everything behind mcpvcr record --upstream, then
 // mcpvcr replay --listen, which matches the real values again.
 func TestHTTP_RedactsJSONSecrets(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	upstream := mcptest.EverythingHTTP(t, mcptest.StreamableHTTP)
 	db := recordThenReplay(t, upstream, "/mcp", nil, func(url string) string {
@@ -169,6 +172,7 @@ func TestHTTP_RedactsJSONSecrets(t *testing.T) {
 // request (an elicitation accepted with a password) is stored with a
 // placeholder, and replay matches the client giving the real answer again.
 func TestRecord_RedactsClientAnswerSecrets(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	dumpOnFailure(t, db)

@@ -124,6 +124,7 @@ func checkPrefix(tb testing.TB, ns []int) {
 // store had not committed yet, by design at most its 100 ms commit
 // interval (logged, and asserted with room for a loaded machine).
 func TestReliability_KillNine(t *testing.T) {
+	parallel(t)
 	if testing.Short() {
 		t.Skip("records for seconds")
 	}
@@ -191,6 +192,7 @@ func TestReliability_KillNine(t *testing.T) {
 // on stderr and exit code 3, and the cassette must stay readable, holding
 // a gap-free prefix. It needs root to mount the tmpfs and skips otherwise.
 func TestReliability_DiskFull(t *testing.T) {
+	parallel(t)
 	if testing.Short() {
 		t.Skip("records for seconds")
 	}
@@ -280,6 +282,7 @@ func mountTmpfs(tb testing.TB, size string) string {
 // is a build without the race detector, whose goroutine limit and cost a
 // thousand streams would meet.
 func TestReliability_Soak(t *testing.T) {
+	parallel(t)
 	if os.Getenv("MCPVCR_SOAK") != "1" {
 		t.Skip("set MCPVCR_SOAK=1 to run the 60 s soak test")
 	}

@@ -98,6 +98,7 @@ func checkOversize(t *testing.T, db string) {
 // forwarded whole both ways, stored cut with its length, and the session
 // goes on (a small echo after it) to exit 0.
 func TestRecord_MaxFrameStdio(t *testing.T) {
+	parallel(t)
 	server := mcptest.BuildServer(t)
 	ctx := testCtx(t)
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -121,6 +122,7 @@ func TestRecord_MaxFrameStdio(t *testing.T) {
 // HTTP, with SSE and with JSON answers: a request body, an answer body
 // and an SSE event longer than the limit.
 func TestRecord_MaxFrameHTTP(t *testing.T) {
+	parallel(t)
 	for _, m := range []struct {
 		name  string
 		flags []string
@@ -153,6 +155,7 @@ func TestRecord_MaxFrameHTTP(t *testing.T) {
 // arrived (their first --max-frame bytes when more came: such a body is
 // being forwarded when it is cut).
 func TestRecord_CutRequestBody(t *testing.T) {
+	parallel(t)
 	upstream := mcptest.StartServer(t, "-transport", "http")
 	head := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18",`
 	for _, tt := range []struct {
@@ -219,6 +222,7 @@ func TestRecord_CutRequestBody(t *testing.T) {
 // request is closed by mcpvcr record and mcpvcr replay (--idle-timeout,
 // short here), rather than held for good.
 func TestListen_IdleTimeout(t *testing.T) {
+	parallel(t)
 	upstream := mcptest.StartServer(t, "-transport", "http")
 	cassette := filepath.Join("..", "..", "cassettes", "gosdk-http-2025-06-18.jsonl")
 	for _, tt := range []struct {
@@ -262,6 +266,7 @@ func TestListen_IdleTimeout(t *testing.T) {
 // although the error said what was recorded before the failure is kept).
 // The server is a shell: the fault needs exact sizes, not a protocol.
 func TestReliability_DiskFullFirstBatch(t *testing.T) {
+	parallel(t)
 	mnt := mountTmpfs(t, "2m")
 	db := filepath.Join(mnt, "full.db")
 	first := `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"first"}}`
@@ -292,6 +297,7 @@ func TestReliability_DiskFullFirstBatch(t *testing.T) {
 // through mcpvcr record: forwarding does not wait for the cassette. Once
 // the lock is free, the session is recorded whole.
 func TestRecord_ForwardsWhileCassetteLocked(t *testing.T) {
+	parallel(t)
 	server := mcptest.BuildServer(t)
 	locker := goBuild(t, "github.com/mcpvcr/mcpvcr/internal/mcptest/locker")
 	ctx := testCtx(t)

@@ -41,6 +41,7 @@ const pingLine = `{"jsonrpc":"2.0","id":1,"method":"ping"}` + "\n"
 // -wal or -shm, or a link to it, is a usage error in every format, and
 // leaves the cassette as it was.
 func TestExport_OutputIsNeverTheCassette(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "c.db")
 	recordCat(t, db, pingLine)
@@ -83,6 +84,7 @@ func TestExport_OutputIsNeverTheCassette(t *testing.T) {
 // (the cassette's frame pages are damaged) leaves the file it would have
 // replaced as it was, and no temporary file behind.
 func TestExport_FailedExportKeepsTheOldFile(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "c.db")
 	var in strings.Builder
@@ -124,6 +126,7 @@ func TestExport_FailedExportKeepsTheOldFile(t *testing.T) {
 // cassette, its -wal and -shm while the recorder runs, and every export
 // to be 0600.
 func TestFileModes(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "c.db")
@@ -172,6 +175,7 @@ func requireMode(t *testing.T, path string, want fs.FileMode) {
 // command works, says once that it reads read-only, and leaves nothing
 // beside the cassette.
 func TestReadOnlyCassette(t *testing.T) {
+	parallel(t)
 	for _, tt := range []struct {
 		name      string
 		folder    fs.FileMode // of the cassette's folder
@@ -239,6 +243,7 @@ func readOnlyCommands(t *testing.T, cred *syscall.Credential, db string) {
 // tmpfs, then on the same tmpfs mounted read-only. Mounting needs root
 // (CAP_SYS_ADMIN); TestReadOnlyCassette covers the rest everywhere.
 func TestReadOnlyCassette_FullOrReadOnlyDisk(t *testing.T) {
+	parallel(t)
 	if os.Geteuid() != 0 {
 		t.Skip("mounting a tmpfs needs root; TestReadOnlyCassette covers read-only files")
 	}
@@ -334,6 +339,7 @@ func runAs(t *testing.T, cred *syscall.Credential, stdin string, args ...string)
 // TestCheck_MethodNotUTF8: a fresh recording whose method holds bytes
 // that are not UTF-8 passes check: the index and the bytes agree.
 func TestCheck_MethodNotUTF8(t *testing.T) {
+	parallel(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	recordCat(t, db, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\xff\xfe\"}\n")
 	res := mcpvcr(t, "", "check", db)
@@ -347,6 +353,7 @@ func TestCheck_MethodNotUTF8(t *testing.T) {
 // ESC in a malformed line and in the server's stderr) and requires every
 // text output that shows them to escape them.
 func TestTerminalEscapes(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "c.db")
 	call := func(v string) string {
@@ -417,6 +424,7 @@ func around(s string, i int) string {
 // given as an argument, a damaged one gets the check hint, and record
 // refuses to create a cassette named like an export.
 func TestMessages_NameTheCassette(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	empty := filepath.Join(dir, "other.db")
 	d, err := store.Open(context.Background(), empty)

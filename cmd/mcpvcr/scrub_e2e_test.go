@@ -55,6 +55,7 @@ func scrubScript(ctx context.Context, tb testing.TB, transport mcp.Transport) (s
 // passes check, and replays to the same client with every frame matched.
 // scrub refuses to write over its input or the input's -wal file.
 func TestScrub(t *testing.T) {
+	parallel(t)
 	argv := mcptest.Everything(t)
 	ctx := testCtx(t)
 	dir := t.TempDir()
@@ -148,6 +149,7 @@ func TestScrub(t *testing.T) {
 // the checks against the copy: each gets the recorded answer, and the
 // copy passes check.
 func TestScrub_Stateless(t *testing.T) {
+	parallel(t)
 	b, err := os.ReadFile(statelessGolden)
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 // TestListen_WarnsBeyondLoopback: listening where other machines can
 // connect is allowed, with a warning; loopback addresses are quiet.
 func TestListen_WarnsBeyondLoopback(t *testing.T) {
+	parallel(t)
 	for _, tt := range []struct {
 		addr string
 		warn bool
@@ -40,6 +41,7 @@ func TestListen_WarnsBeyondLoopback(t *testing.T) {
 // TestListen_DefaultIsLoopback: the only default listen address, record's,
 // is on 127.0.0.1.
 func TestListen_DefaultIsLoopback(t *testing.T) {
+	parallel(t)
 	app := newApp(&env{})
 	found := 0
 	for _, c := range app.Commands {

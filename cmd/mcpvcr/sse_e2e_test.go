@@ -17,6 +17,7 @@ import (
 // points the client's POSTs back through itself), then replays it to the
 // SDK's HTTP+SSE client.
 func TestSSE_GoSDK(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	upstream := mcptest.StartServer(t, "-transport", "sse")
 	db := recordThenReplay(t, upstream, "/sse", nil, func(url string) mcptest.Transcript {
@@ -30,6 +31,7 @@ func TestSSE_GoSDK(t *testing.T) {
 // TestSSE_Everything records @modelcontextprotocol/server-everything in
 // its sse mode with the Go SDK's HTTP+SSE client and replays it.
 func TestSSE_Everything(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	upstream := mcptest.EverythingHTTP(t, mcptest.SSE)
 	recordThenReplay(t, upstream, "/sse", nil, func(url string) map[string]any {
@@ -46,6 +48,7 @@ func TestSSE_Everything(t *testing.T) {
 // stream. The recording keeps both in one session, and replay answers the
 // same way: the refusal first, then the HTTP+SSE session.
 func TestSSE_Fallback(t *testing.T) {
+	parallel(t)
 	upstream := mcptest.StartServer(t, "-transport", "sse")
 	db := filepath.Join(t.TempDir(), "c.db")
 	dumpOnFailure(t, db)

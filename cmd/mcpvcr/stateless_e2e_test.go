@@ -184,6 +184,7 @@ func recordStateless(t *testing.T) {
 // body, at once; a valid request after a refused one with the same body
 // gets the valid answer. With -recassette it records the run afresh.
 func TestStateless(t *testing.T) {
+	parallel(t)
 	if *recassette {
 		recordStateless(t)
 	}

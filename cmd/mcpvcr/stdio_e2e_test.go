@@ -21,6 +21,7 @@ import (
 // points the same client at mcpvcr replay --stdio and requires the same
 // results.
 func TestStdio_GoSDK(t *testing.T) {
+	parallel(t)
 	server := mcptest.BuildServer(t)
 	for _, v := range mcptest.Versions {
 		t.Run(v, func(t *testing.T) {
@@ -120,6 +121,7 @@ func (c *lineClient) close() int {
 // mcpvcr replay: the replayed answer is the recorded array with the new
 // ids.
 func TestStdio_Batch(t *testing.T) {
+	parallel(t)
 	server := mcptest.BuildServer(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"batch","version":"1"}}}`

@@ -19,6 +19,7 @@ import (
 // not have, and strict replay reports it; hand-made requests that break
 // the rules are refused with 400 and reported.
 func TestReplay_Strict(t *testing.T) {
+	parallel(t)
 	for _, v := range []string{mcptest.V20250618, mcptest.V20251125} {
 		t.Run(v, func(t *testing.T) {
 			ctx := testCtx(t)

@@ -114,6 +114,7 @@ func upgradedFrames(tb testing.TB) (send []string, want map[string]string) {
 // replay matches tolerantly: every answer is the recorded one, byte for
 // byte with the client's ids, and replay exits 0.
 func TestClientUpgrade_Tolerant(t *testing.T) {
+	parallel(t)
 	send, want := upgradedFrames(t)
 	rep := startBoundedLineClient(t, "replay", "--stdio", "--cassette", filepath.Join(cassetteDir, "multi-gosdk-stdio.jsonl"))
 	for i, line := range send {
@@ -137,6 +138,7 @@ func TestClientUpgrade_Tolerant(t *testing.T) {
 // clientInfo difference, and replay exits 1. With --ignore on the
 // clientInfo it matches again.
 func TestClientUpgrade_Exact(t *testing.T) {
+	parallel(t)
 	send, want := upgradedFrames(t)
 	cassette := filepath.Join(cassetteDir, "multi-gosdk-stdio.jsonl")
 	t.Run("exact", func(t *testing.T) {
@@ -189,6 +191,7 @@ func TestClientUpgrade_Exact(t *testing.T) {
 // after --wait answers the call with -32019 naming the awaited frame; the
 // summary counts it and replay exits 1.
 func TestMultiSession_Wait(t *testing.T) {
+	parallel(t)
 	cassette := filepath.Join(cassetteDir, "multi-gosdk-stdio.jsonl")
 	client, _ := cassetteFrames(t, cassette, 5)
 	if len(client) != 5 || !strings.Contains(client[3], `"name":"roots"`) {

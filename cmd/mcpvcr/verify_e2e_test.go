@@ -126,6 +126,7 @@ var v2Changes = []found{
 // differences) and, 20 times, against V2 (exactly V2's changes: no noise
 // leaks in).
 func TestVerify_GoSDKStdio(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	server := mcptest.BuildServer(t)
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -167,6 +168,7 @@ func TestVerify_GoSDKStdio(t *testing.T) {
 // TestVerify_Modern verifies a 2026-07-28 stdio recording, whose
 // sampling, elicitation and roots travel as multi round-trip retries.
 func TestVerify_Modern(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	server := mcptest.BuildServer(t)
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -191,6 +193,7 @@ func TestVerify_Modern(t *testing.T) {
 // client lines: what it answered is compared, the request it got no
 // answer to and those never sent are listed, and verify exits 1.
 func TestVerify_Crash(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	server := mcptest.BuildServer(t)
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -229,6 +232,7 @@ func TestVerify_Crash(t *testing.T) {
 
 // TestVerify_BadInput checks that verify explains what it cannot do.
 func TestVerify_BadInput(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	server := mcptest.BuildServer(t)
 	dir := t.TempDir()
@@ -284,6 +288,7 @@ func TestVerify_BadInput(t *testing.T) {
 
 // TestVerify_Formats checks the JUnit report and --ignore.
 func TestVerify_Formats(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	server := mcptest.BuildServer(t)
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -332,6 +337,7 @@ func TestVerify_Formats(t *testing.T) {
 // TestVerify_Update accepts V2's answers as the expectation: verify then
 // compares with them, so V2 passes and V1 shows the changes in reverse.
 func TestVerify_Update(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	server := mcptest.BuildServer(t)
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -362,6 +368,7 @@ func TestVerify_Update(t *testing.T) {
 // TestDiff compares two recordings of the Go SDK server, V1 and V2,
 // recorded by two client runs, and a recording with itself.
 func TestDiff(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	recordGoSDK(ctx, t, db, mcptest.V20250618)
@@ -436,6 +443,7 @@ func verifyEverythingScript(ctx context.Context, cs *mcp.ClientSession) error {
 // between the runs (the time of day in a dynamic resource), after which
 // verify reports no differences.
 func TestVerify_Everything(t *testing.T) {
+	parallel(t)
 	server := mcptest.Everything(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -500,6 +508,7 @@ func TestVerify_Everything(t *testing.T) {
 // --upstream, then verifies the recording against fresh V1 and V2
 // servers.
 func TestVerify_GoSDKHTTP(t *testing.T) {
+	parallel(t)
 	type mode struct {
 		name  string
 		flags []string
@@ -572,6 +581,7 @@ func TestVerify_GoSDKHTTP(t *testing.T) {
 // transport: the SSE stream is opened first and the client frames are
 // POSTed to the endpoint it names.
 func TestVerify_GoSDKSSE(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	upstream := mcptest.StartServer(t, "-transport", "sse")

@@ -20,6 +20,7 @@ import (
 // by default): forget is skipped, info is compared, and the skip is its
 // own line that changes the exit code only with --fail-on-skip.
 func TestVerify_WriteGuard(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	server := []string{"-transport", "http", "-annotated"}

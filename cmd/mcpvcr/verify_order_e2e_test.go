@@ -54,6 +54,7 @@ var orderRuns = func() int {
 // fewer tools: verify that POSTed every frame at once failed this within
 // a few runs.
 func TestVerify_RecordedOrder(t *testing.T) {
+	parallel(t)
 	// server-everything asks for the client's roots 350 ms after
 	// initialization: a one-second call keeps the session open past that
 	// in the recording and in every run.
@@ -115,6 +116,7 @@ func TestVerify_RecordedOrder(t *testing.T) {
 		{"GoSDK/Stdio", "", func(t *testing.T, db string) target { return stdio(mcptest.BuildServer(t))(t, db) }, "add", sum, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			parallel(t) // a server of its own; the runs wait on it
 			ctx := testCtx(t)
 			db := filepath.Join(t.TempDir(), "c.db")
 			tg := tt.start(t, db)
@@ -169,6 +171,7 @@ func TestVerify_RecordedOrder(t *testing.T) {
 // stdio, the message names the revision and how the server refused
 // server/discover, and the hint makes sense for a URL.
 func TestVerify_RevisionHTTP(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	upstream := mcptest.StartServer(t, "-transport", "http", "-stateless")

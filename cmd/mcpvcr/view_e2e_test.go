@@ -16,6 +16,7 @@ import (
 // recorded Streamable HTTP session, and view, which writes the report
 // and hands it to $BROWSER.
 func TestExport_HARAndHTML(t *testing.T) {
+	parallel(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	if res := mcpvcr(t, "", "import", filepath.Join("..", "..", "cassettes", "gosdk-http-2025-11-25.jsonl"), "--cassette", db); res.code != 0 {
 		t.Fatalf("import exited %d: %s", res.code, res.stderr)
@@ -102,6 +103,7 @@ func TestExport_HARAndHTML(t *testing.T) {
 // TestShow_FiltersAndJSON: show's filters and formats, and ls --format
 // json, on a recorded Streamable HTTP session.
 func TestShow_FiltersAndJSON(t *testing.T) {
+	parallel(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	if res := mcpvcr(t, "", "import", filepath.Join("..", "..", "cassettes", "gosdk-http-2025-11-25.jsonl"), "--cassette", db); res.code != 0 {
 		t.Fatalf("import exited %d: %s", res.code, res.stderr)
@@ -152,6 +154,7 @@ func TestShow_FiltersAndJSON(t *testing.T) {
 // page holding both sessions and the differences, and exit 1 as with
 // any format when answers differ.
 func TestDiffAndVerify_HTML(t *testing.T) {
+	parallel(t)
 	ctx := testCtx(t)
 	server := mcptest.BuildServer(t)
 	db := filepath.Join(t.TempDir(), "c.db")
@@ -192,6 +195,7 @@ func TestDiffAndVerify_HTML(t *testing.T) {
 // TestDiff_Output: diff and verify take -o as export does: the report goes to the
 // file (0600), and never over the cassette.
 func TestDiff_Output(t *testing.T) {
+	parallel(t)
 	dir := t.TempDir()
 	db := filepath.Join(dir, "c.db")
 	if res := mcpvcr(t, "", "import", filepath.Join("..", "..", "cassettes", "multi-gosdk-http-json.jsonl"), "--cassette", db); res.code != 0 {

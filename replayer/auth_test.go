@@ -1,0 +1,198 @@
+package replayer_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// The tests of OAuth replay (auth.go): the dance beside MCP, recorded
+// in-test through recorder.HTTP in front of the Go SDK test server
+// behind its bearer-token middleware, with mcptest's authorization
+// server fronted, and replayed to a client with another clientInfo.
+
+// oauthCall connects a Go SDK client named name with a fresh
+// authorization code handler for c to endpoint, lists the tools and calls
+// echo, and returns what it saw.
+func oauthCall(ctx context.Context, t *testing.T, endpoint, version, name string, c mcptest.OAuthClient) []string {
+	t.Helper()
+	transport := &mcp.StreamableClientTransport{Endpoint: endpoint, OAuthHandler: mcptest.OAuthHandler(t, c)}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0.0"}, nil).Connect(ctx, transport,
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect to %s: %v", endpoint, err)
+	}
+	defer cs.Close()
+	var got []string
+	if ir := cs.InitializeResult(); ir != nil {
+		got = append(got, "negotiated "+ir.ProtocolVersion)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list at %s: %v", endpoint, err)
+	}
+	for _, tool := range tools.Tools {
+		got = append(got, "tool "+tool.Name)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "first"}})
+	if err != nil {
+		t.Fatalf("tools/call echo at %s: %v", endpoint, err)
+	}
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			got = append(got, "echo "+tc.Text)
+		}
+	}
+	return got
+}
+
+// recordOAuth records one run of oauthCall through recorder.HTTP in
+// front of p and returns the recording and what the client saw.
+func recordOAuth(t *testing.T, p *mcptest.Protected, version string, c mcptest.OAuthClient) ([]*store.Recording, []string) {
+	t.Helper()
+	ctx := testContext(t)
+	up, err := url.Parse(p.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "oauth.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	rec := &recorder.HTTP{Upstream: up, Sink: db}
+	ts := httptest.NewServer(rec)
+	got := oauthCall(ctx, t, ts.URL+"/mcp", version, "oauth-client", c)
+	ts.Close()
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := db.Recordings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What replay must answer: the refusal with its challenge and the
+	// token exchange.
+	var challenged, token bool
+	for _, r := range recs {
+		for _, st := range r.Streams {
+			challenged = challenged || st.Status == http.StatusUnauthorized && st.ResponseHeader.Get("WWW-Authenticate") != ""
+			token = token || st.Method == http.MethodPost && strings.Contains(st.URL, "token")
+		}
+	}
+	if !challenged || !token {
+		t.Fatalf("the recording holds a 401 with WWW-Authenticate: %v, a token exchange: %v; want both", challenged, token)
+	}
+	return recs, got
+}
+
+// serveRecordings serves recs from a replayer.Server under httptest.
+func serveRecordings(t *testing.T, recs []*store.Recording) (*replayer.Server, string) {
+	t.Helper()
+	srv := &replayer.Server{Recordings: recs}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	t.Cleanup(srv.Close)
+	return srv, ts.URL
+}
+
+// TestAuth_ReplayOffline: for OAuth flows of several revisions (dynamic
+// registration; a pre-registered client stepping up to a larger scope;
+// a public client at 2026-07-28, whose exchanges the pool answers; the
+// 2025-03-26 server that is its own authorization server, approving a
+// headless client at once), a client with another clientInfo completes
+// the whole dance against replay alone (the 401 and its challenge, the
+// metadata, registration, the authorization redirect, the token) and
+// sees what the recorded client saw: neither the server nor the
+// authorization server gets a request, and every frame matches.
+func TestAuth_ReplayOffline(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		version string
+		cfg     mcptest.ProtectedConfig
+		client  mcptest.OAuthClient
+	}{
+		{"Dynamic", mcptest.V20250618, mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, mcptest.OAuthClient{}},
+		{"StepUp", mcptest.V20251125, mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}, StepUp: []string{"mcp:write"}},
+			mcptest.OAuthClient{ID: "pre-registered", Secret: "auth-test-secret"}},
+		{"Modern/PublicClient", mcptest.V20260728, mcptest.ProtectedConfig{Scopes: []string{"mcp:read"}}, mcptest.OAuthClient{ID: "public-client"}},
+		{"BackCompat/OriginAS", mcptest.V20250326, mcptest.ProtectedConfig{OriginAS: &mcptest.AuthServerConfig{}, Scopes: []string{"mcp:read"}},
+			mcptest.OAuthClient{ID: "origin-client", Headless: true}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := tt.cfg
+			if cfg.OriginAS == nil {
+				cfg.AS = mcptest.StartAuthServer(t, "")
+				cfg.AS.Register(tt.client.ID, tt.client.Secret, mcptest.RedirectURI)
+			}
+			p := mcptest.StartProtected(t, cfg)
+			if cfg.OriginAS != nil {
+				p.AS.Register(tt.client.ID, tt.client.Secret, mcptest.RedirectURI)
+			}
+			recs, recorded := recordOAuth(t, p, tt.version, tt.client)
+			asBefore, serverBefore := len(p.AS.Requests()), len(p.Requests())
+
+			srv, base := serveRecordings(t, recs)
+			replayed := oauthCall(testContext(t), t, base+"/mcp", tt.version, "another-oauth-client", tt.client)
+			if diff := cmp.Diff(recorded, replayed); diff != "" {
+				t.Errorf("replay differs from the recording (-record +replay):\n%s", diff)
+			}
+			if a, s := len(p.AS.Requests()), len(p.Requests()); a != asBefore || s != serverBefore {
+				t.Errorf("replay was not offline: the authorization server got %d requests, the server %d", a-asBefore, s-serverBefore)
+			}
+			var sum strings.Builder
+			if !srv.WriteSummary(&sum) || !strings.Contains(sum.String(), " 0 unmatched") {
+				t.Errorf("WriteSummary: %s; want ok and every frame matched", sum.String())
+			}
+		})
+	}
+}
+
+// TestAuth_UnrecordedExchange: an OAuth exchange the recording does not
+// hold (metadata at another path) is answered 404 with an OAuth error
+// naming it, and the summary is not ok and names it; the recorded
+// metadata is served with its resource naming the replay server.
+func TestAuth_UnrecordedExchange(t *testing.T) {
+	as := mcptest.StartAuthServer(t, "")
+	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})
+	recs, _ := recordOAuth(t, p, mcptest.V20250618, mcptest.OAuthClient{})
+	srv, base := serveRecordings(t, recs)
+
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/.well-known/oauth-protected-resource/mcp"); code != http.StatusOK || !strings.Contains(body, `"resource":"`+base+`/mcp"`) {
+		t.Errorf("the recorded metadata = %d %s; want 200 naming the replay server as the resource", code, body)
+	}
+	code, body := get("/.well-known/oauth-protected-resource/elsewhere")
+	if code != http.StatusNotFound || !strings.Contains(body, "nothing recorded for GET /.well-known/oauth-protected-resource/elsewhere") {
+		t.Errorf("unrecorded metadata = %d %s; want 404 naming it", code, body)
+	}
+	var sum strings.Builder
+	if srv.WriteSummary(&sum) || !strings.Contains(sum.String(), "unmatched OAuth exchange GET /.well-known/oauth-protected-resource/elsewhere") {
+		t.Errorf("WriteSummary = %q; want it not ok, naming the unmatched exchange", sum.String())
+	}
+}
