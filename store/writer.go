@@ -71,6 +71,19 @@ type writer struct {
 	shared bool
 	began  time.Time // when t began
 
+	// seqs holds, for each session this DB created (and only those have
+	// packs, see pack.go), the highest seq written: a run of frames
+	// above it may go in a pack, a frame at or below it is checked
+	// against the packs before it becomes a row, so that no seq is
+	// stored twice.
+	seqs map[int64]int64
+	// packOf, packOps, rest and packBuf are handleRun's, reused.
+	packOf     map[int64]int // session → index in packOps of its open pack
+	packOps    [][]*op
+	rest       []op
+	packBuf    []byte
+	packFrames []*Frame
+
 	// fresh holds the sessions created whose first frame is not yet
 	// applied. A session's creation and its first frame are each
 	// committed at once, rather than batched for the commit interval:
@@ -164,8 +177,8 @@ func (w *writer) loop() {
 		var open bool
 		ops, open = w.d.q.take(ops)
 		for i := 0; i < len(ops); {
-			if n := w.frameRun(ops[i:]); n > 1 {
-				w.handleFrames(ops[i : i+n])
+			if n := w.runLen(ops[i:]); n > 1 {
+				w.handleRun(ops[i : i+n])
 				i += n
 			} else {
 				w.handle(&ops[i])
@@ -278,6 +291,7 @@ func (w *writer) handleFrames(ops []op) {
 	for i := range ops {
 		w.size += ops[i].size()
 		first = w.firstFrame(ops[i].sessionID) || first
+		w.wrote(ops[i].frame)
 	}
 	w.n += len(ops)
 	if first || w.n >= maxBatchOps || w.size >= maxBatchBytes {
@@ -384,6 +398,10 @@ func (w *writer) handle(o *op) {
 		return
 	}
 	if err := w.apply(w.t, o); err != nil {
+		if errors.Is(err, errSeqPacked) {
+			w.d.log.Error("a write was refused and dropped; the other frames and sessions are still recorded", "session", o.sessionID, "err", err)
+			return
+		}
 		if !w.isolable(err) {
 			w.abort(err)
 			return
@@ -395,8 +413,12 @@ func (w *writer) handle(o *op) {
 	switch {
 	case o.kind == opSession && o.first:
 		w.fresh[o.sessionID], first = true, true
+		if _, ok := w.seqs[o.sessionID]; !ok {
+			w.seqs[o.sessionID] = 0
+		}
 	case o.kind == opFrame:
 		first = w.firstFrame(o.sessionID)
+		w.wrote(o.frame)
 	}
 	w.n++
 	w.size += o.size()
@@ -521,6 +543,9 @@ func (w *writer) apply(t *txn, o *op) error {
 	}
 	switch o.kind {
 	case opFrame:
+		if err := w.checkPacked(o.frame); err != nil {
+			return err
+		}
 		return t.putFrame(o.frame)
 	case opSession:
 		return t.putSession(o.args)
@@ -559,6 +584,7 @@ func (w *writer) exclusive(o *op) error {
 	}
 	if o.deletes != 0 {
 		w.deleted[o.deletes] = true
+		delete(w.seqs, o.deletes)
 	}
 	w.d.ckpt.poke()
 	return nil
