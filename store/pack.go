@@ -316,6 +316,7 @@ func (w *writer) handleRun(ops []op) {
 			continue
 		}
 		w.seqs[o.sessionID] = f.Seq // the pass's own bound; wrote sets it again
+		o.newSeq = true
 		j, open := w.packOf[o.sessionID]
 		if open {
 			p := w.packOps[j]
@@ -423,12 +424,13 @@ func (w *writer) wrote(f *Frame) {
 // Its text is SQLite's for a seq given twice in rows.
 var errSeqPacked = errors.New("UNIQUE constraint failed: frames.session_id, frames.seq (the seq is in a pack)")
 
-// checkPacked returns errSeqPacked if f's seq, not above the highest its
-// session wrote, is in one of the session's packs: a row of frames with
-// the same seq would be a second frame there, which the unique index on
-// frames, which covers only rows, cannot refuse.
-func (w *writer) checkPacked(f *Frame) error {
-	if hi, own := w.seqs[f.SessionID]; !own || f.Seq > hi {
+// checkPacked returns errSeqPacked if the seq of o's frame, not above the
+// highest its session wrote, is in one of the session's packs: a row of
+// frames with the same seq would be a second frame there, which the
+// unique index on frames, which covers only rows, cannot refuse.
+func (w *writer) checkPacked(o *op) error {
+	f := o.frame
+	if hi, own := w.seqs[f.SessionID]; !own || f.Seq > hi || o.newSeq {
 		return nil
 	}
 	last, err := w.t.queryInt(`SELECT last_seq FROM frame_packs WHERE session_id = ? AND first_seq <= ?

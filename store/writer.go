@@ -26,6 +26,7 @@ type op struct {
 	kind      opKind
 	commit    bool  // commit as soon as this op is applied
 	first     bool  // opSession: the session's creation (see writer.fresh)
+	newSeq    bool  // opFrame: above every seq its session wrote when handleRun took it, so in no pack
 	sessionID int64 // the session it belongs to; 0 for flush and exclusive
 	frame     *Frame
 	args      []any // session or stream row, in upsert column order
@@ -543,7 +544,7 @@ func (w *writer) apply(t *txn, o *op) error {
 	}
 	switch o.kind {
 	case opFrame:
-		if err := w.checkPacked(o.frame); err != nil {
+		if err := w.checkPacked(o); err != nil {
 			return err
 		}
 		return t.putFrame(o.frame)
