@@ -301,7 +301,7 @@ func (w *writer) handleRun(ops []op) {
 		return
 	}
 	clear(w.packOf)
-	w.packOps, w.rest = w.packOps[:0], w.rest[:0]
+	w.packOps, w.packSize, w.rest = w.packOps[:0], w.packSize[:0], w.rest[:0]
 	var check []*op
 	for i := range ops {
 		o := &ops[i]
@@ -320,7 +320,8 @@ func (w *writer) handleRun(ops []op) {
 		j, open := w.packOf[o.sessionID]
 		if open {
 			p := w.packOps[j]
-			if !packable(f) || p[len(p)-1].frame.Seq+1 != f.Seq || len(p) >= maxPackFrames {
+			if !packable(f) || p[len(p)-1].frame.Seq+1 != f.Seq || len(p) >= maxPackFrames ||
+				w.packSize[j]+len(f.Raw)+len(f.Data) > maxPackBytes {
 				delete(w.packOf, o.sessionID)
 				open = false
 			}
@@ -330,8 +331,10 @@ func (w *writer) handleRun(ops []op) {
 			w.rest = append(w.rest, *o)
 		case open:
 			w.packOps[j] = append(w.packOps[j], o)
+			w.packSize[j] += len(f.Raw) + len(f.Data)
 		default:
 			w.packOf[o.sessionID] = len(w.packOps)
+			w.packSize = append(w.packSize, len(f.Raw)+len(f.Data))
 			if len(w.packOps) < cap(w.packOps) {
 				w.packOps = w.packOps[:len(w.packOps)+1]
 				w.packOps[len(w.packOps)-1] = append(w.packOps[len(w.packOps)-1][:0], o)

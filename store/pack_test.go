@@ -350,3 +350,57 @@ func TestPack_ReadOnlyVersion5(t *testing.T) {
 		t.Errorf("Export() = %v:\n%s", err, x.String())
 	}
 }
+
+// TestPack_Bounds: a long run of big frames is cut into packs of at most
+// maxPackFrames frames and maxPackBytes bytes, rather than left in rows.
+func TestPack_Bounds(t *testing.T) {
+	ctx := context.Background()
+	d, _ := openTestDB(t, "c.db")
+	s := &Session{Transport: Stdio}
+	if err := d.CreateSession(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	st := &Stream{SessionID: s.ID, Kind: StdoutStream}
+	if err := d.OpenStream(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	release := holdWriter(t, d)
+	const n = 600
+	var want []string
+	for i := range n {
+		size := 2 << 10
+		if i >= n/2 {
+			size = 100 // small frames: cut by count
+		}
+		raw := `{"jsonrpc":"2.0","method":"m","params":{"i":` + strconv.Itoa(i) + `,"x":"` + strings.Repeat("x", size) + `"}}` + "\n"
+		f := &Frame{SessionID: s.ID, StreamID: st.ID, Seq: int64(i + 1), Direction: ServerToClient, Raw: []byte(raw)}
+		f.Derive(StdoutStream)
+		if err := d.Append(ctx, f); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, raw)
+	}
+	release()
+	if err := d.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	rows := countRows(t, d, "SELECT count(*) FROM frames")
+	big := countRows(t, d, "SELECT count(*) FROM frame_packs WHERE length(frames) > ? OR last_seq - first_seq + 1 > ?", maxPackBytes+maxChunked, maxPackFrames)
+	if rows > 1 || big != 0 {
+		t.Errorf("%d frames in rows, %d packs over the bounds; want (but for the session's first frame) every frame in packs within them", rows, big)
+	}
+	fs, err := d.Frames(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range fs {
+		got = append(got, string(f.Raw))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("frames read back differ (-want +got):\n%s", diff)
+	}
+}

@@ -81,6 +81,7 @@ type writer struct {
 	// packOf, packOps, rest and packBuf are handleRun's, reused.
 	packOf     map[int64]int // session → index in packOps of its open pack
 	packOps    [][]*op
+	packSize   []int // bytes of the frames of each of packOps
 	rest       []op
 	packBuf    []byte
 	packFrames []*Frame
