@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -66,8 +67,12 @@ func (r *Report) problem(format string, args ...any) {
 func (d *DB) Check(ctx context.Context) (Report, error) {
 	var r Report
 	err := d.read(ctx, func(tx *sql.Tx) error {
+		packs := d.packs()
 		for _, c := range []func(context.Context, *sql.Tx, *Report) error{
-			checkIntegrity, checkForeignKeys, checkFrames, checkStreams,
+			func(ctx context.Context, tx *sql.Tx, r *Report) error { return checkIntegrity(ctx, tx, packs, r) },
+			checkForeignKeys,
+			func(ctx context.Context, tx *sql.Tx, r *Report) error { return checkFrames(ctx, tx, packs, r) },
+			checkStreams,
 		} {
 			if err := c(ctx, tx, &r); err != nil {
 				return err
@@ -81,7 +86,7 @@ func (d *DB) Check(ctx context.Context) (Report, error) {
 	return r, nil
 }
 
-func checkIntegrity(ctx context.Context, tx *sql.Tx, r *Report) error {
+func checkIntegrity(ctx context.Context, tx *sql.Tx, packs bool, r *Report) error {
 	rows, err := tx.QueryContext(ctx, "PRAGMA integrity_check")
 	if err != nil {
 		return err
@@ -99,9 +104,11 @@ func checkIntegrity(ctx context.Context, tx *sql.Tx, r *Report) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	return tx.QueryRowContext(ctx, `SELECT
-		(SELECT count(*) FROM sessions), (SELECT count(*) FROM streams), (SELECT count(*) FROM frames)`).
-		Scan(&r.Sessions, &r.Streams, &r.Frames)
+	q := `SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM streams), (SELECT count(*) FROM frames)`
+	if packs {
+		q += ` + (SELECT coalesce(sum(last_seq - first_seq + 1), 0) FROM frame_packs)`
+	}
+	return tx.QueryRowContext(ctx, q).Scan(&r.Sessions, &r.Streams, &r.Frames)
 }
 
 func checkForeignKeys(ctx context.Context, tx *sql.Tx, r *Report) error {
@@ -122,7 +129,49 @@ func checkForeignKeys(ctx context.Context, tx *sql.Tx, r *Report) error {
 	return rows.Err()
 }
 
-func checkFrames(ctx context.Context, tx *sql.Tx, r *Report) error {
+// checkFrames checks the order of every session's frames, rows and
+// packs merged by seq (see pack.go); a pack that does not decode is a
+// problem of its own.
+func checkFrames(ctx context.Context, tx *sql.Tx, packs bool, r *Report) error {
+	var pc *packCursor
+	var packed *Frame
+	nextPacked := func() error {
+		for {
+			var err error
+			packed, err = pc.next()
+			if !errors.Is(err, errBadPack) {
+				return err
+			}
+			r.problem("%v", err)
+			pc.err = nil
+		}
+	}
+	if packs {
+		var err error
+		if pc, err = openPacks(ctx, tx, ""); err != nil {
+			return err
+		}
+		defer pc.close()
+		if err := nextPacked(); err != nil {
+			return err
+		}
+	}
+	owners := map[int64]sql.NullInt64{} // of the streams of packed frames
+	owner := func(stream int64) (sql.NullInt64, error) {
+		if o, ok := owners[stream]; ok {
+			return o, nil
+		}
+		var o sql.NullInt64
+		err := tx.QueryRowContext(ctx, "SELECT session_id FROM streams WHERE id = ?", stream).Scan(&o)
+		if err != nil && !errors.Is(err, sql.ErrNoRows) {
+			return o, err
+		}
+		if len(owners) > 1024 {
+			clear(owners)
+		}
+		owners[stream] = o
+		return o, nil
+	}
 	rows, err := tx.QueryContext(ctx, `SELECT f.session_id, f.seq, f.offset_ns, f.stream_id, s.session_id
 		FROM frames f LEFT JOIN streams s ON s.id = f.stream_id
 		ORDER BY f.session_id, f.seq`)
@@ -130,12 +179,46 @@ func checkFrames(ctx context.Context, tx *sql.Tx, r *Report) error {
 		return err
 	}
 	defer rows.Close()
-	var session, seq, offset int64 = 0, 0, 0
-	for rows.Next() {
-		var sid, q, off int64
-		var stream, owner sql.NullInt64
-		if err := rows.Scan(&sid, &q, &off, &stream, &owner); err != nil {
+	// row is the next row of frames, nil after the last; rowStream and
+	// rowOwner its stream and the stream's session.
+	var row *Frame
+	var rowStream, rowOwner sql.NullInt64
+	nextRow := func() error {
+		row = nil
+		if !rows.Next() {
+			return rows.Err()
+		}
+		row = new(Frame)
+		var off int64
+		if err := rows.Scan(&row.SessionID, &row.Seq, &off, &rowStream, &rowOwner); err != nil {
 			return err
+		}
+		row.Offset = time.Duration(off)
+		return nil
+	}
+	if err := nextRow(); err != nil {
+		return err
+	}
+	var session, seq, offset int64 = 0, 0, 0
+	for row != nil || packed != nil {
+		var sid, q, off int64
+		var stream, owned sql.NullInt64
+		if before(packed, row) {
+			sid, q, off = packed.SessionID, packed.Seq, int64(packed.Offset)
+			if packed.StreamID != 0 {
+				stream = sql.NullInt64{Int64: packed.StreamID, Valid: true}
+				if owned, err = owner(packed.StreamID); err != nil {
+					return err
+				}
+			}
+			if err := nextPacked(); err != nil {
+				return err
+			}
+		} else {
+			sid, q, off, stream, owned = row.SessionID, row.Seq, int64(row.Offset), rowStream, rowOwner
+			if err := nextRow(); err != nil {
+				return err
+			}
 		}
 		if sid != session {
 			session, seq, offset = sid, 0, 0
@@ -152,14 +235,14 @@ func checkFrames(ctx context.Context, tx *sql.Tx, r *Report) error {
 		}
 		switch {
 		case !stream.Valid:
-		case !owner.Valid:
+		case !owned.Valid:
 			r.problem("session %d: frame %d is on stream %d, which does not exist", sid, q, stream.Int64)
-		case owner.Int64 != sid:
-			r.problem("session %d: frame %d is on stream %d of session %d", sid, q, stream.Int64, owner.Int64)
+		case owned.Int64 != sid:
+			r.problem("session %d: frame %d is on stream %d of session %d", sid, q, stream.Int64, owned.Int64)
 		}
 		seq, offset = q, off
 	}
-	return rows.Err()
+	return nil
 }
 
 func checkStreams(ctx context.Context, tx *sql.Tx, r *Report) error {

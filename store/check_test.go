@@ -21,11 +21,16 @@ func TestDB_Check(t *testing.T) {
 	s := &store.Session{Transport: store.Stdio}
 	must(t, d.CreateSession(ctx, s))
 	st := newStdioStream(t, d, s.ID, store.StdoutStream)
+	// Frame 1 is the client's, a row of frames; 4 and 5 are the
+	// server's with consecutive seqs, a pack (the order is checked
+	// across both).
 	for _, f := range []struct {
 		seq    int64
+		dir    store.Direction
 		offset time.Duration
-	}{{1, 0}, {2, 5 * time.Millisecond}, {4, 3 * time.Millisecond}, {5, 3 * time.Millisecond}, {9, 4 * time.Millisecond}} {
-		must(t, d.Append(ctx, frame(f.seq, st, store.ServerToClient, f.offset, "{}\n")))
+	}{{1, store.ClientToServer, 0}, {2, store.ServerToClient, 5 * time.Millisecond}, {4, store.ServerToClient, 3 * time.Millisecond},
+		{5, store.ServerToClient, 3 * time.Millisecond}, {9, store.ServerToClient, 4 * time.Millisecond}} {
+		must(t, d.Append(ctx, frame(f.seq, st, f.dir, f.offset, "{}\n")))
 	}
 	must(t, d.Close())
 

@@ -224,6 +224,9 @@ func checkDB(ctx context.Context, r *FileReport, db *DB, imported bool) error {
 // SQLITE_CORRUPT and SQLITE_NOTADB messages, which a file whose first
 // bytes say SQLite gives when its pages or header are broken.
 func damaged(err error) bool {
+	if errors.Is(err, errBadPack) {
+		return true // bytes of a pack that do not decode (see pack.go)
+	}
 	msg := err.Error()
 	return strings.Contains(msg, "database disk image is malformed") || strings.Contains(msg, "file is not a database")
 }

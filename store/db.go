@@ -117,6 +117,7 @@ type DB struct {
 	removeDir string         // a temporary directory that Close removes
 	held      *heldFile      // the file's descriptor, held until Close (see heldfile.go)
 	readOnly  error          // why the DB was opened read-only (see ReadOnly); nil when writable
+	noPacks   bool           // the file's schema is older than frame_packs (read-only, see openReader)
 
 	failed atomic.Pointer[failure] // the sticky writer error, once set
 	log    *slog.Logger
@@ -261,7 +262,7 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 	if d.wconn, err = d.wdb.Conn(ctx); err != nil {
 		return nil, err
 	}
-	w := &writer{d: d, deleted: make(map[int64]bool), fresh: make(map[int64]bool)}
+	w := &writer{d: d, deleted: make(map[int64]bool), fresh: make(map[int64]bool), seqs: make(map[int64]int64), packOf: make(map[int64]int)}
 	started := make(chan error, 1)
 	d.wg.Add(1)
 	go w.run(d.wconn, started)
@@ -451,3 +452,6 @@ func probe(path string) error {
 	}
 	return nil
 }
+
+// packs reports whether the file has the frame_packs table (see pack.go).
+func (d *DB) packs() bool { return !d.noPacks }

@@ -19,6 +19,9 @@
 //
 // The schema lives in schema.sql as numbered migrations, tracked with
 // PRAGMA user_version; a cassette is marked with PRAGMA application_id.
+// The writer stores a run of a session's server frames with consecutive
+// seqs as one row of frame_packs rather than a row of frames each (see
+// pack.go); every read merges the two by seq, so readers never see it.
 // The JSONL text form (Export, Import) is what the repository commits:
 // deterministic, one record per line, lossless.
 //

@@ -117,7 +117,7 @@ func (d *DB) Export(ctx context.Context, w io.Writer, sessionIDs ...int64) error
 			}
 		}
 		bw := bufio.NewWriterSize(w, 1<<16)
-		x := exporter{tx: tx, enc: json.NewEncoder(bw)}
+		x := exporter{tx: tx, packs: d.packs(), enc: json.NewEncoder(bw)}
 		x.enc.SetEscapeHTML(false)
 		if err := x.enc.Encode(headerRecord{Type: headerType, Version: exportVersion}); err != nil {
 			return err
@@ -137,6 +137,7 @@ func (d *DB) Export(ctx context.Context, w io.Writer, sessionIDs ...int64) error
 
 type exporter struct {
 	tx         *sql.Tx
+	packs      bool // the file has frame_packs
 	enc        *json.Encoder
 	lastStream int64 // the last stream number given in the file
 }
@@ -180,7 +181,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 			return err
 		}
 	}
-	return eachFrame(ctx, x.tx, id, func(f *Frame) error {
+	return eachFrame(ctx, x.tx, x.packs, id, func(f *Frame) error {
 		rec := frameRecord{
 			Type: "frame", Session: fileID, Seq: f.Seq, Dir: f.Direction.String(),
 			OffsetNS: int64(f.Offset), RPCID: f.ID, Method: f.Method, Malformed: f.Malformed,

@@ -75,7 +75,7 @@ func (d *DB) Frames(ctx context.Context, sessionID int64) ([]Frame, error) {
 		if _, err := session(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		return eachFrame(ctx, tx, sessionID, func(f *Frame) error {
+		return eachFrame(ctx, tx, d.packs(), sessionID, func(f *Frame) error {
 			fs = append(fs, *f)
 			return nil
 		})
@@ -141,21 +141,50 @@ func streams(ctx context.Context, tx *sql.Tx, sessionID int64) ([]Stream, error)
 	return sts, rows.Err()
 }
 
-// eachFrame calls fn with each frame of a session, by seq. fn may keep
-// the frame; it is not reused.
-func eachFrame(ctx context.Context, tx *sql.Tx, sessionID int64, fn func(*Frame) error) error {
+// eachFrame calls fn with each frame of a session, by seq: its rows of
+// frames and, when packs is set, the frames of its packs (see pack.go),
+// merged. fn may keep the frame; it is not reused.
+func eachFrame(ctx context.Context, tx *sql.Tx, packs bool, sessionID int64, fn func(*Frame) error) error {
 	members, err := batchMembers(ctx, tx, sessionID)
 	if err != nil {
 		return err
+	}
+	var pc *packCursor
+	var packed *Frame
+	if packs {
+		if pc, err = openPacks(ctx, tx, "WHERE session_id = ?", sessionID); err != nil {
+			return err
+		}
+		defer pc.close()
+		if packed, err = pc.next(); err != nil {
+			return err
+		}
 	}
 	rows, err := tx.QueryContext(ctx, "SELECT "+frameColumns+" FROM frames WHERE session_id = ? ORDER BY seq", sessionID)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
-	for rows.Next() {
-		f := new(Frame)
-		if err := scanFrame(rows, f); err != nil {
+	var row *Frame
+	next := func() error {
+		row = nil
+		if !rows.Next() {
+			return rows.Err()
+		}
+		row = new(Frame)
+		return scanFrame(rows, row)
+	}
+	if err := next(); err != nil {
+		return err
+	}
+	for row != nil || packed != nil {
+		f := row
+		if before(packed, row) {
+			f = packed
+			if packed, err = pc.next(); err != nil {
+				return err
+			}
+		} else if err := next(); err != nil {
 			return err
 		}
 		f.Members = members[f.Seq]
@@ -163,7 +192,7 @@ func eachFrame(ctx context.Context, tx *sql.Tx, sessionID int64, fn func(*Frame)
 			return err
 		}
 	}
-	return rows.Err()
+	return nil
 }
 
 // batchMembers returns the members of a session's batch frames by seq.

@@ -91,6 +91,10 @@ func openReader(ctx context.Context, path, abs, dsn string) (_ *DB, err error) {
 		return nil, sqliteError(err)
 	case version == 0:
 		return nil, ErrEmpty
+	case version == packsVersion-1 && schemaVersion == packsVersion:
+		// The schema before frame_packs, which is the same but for that
+		// table: its frames are all rows.
+		d.noPacks = true
 	case version < schemaVersion:
 		return nil, fmt.Errorf("schema version %d is older than this build's %d, and a cassette opened read-only cannot be upgraded: copy it to a writable place", version, schemaVersion)
 	}

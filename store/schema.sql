@@ -156,3 +156,26 @@ PRAGMA user_version = 4;
 ALTER TABLE frames ADD COLUMN oversize INTEGER NOT NULL DEFAULT 0;
 
 PRAGMA user_version = 5;
+
+-- migration 6
+-- Packs: runs of a session's server frames with consecutive seqs, stored
+-- as one row rather than one row each (the writer's cost of a small frame
+-- was mostly its row: SQLite's per-row work and the (session_id, seq)
+-- index). frames holds frames first_seq to last_seq, encoded one after
+-- another (see pack.go: a version byte, then per frame its columns as
+-- varints and length-prefixed bytes); mcpvcr reads them as if they were
+-- rows of frames, merged with those by seq. A seq is in frames or in
+-- one pack, never both. Client frames, batch frames (frame_members refer
+-- to their rows) and frames of more than 16 KiB stay rows. Ad-hoc SQL
+-- over frames sees only the rows: use mcpvcr export for every frame.
+CREATE TABLE frame_packs (
+	id         INTEGER PRIMARY KEY,
+	session_id INTEGER NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+	first_seq  INTEGER NOT NULL,
+	last_seq   INTEGER NOT NULL,
+	frames     BLOB    NOT NULL
+);
+
+CREATE UNIQUE INDEX frame_packs_session_seq ON frame_packs (session_id, first_seq);
+
+PRAGMA user_version = 6;

@@ -70,7 +70,7 @@ func insertFramesSQL(n int) string {
 
 // stmts are the writer's statements, prepared once on its connection.
 type stmts struct {
-	upsertSession, upsertStream, insertFrame, insertMember driver.Stmt
+	upsertSession, upsertStream, insertFrame, insertMember, insertPack driver.Stmt
 	// insertFrames[i] inserts chunkSizes[i] frames.
 	insertFrames [len(chunkSizes)]driver.Stmt
 	// boxes holds column values boxed once for the writer's life.
@@ -92,6 +92,7 @@ func prepare(c driverConn) (*stmts, error) {
 		{&s.insertFrames[3], insertFramesSQL(chunkSizes[3])},
 		{&s.insertFrames[4], insertFramesSQL(chunkSizes[4])},
 		{&s.insertMember, insertMemberSQL},
+		{&s.insertPack, insertPackSQL},
 	} {
 		st, err := c.PrepareContext(bg, p.sql)
 		if err != nil {
@@ -105,7 +106,7 @@ func prepare(c driverConn) (*stmts, error) {
 
 func (s *stmts) close() error {
 	var errs []error
-	for _, st := range append([]driver.Stmt{s.upsertSession, s.upsertStream, s.insertFrame, s.insertMember}, s.insertFrames[:]...) {
+	for _, st := range append([]driver.Stmt{s.upsertSession, s.upsertStream, s.insertFrame, s.insertMember, s.insertPack}, s.insertFrames[:]...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}

@@ -196,6 +196,7 @@ func (d *DB) deleteSession(ctx context.Context, id int64) error {
 		for _, q := range []string{
 			"DELETE FROM replay_index WHERE session_id = ?",
 			"DELETE FROM frame_members WHERE session_id = ?",
+			"DELETE FROM frame_packs WHERE session_id = ?",
 			"DELETE FROM frames WHERE session_id = ?",
 			"DELETE FROM streams WHERE session_id = ?",
 		} {

@@ -26,6 +26,7 @@ type op struct {
 	kind      opKind
 	commit    bool  // commit as soon as this op is applied
 	first     bool  // opSession: the session's creation (see writer.fresh)
+	newSeq    bool  // opFrame: above every seq its session wrote when handleRun took it, so in no pack
 	sessionID int64 // the session it belongs to; 0 for flush and exclusive
 	frame     *Frame
 	args      []any // session or stream row, in upsert column order
@@ -70,6 +71,20 @@ type writer struct {
 	// least every sharedInterval, rather than every commitInterval.
 	shared bool
 	began  time.Time // when t began
+
+	// seqs holds, for each session this DB created (and only those have
+	// packs, see pack.go), the highest seq written: a run of frames
+	// above it may go in a pack, a frame at or below it is checked
+	// against the packs before it becomes a row, so that no seq is
+	// stored twice.
+	seqs map[int64]int64
+	// packOf, packOps, rest and packBuf are handleRun's, reused.
+	packOf     map[int64]int // session → index in packOps of its open pack
+	packOps    [][]*op
+	packSize   []int // bytes of the frames of each of packOps
+	rest       []op
+	packBuf    []byte
+	packFrames []*Frame
 
 	// fresh holds the sessions created whose first frame is not yet
 	// applied. A session's creation and its first frame are each
@@ -164,8 +179,8 @@ func (w *writer) loop() {
 		var open bool
 		ops, open = w.d.q.take(ops)
 		for i := 0; i < len(ops); {
-			if n := w.frameRun(ops[i:]); n > 1 {
-				w.handleFrames(ops[i : i+n])
+			if n := w.runLen(ops[i:]); n > 1 {
+				w.handleRun(ops[i : i+n])
 				i += n
 			} else {
 				w.handle(&ops[i])
@@ -278,6 +293,7 @@ func (w *writer) handleFrames(ops []op) {
 	for i := range ops {
 		w.size += ops[i].size()
 		first = w.firstFrame(ops[i].sessionID) || first
+		w.wrote(ops[i].frame)
 	}
 	w.n += len(ops)
 	if first || w.n >= maxBatchOps || w.size >= maxBatchBytes {
@@ -384,6 +400,10 @@ func (w *writer) handle(o *op) {
 		return
 	}
 	if err := w.apply(w.t, o); err != nil {
+		if errors.Is(err, errSeqPacked) {
+			w.d.log.Error("a write was refused and dropped; the other frames and sessions are still recorded", "session", o.sessionID, "err", err)
+			return
+		}
 		if !w.isolable(err) {
 			w.abort(err)
 			return
@@ -395,8 +415,12 @@ func (w *writer) handle(o *op) {
 	switch {
 	case o.kind == opSession && o.first:
 		w.fresh[o.sessionID], first = true, true
+		if _, ok := w.seqs[o.sessionID]; !ok {
+			w.seqs[o.sessionID] = 0
+		}
 	case o.kind == opFrame:
 		first = w.firstFrame(o.sessionID)
+		w.wrote(o.frame)
 	}
 	w.n++
 	w.size += o.size()
@@ -521,6 +545,9 @@ func (w *writer) apply(t *txn, o *op) error {
 	}
 	switch o.kind {
 	case opFrame:
+		if err := w.checkPacked(o); err != nil {
+			return err
+		}
 		return t.putFrame(o.frame)
 	case opSession:
 		return t.putSession(o.args)
@@ -559,6 +586,7 @@ func (w *writer) exclusive(o *op) error {
 	}
 	if o.deletes != 0 {
 		w.deleted[o.deletes] = true
+		delete(w.seqs, o.deletes)
 	}
 	w.d.ckpt.poke()
 	return nil
