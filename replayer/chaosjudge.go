@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
 )
@@ -131,6 +132,48 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 			return did + ", got 404, " + next, VerdictPass
 		}
 		return did, VerdictPass
+	case FaultRetry:
+		if inj.cutAt.IsZero() {
+			return "got the retry, but the stream went no further than the planned cut", VerdictNotObserved
+		}
+		cut := *inj
+		cut.Kind = FaultCutResumable
+		did, v := judge(&cut, after)
+		if v != VerdictPass {
+			return did, v
+		}
+		for _, a := range mine {
+			if a.method == http.MethodGet && a.lastEventID != "" {
+				gap := a.at.Sub(inj.cutAt).Round(time.Millisecond)
+				if gap < inj.Delay/2 {
+					return fmt.Sprintf("%s %s after the cut, sooner than half the retry of %s it was given", did, gap, inj.Delay), VerdictFail
+				}
+				return fmt.Sprintf("%s %s after the cut (no sooner than half the retry of %s it was given)", did, gap, inj.Delay), VerdictPass
+			}
+		}
+		return did, v
+	case FaultLateResult:
+		if inj.left {
+			if slices.ContainsFunc(mine, func(a chaosAction) bool { return a.cancels == inj.rpcID }) {
+				return "closed the request's stream before its cancellation came: no late result could be sent", VerdictNotObserved
+			}
+			return "closed the request's stream before cancelling it: no late result was sent", VerdictNotObserved
+		}
+		if !inj.delivered {
+			return "the late result was not seen delivered", VerdictNotObserved
+		}
+		for _, a := range mine {
+			switch {
+			case a.cancels == inj.rpcID:
+				return "cancelled request " + inj.rpcID + " again after its late result", VerdictFail
+			case a.rpcID == inj.rpcID && a.rpcMethod != "":
+				return "sent request id " + inj.rpcID + " again after its late result: " + describe(a), VerdictFail
+			}
+		}
+		if len(mine) == 0 {
+			return "took the late result and sent nothing more", VerdictNotObserved
+		}
+		return "sent nothing more for request " + inj.rpcID + " after its late result and carried on (next: " + describe(mine[0]) + ")", VerdictPass
 	case FaultCut:
 		for _, a := range mine {
 			if a.method == http.MethodGet && a.lastEventID != "" {
@@ -204,6 +247,9 @@ func (s *Server) chaosNotReached() []ChaosResult {
 	leaders = append(leaders, hs.all...)
 	hs.mu.Unlock()
 	cs := s.chaos()
+	cs.mu.Lock()
+	leaders = append(leaders, cs.stdio...)
+	cs.mu.Unlock()
 	var out []ChaosResult
 	for _, ls := range leaders {
 		rec := ls.cur.leader().rec.Recording
@@ -229,9 +275,9 @@ func indexAfter(all []chaosAction, a chaosAction) int {
 
 // describe names a request for the report.
 func describe(a chaosAction) string {
-	d := a.method
+	d := a.method // "" over stdio
 	if a.rpcMethod != "" {
-		d += " " + a.rpcMethod
+		d = strings.TrimSpace(d + " " + a.rpcMethod)
 	}
 	if a.lastEventID != "" {
 		d += " (Last-Event-ID " + a.lastEventID + ")"
@@ -267,7 +313,7 @@ func (s *Server) WriteChaos(out io.Writer, command string) (ok bool) {
 	fmt.Fprintf(&w, "chaos: seed %d: %s injected (%d pass, %d fail, %d not observed)", s.Chaos.Seed, termtext.Count(len(res), "fault"),
 		counts[VerdictPass], counts[VerdictFail], counts[VerdictNotObserved])
 	if len(res) == 0 {
-		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (faults are injected into Streamable HTTP sessions of the initialize era only, so far)")
+		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (stdio gets delay and late-result only; HTTP+SSE delay and 503; 2026-07-28 cut, close-early, 503 and delay)")
 	}
 	fmt.Fprintln(&w)
 	if command != "" {

@@ -14,7 +14,7 @@ import (
 // chaosFlags are replay's chaos options.
 func chaosFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "chaos", Usage: "HTTP: draw faults from `SEED` (a number) at places in each recorded session, inject them, and judge what the client does next; the same seed and client behaviour give the same faults"},
+		&cli.StringFlag{Name: "chaos", Usage: "draw faults from `SEED` (a number) at places in each recorded session, inject them, and judge what the client does next; the same seed and client behaviour give the same faults (stdio: delay and late-result only)"},
 		&cli.StringFlag{Name: "chaos-faults", Usage: "with --chaos: the fault `KINDS` to draw from, comma-separated (default all): " + kindList()},
 		&cli.IntFlag{Name: "chaos-rate", Value: replayer.DefaultChaosRate, Usage: "with --chaos: how many faults to draw per session (`N`)"},
 	}
@@ -51,15 +51,30 @@ func parseChaos(c *cli.Context) (replayer.Chaos, error) {
 	return replayer.Chaos{Seed: seed, On: true, Kinds: kinds, Rate: c.Int("chaos-rate")}, nil
 }
 
+// announceChaos says on stderr, when chaos is on, what it will draw.
+func announceChaos(c *cli.Context, e *env, chaos replayer.Chaos) {
+	if !chaos.On {
+		return
+	}
+	kinds := c.String("chaos-faults")
+	if kinds == "" {
+		kinds = "all"
+	}
+	fmt.Fprintf(e.stderr, "mcpvcr: chaos seed %d, kinds %s, %d per session: each injected fault is named on stderr as it happens, judged at exit\n", chaos.Seed, kinds, chaos.Rate)
+}
+
 // chaosCommand is the command line that replays this run: replay's
 // arguments and every flag given, seed included, with addr as the listen
-// address.
+// address ("" over stdio).
 func chaosCommand(c *cli.Context, addr string) string {
 	parts := []string{"mcpvcr", "replay"}
 	if a := c.Args().First(); a != "" {
 		parts = append(parts, a)
 	}
-	parts = append(parts, "--cassette", shellWord(c.String("cassette")), "--listen", shellWord(addr))
+	parts = append(parts, "--cassette", shellWord(c.String("cassette")))
+	if addr != "" {
+		parts = append(parts, "--listen", shellWord(addr))
+	}
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
 		if name == "cassette" || name == "listen" || name == "verbose" || !c.IsSet(name) {

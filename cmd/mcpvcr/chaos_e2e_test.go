@@ -153,10 +153,17 @@ func TestChaos_GoSDK(t *testing.T) {
 // checks that both runs injected the same faults; it returns their kinds.
 func chaosSameSeed(t *testing.T, cassette string, seed uint64, run func(url string), extra ...string) []string {
 	t.Helper()
+	return chaosSameRuns(t, seed, func() (int, string) { return chaosRun(t, cassette, seed, run, extra...) })
+}
+
+// chaosSameRuns is chaosSameSeed for any replay: once runs one chaos
+// replay under seed and returns its exit code and stderr.
+func chaosSameRuns(t *testing.T, seed uint64, once func() (int, string)) []string {
+	t.Helper()
 	var runs [2][]string
 	var kinds []string
 	for i := range runs {
-		code, stderr := chaosRun(t, cassette, seed, run, extra...)
+		code, stderr := once()
 		faults, _, _ := chaosFaults(stderr)
 		if got, want := strings.Count(stderr, "chaos: injected"), len(faults); got != want {
 			t.Errorf("seed %d: %d faults announced as injected, %d reported:\n%s", seed, got, want, stderr)

@@ -16,7 +16,8 @@ type chaosCall struct {
 
 // chaosScripts are the client runs of the chaos tests: "script", the
 // steps of [Script] that need no waiting (tools, resources, prompts,
-// sampling, elicitation, roots, a failing tool), and "run0", run 0 of the
+// sampling, elicitation, roots, a failing tool) and the slow call it
+// cancels once its "started" progress came, and "run0", run 0 of the
 // multi-session cassettes (echo "run 0").
 var chaosScripts = map[string][]chaosCall{
 	"script": {
@@ -26,6 +27,7 @@ var chaosScripts = map[string][]chaosCall{
 		{"progress", map[string]any{"steps": 3}, mcp.Meta{"progressToken": progressToken}},
 		{"logging/setLevel", nil, nil},
 		{"log", map[string]any{}, mcp.Meta{"progressToken": logToken}},
+		{"slow", nil, nil},
 		{"resources/list", nil, nil},
 		{"resources/read", map[string]any{"uri": StaticURI}, nil},
 		{"resources/read", map[string]any{"uri": "test://items/42"}, nil},
@@ -55,6 +57,8 @@ func ChaosRun(ctx context.Context, transport mcp.Transport, info *mcp.Implementa
 	if err != nil {
 		return []string{"connect: " + err.Error()}
 	}
+	in, stop := watch(cs)
+	defer stop()
 	out := []string{"connected"}
 	note := func(step string, err error) {
 		if err != nil {
@@ -68,6 +72,13 @@ func ChaosRun(ctx context.Context, transport mcp.Transport, info *mcp.Implementa
 	for _, c := range chaosScripts[script] {
 		var err error
 		switch c.name {
+		case "slow":
+			// Cancelled once its "started" progress came; a fault may
+			// lose that progress: wait for it 5 seconds at most.
+			sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
+			r := &scriptRun{cs: cs, in: in}
+			err = r.cancel(sctx)
+			scancel()
 		case "logging/setLevel":
 			err = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
 		case "resources/list":
