@@ -487,7 +487,7 @@ type pacedWriter struct {
 	pace  float64
 	queue chan []outFrame
 	done  chan struct{}
-	err   error // set by run before it returns
+	err   error       // set by run before it returns
 	chaos *stdioChaos // nil when chaos is off (chaosstdio.go)
 }
 
