@@ -19,8 +19,9 @@ import (
 // draws from every kind. The same seed and client behaviour give the
 // same faults. At t.Cleanup, t fails for each fault whose verdict failed
 // (the client did not do what the protocol asks next), naming the seed.
-// NewServer only (Streamable HTTP of the initialize era); Transport and
-// Command refuse it.
+// NewServer (Streamable HTTP, HTTP+SSE, 2026-07-28 exchanges) and
+// Transport of a stdio cassette (delays and late results); Command and
+// Transport of an HTTP cassette refuse it.
 func Chaos(seed uint64, kinds ...string) Option {
 	return optionFunc(func(c *config) {
 		ks, err := args.ParseFaultKinds(strings.Join(kinds, ","))

@@ -3,13 +3,17 @@ package replayer
 import (
 	"cmp"
 	"fmt"
+	"bytes"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // Verdict is how a client fared under one injected fault.
@@ -69,6 +73,9 @@ func (s *Server) ChaosResults() []ChaosResult {
 
 // mine reports whether a names the live session inj was injected into.
 func (inj *injection) mine(a chaosAction) bool {
+	if inj.pooled {
+		return a.sid == "" // a 2026-07-28 exchange names no session
+	}
 	return a.ls == inj.ls || (inj.sid != "" && a.sid == inj.sid)
 }
 
@@ -174,7 +181,12 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 			return "took the late result and sent nothing more", VerdictNotObserved
 		}
 		return "sent nothing more for request " + inj.rpcID + " after its late result and carried on (next: " + describe(mine[0]) + ")", VerdictPass
+	case FaultCloseEarly:
+		return judgeLost(inj, mine, "closed early")
 	case FaultCut:
+		if inj.pooled {
+			return judgeLost(inj, mine, "cut")
+		}
 		for _, a := range mine {
 			if a.method == http.MethodGet && a.lastEventID != "" {
 				return "resumed with Last-Event-ID " + a.lastEventID + " a stream that had no event ids", VerdictFail
@@ -238,6 +250,24 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 	return "", VerdictNotObserved
 }
 
+// judgeLost judges a 2026-07-28 request whose response stream was cut
+// or closed early (how, for the report) before its response: the
+// request is lost, and the client must send it again or give up on it
+// (and say so), not wait for good.
+func judgeLost(inj *injection, mine []chaosAction, how string) (string, Verdict) {
+	want := jsonrpc.Parse([]byte(inj.body))
+	for _, a := range mine {
+		got := jsonrpc.Parse([]byte(a.body))
+		if a.method == http.MethodPost && got.Method == want.Method && bytes.Equal(got.Params, want.Params) {
+			return "sent the request again (" + describe(a) + ")", VerdictPass
+		}
+	}
+	if len(mine) == 0 {
+		return "sent nothing more (it may be waiting for the lost response)", VerdictNotObserved
+	}
+	return "did not send the request again; it gave up on it and carried on (next: " + describe(mine[0]) + ")", VerdictPass
+}
+
 // chaosNotReached returns the faults planned in the sessions the live
 // sessions were replayed from that were never injected.
 func (s *Server) chaosNotReached() []ChaosResult {
@@ -249,14 +279,29 @@ func (s *Server) chaosNotReached() []ChaosResult {
 	cs := s.chaos()
 	cs.mu.Lock()
 	leaders = append(leaders, cs.stdio...)
+	pool, poolRecs := cs.pool, maps.Clone(cs.poolRecs)
 	cs.mu.Unlock()
 	var out []ChaosResult
 	for _, ls := range leaders {
 		rec := ls.cur.leader().rec.Recording
+		if s := rec.Session; s.Transport == store.StreamableHTTP && s.Revision >= "2026-07-28" {
+			continue // served as exchanges: below
+		}
 		cs.mu.Lock()
 		for i, f := range cs.planLocked(s.Chaos, rec) {
 			if !cs.done[doneKey{ls, rec.Session.ID, i}] {
 				out = append(out, ChaosResult{Fault: f, Session: rec.Session.ID, Verdict: VerdictNotObserved})
+			}
+		}
+		cs.mu.Unlock()
+	}
+	// The 2026-07-28 sessions some exchange of which was served.
+	ids := slices.Sorted(maps.Keys(poolRecs))
+	for _, id := range ids {
+		cs.mu.Lock()
+		for i, f := range cs.planLocked(s.Chaos, poolRecs[id]) {
+			if !cs.done[doneKey{pool, id, i}] {
+				out = append(out, ChaosResult{Fault: f, Session: id, Verdict: VerdictNotObserved})
 			}
 		}
 		cs.mu.Unlock()

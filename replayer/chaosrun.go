@@ -46,6 +46,8 @@ type chaosState struct {
 	// reached; pool stands for the 2026-07-28 exchanges.
 	stdio []*liveSession
 	pool  *liveSession
+	// poolRecs are the 2026-07-28 sessions chaos drew plans for.
+	poolRecs map[int64]*store.Recording
 }
 
 type doneKey struct {
@@ -94,6 +96,9 @@ type injection struct {
 	body, rpcMethod, rpcID string
 	// cutAt is when a retry fault cut its stream, on the server's clock.
 	cutAt time.Time
+	// pooled marks a fault of 2026-07-28 exchanges: the client's
+	// requests without a session id are its own.
+	pooled bool
 }
 
 func (s *Server) chaos() *chaosState {
@@ -210,10 +215,7 @@ func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSe
 		writeJSONError(w, http.StatusNotFound, nil, -32001, "Session not found")
 		return true
 	case unavailable != nil:
-		w.Header().Set("Retry-After", "1")
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte("mcpvcr replay --chaos: service unavailable (an injected fault)\n"))
+		write503(w)
 		return true
 	}
 	return false

@@ -32,6 +32,27 @@ func chaosStdioRun(t *testing.T, cassette string, seed uint64, script string, ex
 	return rep.ProcessState.ExitCode(), stderr.String()
 }
 
+// chaosFired adds the kinds of a seed's run to fired.
+func chaosFired(fired map[string][]uint64, seed uint64, kinds []string) {
+	for _, k := range kinds {
+		if !slices.Contains(fired[k], seed) {
+			fired[k] = append(fired[k], seed)
+		}
+	}
+}
+
+// checkChaosFired: every kind injected over transport at rev fired in
+// some seed.
+func checkChaosFired(t *testing.T, fired map[string][]uint64, transport store.Transport, rev string) {
+	t.Helper()
+	t.Logf("kinds fired, by seed: %v", fired)
+	for _, k := range replayer.FaultKinds() {
+		if replayer.Injected(k, transport, rev) && len(fired[k.String()]) == 0 {
+			t.Errorf("kind %s fired in no seed of %v (fired: %v)", k, chaosSeeds(t), fired)
+		}
+	}
+}
+
 // TestChaos_Stdio: chaos over stdio, to the Go SDK client with replay as
 // its server process: a delay before a server frame, a late result (the
 // recorded server's own answer after the client's cancellation); the
@@ -43,18 +64,47 @@ func TestChaos_Stdio(t *testing.T) {
 	fired := map[string][]uint64{}
 	for _, seed := range chaosSeeds(t) {
 		t.Run(fmt.Sprint("script/seed", seed), func(t *testing.T) {
-			kinds := chaosSameRuns(t, seed, func() (int, string) { return chaosStdioRun(t, cassette, seed, "script") })
-			for _, k := range kinds {
-				if !slices.Contains(fired[k], seed) {
-					fired[k] = append(fired[k], seed)
-				}
-			}
+			chaosFired(fired, seed, chaosSameRuns(t, seed, func() (int, string) { return chaosStdioRun(t, cassette, seed, "script") }))
 		})
 	}
-	t.Logf("kinds fired, by seed: %v", fired)
-	for _, k := range replayer.FaultKinds() {
-		if replayer.Injected(k, store.Stdio, mcptest.V20251125) && len(fired[k.String()]) == 0 {
-			t.Errorf("kind %s fired in no seed of %v (fired: %v)", k, chaosSeeds(t), fired)
-		}
+	checkChaosFired(t, fired, store.Stdio, mcptest.V20251125)
+}
+
+// TestChaos_Modern: chaos over 2026-07-28 exchanges, to the Go SDK client
+// in process doing run 0 (discover, tools/list, echo): a response stream
+// cut or closed before its response (the request is lost), a 503, a
+// delay; the same faults in both runs of a seed, and every kind
+// 2026-07-28 gets fired in some seed.
+func TestChaos_Modern(t *testing.T) {
+	t.Parallel() // each replay waits on its client, not on the CPU
+	cassette := filepath.Join(cassetteDir, "multi-gosdk-http-2026-07-28.jsonl")
+	fired := map[string][]uint64{}
+	for _, seed := range chaosSeeds(t) {
+		t.Run(fmt.Sprint("run0/seed", seed), func(t *testing.T) {
+			chaosFired(fired, seed, chaosSameSeed(t, cassette, seed, func(url string) {
+				saw := mcptest.ChaosRunAt(testCtx(t), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2}, upgradedClient, "run0", mcptest.V20260728)
+				t.Logf("Go SDK client saw %q", saw)
+			}))
+		})
 	}
+	checkChaosFired(t, fired, store.StreamableHTTP, mcptest.V20260728)
+}
+
+// TestChaos_HTTPSSE: chaos over the 2024-11-05 HTTP+SSE transport, to
+// the Go SDK client in process doing run 0: delays on the SSE stream and
+// a 503 on a POST; the same faults in both runs of a seed, and every
+// kind HTTP+SSE gets fired in some seed.
+func TestChaos_HTTPSSE(t *testing.T) {
+	t.Parallel() // each replay waits on its client, not on the CPU
+	cassette := filepath.Join(cassetteDir, "multi-gosdk-sse.jsonl")
+	fired := map[string][]uint64{}
+	for _, seed := range chaosSeeds(t) {
+		t.Run(fmt.Sprint("run0/seed", seed), func(t *testing.T) {
+			chaosFired(fired, seed, chaosSameSeed(t, cassette, seed, func(url string) {
+				saw := mcptest.ChaosRunAt(testCtx(t), &mcp.SSEClientTransport{Endpoint: url}, upgradedClient, "run0", mcptest.V20241105)
+				t.Logf("Go SDK client saw %q", saw)
+			}))
+		})
+	}
+	checkChaosFired(t, fired, store.LegacySSE, mcptest.V20241105)
 }

@@ -51,9 +51,14 @@ func ChaosScript(name string) bool { _, ok := chaosScripts[name]; return ok }
 // failure part of what it saw, which it returns one line per step. It
 // gives up after 20 seconds.
 func ChaosRun(ctx context.Context, transport mcp.Transport, info *mcp.Implementation, script string) []string {
+	return ChaosRunAt(ctx, transport, info, script, V20251125)
+}
+
+// ChaosRunAt is ChaosRun at protocol revision version (2026-07-28, say).
+func ChaosRunAt(ctx context.Context, transport mcp.Transport, info *mcp.Implementation, script, version string) []string {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	cs, err := NewClientAs(info).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: V20251125})
+	cs, err := NewClientAs(info).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return []string{"connect: " + err.Error()}
 	}
