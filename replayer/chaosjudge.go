@@ -1,9 +1,9 @@
 package replayer
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
-	"bytes"
 	"io"
 	"maps"
 	"net/http"
