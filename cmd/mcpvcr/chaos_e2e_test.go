@@ -23,15 +23,24 @@ import (
 // By default a handful that, together, fire every kind.
 const chaosSeedsEnv = "MCPVCR_CHAOS_SEEDS"
 
-// defaultChaosSeeds fire every kind injected over Streamable HTTP between
-// them (TestChaos_GoSDK checks it).
-var defaultChaosSeeds = []uint64{2, 5, 7, 9, 16}
+// defaultChaosSeeds fire every kind injected over Streamable HTTP of the
+// initialize era between them (TestChaos_GoSDK checks it): 8 cut,
+// expire, resume-late and retry; 23 503, cut-resumable, delay,
+// late-result and refuse-get; 29 drop-priming, expire, refuse-get and
+// resume-404.
+var defaultChaosSeeds = []uint64{8, 23, 29}
 
 func chaosSeeds(tb testing.TB) []uint64 {
 	tb.Helper()
+	return chaosSeedsOr(tb, defaultChaosSeeds)
+}
+
+// chaosSeedsOr is chaosSeeds with other default seeds.
+func chaosSeedsOr(tb testing.TB, defaults []uint64) []uint64 {
+	tb.Helper()
 	spec := os.Getenv(chaosSeedsEnv)
 	if spec == "" {
-		return defaultChaosSeeds
+		return defaults
 	}
 	var seeds []uint64
 	for _, part := range strings.Split(spec, ",") {
