@@ -193,7 +193,8 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 // 2026-07-28 exchanges get cut (without event ids: the request is lost),
 // close-early, 503 and delay; stdio gets delay and late-result (it has
 // no streams to cut: a cut there is the server exiting); the 2024-11-05
-// HTTP+SSE transport gets delay and 503. Reorder is not built.
+// HTTP+SSE transport gets delay, 503 and cut (of its one SSE stream: the
+// session ends). Reorder is not built.
 func Injected(k FaultKind, t store.Transport, rev string) bool {
 	if !Allowed(k, t, rev) {
 		return false
@@ -206,7 +207,7 @@ func Injected(k FaultKind, t store.Transport, rev string) bool {
 	case t == store.Stdio:
 		return k == FaultDelay || k == FaultLateResult
 	case t == store.LegacySSE:
-		return k == FaultDelay || k == Fault503
+		return k == FaultDelay || k == Fault503 || k == FaultCut
 	}
 	return false
 }
@@ -374,6 +375,16 @@ func faultSites(k FaultKind, rec *store.Recording) []Fault {
 				out = append(out, f)
 			}
 		case FaultCut:
+			if st.Kind == store.SSEGetStream && st.Status == 200 {
+				// HTTP+SSE: the one stream of the session, dropped after
+				// its endpoint event and before the rest: the session ends.
+				for e := 1; e < len(evs); e++ {
+					f := base
+					f.Event, f.Seq = e, evs[e-1].Seq
+					out = append(out, f)
+				}
+				continue
+			}
 			if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 || st.End != store.EndComplete || len(evs) == 0 {
 				continue
 			}

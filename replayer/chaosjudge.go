@@ -187,6 +187,9 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 		if inj.pooled {
 			return judgeLost(inj, mine, "cut")
 		}
+		if inj.StreamKind == store.SSEGetStream {
+			return judgeSSECut(after, mine)
+		}
 		for _, a := range mine {
 			if a.method == http.MethodGet && a.lastEventID != "" {
 				return "resumed with Last-Event-ID " + a.lastEventID + " a stream that had no event ids", VerdictFail
@@ -248,6 +251,35 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 		return "did not retry (no retry is required; next: " + describe(mine[0]) + ")", VerdictNotObserved
 	}
 	return "", VerdictNotObserved
+}
+
+// judgeSSECut judges an HTTP+SSE stream dropped mid-session: the
+// session is over; the client may open a new SSE stream (a new session)
+// or give up and say so. Requests to the dropped session's endpoint are
+// answered nowhere: more than one (the first may have been under way at
+// the cut) is a fail.
+func judgeSSECut(after, mine []chaosAction) (string, Verdict) {
+	posts := 0
+	for _, a := range mine {
+		if a.method == http.MethodPost {
+			posts++
+		}
+	}
+	if posts > 1 {
+		return fmt.Sprintf("sent %d more requests to the dropped stream's endpoint, where no answer can come", posts), VerdictFail
+	}
+	for _, a := range after {
+		if a.method == http.MethodGet && a.ls == nil {
+			return "opened a new SSE stream (a new session)", VerdictPass
+		}
+	}
+	if len(after) == 0 {
+		return "sent nothing more (it gave up on the session, or waits)", VerdictNotObserved
+	}
+	if posts == 1 && len(after) == 1 {
+		return "did not open a new SSE stream; one request followed, to the dropped session (" + describe(after[0]) + ")", VerdictNotObserved
+	}
+	return "did not open a new SSE stream (next: " + describe(after[0]) + ")", VerdictNotObserved
 }
 
 // judgeLost judges a 2026-07-28 request whose response stream was cut
@@ -327,7 +359,7 @@ func describe(a chaosAction) string {
 	if a.lastEventID != "" {
 		d += " (Last-Event-ID " + a.lastEventID + ")"
 	}
-	if a.method == http.MethodPost && a.rpcMethod == "initialize" && a.sid == "" {
+	if a.method == http.MethodPost && a.rpcMethod == "initialize" && a.sid == "" && a.ls == nil {
 		d += " (a new session)"
 	}
 	return d

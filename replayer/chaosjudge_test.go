@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // TestChaos_Judge: each kind's verdict from what the client sent after
@@ -55,6 +57,9 @@ func TestChaos_Judge(t *testing.T) {
 		{"closed early, gave up", injection{Fault: Fault{Kind: FaultCloseEarly}, pooled: true, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`}, []chaosAction{{method: "POST", rpcMethod: "tools/call", body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}`}}, VerdictPass, "gave up on it"},
 		{"closed early, silent", injection{Fault: Fault{Kind: FaultCloseEarly}, pooled: true, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`}, nil, VerdictNotObserved, "sent nothing more"},
 		{"modern cut, another session's request", injection{Fault: Fault{Kind: FaultCut}, pooled: true, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`}, []chaosAction{post("tools/list")}, VerdictNotObserved, "sent nothing more"},
+		{"HTTP+SSE cut, new stream", injection{Fault: Fault{Kind: FaultCut, StreamKind: store.SSEGetStream}}, []chaosAction{{method: "GET"}}, VerdictPass, "opened a new SSE stream"},
+		{"HTTP+SSE cut, posts on", injection{Fault: Fault{Kind: FaultCut, StreamKind: store.SSEGetStream}}, []chaosAction{post("tools/call"), post("tools/list")}, VerdictFail, "2 more requests"},
+		{"HTTP+SSE cut, one under way", injection{Fault: Fault{Kind: FaultCut, StreamKind: store.SSEGetStream}}, []chaosAction{post("tools/call")}, VerdictNotObserved, "one request followed"},
 		{"503 not retried", injection{Fault: Fault{Kind: Fault503}, body: "tools/call"}, []chaosAction{post("tools/list")}, VerdictNotObserved, "did not retry"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

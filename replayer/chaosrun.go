@@ -165,6 +165,8 @@ func (s *Server) chaosNote(r *http.Request, live jsonrpc.Message, body []byte) {
 	hs.mu.Lock()
 	if a.sid != "" {
 		a.ls = hs.byID[a.sid]
+	} else {
+		a.ls = hs.byEndpoint[r.URL.RequestURI()] // an HTTP+SSE POST
 	}
 	hs.mu.Unlock()
 	cs.mu.Lock()

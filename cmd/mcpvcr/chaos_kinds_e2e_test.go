@@ -80,7 +80,7 @@ func TestChaos_Modern(t *testing.T) {
 	t.Parallel() // each replay waits on its client, not on the CPU
 	cassette := filepath.Join(cassetteDir, "multi-gosdk-http-2026-07-28.jsonl")
 	fired := map[string][]uint64{}
-	seeds := chaosSeedsOr(t, []uint64{6, 8, 9}) // 6: 503, delay; 8: cut, delay; 9: close-early
+	seeds := chaosSeedsOr(t, []uint64{6, 8, 12}) // 6: 503, delay; 8: cut, delay; 12: delay, close-early
 	for _, seed := range seeds {
 		t.Run(fmt.Sprint("run0/seed", seed), func(t *testing.T) {
 			chaosFired(fired, seed, chaosSameSeed(t, cassette, seed, func(url string) {
@@ -93,21 +93,30 @@ func TestChaos_Modern(t *testing.T) {
 }
 
 // TestChaos_HTTPSSE: chaos over the 2024-11-05 HTTP+SSE transport, to
-// the Go SDK client in process doing run 0: delays on the SSE stream and
-// a 503 on a POST; the same faults in both runs of a seed, and every
-// kind HTTP+SSE gets fired in some seed.
+// the Go SDK client in process doing run 0: delays on the SSE stream, the
+// SSE stream cut (the session ends) and a 503 on a POST; the same faults
+// in both runs of a seed, and every kind HTTP+SSE gets fired in some
+// seed. A 503 ends the Go SDK client's session, so the cut is also drawn
+// alone (--chaos-faults cut,delay), where the client gets to it.
 func TestChaos_HTTPSSE(t *testing.T) {
 	t.Parallel() // each replay waits on its client, not on the CPU
 	cassette := filepath.Join(cassetteDir, "multi-gosdk-sse.jsonl")
 	fired := map[string][]uint64{}
-	seeds := chaosSeedsOr(t, []uint64{2, 9}) // 503 and delay in each
-	for _, seed := range seeds {
-		t.Run(fmt.Sprint("run0/seed", seed), func(t *testing.T) {
-			chaosFired(fired, seed, chaosSameSeed(t, cassette, seed, func(url string) {
-				saw := mcptest.ChaosRunAt(testCtx(t), &mcp.SSEClientTransport{Endpoint: url}, upgradedClient, "run0", mcptest.V20241105)
-				t.Logf("Go SDK client saw %q", saw)
-			}))
-		})
+	seeds := chaosSeedsOr(t, []uint64{1, 4}) // all kinds: 4 delay, 503; cut and delay only: 1 cut
+	for _, kinds := range []string{"", "cut,delay"} {
+		for _, seed := range seeds {
+			var extra []string
+			name := "all"
+			if kinds != "" {
+				extra, name = []string{"--chaos-faults", kinds}, kinds
+			}
+			t.Run(fmt.Sprint(name, "/seed", seed), func(t *testing.T) {
+				chaosFired(fired, seed, chaosSameSeed(t, cassette, seed, func(url string) {
+					saw := mcptest.ChaosRunAt(testCtx(t), &mcp.SSEClientTransport{Endpoint: url}, upgradedClient, "run0", mcptest.V20241105)
+					t.Logf("Go SDK client saw %q", saw)
+				}, extra...))
+			})
+		}
 	}
 	checkChaosFired(t, fired, seeds, store.LegacySSE, mcptest.V20241105)
 }
