@@ -50,11 +50,8 @@ func (sc *stdioChaos) note(live jsonrpc.Message, rc receipt) []outFrame {
 	cs := s.chaos()
 	rec := sc.cur.leader().rec.Recording
 	a := chaosAction{ls: sc.ls, rpcMethod: live.Method, rpcID: string(live.ID), body: string(live.Raw), cancels: cancelsID(live), at: s.clock().Now()}
-	if live.Kind == jsonrpc.KindRequest {
-		for _, f := range rc.matched {
-			sc.lateFor[string(live.ID)] = f
-			break
-		}
+	if f := rc.matched[sc.cur.leader()]; f != nil && live.Kind == jsonrpc.KindRequest {
+		sc.lateFor[string(live.ID)] = f // the leader's: the plan is drawn from it
 	}
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
