@@ -149,9 +149,9 @@ func segments(p cmp.Path) []pathSeg {
 		case cmp.MapIndex:
 			k := s.Key().String()
 			if i > 0 && p[i-1].Type() == keyedListType {
-				segs = append(segs, pathSeg{kind: segKeyed, key: k})
+				segs = append(segs, pathSeg{Kind: segKeyed, Key: k})
 			} else {
-				segs = append(segs, pathSeg{kind: segKey, key: k})
+				segs = append(segs, pathSeg{Kind: segKey, Key: k})
 			}
 		case cmp.SliceIndex:
 			ix, iy := s.SplitKeys()
@@ -159,7 +159,7 @@ func segments(p cmp.Path) []pathSeg {
 			if n < 0 {
 				n = iy
 			}
-			segs = append(segs, pathSeg{kind: segIndex, index: n})
+			segs = append(segs, pathSeg{Kind: segIndex, Index: n})
 		}
 	}
 	return segs

@@ -28,7 +28,7 @@ type exchange struct {
 
 func (x *exchange) answered() bool { return x.resp.Kind.IsResponse() }
 
-func (x *exchange) scope() scope { return scope{seq: x.seq, method: x.method, name: x.name} }
+func (x *exchange) scope() scope { return scope{Seq: x.seq, Method: x.method, Name: x.name} }
 
 // value is what is compared of the exchange: the answer (result or
 // error) and its progress notifications, normalised.

@@ -22,14 +22,14 @@ func Learn(expected, a, b *store.Recording) Noise {
 	}
 	var n Noise
 	add := func(sc string, c *Change) {
-		p := Path{Scope: sc, segs: []pathSeg{{kind: segAnyDepth}}}
+		p := Path{Scope: sc, segs: []pathSeg{{Kind: segAnyDepth}}}
 		if c != nil {
 			q, err := ParsePath(c.Path)
 			if err != nil {
 				return
 			}
 			p.segs = q.segs
-			if c.Kind != Changed && p.segs[len(p.segs)-1].kind == segIndex && len(p.segs) > 1 {
+			if c.Kind != Changed && p.segs[len(p.segs)-1].Kind == segIndex && len(p.segs) > 1 {
 				p.segs = p.segs[:len(p.segs)-1]
 			}
 		}

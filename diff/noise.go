@@ -12,6 +12,7 @@ import (
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/internal/redact"
+	"github.com/mcpvcr/mcpvcr/internal/rules"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -40,17 +41,13 @@ type Noise struct {
 // ParseNoise parses the lines of a NoiseLabel value (blank lines and
 // lines starting with "//" are skipped).
 func ParseNoise(s string) (Noise, error) {
+	ps, err := rules.ParseLines(s)
+	if err != nil {
+		return Noise{}, err
+	}
 	var n Noise
-	for _, line := range strings.Split(s, "\n") {
-		line = strings.TrimSpace(line)
-		if line == "" || strings.HasPrefix(line, "//") {
-			continue
-		}
-		p, err := ParsePath(line)
-		if err != nil {
-			return Noise{}, err
-		}
-		n.Paths = append(n.Paths, p)
+	for _, p := range ps {
+		n.Paths = append(n.Paths, Path{Scope: p.Scope, segs: p.Segs})
 	}
 	return n, nil
 }

@@ -74,8 +74,8 @@ func concrete(tb testing.TB, s string) []pathSeg {
 }
 
 func TestPath_Covers(t *testing.T) {
-	info := scope{seq: 10, method: "tools/call", name: "info"}
-	list := scope{seq: 4, method: "tools/list"}
+	info := scope{Seq: 10, Method: "tools/call", Name: "info"}
+	list := scope{Seq: 4, Method: "tools/list"}
 	server := scope{}
 	tests := []struct {
 		pattern string

@@ -269,16 +269,16 @@ func trafficMethod(rd *RequestDiff, path string) (string, bool) {
 		return "", false
 	}
 	p, err := ParsePath(path)
-	if err != nil || len(p.segs) < 2 || len(p.segs) > 3 || p.segs[0].kind != segKey || p.segs[1].kind != segKey {
+	if err != nil || len(p.segs) < 2 || len(p.segs) > 3 || p.segs[0].Kind != segKey || p.segs[1].Kind != segKey {
 		return "", false
 	}
-	if len(p.segs) == 3 && p.segs[2].kind != segIndex {
+	if len(p.segs) == 3 && p.segs[2].Kind != segIndex {
 		return "", false
 	}
-	if k := p.segs[0].key; k != "requests" && k != "notifications" {
+	if k := p.segs[0].Key; k != "requests" && k != "notifications" {
 		return "", false
 	}
-	return p.segs[1].key, true
+	return p.segs[1].Key, true
 }
 
 // describeTraffic renders what a change to the server's own traffic

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -132,29 +131,9 @@ func matchRules(rules []string, recs []*store.Recording) (replayer.Match, error)
 			paths = append(paths, r)
 		}
 	}
-	for _, r := range recs {
-		if v := r.Session.Labels[replayer.MatchIgnoreLabel]; v != "" {
-			paths = append(paths, v)
-		}
-		if r.Session.Labels[replayer.ScrubLabel] != "" {
-			mt.Scrubbed = true
-		}
-		for _, name := range strings.Split(r.Session.Labels[replayer.RedactLabel], "\n") {
-			if name = strings.TrimSpace(name); name != "" && name != "off" {
-				mt.Redact = append(mt.Redact, name)
-			}
-		}
-	}
-	n, err := diff.ParseNoise(strings.Join(paths, "\n"))
+	mt, err := replayer.StoredMatch(context.Background(), mt, paths, replayer.Sessions{Recordings: recs})
 	if err != nil {
 		return mt, fmt.Errorf("match rule: %w\ntry: a path in the syntax of mcpvcr verify --ignore, such as tools/call:params.arguments.when", err)
-	}
-	seen := map[string]bool{}
-	for _, p := range n.Paths {
-		if !seen[p.String()] {
-			seen[p.String()] = true
-			mt.Ignore = append(mt.Ignore, p)
-		}
 	}
 	return mt, nil
 }

@@ -300,6 +300,17 @@ func judgeLost(inj *injection, mine []chaosAction, how string) (string, Verdict)
 	return "did not send the request again; it gave up on it and carried on (next: " + describe(mine[0]) + ")", VerdictPass
 }
 
+// ChaosNotReached returns the faults planned in the recorded sessions
+// the live sessions were replayed from that were never injected, each
+// with its Session, Verdict VerdictNotObserved and no Did: the ones
+// WriteChaos lists as not reached. Call it once s has stopped serving.
+func (s *Server) ChaosNotReached() []ChaosResult {
+	if !s.Chaos.On {
+		return nil
+	}
+	return s.chaosNotReached()
+}
+
 // chaosNotReached returns the faults planned in the sessions the live
 // sessions were replayed from that were never injected.
 func (s *Server) chaosNotReached() []ChaosResult {

@@ -1,263 +1,738 @@
 package replayer
 
 import (
+	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"strings"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// NoMatchCode is the JSON-RPC error code of the answer to a request that
-// matches no recorded request. It lies in the implementation-defined range
-// that no MCP revision gives a meaning to.
-const NoMatchCode = -32019
+// DefaultSettle is how long a client that waits for an answer may stay
+// silent, while the candidate sessions still disagree on that answer,
+// before replay settles on the first candidate that has one.
+const DefaultSettle = 150 * time.Millisecond
 
-// recording is one recorded session with what replay derives from it
-// once and shares between the clients replaying it.
-type recording struct {
-	*store.Recording
+// cursor follows one live client through the recorded sessions that are
+// still candidates for it: every session whose client frames agree with
+// what this client has sent. Until one candidate remains, only what every
+// candidate would send next goes out (equal after id rewriting), so no
+// candidate's answer reaches a client that is replaying another. When
+// the client waits for an answer the candidates disagree on, settle keeps
+// those that agree with the first (in recorded order) that has one. It is
+// safe for concurrent use.
+type cursor struct {
+	mu    sync.Mutex // guards everything below
+	cands []*engine
+	// queued reports whether candidates keep their released frames in
+	// their queues until emit sends them (stdio); HTTP streams read the
+	// released frames of each candidate's recorded streams instead.
+	queued bool
+	// changed is closed and replaced whenever a candidate releases frames
+	// or candidates are dropped.
+	changed chan struct{}
+	// outstanding holds the live ids of client requests not yet answered.
+	outstanding map[string]bool
+	// selfAnswered holds the live ids of requests replay answered itself
+	// (after --wait): their recorded answers are not sent any more.
+	selfAnswered map[string]bool
 
-	byStreamOnce sync.Once
-	byStream     map[int64][]*store.Frame // stream id -> its server frames
-	tmplMu       sync.Mutex               // guards tmpls
-	tmpls        map[string]*engine       // by Match.String(); see template
+	// For a cursor reading a Source: src loads sessions as they are
+	// needed, ctx is the replay's lifetime, history the client frames
+	// matched so far, emitted how many released frames went out (stdio).
+	src     *Source
+	tree    *tree // src's candidate tree under the cursor's rules
+	ctx     context.Context
+	history []jsonrpc.Message
+	emitted int
+	// fresh holds, for a cursor that does not queue (HTTP), what the
+	// candidates loaded since the last start or receive released while
+	// they were brought to where the cursor is; freshMatched the frame
+	// each of them matched for the newest client frame.
+	fresh        []outFrame
+	freshMatched map[*engine]*store.Frame
 }
 
-// serverFrames returns the server frames of each stream, in order,
-// indexed once. Frames must not change after the first call.
-func (r *recording) serverFrames() map[int64][]*store.Frame {
-	r.byStreamOnce.Do(func() {
-		r.byStream = map[int64][]*store.Frame{}
-		for i := range r.Frames {
-			if f := &r.Frames[i]; f.Direction == store.ServerToClient {
-				r.byStream[f.StreamID] = append(r.byStream[f.StreamID], f)
-			}
-		}
-	})
-	return r.byStream
-}
-
-// load reads the sessions with the given ids from db, or every session
-// when none is given.
-func load(ctx context.Context, db *store.DB, ids ...int64) ([]*recording, error) {
-	recs, err := db.Recordings(ctx, ids...)
+// newLazyCursor returns a cursor over every session of src: queued for
+// stdio, not for HTTP.
+func newLazyCursor(ctx context.Context, src *Source, mt Match, queued bool) (*cursor, error) {
+	c := &cursor{queued: queued, changed: make(chan struct{}), outstanding: map[string]bool{}, selfAnswered: map[string]bool{}, src: src, ctx: ctx,
+		freshMatched: map[*engine]*store.Frame{}}
+	t, cands, err := src.candidates(ctx, mt)
 	if err != nil {
 		return nil, err
 	}
-	return wrap(recs), nil
+	c.tree, c.cands = t, cands
+	return c, nil
 }
 
-// wrap gives each recording replay's caches.
-func wrap(recs []*store.Recording) []*recording {
-	out := make([]*recording, len(recs))
-	for i, r := range recs {
-		out[i] = &recording{Recording: r}
+func newCursor(recs []*recording, mt Match, queued bool) *cursor {
+	c := &cursor{queued: queued, changed: make(chan struct{}), outstanding: map[string]bool{}, selfAnswered: map[string]bool{}}
+	for _, r := range recs {
+		c.cands = append(c.cands, newEngine(r, mt))
+	}
+	return c
+}
+
+// notify wakes everyone waiting for a change. The caller holds c.mu.
+func (c *cursor) notify() {
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// wakeup returns a channel closed at the next change.
+func (c *cursor) wakeup() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed
+}
+
+// start releases what each candidate's server sent before any client
+// frame and returns it all.
+func (c *cursor) start() []outFrame {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var outs []outFrame
+	for _, e := range c.cands {
+		o := e.release()
+		if c.queued {
+			e.queue = append(e.queue, o...)
+		}
+		outs = append(outs, o...)
+	}
+	c.splitLazy(nil)
+	outs = append(outs, c.takeFresh()...)
+	clear(c.freshMatched)
+	c.notify()
+	return outs
+}
+
+// takeFresh returns and forgets what candidates loaded since the last
+// call released on the way (see fresh).
+func (c *cursor) takeFresh() []outFrame {
+	outs := c.fresh
+	c.fresh = nil
+	return outs
+}
+
+// receipt is what receiving one client frame did.
+type receipt struct {
+	// matched is, per surviving candidate, the recorded frame matched.
+	matched map[*engine]*store.Frame
+	// outs are the frames the candidates released, all of them.
+	outs []outFrame
+	// mm is set when nothing matched.
+	mm *Mismatch
+	// unrecorded reports an answer to a server request whose recorded
+	// answer never came (the recorded client was gone first): a server
+	// takes it and moves on.
+	unrecorded bool
+	// pos is, for a cursor reading a Source, the client frame's place in
+	// its history: a candidate loaded later names the frame it matched
+	// for it at that place (engine.history); -1 otherwise.
+	pos int
+}
+
+// receive matches a client frame against every candidate, drops the
+// candidates it does not match, and releases what it caused. When nothing
+// matches, the candidates are kept and a Mismatch naming the closest
+// recorded frame of any candidate is returned.
+//
+// accept, if not nil, vets each recorded frame that would match: over
+// HTTP, a frame the server refused at the HTTP level matches only a
+// request of the same shape.
+func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) receipt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// What the candidates stood for: a frame that matches nothing leaves
+	// them as they were, and is explained against all their sessions.
+	prev := slices.Clone(c.cands)
+	var before []*treeNode
+	for _, e := range c.cands {
+		if e.node != nil {
+			before = append(before, e.node)
+		}
+	}
+	c.splitLazy(&live)
+	var kept []*engine
+	var idx []int
+	for _, loose := range []bool{false, true} {
+		if loose && !live.Kind.IsResponse() {
+			break
+		}
+		for _, e := range c.cands {
+			if i, ok := e.match(live, loose, accept); ok {
+				kept = append(kept, e)
+				idx = append(idx, i)
+			}
+		}
+		if len(kept) > 0 {
+			break
+		}
+	}
+	if len(kept) == 0 {
+		if c.src != nil {
+			c.cands, c.fresh = prev, nil
+			for i, e := range prev {
+				e.node = before[i]
+			}
+		}
+		if live.Kind.IsResponse() && c.cands[0].unanswered(live.ID) {
+			return receipt{unrecorded: true, pos: -1}
+		}
+		if c.src != nil {
+			return receipt{mm: c.closestLazy(live, before), pos: -1}
+		}
+		return receipt{mm: closestAmong(c.cands, live), pos: -1}
+	}
+	c.cands = kept
+	rc := receipt{matched: map[*engine]*store.Frame{}, pos: -1}
+	for n, e := range kept {
+		e.consume(idx[n], live)
+		o := e.release()
+		if c.queued {
+			e.queue = append(e.queue, o...)
+		}
+		rc.outs = append(rc.outs, o...)
+		rc.matched[e] = e.frames[idx[n]].f
+	}
+	for _, id := range requestIDs(live) {
+		c.outstanding[id] = true
+	}
+	if c.src != nil {
+		rc.pos = len(c.history)
+		c.history = append(c.history, live)
+		clear(c.freshMatched) // of engines brought before live
+		c.splitLazy(nil)
+		// Loaded before the match, or brought past it since.
+		rc.outs = append(c.takeFresh(), rc.outs...)
+		for e, f := range c.freshMatched {
+			rc.matched[e] = f
+		}
+		clear(c.freshMatched)
+	}
+	c.notify()
+	return rc
+}
+
+// requestIDs returns the ids of the requests in m (a request or a batch).
+func requestIDs(m jsonrpc.Message) []string {
+	switch m.Kind {
+	case jsonrpc.KindRequest:
+		return []string{string(m.ID)}
+	case jsonrpc.KindBatch:
+		var ids []string
+		for _, mem := range m.Members {
+			if mem.Kind == jsonrpc.KindRequest {
+				ids = append(ids, string(mem.ID))
+			}
+		}
+		return ids
+	}
+	return nil
+}
+
+// answeredIDs returns the ids a server frame answers.
+func answeredIDs(data []byte) []string {
+	m := jsonrpc.Parse(data)
+	switch m.Kind {
+	case jsonrpc.KindResult, jsonrpc.KindError:
+		return []string{string(m.ID)}
+	case jsonrpc.KindBatch:
+		var ids []string
+		for _, mem := range m.Members {
+			if mem.Kind.IsResponse() {
+				ids = append(ids, string(mem.ID))
+			}
+		}
+		return ids
+	}
+	return nil
+}
+
+// sent records that out went to the client: the requests it answers are
+// no longer outstanding. It reports false when out answers a request
+// replay answered itself, so out must not be sent. The caller holds c.mu.
+func (c *cursor) sent(out outFrame) bool {
+	if out.Frame == nil || !(out.Frame.Kind.IsResponse() || out.Frame.Kind == store.KindBatch) {
+		return true
+	}
+	ids := answeredIDs(out.Data)
+	if len(ids) == 1 && c.selfAnswered[ids[0]] {
+		return false
+	}
+	for _, id := range ids {
+		delete(c.outstanding, id)
+	}
+	return true
+}
+
+// emit returns, in order, the queued frames every candidate agrees on and
+// takes them off the queues (stdio).
+func (c *cursor) emit() []outFrame {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var outs []outFrame
+	for {
+		lead := c.cands[0]
+		if len(lead.queue) == 0 {
+			break
+		}
+		if len(c.cands) == 1 {
+			outs = append(outs, lead.queue...)
+			lead.queue = nil
+			break
+		}
+		head := lead.queue[0].Data
+		agree := true
+		for _, e := range c.cands[1:] {
+			if len(e.queue) == 0 || !bytes.Equal(e.queue[0].Data, head) {
+				agree = false
+				break
+			}
+		}
+		if !agree {
+			break
+		}
+		outs = append(outs, lead.queue[0])
+		for _, e := range c.cands {
+			e.queue = e.queue[1:]
+		}
+	}
+	c.emitted += len(outs)
+	kept := outs[:0]
+	for _, o := range outs {
+		if c.sent(o) {
+			kept = append(kept, o)
+		}
+	}
+	return kept
+}
+
+// undecided reports whether candidates still disagree on what to send
+// next while the client waits for an answer (stdio).
+func (c *cursor) undecided() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.cands) < 2 || len(c.outstanding) == 0 {
+		return false
+	}
+	for _, e := range c.cands {
+		if len(e.queue) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// CancelGrace is how much longer than the recorded client took replay
+// gives this client to cancel where a candidate session's client
+// cancelled, before settling on a candidate whose server went on.
+const CancelGrace = time.Second
+
+// settleAfter returns how long the client may stay silent before settle,
+// base unless a candidate waits for this client's cancellation of an
+// outstanding request, as its recorded client cancelled: then the time
+// that client took to cancel, plus CancelGrace (at least base), so that a
+// client about to cancel is not settled away from the session it
+// reproduces.
+func (c *cursor) settleAfter(base time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	d := base
+	for _, e := range c.cands {
+		for id := range c.outstanding {
+			st, ok := e.stalled(id)
+			if !ok || st.Cancel == nil || len(st.Awaited) > 1 || (len(st.Awaited) == 1 && st.Awaited[0] != st.Cancel) {
+				continue
+			}
+			i := e.index[st.Cancel]
+			var gap time.Duration
+			if i > 0 {
+				gap = max(st.Cancel.Offset-e.frames[i-1].f.Offset, 0)
+			}
+			d = max(d, gap+CancelGrace)
+		}
+	}
+	return d
+}
+
+// settle is called when the client waits for an answer while the
+// candidates disagree on what comes next: it keeps the first candidate,
+// in recorded order, that is not stalled on any outstanding request (when
+// all are, the first of those that released the most). It reports
+// whether it dropped any.
+func (c *cursor) settle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.cands) < 2 {
+		return false
+	}
+	pick, free := c.cands[0], false
+	for _, e := range c.cands {
+		stalled := false
+		for id := range c.outstanding {
+			if _, ok := e.stalled(id); ok {
+				stalled = true
+				break
+			}
+		}
+		if !stalled {
+			pick, free = e, true
+			break
+		}
+	}
+	if !free {
+		// All wait for the client (a cancellation, say): the first of
+		// those that released the most has frames to send before that;
+		// keeping it keeps them from being held back for a client frame
+		// that did not cause them.
+		best := -1
+		for _, e := range c.cands {
+			if n := e.rec.template(e.mt).unsentS2C - e.unsentS2C; n > best {
+				pick, best = e, n
+			}
+		}
+	}
+	c.cands = []*engine{pick}
+	if pick.node != nil {
+		// The sessions pick stood for are dropped with the others.
+		pick.node = &treeNode{rep: pick.rec.Session.ID, size: 1, shared: len(pick.frames)}
+	}
+	c.notify()
+	return true
+}
+
+// waiting reports whether the client waits for an answer.
+func (c *cursor) waiting() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.outstanding) > 0
+}
+
+// markSent records that out went to the client (HTTP); it reports false
+// when out must not be sent because replay answered that request itself.
+func (c *cursor) markSent(out outFrame) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.sent(out)
+}
+
+// selfAnsweredID reports whether replay answered live request id itself.
+func (c *cursor) selfAnsweredID(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.selfAnswered[id]
+}
+
+// keep narrows the candidates to those ok accepts; when it accepts none,
+// nothing changes. It reports whether any was dropped.
+func (c *cursor) keep(ok func(*engine) bool) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	kept := slices.DeleteFunc(slices.Clone(c.cands), func(e *engine) bool { return !ok(e) })
+	if len(kept) == 0 || len(kept) == len(c.cands) {
+		return false
+	}
+	c.cands = kept
+	c.notify()
+	return true
+}
+
+// snapshot returns the channel closed at the next change and the
+// candidates in play now, in one go.
+func (c *cursor) snapshot() (<-chan struct{}, []*engine) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.changed, slices.Clone(c.cands)
+}
+
+// candidates returns the candidates in play.
+func (c *cursor) candidates() []*engine {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.cands)
+}
+
+// sessions counts the recorded sessions in play: a candidate reading a
+// Source speaks for every session of its node.
+func (c *cursor) sessions() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, e := range c.cands {
+		if e.node != nil {
+			n += max(1, e.node.size)
+		} else {
+			n++
+		}
+	}
+	return n
+}
+
+// leader returns the first candidate in play, whose recording stands for
+// all of them where one must be named.
+func (c *cursor) leader() *engine {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cands[0]
+}
+
+// caughtUp reports whether the leader has received every recorded client
+// frame before offset t.
+func (c *cursor) caughtUp(t time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.cands[0]
+	// A request the server refused for its shape changed nothing: the
+	// door answers it (door.go), and a client need not send it at all.
+	for e.firstC2S < len(e.frames) && (!e.frames[e.firstC2S].c2s || e.frames[e.firstC2S].done || refusedFrame(e.rec, e.frames[e.firstC2S].f)) {
+		e.firstC2S++
+	}
+	return e.firstC2S == len(e.frames) || e.frames[e.firstC2S].f.Offset >= t
+}
+
+// answerSelf marks live request id as answered by replay itself.
+func (c *cursor) answerSelf(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.selfAnswered[id] = true
+	delete(c.outstanding, id)
+	c.notify()
+}
+
+// split parts e's node where its members part ways (at its shared
+// frames): e keeps the child holding its own session, and each other
+// child gets an engine of its own, loaded and brought to e's state by
+// replaying the client's frames so far (history) and dropping the first
+// emitted released frames, which went out already. When live is not nil,
+// children whose frame there is a client frame other than live are left
+// out unloaded: they cannot match it.
+func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
+	var lh *uint64
+	if live != nil && (live.Kind == jsonrpc.KindRequest || live.Kind == jsonrpc.KindNotification) {
+		k, members := e.matchKey(*live, e.rids)
+		h := clientHash(k, "", members)
+		lh = &h
+	}
+	kids, err := c.tree.childrenOf(c.ctx, e.node, lh, e.node.rep)
+	if err != nil || len(kids) == 0 {
+		if err != nil {
+			c.src.logger.Warn("reading the replay tree failed; replaying the sessions loaded so far", "err", err)
+		}
+		e.node = &treeNode{rep: e.node.rep, size: 1, shared: len(e.frames)}
+		return nil
+	}
+	var out []*engine
+	for _, kid := range kids {
+		if kid.rep == e.node.rep {
+			e.node = kid
+			continue
+		}
+		if len(out) == maxSplit {
+			c.src.logger.Warn("candidate sessions part ways on what the server says next; replaying only the first of them", "kept", maxSplit)
+			continue
+		}
+		ne, err := c.bring(kid.rep)
+		if err != nil {
+			c.src.logger.Warn("loading a candidate session failed; it is left out", "session", kid.rep, "err", err)
+			continue
+		}
+		ne.node = kid
+		if !c.queued {
+			c.fresh = append(c.fresh, ne.queue...)
+			ne.queue = nil
+			if n := len(ne.history); n > 0 && ne.history[n-1] != nil {
+				c.freshMatched[ne] = ne.history[n-1]
+			}
+		}
+		out = append(out, ne)
 	}
 	return out
 }
 
-// Mismatch is a live client frame that matched no recorded frame.
-type Mismatch struct {
-	// Live is the frame the client sent.
-	Live []byte
-	// Closest is the recorded client frame most like it, nil if none.
-	Closest *store.Frame
-	// Diff shows how Live differs from Closest (-recorded +live).
-	Diff string
-	// Reason says why, for checks that are not about matching.
-	Reason string
-	// Hint names the matching rule that would have matched Closest, if
-	// one would.
-	Hint string
-	// Rules are the rules of Hint in the --ignore syntax, such as
-	// "initialize:params.capabilities.extensions"; Tolerant says that the
-	// default tolerant matching would match instead of exact matching.
-	// Callers that speak another language (Go, in mcpvcrtest) render the
-	// hint from them.
-	Rules    []string
-	Tolerant bool
-	// Session is the recorded session that holds Closest, 0 if none.
-	Session int64
+// reach is how far e's members must agree for e to speak for them: past
+// every frame e has received or sent, and the one live may match next.
+func (c *cursor) reach(e *engine, live *jsonrpc.Message) int {
+	r := e.touched
+	if live != nil {
+		r = max(r, e.lo+1)
+	}
+	return r
 }
 
-// Error describes the mismatch on one line.
-func (m *Mismatch) Error() string {
-	live := jsonrpc.Parse(m.Live)
-	what := live.Kind.String()
-	if live.Kind == jsonrpc.KindEmpty {
-		what = "request without body"
+// blocked reports whether e has sent and received every frame its members
+// share and waits there for a client frame while another member's server
+// sends a frame next (the recorded client of e cancelled a request where
+// another's server went on, say): that member must be a candidate now,
+// or its frames would wait for the client frame of e.
+func (c *cursor) blocked(e *engine, live *jsonrpc.Message) bool {
+	if live != nil || e.lo < e.node.shared {
+		return false
 	}
-	if live.Method != "" {
-		what += " " + live.Method
+	kids, err := c.tree.childrenOf(c.ctx, e.node, nil, e.node.rep)
+	if err != nil {
+		return false
 	}
-	if m.Reason != "" {
-		return fmt.Sprintf("%s: %s", what, m.Reason)
+	for _, kid := range kids {
+		if kid.rep != e.node.rep && kid.hash != 0 && kid.hash&clientBit == 0 {
+			return true
+		}
 	}
-	if m.Closest == nil {
-		return fmt.Sprintf("%s: no recorded frame matches", what)
-	}
-	where := fmt.Sprintf("seq %d", m.Closest.Seq)
-	if m.Session != 0 {
-		where = fmt.Sprintf("session %d seq %d", m.Session, m.Closest.Seq)
-	}
-	return fmt.Sprintf("%s: no recorded frame matches; closest is %s (%s %s)", what, where, m.Closest.Kind, m.Closest.Method)
+	return false
 }
 
-// closestScore ranks a recorded client frame as the closest to a live
-// one: the same kind, the same method, the same identity (the tool,
-// prompt or resource asked for), not yet matched, then the fewest
-// differing paths. Higher is closer.
-type closestScore struct {
-	base, diffs int
+// bring loads session id and brings an engine of it to where the cursor
+// is: it receives the client's frames so far (noting in e.history the
+// frame each matched), and what they released is queued: beyond the
+// frames already emitted when the cursor queues (stdio), all of it when
+// it does not (HTTP, whose streams read what was released by frame).
+func (c *cursor) bring(id int64) (*engine, error) {
+	rec, err := c.src.load(c.ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("load session %d: %w", id, err)
+	}
+	e := newEngine(rec, c.cands[0].mt)
+	var outs []outFrame
+	outs = append(outs, e.release()...)
+	e.history = make([]*store.Frame, len(c.history))
+	for n, live := range c.history {
+		i, ok := e.match(live, false, nil)
+		if !ok {
+			i, ok = e.match(live, true, nil)
+		}
+		if !ok {
+			continue
+		}
+		e.consume(i, live)
+		e.history[n] = e.frames[i].f
+		outs = append(outs, e.release()...)
+	}
+	if c.queued {
+		outs = outs[min(c.emitted, len(outs)):]
+	}
+	e.queue = outs
+	return e, nil
 }
 
-func (a closestScore) better(b closestScore) bool {
-	return a.base > b.base || (a.base == b.base && a.diffs < b.diffs)
+// splitLazy splits every node whose members part ways where its engine
+// has got to: before matching live (frames from e.lo on may differ) and
+// after (it released or consumed frames past what all share).
+func (c *cursor) splitLazy(live *jsonrpc.Message) {
+	if c.src == nil {
+		return
+	}
+	for i := 0; i < len(c.cands); i++ {
+		e := c.cands[i]
+		if e.node == nil || e.node.size < 2 {
+			continue
+		}
+		if c.reach(e, live) <= e.node.shared && !c.blocked(e, live) {
+			continue
+		}
+		c.cands = append(c.cands, c.split(e, live)...)
+		i-- // e may need splitting again at its new node
+	}
+	slices.SortStableFunc(c.cands, func(a, b *engine) int {
+		return int(a.rec.Session.ID - b.rec.Session.ID)
+	})
 }
 
-// closestAmong returns the mismatch report for live across every
-// candidate: the closest recorded frame of any of them, by session and
-// seq, with its diff and the rule that would match it.
-func closestAmong(cands []*engine, live jsonrpc.Message) *Mismatch {
+// closestLazy returns the mismatch report for live across every session
+// the candidates stood for before it (nodes): the closest recorded frame
+// of any of them, as closestAmong gives it over loaded candidates. The
+// sessions of one leaf of the tree are alike to their end, so one of each
+// leaf is scored, loaded and brought to where the cursor is (one at a
+// time: a mismatch costs time, not memory), in recorded order.
+func (c *cursor) closestLazy(live jsonrpc.Message, nodes []*treeNode) *Mismatch {
+	loaded := map[int64]*engine{}
+	for _, e := range c.cands {
+		loaded[e.rec.Session.ID] = e
+	}
+	var leaves []int64
+	seen := map[int64]bool{}
+	var walk func(n *treeNode)
+	walk = func(n *treeNode) {
+		if n.size > 1 {
+			kids, err := c.tree.childrenOf(c.ctx, n, nil, n.rep)
+			if err != nil {
+				c.src.logger.Warn("reading the replay tree failed; the closest recorded frame is looked for among the sessions loaded", "err", err)
+			}
+			if len(kids) > 0 {
+				for _, k := range kids {
+					walk(k)
+				}
+				return
+			}
+		}
+		if !seen[n.rep] {
+			seen[n.rep] = true
+			leaves = append(leaves, n.rep)
+		}
+	}
+	for _, n := range nodes {
+		walk(n)
+	}
+	slices.Sort(leaves)
 	var best *engine
 	bi, bs := -1, closestScore{}
-	for _, e := range cands {
+	for _, id := range leaves {
+		e := loaded[id]
+		if e == nil {
+			var err error
+			if e, err = c.bring(id); err != nil {
+				c.src.logger.Warn("loading a candidate session failed; it is left out of the closest recorded frame", "session", id, "err", err)
+				continue
+			}
+		}
 		if i, sc := e.closestIndex(live); i >= 0 && (best == nil || sc.better(bs)) {
 			best, bi, bs = e, i, sc
 		}
 	}
 	if best == nil {
-		return cands[0].closest(live)
+		return closestAmong(c.cands, live)
 	}
 	return best.mismatchAt(live, bi)
 }
 
-// closest returns the mismatch report for live against e's recording.
-func (e *engine) closest(live jsonrpc.Message) *Mismatch {
-	i, _ := e.closestIndex(live)
-	if i < 0 {
-		return &Mismatch{Live: live.Raw}
+// undivided reports whether candidate e speaks for sessions of the tree
+// that part ways later.
+func (c *cursor) undivided(e *engine) bool {
+	c.mu.Lock()
+	n := e.node
+	c.mu.Unlock()
+	if n == nil || n.size < 2 || c.tree == nil {
+		return false
 	}
-	return e.mismatchAt(live, i)
+	kids, err := c.tree.childrenOf(c.ctx, n, nil, n.rep)
+	return err == nil && len(kids) > 0
 }
 
-// closestIndex returns the index of e's recorded client frame closest to
-// live and its score; -1 when none is close (not even the same method).
-func (e *engine) closestIndex(live jsonrpc.Message) (int, closestScore) {
-	var want any
-	best, bestScore := -1, closestScore{}
-	for i := range e.frames {
-		fr := &e.frames[i]
-		if !fr.c2s {
-			continue
-		}
-		score := closestScore{base: 1}
-		if fr.msg.Kind == live.Kind {
-			score.base += 2
-		}
-		if fr.msg.Method == live.Method && live.Method != "" {
-			score.base += 8
-			if identityOf(fr.msg) == identityOf(live) {
-				score.base += 4
+// cancelsInitialize reports whether live is a notifications/cancelled for
+// the initialize request this client sent: no revision lets a client
+// cancel initialize. Strict replay reports it; the frame is replayed as
+// recorded all the same.
+func (c *cursor) cancelsInitialize(live jsonrpc.Message) bool {
+	if live.Kind != jsonrpc.KindNotification || live.Method != "notifications/cancelled" {
+		return false
+	}
+	id := string(mcpwire.CancelledRequestID(live.Params))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, e := range c.cands {
+		if rec, ok := e.rids[id]; ok {
+			if f := e.reqAt[rec]; f != nil && f.Method == "initialize" {
+				return true
 			}
-			if want == nil {
-				want = e.mt.normalized(live.Method, live.Params)
-			}
-			score.diffs = len(diffPaths(e.mt.normalized(fr.msg.Method, fr.msg.Params), want, "params", 64))
-		}
-		if !fr.done {
-			score.base++
-		}
-		if best < 0 || score.better(bestScore) {
-			best, bestScore = i, score
 		}
 	}
-	if best < 0 || bestScore.base < 9 {
-		return -1, closestScore{}
-	}
-	return best, bestScore
+	return false
 }
 
-// mismatchAt reports live against e's recorded client frame i.
-func (e *engine) mismatchAt(live jsonrpc.Message, i int) *Mismatch {
-	fr := &e.frames[i]
-	mm := &Mismatch{Live: live.Raw, Closest: fr.f, Session: e.rec.Session.ID}
-	mm.Diff = jsonDiff(e.mt.normalized(fr.msg.Method, fr.msg.Params), e.mt.normalized(live.Method, live.Params), "params", 12)
-	mm.Hint = e.mt.hint(live, fr.msg)
-	mm.Rules, mm.Tolerant = e.mt.hintRules(live, fr.msg)
-	if mm.Diff == "" && fr.done {
-		mm.Reason = fmt.Sprintf("matches recorded seq %d, which this client already sent", fr.f.Seq)
-	}
-	return mm
-}
-
-// noMatchAnswer is the JSON-RPC error sent for an unmatched request.
-func noMatchAnswer(id json.RawMessage, mm *Mismatch) []byte {
-	type closest struct {
-		Seq    int64           `json:"seq"`
-		Method string          `json:"method,omitempty"`
-		Frame  json.RawMessage `json:"frame,omitempty"`
-	}
-	data := struct {
-		Closest *closest `json:"closest,omitempty"`
-		Diff    string   `json:"diff,omitempty"`
-		Hint    string   `json:"hint,omitempty"`
-	}{Diff: mm.Diff, Hint: mm.Hint}
-	if mm.Closest != nil {
-		data.Closest = &closest{Seq: mm.Closest.Seq, Method: mm.Closest.Method}
-		if json.Valid(mm.Closest.Data) {
-			data.Closest.Frame = json.RawMessage(strings.TrimSpace(string(mm.Closest.Data)))
-		}
-	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-			Data    any    `json:"data"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Data    any    `json:"data"`
-	}{NoMatchCode, "mcpvcr: " + mm.Error(), data}})
-	// Splice the client's id in as it sent it: encoding/json would
-	// re-escape it ("<a>" would come back as "\u003ca\u003e").
-	if out, err := jsonrpc.Splice(b, id, "id"); err == nil && len(id) > 0 {
-		return out
-	}
-	return b
-}
-
-// noMatchReply is the answer to an unmatched client frame: an error for a
-// request, an array of errors (one per request) for a batch holding
-// requests, nil when nothing is owed.
-func noMatchReply(live jsonrpc.Message, mm *Mismatch) []byte {
-	switch live.Kind {
-	case jsonrpc.KindRequest:
-		return noMatchAnswer(live.ID, mm)
-	case jsonrpc.KindBatch:
-		var out []byte
-		for _, m := range live.Members {
-			if m.Kind != jsonrpc.KindRequest {
-				continue
-			}
-			if out == nil {
-				out = append(out, '[')
-			} else {
-				out = append(out, ',')
-			}
-			out = append(out, noMatchAnswer(m.ID, mm)...)
-		}
-		if out != nil {
-			out = append(out, ']')
-		}
-		return out
-	}
-	return nil
-}
+// initializeCancelled is the strict report of a cancelled initialize.
+const initializeCancelled = "strict: initialize must not be cancelled (no revision lets a client cancel it)"

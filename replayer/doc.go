@@ -31,4 +31,17 @@
 // server's own frames are released once their causes have arrived. A
 // frame that matches nothing is answered with a JSON-RPC error
 // (NoMatchCode) and reported as a Mismatch.
+//
+// # Files
+//
+// The transport-free core knows nothing of stdio or HTTP: engine.go (one
+// recorded session replayed for one client), cursor.go (a client followed
+// through its candidate sessions), match.go and normalize.go (how frames
+// compare), rules.go (the rules stored with the sessions), source.go (a
+// cassette's sessions loaded as needed), recording.go, mismatch.go,
+// stall.go, rewrite.go, server.go (Server and its settings) and report.go
+// (what a replay reports). The transports drive it: stdio.go, http*.go
+// with strict*.go, pool.go (the 2026-07-28 stateless HTTP), door.go (the
+// recorded refusals and answers by request shape), auth.go (OAuth exchanges)
+// and endpoint.go; chaos*.go inject faults into HTTP replay.
 package replayer

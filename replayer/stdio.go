@@ -8,196 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/store"
 )
-
-// ErrNoRecordings is returned when a Server has nothing to replay.
-var ErrNoRecordings = errors.New("no recorded sessions to replay")
-
-// DefaultWait is the Server's Wait when none is set.
-const DefaultWait = 10 * time.Second
-
-// Server replays recorded sessions as the server they recorded. Each
-// client that connects is matched against every recording until its
-// frames single one out.
-type Server struct {
-	// Recordings are the sessions to replay. Required unless Source is
-	// set.
-	Recordings []*store.Recording
-	// Source, if set and Recordings is empty, is where replay finds its
-	// sessions: through the cassette's replay index under Match (built on
-	// first use of each set of rules), loading only the candidates in
-	// play, so that start and memory do not grow with the cassette. Over
-	// HTTP, the sessions must be conversations only (see Server.Load).
-	Source *Source
-	// Pace scales the recorded gaps between frames: 0 sends everything as
-	// soon as it is due, 1 keeps the recorded timing, 2 doubles it.
-	Pace float64
-	// Clock paces replay. If nil, the real clock is used.
-	Clock clock.Clock
-	// Logger receives diagnostics. If nil, nothing is logged.
-	Logger *slog.Logger
-	// Faults inject failures into HTTP replay.
-	Faults Faults
-	// Chaos, when On, draws faults from a seed at places in each
-	// recorded session, injects them and judges what the client does
-	// next (see WriteChaos). Streamable HTTP only, for now.
-	Chaos Chaos
-	// Strict also checks the client's side of the transport: the headers
-	// the negotiated revision requires. Violations are answered with 400,
-	// as a strict server would, and reported like unmatched frames.
-	Strict bool
-	// Match says how client frames are compared with recorded ones. The
-	// zero Match is tolerant (see Match).
-	Match Match
-	// Wait is how long a client request may wait for an answer that the
-	// recording gives only after client frames this client has not sent
-	// (or never gives) before it is answered with a -32019 error naming
-	// them. If zero, DefaultWait; if negative, it waits for good. A stall
-	// is logged at once either way.
-	Wait time.Duration
-	// Settle is how long a client that waits for an answer may stay
-	// silent, while candidate sessions still disagree on the answer,
-	// before replay settles on the first candidate (in recorded order)
-	// that has one. If zero, DefaultSettle.
-	Settle time.Duration
-
-	httpOnce sync.Once
-	hs       *httpState
-	poolOnce sync.Once
-	pl       *pool // nil when no modern HTTP session is replayed
-	recsOnce sync.Once
-	recs     []*recording
-	allOnce  sync.Once    // reads all, for HTTP replay from a Source
-	all      []*recording // every session of Source, once needed
-	repOnce  sync.Once    // reads repKeys
-	repKeys  map[doorKey]bool
-}
-
-// Report is what one replay saw.
-type Report struct {
-	// SessionID is the recorded session that was replayed (the one the
-	// client's frames singled out, or the first candidate).
-	SessionID int64
-	// Received counts the client's frames; Matched those that matched.
-	Received, Matched int
-	// Synthesized counts pings answered without a recording.
-	Synthesized int
-	// Discovered counts server/discover probes answered as a legacy
-	// server would, because the recording holds none (stdio).
-	Discovered int
-	// Unrecorded counts client answers to server requests whose recorded
-	// answer never came (the recorded client left first); they are taken
-	// without complaint.
-	Unrecorded int
-	// Cut counts the SSE streams a fault option cut; Resumed the GETs
-	// with Last-Event-ID that were answered.
-	Cut, Resumed int
-	// Mismatches are the client frames that matched nothing.
-	Mismatches []*Mismatch
-	// Unsent are recorded client frames the client never sent.
-	Unsent []*store.Frame
-	// Candidates counts the recorded sessions still in play at the end
-	// (HTTP): more than one when the client's frames never told them
-	// apart, and SessionID is only the first of them.
-	Candidates int
-}
-
-// OK reports whether every client frame matched.
-func (r *Report) OK() bool { return len(r.Mismatches) == 0 }
-
-// WriteSummary writes a human summary of the report to out, control
-// characters of the frames escaped for a terminal.
-func (r *Report) WriteSummary(out io.Writer) {
-	var w strings.Builder // escaped for a terminal as a whole
-	r.writeLine(&w)
-	writeMismatches(&w, r.Mismatches)
-	io.WriteString(out, termtext.Text(w.String()))
-}
-
-// writeLine writes the report's one-line summary.
-func (r *Report) writeLine(w io.Writer) {
-	what := fmt.Sprintf("session %d", r.SessionID)
-	if r.Candidates > 1 {
-		what = fmt.Sprintf("session %d (the first of %d candidates its frames never told apart)", r.SessionID, r.Candidates)
-	}
-	if r.SessionID == 0 {
-		what = "2026-07-28 exchanges"
-	}
-	fmt.Fprintf(w, "replayed %s: %s, %d matched, %d unmatched", what, termtext.Count(r.Received, "client frame"), r.Matched, len(r.Mismatches))
-	if r.Unrecorded > 0 {
-		fmt.Fprintf(w, ", %s to server requests the recording never got", termtext.Count(r.Unrecorded, "answer"))
-	}
-	if r.Synthesized > 0 {
-		fmt.Fprintf(w, ", %s answered without a recording", termtext.Count(r.Synthesized, "ping"))
-	}
-	if r.Discovered > 0 {
-		fmt.Fprintf(w, ", %d server/discover answered as a legacy server (none recorded)", r.Discovered)
-	}
-	if len(r.Unsent) > 0 {
-		fmt.Fprintf(w, ", %s not sent", termtext.Count(len(r.Unsent), "recorded client frame"))
-	}
-	if r.Cut > 0 || r.Resumed > 0 {
-		fmt.Fprintf(w, ", %s cut, %d resumed", termtext.Count(r.Cut, "stream"), r.Resumed)
-	}
-	fmt.Fprintln(w)
-}
-
-// writeMismatches writes each mismatch with its diff and hint.
-func writeMismatches(w io.Writer, mms []*Mismatch) {
-	for _, m := range mms {
-		fmt.Fprintf(w, "  unmatched %s\n", m.Error())
-		if m.Diff != "" {
-			fmt.Fprintf(w, "    diff (-recorded +live):\n%s", indent(m.Diff, "      "))
-		}
-		if m.Hint != "" {
-			fmt.Fprintf(w, "    %s\n", m.Hint)
-		}
-	}
-}
-
-func indent(s, pre string) string {
-	var b bytes.Buffer
-	for _, line := range bytes.SplitAfter([]byte(s), []byte("\n")) {
-		if len(line) > 0 {
-			b.WriteString(pre)
-			b.Write(line)
-		}
-	}
-	if b.Len() > 0 && b.Bytes()[b.Len()-1] != '\n' {
-		b.WriteByte('\n')
-	}
-	return b.String()
-}
-
-func (s *Server) clock() clock.Clock {
-	if s.Clock == nil {
-		return clock.Real{}
-	}
-	return s.Clock
-}
-
-// recordings returns Recordings with what replay derives from each,
-// built once and shared by every client.
-func (s *Server) recordings() []*recording {
-	s.recsOnce.Do(func() { s.recs = wrap(s.Recordings) })
-	return s.recs
-}
-
-func (s *Server) logger() *slog.Logger {
-	if s.Logger == nil {
-		return slog.New(slog.DiscardHandler)
-	}
-	return s.Logger
-}
 
 // stdioCursor returns the cursor a stdio client starts with.
 func (s *Server) stdioCursor(ctx context.Context) (*cursor, error) {
@@ -208,20 +25,6 @@ func (s *Server) stdioCursor(ctx context.Context) (*cursor, error) {
 		return nil, ErrNoRecordings
 	}
 	return newLazyCursor(ctx, s.Source, s.Match, true)
-}
-
-func (s *Server) wait() time.Duration {
-	if s.Wait == 0 {
-		return DefaultWait
-	}
-	return s.Wait
-}
-
-func (s *Server) settle() time.Duration {
-	if s.Settle <= 0 {
-		return DefaultSettle
-	}
-	return s.Settle
 }
 
 // ServeStdio is the recorded server on a stdio pair: it reads the client's
@@ -395,13 +198,6 @@ func (s *Server) checkStalls(cur *cursor, stalled map[string]time.Time) (due []s
 		}
 	}
 	return due, next
-}
-
-func (s *Server) waitText() string {
-	if s.wait() < 0 {
-		return "forever (--wait 0)"
-	}
-	return s.wait().String() + ", then it is answered with -32019"
 }
 
 // answerStalls answers the stalled requests with -32019.

@@ -71,27 +71,3 @@ func quote(s string) string {
 	}
 	return `"` + s + `"`
 }
-
-// cancelsInitialize reports whether live is a notifications/cancelled for
-// the initialize request this client sent: no revision lets a client
-// cancel initialize. Strict replay reports it; the frame is replayed as
-// recorded all the same.
-func (c *cursor) cancelsInitialize(live jsonrpc.Message) bool {
-	if live.Kind != jsonrpc.KindNotification || live.Method != "notifications/cancelled" {
-		return false
-	}
-	id := string(mcpwire.CancelledRequestID(live.Params))
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, e := range c.cands {
-		if rec, ok := e.rids[id]; ok {
-			if f := e.reqAt[rec]; f != nil && f.Method == "initialize" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// initializeCancelled is the strict report of a cancelled initialize.
-const initializeCancelled = "strict: initialize must not be cancelled (no revision lets a client cancel it)"

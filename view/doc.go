@@ -19,5 +19,7 @@
 // The formats live here, not in store, so that a program that records or
 // replays (recorder, replayer, mcpvcrtest) links neither YAML nor go-vcr
 // nor a template engine; the page also shows the differences of verify
-// and diff, which store must not import.
+// and diff, which store must not import, and the faults of a chaos
+// replay run (ExportChaosHTML), which cmd hands over as plain data
+// (Chaos) so that view does not import replayer.
 package view

@@ -40,6 +40,9 @@ type Page struct {
 	// session ({"id": …}), and requests with seq, new_seq, method, name,
 	// status, reason and changes ({path, change, old, new}).
 	Diffs []json.RawMessage
+	// Chaos, if set, is a chaos replay run over Sessions: summarised
+	// above the timeline, each fault marked where it was placed.
+	Chaos *Chaos
 }
 
 // WriteHTML writes p as one self-contained HTML file: styles, script and
@@ -48,7 +51,7 @@ func WriteHTML(w io.Writer, p Page) error {
 	if len(p.Sessions) == 0 {
 		return fmt.Errorf("write HTML report: no session")
 	}
-	d := pageData{Sessions: make([]sessionData, 0, len(p.Sessions)), Diffs: p.Diffs}
+	d := pageData{Sessions: make([]sessionData, 0, len(p.Sessions)), Diffs: p.Diffs, Chaos: chaosOf(p.Chaos, p.Sessions)}
 	for _, r := range p.Sessions {
 		d.Sessions = append(d.Sessions, sessionOf(r))
 	}
@@ -87,6 +90,7 @@ func titleOf(s store.Session) string {
 type pageData struct {
 	Sessions []sessionData     `json:"sessions"`
 	Diffs    []json.RawMessage `json:"diffs,omitempty"`
+	Chaos    *chaosData        `json:"chaos,omitempty"`
 }
 
 type sessionData struct {

@@ -1,14 +1,22 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/internal/args"
+	"github.com/mcpvcr/mcpvcr/internal/outfile"
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/view"
 )
 
 // chaosFlags are replay's chaos options.
@@ -17,6 +25,7 @@ func chaosFlags() []cli.Flag {
 		&cli.StringFlag{Name: "chaos", Usage: "draw faults from `SEED` (a number) at places in each recorded session, inject them, and judge what the client does next; the same seed and client behaviour give the same faults (stdio: delay and late-result only)"},
 		&cli.StringFlag{Name: "chaos-faults", Usage: "with --chaos: the fault `KINDS` to draw from, comma-separated (default all): " + kindList()},
 		&cli.IntFlag{Name: "chaos-rate", Value: replayer.DefaultChaosRate, Usage: "with --chaos: how many faults to draw per session (`N`)"},
+		&cli.StringFlag{Name: "chaos-report", Usage: "with --chaos: at exit (Ctrl-C included), also write the HTML report of the run to `FILE`: the sessions' timelines with each fault marked and judged; created 0600, written whole or not at all, never the cassette itself"},
 	}
 }
 
@@ -32,8 +41,8 @@ func kindList() string {
 func parseChaos(c *cli.Context) (replayer.Chaos, error) {
 	var ch replayer.Chaos
 	if !c.IsSet("chaos") {
-		if c.IsSet("chaos-faults") || c.IsSet("chaos-rate") {
-			return ch, usageErr("mcpvcr replay --listen 127.0.0.1:0 --chaos 7 --chaos-faults cut,expire", "--chaos-faults and --chaos-rate need --chaos SEED")
+		if c.IsSet("chaos-faults") || c.IsSet("chaos-rate") || c.IsSet("chaos-report") {
+			return ch, usageErr("mcpvcr replay --listen 127.0.0.1:0 --chaos 7 --chaos-faults cut,expire", "--chaos-faults, --chaos-rate and --chaos-report need --chaos SEED")
 		}
 		return ch, nil
 	}
@@ -47,6 +56,9 @@ func parseChaos(c *cli.Context) (replayer.Chaos, error) {
 	}
 	if c.Int("chaos-rate") < 1 {
 		return ch, usageErr("--chaos-rate 3", "--chaos-rate %d: draw at least 1 fault per session", c.Int("chaos-rate"))
+	}
+	if err := checkChaosReport(c); err != nil {
+		return ch, err
 	}
 	return replayer.Chaos{Seed: seed, On: true, Kinds: kinds, Rate: c.Int("chaos-rate")}, nil
 }
@@ -102,4 +114,88 @@ func shellWord(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// checkChaosReport refuses, before replay serves, a --chaos-report that
+// names the cassette or lies in a folder that does not exist: the report
+// is written only at exit.
+func checkChaosReport(c *cli.Context) error {
+	p := c.String("chaos-report")
+	if p == "" {
+		return nil
+	}
+	if errors.Is(outfile.Check(p, cassettePath(c)), outfile.ErrInput) {
+		return usageErr("name another file with --chaos-report: a report is never the cassette it reads (nor its -wal or -shm)",
+			"--chaos-report %s would overwrite the cassette %s", p, cassettePath(c))
+	}
+	if fi, err := os.Stat(filepath.Dir(p)); err != nil || !fi.IsDir() {
+		return usageErr("name a file in a folder that exists, such as --chaos-report chaos.html", "--chaos-report %s: no folder %s", p, filepath.Dir(p))
+	}
+	return nil
+}
+
+// writeChaosReport writes the HTML report of the chaos run srv served to
+// --chaos-report's file, if given, and says so on stderr. It reads the
+// recorded sessions from db even when the run's ctx was cancelled by
+// Ctrl-C: the report is what the run leaves behind.
+func writeChaosReport(c *cli.Context, e *env, db *store.DB, srv *replayer.Server, command string) error {
+	p := c.String("chaos-report")
+	if p == "" || !srv.Chaos.On {
+		return nil
+	}
+	ch := chaosPage(srv, command)
+	f, err := createOutput(p, cassettePath(c))
+	if err != nil {
+		return err
+	}
+	defer f.Abort()
+	ctx := context.WithoutCancel(c.Context)
+	var ids []int64
+	if len(ch.Faults) == 0 { // no fault placed: the page shows the sessions replay was given
+		ids, err = servedSessions(ctx, c, db)
+	}
+	if err == nil {
+		err = view.ExportChaosHTML(ctx, db, f, ch, ids...)
+	}
+	if err != nil {
+		return failErr(fmt.Errorf("write the chaos report %s: %w", p, err), "")
+	}
+	if err := f.Commit(); err != nil {
+		return failErr(err, "check that the folder of "+p+" is writable")
+	}
+	fmt.Fprintf(e.stderr, "chaos: report written to %s\n", termtext.Text(p))
+	return nil
+}
+
+// servedSessions are the sessions replay was given: the SESSION argument,
+// or every HTTP session of the cassette.
+func servedSessions(ctx context.Context, c *cli.Context, db *store.DB) ([]int64, error) {
+	id, err := sessionArg(c, 0)
+	if err != nil {
+		return nil, err
+	}
+	return args.Select(ctx, db, id, store.StreamableHTTP, store.LegacySSE)
+}
+
+// chaosPage is the chaos run of srv as the HTML report shows it: the
+// faults injected with their verdicts, then those not reached.
+func chaosPage(srv *replayer.Server, command string) view.Chaos {
+	ch := view.Chaos{Seed: srv.Chaos.Seed, Rate: srv.Chaos.Rate, Command: command, Faults: []view.ChaosFault{}}
+	if ch.Rate <= 0 {
+		ch.Rate = replayer.DefaultChaosRate
+	}
+	for _, k := range srv.Chaos.Kinds {
+		ch.Kinds = append(ch.Kinds, k.String())
+	}
+	add := func(r replayer.ChaosResult, verdict string) {
+		ch.Faults = append(ch.Faults, view.ChaosFault{Session: r.Session, Kind: r.Kind.String(), Stream: r.Stream, Event: r.Event, Seq: r.Seq,
+			Request: r.Request, Where: r.Where(), What: r.Fault.String(), Did: r.Did, Verdict: verdict})
+	}
+	for _, r := range srv.ChaosResults() {
+		add(r, r.Verdict.String())
+	}
+	for _, r := range srv.ChaosNotReached() {
+		add(r, view.VerdictNotReached)
+	}
+	return ch
 }

@@ -1,10 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -99,35 +98,13 @@ func matchRules(c *cli.Context, db *store.DB, ids []int64) (replayer.Match, erro
 	default:
 		return mt, usageErr("--match tolerant or --match exact", "--match %q is not tolerant or exact", c.String("match"))
 	}
-	stored, err := db.LabelValues(c.Context, replayer.MatchIgnoreLabel, ids...)
-	if err != nil {
-		return mt, failErr(err, "")
-	}
-	rules := strings.Join(append(c.StringSlice("ignore"), stored...), "\n")
-	n, err := diff.ParseNoise(rules)
-	if err != nil {
+	mt, err := replayer.StoredMatch(c.Context, mt, c.StringSlice("ignore"), replayer.Sessions{DB: db, IDs: ids})
+	if errors.Is(err, diff.ErrBadPath) {
 		return mt, usageErr("--ignore 'tools/call:params.arguments.when' (see mcpvcr help verify for the path syntax)", "--ignore: %w", err)
 	}
-	for _, p := range (diff.Noise{}).With(n).Paths { // each rule once
-		mt.Ignore = append(mt.Ignore, p)
-	}
-	// The JSON members the recordings redacted beyond the defaults.
-	names, err := db.LabelValues(c.Context, replayer.RedactLabel, ids...)
 	if err != nil {
 		return mt, failErr(err, "")
 	}
-	for _, v := range names {
-		for _, name := range strings.Split(v, "\n") {
-			if name = strings.TrimSpace(name); name != "" && name != "off" && !slices.Contains(mt.Redact, name) {
-				mt.Redact = append(mt.Redact, name)
-			}
-		}
-	}
-	scrubbed, err := db.LabelValues(c.Context, replayer.ScrubLabel, ids...)
-	if err != nil {
-		return mt, failErr(err, "")
-	}
-	mt.Scrubbed = len(scrubbed) > 0
 	return mt, nil
 }
 

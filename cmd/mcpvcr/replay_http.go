@@ -34,6 +34,9 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	fmt.Fprintf(e.stderr, "mcpvcr: replaying %s on http://%s; point your client at http://%s%s; stop with Ctrl-C\n",
 		termtext.Count(srv.Sessions(), "session"), ln.Addr(), ln.Addr(), srv.EndpointPath(c.Context))
 	if err := serve(c.Context, e, ln, &graceful.Server{Handler: srv, BeforeShutdown: srv.Close, IdleTimeout: c.Duration("idle-timeout")}); err != nil {
+		if rerr := writeChaosReport(c, e, db, srv, chaosCommand(c, c.String("listen"))); rerr != nil {
+			report(e.stderr, rerr)
+		}
 		return failErr(fmt.Errorf("serve: %w", err), "")
 	}
 	if c.Bool("verbose") {
@@ -42,6 +45,9 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	ok := srv.WriteSummary(e.stderr)
 	if !srv.WriteChaos(e.stderr, chaosCommand(c, c.String("listen"))) {
 		ok = false
+	}
+	if err := writeChaosReport(c, e, db, srv, chaosCommand(c, c.String("listen"))); err != nil {
+		return err
 	}
 	if !ok {
 		return errDiffer

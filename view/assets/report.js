@@ -17,6 +17,7 @@
   var sel = null, shown = [-1, -1];
   var diffAt = {};         // seq -> [diff request] for the session shown
   var progress = {};       // request seq -> progress seqs
+  var chaosAt = {}, chaosSt = {}; // seq, stream -> [index of a chaos fault] for the session shown
 
   function esc(s) {
     return String(s).replace(/[&<>"]/g, function (c) { return {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]; });
@@ -174,6 +175,11 @@
         g.fillStyle = EC[S.streams[r.st].end] || '#64748b';
         g.fillRect(cx - 4, cy - 4, 8, 8);
       }
+      var cm = r.t === 'f' ? chaosAt[r.f.s] : r.t === 'o' ? chaosSt[r.st] : null;
+      if (cm) { // a chaos fault: a square around the mark, red when its verdict failed
+        g.lineWidth = 2; g.strokeStyle = VC[worst(cm)];
+        g.strokeRect(cx - 7, cy - 7, 14, 14);
+      }
     }
   }
   function streamWhat(st) {
@@ -188,8 +194,8 @@
     var top = 'style="top:' + (i * ROW) + 'px"';
     var st = r.st >= 0 ? S.streams[r.st] : null;
     if (r.t === 'o') {
-      return '<div class="row o" data-st="' + r.st + '" ' + top + '><span class="c-seq"></span><span class="c-off">' + secs(st.opened) + '</span>' +
-        gutter() + '<span class="c-dir">◦</span><span class="c-st">' + esc(st.label) + '</span><span class="c-wide">' + esc(streamWhat(st)) + '</span></div>';
+      return '<div class="row o' + chaosClass(chaosSt[r.st]) + '" data-st="' + r.st + '" ' + top + '><span class="c-seq"></span><span class="c-off">' + secs(st.opened) + '</span>' +
+        gutter() + '<span class="c-dir">◦</span><span class="c-st">' + esc(st.label) + '</span><span class="c-wide">' + chaosFlags(chaosSt[r.st]) + esc(streamWhat(st)) + '</span></div>';
     }
     if (r.t === 'e') {
       return '<div class="row e end-' + esc(st.end) + '" data-st="' + r.st + '" ' + top + '><span class="c-seq"></span><span class="c-off">' + secs(st.closed) + '</span>' +
@@ -210,7 +216,8 @@
     if (f.rt !== undefined) fl += '<span class="fl">retry=' + f.rt + '</span>';
     if (progress[f.s]) fl += '<span class="fl">' + progress[f.s].length + ' progress</span>';
     if (diffAt[f.s]) fl += '<span class="fl cx">Δ ' + esc(diffAt[f.s][0].status) + '</span>';
-    var cls = 'row f k-' + kindClass(f.k) + ' d' + f.d + (sel === f.s ? ' sel' : '') + (diffAt[f.s] ? ' dif' : '');
+    var cls = 'row f k-' + kindClass(f.k) + ' d' + f.d + (sel === f.s ? ' sel' : '') + (diffAt[f.s] ? ' dif' : '') + chaosClass(chaosAt[f.s]);
+    fl = chaosFlags(chaosAt[f.s]) + fl;
     return '<div class="' + cls + '" data-seq="' + f.s + '" data-method="' + esc(f.m || '') + '" ' + top + '><span class="c-seq">' + f.s + '</span><span class="c-off">' + secs(f.o) + '</span>' +
       gutter() + '<span class="c-dir" title="' + (f.d ? 'server → client' : 'client → server') + '">' + (f.d ? '←' : '→') + '</span><span class="c-st">' + esc(st ? st.label : '') +
       '</span><span class="c-k"><b>' + esc(f.k) + '</b></span><span class="c-m" title="' + esc((f.m || '') + (f.nm ? ' ' + f.nm : '')) + '">' + esc(f.m || '') +
@@ -291,7 +298,7 @@
       '<dt>opened</dt><dd>' + secs(st.opened) + '</dd><dt>closed</dt><dd>' + (st.closed ? secs(st.closed) : 'open') + '</dd>' +
       (st.err ? '<dt>error</dt><dd>' + esc(st.err) + '</dd>' : '') +
       (st.resumes ? '<dt>resumes</dt><dd>' + esc(S.streams[st.resumes - 1].label) + (st.resumeAfter ? ' after ' + link(st.resumeAfter) : '') + ' (Last-Event-ID ' + esc(st.lastEventId) + ')</dd>' : '') +
-      '</dl>' + headers('request headers', st.reqH) + headers('response headers', st.respH);
+      '</dl>' + chaosDetail(chaosSt[k]) + headers('request headers', st.reqH) + headers('response headers', st.respH);
   }
   function showFrame(f) {
     var st = f.t >= 0 ? S.streams[f.t] : null, raw = rawText(f);
@@ -316,6 +323,7 @@
     (diffAt[f.s] || []).forEach(function (rq) {
       h += '<h3>differences (' + esc(rq.status) + ')</h3>' + changesHTML(rq);
     });
+    h += chaosDetail(chaosAt[f.s]);
     var json = pretty(st && /event-stream/.test(st.ct || '') || f.eid !== undefined || f.ev ? sseData(raw) : raw);
     if (json) h += '<h3>JSON</h3><pre id="json">' + json + '</pre>';
     h += '<h3>bytes, exactly as on the wire</h3><pre id="raw"></pre>';
@@ -410,6 +418,13 @@
       g.fillStyle = {request: '#2563eb', result: '#16a34a', error: '#dc2626', notification: '#7c3aed', stderr: '#6b7280', invalid: '#d97706'}[f.k] || '#94a3b8';
       g.fillRect(X(f.o) - 0.75, lane[f.t] * lh + 2 + 1, 1.5, lh - 2);
     });
+    Object.keys(chaosAt).concat(Object.keys(chaosSt).map(function (k) { return 'st' + k; })).forEach(function (key) {
+      var st = key.indexOf('st') === 0, r = st ? null : bySeq[key], k = st ? +key.slice(2) : r ? r.f.t : -1;
+      if (k < 0 || lane[k] === undefined) return;
+      var x = X(st ? sts[k].opened : r.f.o), y = lane[k] * lh + 2;
+      g.fillStyle = VC[worst(st ? chaosSt[k] : chaosAt[key])];
+      g.beginPath(); g.moveTo(x - 4, y); g.lineTo(x + 4, y); g.lineTo(x, y + Math.max(5, lh)); g.closePath(); g.fill();
+    });
     cv.onclick = function (e) {
       var us = (e.offsetX - 8) / (W - 16) * end, best = null;
       fs.forEach(function (f) { if (!best || Math.abs(f.o - us) < Math.abs(best.o - us)) best = f; });
@@ -480,14 +495,75 @@
       if (seq) select(seq, true);
     };
   }
+  // --- chaos ------------------------------------------------------------------
+  // A chaos replay run (D.chaos): a summary on top, each fault listed with
+  // its verdict, and marked where it was placed (f.at, a frame; else the
+  // opening row of stream f.st) on the timeline of its session.
+  var VC = {fail: '#dc2626', pass: '#16a34a', 'not observed': '#d97706', 'not reached': '#64748b'};
+  function vcls(v) { return 'v-' + ({fail: 'fail', pass: 'pass', 'not observed': 'unseen', 'not reached': 'unreached'}[v] || 'unseen'); }
+  function worst(is) {
+    var order = ['fail', 'not observed', 'not reached', 'pass'], best = 3;
+    is.forEach(function (i) { var k = order.indexOf(D.chaos.faults[i].verdict); if (k >= 0 && k < best) best = k; });
+    return order[best];
+  }
+  function chaosClass(is) { return is ? ' chaos ' + vcls(worst(is)) : ''; }
+  function chaosFlags(is) {
+    return (is || []).map(function (i) {
+      var f = D.chaos.faults[i];
+      return '<span class="fl ch ' + vcls(f.verdict) + '" title="' + esc(f.what + ' · ' + f.verdict) + '">⚡ ' + esc(f.kind) + ': ' + esc(f.verdict) + '</span>';
+    }).join('');
+  }
+  function chaosFails(id) {
+    return D.chaos && D.chaos.faults.some(function (f) { return f.session === id && f.verdict === 'fail'; });
+  }
+  function chaosDetail(is) {
+    return (is || []).map(function (i) {
+      var f = D.chaos.faults[i];
+      return '<h3>chaos fault ' + (i + 1) + ': ' + esc(f.kind) + ' <span class="verdict ' + vcls(f.verdict) + '">' + esc(f.verdict) + '</span></h3>' +
+        '<div class="chg">' + esc(f.what) + '\nat ' + esc(f.where) + (f.did ? '\nthe client ' + esc(f.did) : '') + '</div>';
+    }).join('');
+  }
+  function chaos() {
+    chaosAt = {}; chaosSt = {};
+    var C = D.chaos;
+    if (!C) return;
+    C.faults.forEach(function (f, i) {
+      if (f.session !== S.id) return;
+      if (f.at) (chaosAt[f.at] = chaosAt[f.at] || []).push(i);
+      else if (f.st >= 0) (chaosSt[f.st] = chaosSt[f.st] || []).push(i);
+    });
+    var n = {}, injected = 0;
+    C.faults.forEach(function (f) { n[f.verdict] = (n[f.verdict] || 0) + 1; if (f.verdict !== 'not reached') injected++; });
+    var h = '<h2>Chaos replay, seed ' + esc(C.seed) + ' · kinds ' + esc(C.kinds && C.kinds.length ? C.kinds.join(', ') : 'all') + ' · ' + esc(C.rate) + ' per session: ' +
+      injected + ' injected — <span class="verdict v-pass">' + (n.pass || 0) + ' pass</span> <span class="verdict v-fail' + (n.fail ? ' some' : '') + '">' + (n.fail || 0) + ' fail</span> ' +
+      '<span class="verdict v-unseen">' + (n['not observed'] || 0) + ' not observed</span> <span class="verdict v-unreached">' + (n['not reached'] || 0) + ' not reached</span></h2>';
+    if (C.command) h += '<div class="cmd">replay this run: <code id="chaos-cmd">' + esc(C.command) + '</code></div>';
+    h += '<table class="cf"><tr><th>#</th><th>verdict</th><th>session</th><th>kind</th><th>where</th><th>fault</th><th>the client</th></tr>';
+    C.faults.forEach(function (f, i) {
+      h += '<tr class="cfr ' + vcls(f.verdict) + '" data-i="' + i + '"><td>' + (i + 1) + '</td><td><span class="verdict ' + vcls(f.verdict) + '">' + esc(f.verdict) + '</span></td><td>' + esc(f.session) +
+        '</td><td>' + esc(f.kind) + '</td><td>' + esc(f.where) + '</td><td>' + esc(f.what) + '</td><td>' + esc(f.did || '') + '</td></tr>';
+    });
+    var sec = $('chaos');
+    sec.innerHTML = h + '</table>'; sec.hidden = false;
+    sec.onclick = function (e) {
+      var el = e.target.closest('.cfr');
+      if (!el) return;
+      var f = C.faults[+el.dataset.i];
+      D.sessions.forEach(function (s, k) { if (s.id === f.session && k !== cur) show(k); });
+      if (S.id !== f.session) return;
+      if (f.at) select(f.at, true);
+      else if (f.st >= 0) showStream(f.st);
+    };
+  }
   function show(i) {
     cur = i; S = D.sessions[i]; sel = null;
     var tabs = $('tabs');
     tabs.innerHTML = D.sessions.length < 2 ? '' : D.sessions.map(function (s, k) {
-      return '<button data-i="' + k + '" class="' + (k === i ? 'on' : '') + '">session ' + s.id + (s.name ? ' · ' + esc(s.name) : '') + '</button>';
+      return '<button data-i="' + k + '" class="' + (k === i ? 'on' : '') + (chaosFails(s.id) ? ' v-fail' : '') + '">session ' + s.id + (s.name ? ' · ' + esc(s.name) : '') + '</button>';
     }).join('');
     meta();
     diffs();
+    chaos();
     build();
     Object.keys(diffAt).forEach(function (seq) { // an answer shows its request's differences too
       var r = bySeq[seq];
