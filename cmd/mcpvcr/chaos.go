@@ -168,11 +168,14 @@ func writeChaosReport(c *cli.Context, e *env, db *store.DB, srv *replayer.Server
 }
 
 // servedSessions are the sessions replay was given: the SESSION argument,
-// or every HTTP session of the cassette.
+// or every HTTP session of the cassette (every stdio one, over stdio).
 func servedSessions(ctx context.Context, c *cli.Context, db *store.DB) ([]int64, error) {
 	id, err := sessionArg(c, 0)
 	if err != nil {
 		return nil, err
+	}
+	if c.String("listen") == "" {
+		return args.Select(ctx, db, id, store.Stdio)
 	}
 	return args.Select(ctx, db, id, store.StreamableHTTP, store.LegacySSE)
 }

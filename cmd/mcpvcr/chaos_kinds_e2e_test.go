@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -119,4 +120,28 @@ func TestChaos_HTTPSSE(t *testing.T) {
 		}
 	}
 	checkChaosFired(t, fired, seeds, store.LegacySSE, mcptest.V20241105)
+}
+
+// TestChaos_StdioHTMLReport: --chaos-report over stdio writes the run's
+// HTML report, every fault stderr names in it with its verdict, each
+// placed on the session's timeline.
+func TestChaos_StdioHTMLReport(t *testing.T) {
+	t.Parallel() // replay waits on its client, not on the CPU
+	out := filepath.Join(t.TempDir(), "chaos.html")
+	_, stderr := chaosStdioRun(t, filepath.Join(cassetteDir, "gosdk-stdio-2025-11-25.jsonl"), 1, "script", "--chaos-report", out)
+	d := readChaosPage(t, out)
+	faults, _, verdicts := chaosFaults(stderr)
+	if len(faults) == 0 {
+		t.Fatalf("no fault on stderr:\n%s", stderr)
+	}
+	var got, gotVerdicts []string
+	for i, f := range d.Chaos.Faults {
+		got, gotVerdicts = append(got, fmt.Sprintf("session %d, %s at %s: %s", f.Session, f.Kind, f.Where, f.What)), append(gotVerdicts, f.Verdict)
+		if f.St < 0 {
+			t.Errorf("fault %d (%s at %s) is not placed on the timeline", i+1, f.Kind, f.Where)
+		}
+	}
+	if !slices.Equal(got, faults) || !slices.Equal(gotVerdicts, verdicts) {
+		t.Errorf("report faults:\n%s\n%v\nwant, as on stderr:\n%s\n%v", strings.Join(got, "\n"), gotVerdicts, strings.Join(faults, "\n"), verdicts)
+	}
 }

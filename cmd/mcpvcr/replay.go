@@ -79,6 +79,9 @@ func replayCommand(e *env) *cli.Command {
 			}
 			rep.WriteSummary(e.stderr)
 			ok := srv.WriteChaos(e.stderr, chaosCommand(c, ""))
+			if err := writeChaosReport(c, e, db, srv, chaosCommand(c, "")); err != nil {
+				return err
+			}
 			if !rep.OK() || !ok {
 				return errDiffer
 			}
