@@ -269,8 +269,8 @@ var tsChaosScript = filepath.Join("..", "..", "internal", "mcptest", "testdata",
 // TestChaos_TSClient is TestChaos_GoSDK with the TypeScript SDK client
 // (a node process): the same faults in both runs of a seed, each
 // announced, the exit code following the verdicts. Its initialize asks
-// for other capabilities than the recorded Go SDK client's, which
-// --ignore leaves aside.
+// for other capabilities than the recorded Go SDK client's, and its
+// cancellation gives another reason, which --ignore leaves aside.
 func TestChaos_TSClient(t *testing.T) {
 	t.Parallel() // each replay waits on its client, not on the CPU
 	node := mcptest.Everything(t)[0]
@@ -287,7 +287,7 @@ func TestChaos_TSClient(t *testing.T) {
 						t.Errorf("TypeScript client: %v\n%s", err, stderr.String())
 					}
 					t.Logf("TypeScript client saw %s", stdout.String())
-				}, "--ignore", "initialize:params.capabilities")
+				}, "--ignore", "initialize:params.capabilities", "--ignore", "notifications/cancelled:params.reason")
 			})
 		}
 	}

@@ -145,3 +145,29 @@ func TestChaos_StdioHTMLReport(t *testing.T) {
 		t.Errorf("report faults:\n%s\n%v\nwant, as on stderr:\n%s\n%v", strings.Join(got, "\n"), gotVerdicts, strings.Join(faults, "\n"), verdicts)
 	}
 }
+
+// TestChaos_TSClientLateResult: the TypeScript SDK client cancels its
+// slow call (an AbortSignal) and keeps the call's POST stream open; the
+// result replay sends there after the cancellation is taken and dropped,
+// and the client sends nothing more for that id: pass, in both runs.
+func TestChaos_TSClientLateResult(t *testing.T) {
+	t.Parallel() // each replay waits on its client, not on the CPU
+	node := mcptest.Everything(t)[0]
+	cassette := chaosCassette(t, "script")
+	const seed = 1
+	for run := range 2 {
+		code, stderr := chaosRun(t, cassette, seed, func(url string) {
+			out, err := exec.CommandContext(testCtx(t), node, tsChaosScript, url, "script").CombinedOutput()
+			if err != nil {
+				t.Errorf("TypeScript client: %v\n%s", err, out)
+			}
+		}, "--chaos-faults", "late-result", "--chaos-rate", "1", "--ignore", "initialize:params.capabilities", "--ignore", "notifications/cancelled:params.reason")
+		_, kinds, verdicts := chaosFaults(stderr)
+		if !slices.Equal(kinds, []string{"late-result"}) || !slices.Equal(verdicts, []string{"pass"}) || code != 0 {
+			t.Errorf("run %d: exit %d, faults %v, verdicts %v; want one late-result, passed:\n%s", run+1, code, kinds, verdicts, stderr)
+		}
+		if !strings.Contains(stderr, "sent nothing more for request") {
+			t.Errorf("run %d: the verdict does not say the client sent nothing more for the request:\n%s", run+1, stderr)
+		}
+	}
+}
