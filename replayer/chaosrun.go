@@ -386,6 +386,11 @@ func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Fra
 	})
 	if ok {
 		inj.lastID = lastEventSent(rec, st, sent)
+		if st.Kind == store.SSEGetStream {
+			// HTTP+SSE: the session is the stream; with it gone, its
+			// endpoint answers 404 from now on, and no fault follows.
+			cs.expired[ls] = inj
+		}
 	}
 	retry := cs.retry[key]
 	if retry != nil && retry.Event == sent && retry.cutAt.IsZero() {
