@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -169,5 +170,43 @@ func TestChaos_TSClientLateResult(t *testing.T) {
 		if !strings.Contains(stderr, "sent nothing more for request") {
 			t.Errorf("run %d: the verdict does not say the client sent nothing more for the request:\n%s", run+1, stderr)
 		}
+	}
+}
+
+// TestChaos_InspectorCLIStdio: Inspector's CLI starts replay over stdio
+// as its server (initialize, logging/setLevel, the script's echo call,
+// close) under chaos: the same faults in both runs of a seed, delays
+// taken; the late result stays not reached (the CLI cancels nothing).
+func TestChaos_InspectorCLIStdio(t *testing.T) {
+	t.Parallel() // each replay waits on its client, not on the CPU
+	cli := mcptest.InspectorCLI(t)
+	cassette := filepath.Join(cassetteDir, "gosdk-stdio-2025-11-25.jsonl")
+	fired := map[string][]uint64{}
+	for _, seed := range chaosSeedsOr(t, []uint64{5}) { // 5: a delay before the initialize answer
+		t.Run(fmt.Sprint("echo/seed", seed), func(t *testing.T) {
+			chaosFired(fired, seed, chaosSameRuns(t, seed, func() (int, string) {
+				report := filepath.Join(t.TempDir(), "stderr.txt")
+				// Inspector's CLI keeps its server's stderr to itself: replay
+				// writes it to a file through a shell.
+				server := fmt.Sprintf("exec %s replay --stdio --cassette %s --chaos %d --ignore 'initialize:params' 2>%s", mcpvcrBin, cassette, seed, report)
+				args := append(cli[1:], "sh", "-c", server, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=hello")
+				cmd := exec.CommandContext(testCtx(t), cli[0], args...)
+				cmd.Env = append(os.Environ(), "MCP_CATALOG_PATH="+filepath.Join(t.TempDir(), "mcp.json"))
+				out, err := cmd.CombinedOutput()
+				t.Logf("Inspector CLI (%v): %s", err, out)
+				stderr, rerr := os.ReadFile(report)
+				if rerr != nil {
+					t.Fatalf("replay's stderr: %v", rerr)
+				}
+				code := 0
+				if strings.Contains(string(stderr), ": fail\n") {
+					code = 1
+				}
+				return code, string(stderr)
+			}))
+		})
+	}
+	if len(fired["delay"]) == 0 {
+		t.Errorf("delay fired in no seed (fired: %v)", fired)
 	}
 }
