@@ -14,13 +14,15 @@ import (
 // Chaos replays with faults drawn from seed at places in each recorded
 // session (mcpvcr replay --chaos): cut streams, refused or late
 // resumptions, an expired session, a refused GET stream, delays, a left
-// out priming event, a 503. kinds names the kinds to draw from
+// out priming event, a 503, a result after the client cancelled, a
+// changed retry value, a 2026-07-28 response stream closed early. kinds names the kinds to draw from
 // (replayer.FaultKind names such as "cut-resumable" or "expire"); none
 // draws from every kind. The same seed and client behaviour give the
 // same faults. At t.Cleanup, t fails for each fault whose verdict failed
 // (the client did not do what the protocol asks next), naming the seed.
-// NewServer only (Streamable HTTP of the initialize era); Transport and
-// Command refuse it.
+// NewServer (Streamable HTTP, HTTP+SSE, 2026-07-28 exchanges) and
+// Transport of a stdio cassette (delays and late results); Command and
+// Transport of an HTTP cassette refuse it.
 func Chaos(seed uint64, kinds ...string) Option {
 	return optionFunc(func(c *config) {
 		ks, err := args.ParseFaultKinds(strings.Join(kinds, ","))

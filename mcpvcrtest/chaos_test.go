@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/mcpvcrtest"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -105,5 +106,26 @@ func TestChaos_FailsTest(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("cleanup reported %q; want it to say %q", got, want)
 		}
+	}
+}
+
+// TestChaos_TransportStdio: Chaos over in-memory stdio (Transport of a
+// stdio cassette): delays and the late result after the client's
+// cancellation, the Go SDK client passing every verdict, seed by seed.
+func TestChaos_TransportStdio(t *testing.T) {
+	mcpvcrtest.ChaosSeeds(t, 1, 5, func(t *testing.T, seed uint64) {
+		tr := mcpvcrtest.Transport(t, "../cassettes/gosdk-stdio-2025-11-25.jsonl", mcpvcrtest.Chaos(seed))
+		saw := mcptest.ChaosRun(context.Background(), tr, &mcp.Implementation{Name: "chaos-client", Version: "1.0.0"}, "script")
+		t.Logf("Go SDK client saw %q", saw)
+	})
+}
+
+// TestChaos_TransportHTTPRefused: Transport of an HTTP cassette has no
+// real listener to cut: Chaos is refused, with a try line.
+func TestChaos_TransportHTTPRefused(t *testing.T) {
+	ft := &fatalTB{recTB: recTB{TB: t}}
+	ft.run(func() { mcpvcrtest.Transport(ft, "../cassettes/multi-gosdk-http-sse.jsonl", mcpvcrtest.Chaos(1)) })
+	if !strings.Contains(ft.fatal, "Chaos injects faults over") || !strings.Contains(ft.fatal, "try: mcpvcrtest.NewServer") {
+		t.Errorf("Transport with Chaos over HTTP reported %q; want a refusal naming NewServer", ft.fatal)
 	}
 }

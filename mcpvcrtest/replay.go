@@ -93,8 +93,9 @@ func newServer(t testing.TB, recs []*store.Recording, c *config, fn string) *rep
 	if c.chaosErr != nil {
 		t.Fatalf("mcpvcrtest.%s: Chaos: %v", fn, c.chaosErr)
 	}
-	if c.chaos != nil && fn != "NewServer" {
-		t.Fatalf("mcpvcrtest.%s: Chaos injects faults over a real HTTP listener only\ntry: mcpvcrtest.NewServer(t, cassette, mcpvcrtest.Chaos(seed))", fn)
+	stdio := len(recs) > 0 && recs[0].Session.Transport == store.Stdio
+	if c.chaos != nil && fn != "NewServer" && (fn != "Transport" || !stdio) {
+		t.Fatalf("mcpvcrtest.%s: Chaos injects faults over a real HTTP listener (NewServer) or in-memory stdio (Transport of a stdio cassette) only\ntry: mcpvcrtest.NewServer(t, cassette, mcpvcrtest.Chaos(seed))", fn)
 	}
 	beforeReplay(recs, c.beforeReplay)
 	mt, err := matchRules(c.rules, recs)

@@ -62,6 +62,7 @@ func Transport(t testing.TB, cassette string, opts ...Option) mcp.Transport {
 			t.Errorf("mcpvcrtest.Transport: %v", err)
 		}
 		check(t, "Transport", cassette, reps)
+		checkChaos(t, "Transport", tr.srv)
 	})
 	return tr
 }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -94,7 +96,8 @@ type Fault struct {
 	// client opens its GET stream is its own concurrency, not its
 	// behaviour.
 	Request int
-	// Delay is how long a delay or a late resumption waits.
+	// Delay is how long a delay or a late resumption waits; for a
+	// retry, the SSE retry value given.
 	Delay time.Duration
 }
 
@@ -103,6 +106,14 @@ func (f Fault) Where() string {
 	switch {
 	case f.Request > 0:
 		return fmt.Sprintf("POST %d", f.Request)
+	case f.Kind == FaultLateResult && f.Stream == 0:
+		return fmt.Sprintf("the request of seq %d", f.Seq)
+	case f.Kind == FaultLateResult:
+		return fmt.Sprintf("%s#%d (its request, seq %d)", f.StreamKind, f.Stream, f.Seq)
+	case f.Kind == FaultDelay && f.Stream == 0:
+		return fmt.Sprintf("seq %d", f.Seq)
+	case f.Kind == FaultCloseEarly:
+		return fmt.Sprintf("%s#%d before its response (seq %d)", f.StreamKind, f.Stream, f.Seq)
 	case f.Kind == FaultRefuseGet:
 		return fmt.Sprintf("%s#%d", f.StreamKind, f.Stream)
 	case f.Kind == FaultDelay && f.Seq == 0:
@@ -134,6 +145,12 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s: the priming event of %s#%d%s left out", f.Kind, f.StreamKind, f.Stream, seqNote(f.Seq))
 	case Fault503:
 		return fmt.Sprintf("%s: POST %d answered 503 with Retry-After: 1", f.Kind, f.Request)
+	case FaultLateResult:
+		return fmt.Sprintf("%s: once the client cancels it, a result sent all the same to %s", f.Kind, f.Where())
+	case FaultRetry:
+		return fmt.Sprintf("%s: %s#%d's priming event given retry: %d (ms), the stream dropped after %d event(s)%s", f.Kind, f.StreamKind, f.Stream, f.Delay.Milliseconds(), f.Event, seqNote(f.Seq))
+	case FaultCloseEarly:
+		return fmt.Sprintf("%s: %s#%d closed after %d event(s), before its response", f.Kind, f.StreamKind, f.Stream, f.Event)
 	}
 	return fmt.Sprintf("%s at %s", f.Kind, f.Where())
 }
@@ -156,10 +173,12 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 		return true
 	case FaultReorder:
 		return t != store.Stdio // notifications on different streams
-	case FaultCutResumable, FaultCut, FaultResume404, FaultResumeLate, Fault503, FaultRetry:
-		return t == store.StreamableHTTP
+	case FaultCut, Fault503:
+		return t == store.StreamableHTTP || t == store.LegacySSE
+	case FaultCutResumable, FaultResume404, FaultResumeLate, FaultRetry:
+		return t == store.StreamableHTTP && !modern // no resumption in 2026-07-28
 	case FaultDropPriming:
-		return t == store.StreamableHTTP && rev >= "2025-11-25"
+		return t == store.StreamableHTTP && rev >= "2025-11-25" && !modern
 	case FaultExpire, FaultRefuseGet:
 		return t == store.StreamableHTTP && !modern // sessions and GET streams are gone in 2026-07-28
 	case FaultCloseEarly:
@@ -170,17 +189,27 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 
 // Injected reports whether this replay injects kind k over transport t:
 // the kinds Allowed admits that are built. Streamable HTTP sessions of
-// the initialize era get every kind but late-result, reorder, retry and
-// close-early; other transports get none yet.
+// the initialize era get every kind but reorder and close-early;
+// 2026-07-28 exchanges get cut (without event ids: the request is lost),
+// close-early, 503 and delay; stdio gets delay and late-result (it has
+// no streams to cut: a cut there is the server exiting); the 2024-11-05
+// HTTP+SSE transport gets delay, 503 and cut (of its one SSE stream: the
+// session ends). Reorder is not built.
 func Injected(k FaultKind, t store.Transport, rev string) bool {
-	if t != store.StreamableHTTP || rev >= "2026-07-28" {
+	if !Allowed(k, t, rev) {
 		return false
 	}
-	switch k {
-	case FaultLateResult, FaultReorder, FaultRetry, FaultCloseEarly:
-		return false
+	switch {
+	case t == store.StreamableHTTP && rev >= "2026-07-28":
+		return k == FaultCut || k == FaultCloseEarly || k == Fault503 || k == FaultDelay
+	case t == store.StreamableHTTP:
+		return k != FaultReorder && k != FaultCloseEarly
+	case t == store.Stdio:
+		return k == FaultDelay || k == FaultLateResult
+	case t == store.LegacySSE:
+		return k == FaultDelay || k == Fault503 || k == FaultCut
 	}
-	return Allowed(k, t, rev)
+	return false
 }
 
 // Plan draws the faults of c for one recorded session: Rate faults (or
@@ -235,6 +264,8 @@ func (c Chaos) Plan(rec *store.Recording) []Fault {
 			f.Delay = time.Duration(5+rng.IntN(96)) * time.Millisecond
 		case FaultResumeLate:
 			f.Delay = time.Duration(50+rng.IntN(251)) * time.Millisecond
+		case FaultRetry:
+			f.Delay = time.Duration(100+rng.IntN(301)) * time.Millisecond
 		}
 		usedStream[f.Stream], usedRequest[f.Request] = f.Stream > 0, f.Request > 0
 		plan = append(plan, f)
@@ -252,10 +283,13 @@ func (c Chaos) Plan(rec *store.Recording) []Fault {
 // position is where f sits in the session: the number of its request, or
 // of its stream (recorded streams and requests nearly coincide).
 func position(f Fault) int {
-	if f.Request > 0 {
+	switch {
+	case f.Request > 0:
 		return f.Request
+	case f.Stream > 0:
+		return f.Stream
 	}
-	return f.Stream
+	return int(f.Seq) // stdio: no streams, only frames
 }
 
 // sseEvents returns the server events of stream id that count for a cut
@@ -278,8 +312,12 @@ func isSSE(st *store.Stream) bool {
 
 // faultSites returns every place in rec where a fault of kind k can go.
 func faultSites(k FaultKind, rec *store.Recording) []Fault {
+	if rec.Session.Transport == store.Stdio {
+		return stdioSites(k, rec)
+	}
 	var out []Fault
 	requests := 0
+	cancelled := cancelledRequests(rec, false)
 	for i := range rec.Streams {
 		st := &rec.Streams[i]
 		n := i + 1
@@ -305,7 +343,48 @@ func faultSites(k FaultKind, rec *store.Recording) []Fault {
 					out = append(out, f)
 				}
 			}
+		case FaultRetry:
+			// A resumable POST stream that opens with a priming event (the
+			// event the retry goes on) with a response still to come.
+			if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 || st.End != store.EndComplete || resumedInRecording(rec, st.ID) {
+				continue
+			}
+			if len(evs) < 3 || evs[0].Kind != store.KindEmpty || !evs[0].HasEventID || evs[0].EventID == "" {
+				continue
+			}
+			for e := 1; e < len(evs); e++ {
+				if evs[e-1].HasEventID && evs[e-1].EventID != "" {
+					f := base
+					f.Event, f.Seq = e, evs[e-1].Seq
+					out = append(out, f)
+				}
+			}
+		case FaultLateResult:
+			if req := cancelled[st.ID]; req != nil && st.Kind == store.PostStream && isSSE(st) && st.Status == 200 {
+				f := base
+				f.Seq = req.Seq
+				out = append(out, f)
+			}
+		case FaultCloseEarly:
+			if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 {
+				continue
+			}
+			if r := slices.IndexFunc(evs, func(f *store.Frame) bool { return f.Kind.IsResponse() }); r >= 0 {
+				f := base
+				f.Event, f.Seq = r, evs[r].Seq
+				out = append(out, f)
+			}
 		case FaultCut:
+			if st.Kind == store.SSEGetStream && st.Status == 200 {
+				// HTTP+SSE: the one stream of the session, dropped after
+				// its endpoint event and before the rest: the session ends.
+				for e := 1; e < len(evs); e++ {
+					f := base
+					f.Event, f.Seq = e, evs[e-1].Seq
+					out = append(out, f)
+				}
+				continue
+			}
 			if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 || st.End != store.EndComplete || len(evs) == 0 {
 				continue
 			}
@@ -321,7 +400,7 @@ func faultSites(k FaultKind, rec *store.Recording) []Fault {
 				out = append(out, f)
 			}
 		case FaultDelay:
-			if st.Status != 200 || (st.Kind != store.PostStream && st.Kind != store.GetStream) {
+			if st.Status != 200 || (st.Kind != store.PostStream && st.Kind != store.GetStream && st.Kind != store.SSEGetStream) {
 				continue
 			}
 			if !isSSE(st) {
@@ -372,4 +451,57 @@ func framesOfStream(rec *store.Recording, id int64) []*store.Frame {
 		}
 	}
 	return fs
+}
+
+// cancelledRequests returns, by the stream that carries it, each client
+// request of rec that the recorded client cancelled
+// (notifications/cancelled) and that the recording never answers, or
+// (with late) answers only after the cancellation.
+func cancelledRequests(rec *store.Recording, late bool) map[int64]*store.Frame {
+	reqs := map[string]*store.Frame{}
+	answered := map[string]bool{} // before any cancellation of it
+	cancelled := map[string]bool{}
+	var cancels []string
+	for i := range rec.Frames {
+		f := &rec.Frames[i]
+		switch {
+		case f.Direction == store.ClientToServer && f.Kind == store.KindRequest && f.ID != "":
+			reqs[f.ID] = f
+		case f.Direction == store.ServerToClient && f.Kind.IsResponse() && f.ID != "":
+			answered[f.ID] = answered[f.ID] || !(late && cancelled[f.ID])
+		case f.Direction == store.ClientToServer && f.Method == "notifications/cancelled":
+			if id := mcpwire.CancelledRequestID(jsonrpc.Parse(f.Data).Params); id != nil {
+				cancels = append(cancels, string(id))
+				cancelled[string(id)] = true
+			}
+		}
+	}
+	out := map[int64]*store.Frame{}
+	for _, id := range cancels {
+		if r := reqs[id]; r != nil && !answered[id] {
+			out[r.StreamID] = r
+		}
+	}
+	return out
+}
+
+// stdioSites returns the places in a stdio session where a fault of kind
+// k can go: a delay before any server frame, a late result for a request
+// the recorded client cancelled and the recording never answers.
+func stdioSites(k FaultKind, rec *store.Recording) []Fault {
+	var out []Fault
+	switch k {
+	case FaultDelay:
+		for i := range rec.Frames {
+			if f := &rec.Frames[i]; f.Direction == store.ServerToClient && !f.Malformed {
+				out = append(out, Fault{Kind: k, Seq: f.Seq})
+			}
+		}
+	case FaultLateResult:
+		for _, req := range cancelledRequests(rec, true) {
+			out = append(out, Fault{Kind: k, Seq: req.Seq})
+		}
+		slices.SortFunc(out, func(a, b Fault) int { return int(a.Seq - b.Seq) })
+	}
+	return out
 }

@@ -49,25 +49,59 @@ func TestChaos_PlanSameSeed(t *testing.T) {
 	}
 }
 
-// TestChaos_EveryKindDrawn: over seeds 1–50, every kind injected over
-// Streamable HTTP of the initialize era is drawn in some seed, each at a
-// place that exists in the recording.
+// TestChaos_EveryKindDrawn: per transport, over seeds 1–50, every kind
+// injected there is drawn in some seed, each at a place that exists in
+// the recording; a kind with no place in a session (a late result where
+// no request was cancelled) is left out of its plan, never failed.
 func TestChaos_EveryKindDrawn(t *testing.T) {
-	recs := append(loadCassette(t, "gosdk-http-2025-11-25.jsonl"), loadCassette(t, "multi-gosdk-http-sse.jsonl")...)
-	seen := map[FaultKind]int{}
-	for seed := uint64(1); seed <= 50; seed++ {
-		for _, rec := range recs {
-			for _, f := range (Chaos{Seed: seed}).Plan(rec) {
-				seen[f.Kind]++
-				if f.Stream > len(rec.Streams) {
-					t.Errorf("seed %d: %s names stream %d of %d", seed, f, f.Stream, len(rec.Streams))
+	for _, tt := range []struct {
+		name      string
+		cassettes []string
+		transport store.Transport
+		rev       string
+	}{
+		{"streamable-http", []string{"gosdk-http-2025-11-25.jsonl", "multi-gosdk-http-sse.jsonl"}, store.StreamableHTTP, "2025-11-25"},
+		{"2026-07-28", []string{"multi-gosdk-http-2026-07-28.jsonl"}, store.StreamableHTTP, "2026-07-28"},
+		{"stdio", []string{"gosdk-stdio-2025-11-25.jsonl"}, store.Stdio, "2025-11-25"},
+		{"http+sse", []string{"multi-gosdk-sse.jsonl"}, store.LegacySSE, "2024-11-05"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var recs []*store.Recording
+			for _, c := range tt.cassettes {
+				recs = append(recs, loadCassette(t, c)...)
+			}
+			seen := map[FaultKind]int{}
+			for seed := uint64(1); seed <= 50; seed++ {
+				for _, rec := range recs {
+					for _, f := range (Chaos{Seed: seed}).Plan(rec) {
+						seen[f.Kind]++
+						if f.Stream > len(rec.Streams) {
+							t.Errorf("seed %d: %s names stream %d of %d", seed, f, f.Stream, len(rec.Streams))
+						}
+						if f.Seq != 0 && frameBySeq(rec, f.Seq) == nil {
+							t.Errorf("seed %d: %s names seq %d, which the recording lacks", seed, f, f.Seq)
+						}
+					}
 				}
 			}
-		}
+			n := 0
+			for _, k := range FaultKinds() {
+				if Injected(k, tt.transport, tt.rev) {
+					n++
+					if seen[k] == 0 {
+						t.Errorf("kind %s never drawn in seeds 1–50 (drawn: %v)", k, seen)
+					}
+				}
+			}
+			if n == 0 {
+				t.Errorf("no kind injected over %s", tt.name)
+			}
+		})
 	}
-	for _, k := range FaultKinds() {
-		if Injected(k, store.StreamableHTTP, "2025-11-25") && seen[k] == 0 {
-			t.Errorf("kind %s never drawn in seeds 1–50 (drawn: %v)", k, seen)
+	// No request of run 0 over stdio is cancelled: no late result there.
+	for _, rec := range loadCassette(t, "multi-gosdk-stdio.jsonl") {
+		if p := (Chaos{Seed: 1, Kinds: []FaultKind{FaultLateResult}}).Plan(rec); len(p) != 0 {
+			t.Errorf("session %d: late-result planned with no cancelled request: %v", rec.Session.ID, p)
 		}
 	}
 }
@@ -84,9 +118,10 @@ func TestChaos_ForbiddenNeverDrawn(t *testing.T) {
 	}{
 		{"gosdk-http-2025-06-18.jsonl", nil, []FaultKind{FaultDropPriming, FaultCloseEarly}},
 		{"gosdk-http-2025-03-26.jsonl", nil, []FaultKind{FaultDropPriming, FaultCloseEarly}},
-		{"multi-gosdk-http-2026-07-28.jsonl", nil, []FaultKind{FaultExpire, FaultRefuseGet, FaultDropPriming}},
-		{"multi-gosdk-stdio.jsonl", nil, []FaultKind{FaultCut, FaultCutResumable, FaultResume404, FaultExpire, FaultRefuseGet, Fault503, FaultReorder}},
-		{"multi-gosdk-sse.jsonl", nil, []FaultKind{FaultCut, FaultExpire, FaultRefuseGet, FaultDropPriming, Fault503}},
+		{"multi-gosdk-http-2026-07-28.jsonl", nil, []FaultKind{FaultExpire, FaultRefuseGet, FaultDropPriming, FaultCutResumable, FaultResume404, FaultResumeLate, FaultRetry}},
+		{"multi-gosdk-stdio.jsonl", nil, []FaultKind{FaultCut, FaultCutResumable, FaultResume404, FaultExpire, FaultRefuseGet, Fault503, FaultReorder, FaultRetry, FaultCloseEarly}},
+		{"gosdk-stdio-2025-11-25.jsonl", nil, []FaultKind{FaultCut, FaultCutResumable, FaultResume404, FaultExpire, FaultRefuseGet, Fault503, FaultReorder, FaultRetry, FaultCloseEarly}},
+		{"multi-gosdk-sse.jsonl", nil, []FaultKind{FaultCutResumable, FaultExpire, FaultRefuseGet, FaultDropPriming, FaultRetry, FaultCloseEarly}},
 		{"gosdk-http-2025-11-25.jsonl", []FaultKind{FaultDelay, FaultExpire}, []FaultKind{FaultCut, FaultCutResumable, FaultResume404, FaultResumeLate, FaultRefuseGet, FaultDropPriming, Fault503}},
 	} {
 		t.Run(tt.cassette, func(t *testing.T) {

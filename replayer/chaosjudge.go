@@ -1,14 +1,19 @@
 package replayer
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // Verdict is how a client fared under one injected fault.
@@ -68,6 +73,9 @@ func (s *Server) ChaosResults() []ChaosResult {
 
 // mine reports whether a names the live session inj was injected into.
 func (inj *injection) mine(a chaosAction) bool {
+	if inj.pooled {
+		return a.sid == "" // a 2026-07-28 exchange names no session
+	}
 	return a.ls == inj.ls || (inj.sid != "" && a.sid == inj.sid)
 }
 
@@ -131,7 +139,57 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 			return did + ", got 404, " + next, VerdictPass
 		}
 		return did, VerdictPass
+	case FaultRetry:
+		if inj.cutAt.IsZero() {
+			return "got the retry, but the stream went no further than the planned cut", VerdictNotObserved
+		}
+		cut := *inj
+		cut.Kind = FaultCutResumable
+		did, v := judge(&cut, after)
+		if v != VerdictPass {
+			return did, v
+		}
+		for _, a := range mine {
+			if a.method == http.MethodGet && a.lastEventID != "" {
+				gap := a.at.Sub(inj.cutAt).Round(time.Millisecond)
+				if gap < inj.Delay/2 {
+					return fmt.Sprintf("%s %s after the cut, sooner than half the retry of %s it was given", did, gap, inj.Delay), VerdictFail
+				}
+				return fmt.Sprintf("%s %s after the cut (no sooner than half the retry of %s it was given)", did, gap, inj.Delay), VerdictPass
+			}
+		}
+		return did, v
+	case FaultLateResult:
+		if inj.left {
+			if slices.ContainsFunc(mine, func(a chaosAction) bool { return a.cancels == inj.rpcID }) {
+				return "closed the request's stream before its cancellation came: no late result could be sent", VerdictNotObserved
+			}
+			return "closed the request's stream before cancelling it: no late result was sent", VerdictNotObserved
+		}
+		if !inj.delivered {
+			return "the late result was not seen delivered", VerdictNotObserved
+		}
+		for _, a := range mine {
+			switch {
+			case a.cancels == inj.rpcID:
+				return "cancelled request " + inj.rpcID + " again after its late result", VerdictFail
+			case a.rpcID == inj.rpcID && a.rpcMethod != "":
+				return "sent request id " + inj.rpcID + " again after its late result: " + describe(a), VerdictFail
+			}
+		}
+		if len(mine) == 0 {
+			return "took the late result and sent nothing more", VerdictNotObserved
+		}
+		return "sent nothing more for request " + inj.rpcID + " after its late result and carried on (next: " + describe(mine[0]) + ")", VerdictPass
+	case FaultCloseEarly:
+		return judgeLost(inj, mine, "closed early")
 	case FaultCut:
+		if inj.pooled {
+			return judgeLost(inj, mine, "cut")
+		}
+		if inj.StreamKind == store.SSEGetStream {
+			return judgeSSECut(after, mine)
+		}
 		for _, a := range mine {
 			if a.method == http.MethodGet && a.lastEventID != "" {
 				return "resumed with Last-Event-ID " + a.lastEventID + " a stream that had no event ids", VerdictFail
@@ -195,6 +253,53 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 	return "", VerdictNotObserved
 }
 
+// judgeSSECut judges an HTTP+SSE stream dropped mid-session: the
+// session is over; the client may open a new SSE stream (a new session)
+// or give up and say so. Requests to the dropped session's endpoint are
+// answered nowhere: more than one (the first may have been under way at
+// the cut) is a fail.
+func judgeSSECut(after, mine []chaosAction) (string, Verdict) {
+	posts := 0
+	for _, a := range mine {
+		if a.method == http.MethodPost {
+			posts++
+		}
+	}
+	if posts > 1 {
+		return fmt.Sprintf("sent %d more requests to the dropped stream's endpoint, where no answer can come", posts), VerdictFail
+	}
+	for _, a := range after {
+		if a.method == http.MethodGet && a.ls == nil {
+			return "opened a new SSE stream (a new session)", VerdictPass
+		}
+	}
+	if len(after) == 0 {
+		return "sent nothing more (it gave up on the session, or waits)", VerdictNotObserved
+	}
+	if posts == 1 && len(after) == 1 {
+		return "did not open a new SSE stream; one request followed, to the dropped session (" + describe(after[0]) + ")", VerdictNotObserved
+	}
+	return "did not open a new SSE stream (next: " + describe(after[0]) + ")", VerdictNotObserved
+}
+
+// judgeLost judges a 2026-07-28 request whose response stream was cut
+// or closed early (how, for the report) before its response: the
+// request is lost, and the client must send it again or give up on it
+// (and say so), not wait for good.
+func judgeLost(inj *injection, mine []chaosAction, how string) (string, Verdict) {
+	want := jsonrpc.Parse([]byte(inj.body))
+	for _, a := range mine {
+		got := jsonrpc.Parse([]byte(a.body))
+		if a.method == http.MethodPost && got.Method == want.Method && bytes.Equal(got.Params, want.Params) {
+			return "sent the request again (" + describe(a) + ")", VerdictPass
+		}
+	}
+	if len(mine) == 0 {
+		return "sent nothing more (it may be waiting for the lost response)", VerdictNotObserved
+	}
+	return "did not send the request again; it gave up on it and carried on (next: " + describe(mine[0]) + ")", VerdictPass
+}
+
 // ChaosNotReached returns the faults planned in the recorded sessions
 // the live sessions were replayed from that were never injected, each
 // with its Session, Verdict VerdictNotObserved and no Did: the ones
@@ -215,13 +320,31 @@ func (s *Server) chaosNotReached() []ChaosResult {
 	leaders = append(leaders, hs.all...)
 	hs.mu.Unlock()
 	cs := s.chaos()
+	cs.mu.Lock()
+	leaders = append(leaders, cs.stdio...)
+	pool, poolRecs := cs.pool, maps.Clone(cs.poolRecs)
+	cs.mu.Unlock()
 	var out []ChaosResult
 	for _, ls := range leaders {
 		rec := ls.cur.leader().rec.Recording
+		if s := rec.Session; s.Transport == store.StreamableHTTP && s.Revision >= "2026-07-28" {
+			continue // served as exchanges: below
+		}
 		cs.mu.Lock()
 		for i, f := range cs.planLocked(s.Chaos, rec) {
 			if !cs.done[doneKey{ls, rec.Session.ID, i}] {
 				out = append(out, ChaosResult{Fault: f, Session: rec.Session.ID, Verdict: VerdictNotObserved})
+			}
+		}
+		cs.mu.Unlock()
+	}
+	// The 2026-07-28 sessions some exchange of which was served.
+	ids := slices.Sorted(maps.Keys(poolRecs))
+	for _, id := range ids {
+		cs.mu.Lock()
+		for i, f := range cs.planLocked(s.Chaos, poolRecs[id]) {
+			if !cs.done[doneKey{pool, id, i}] {
+				out = append(out, ChaosResult{Fault: f, Session: id, Verdict: VerdictNotObserved})
 			}
 		}
 		cs.mu.Unlock()
@@ -240,14 +363,14 @@ func indexAfter(all []chaosAction, a chaosAction) int {
 
 // describe names a request for the report.
 func describe(a chaosAction) string {
-	d := a.method
+	d := a.method // "" over stdio
 	if a.rpcMethod != "" {
-		d += " " + a.rpcMethod
+		d = strings.TrimSpace(d + " " + a.rpcMethod)
 	}
 	if a.lastEventID != "" {
 		d += " (Last-Event-ID " + a.lastEventID + ")"
 	}
-	if a.method == http.MethodPost && a.rpcMethod == "initialize" && a.sid == "" {
+	if a.method == http.MethodPost && a.rpcMethod == "initialize" && a.sid == "" && a.ls == nil {
 		d += " (a new session)"
 	}
 	return d
@@ -278,7 +401,7 @@ func (s *Server) WriteChaos(out io.Writer, command string) (ok bool) {
 	fmt.Fprintf(&w, "chaos: seed %d: %s injected (%d pass, %d fail, %d not observed)", s.Chaos.Seed, termtext.Count(len(res), "fault"),
 		counts[VerdictPass], counts[VerdictFail], counts[VerdictNotObserved])
 	if len(res) == 0 {
-		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (faults are injected into Streamable HTTP sessions of the initialize era only, so far)")
+		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (stdio gets delay and late-result only; HTTP+SSE delay and 503; 2026-07-28 cut, close-early, 503 and delay)")
 	}
 	fmt.Fprintln(&w)
 	if command != "" {

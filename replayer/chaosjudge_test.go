@@ -3,6 +3,9 @@ package replayer
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // TestChaos_Judge: each kind's verdict from what the client sent after
@@ -12,6 +15,10 @@ func TestChaos_Judge(t *testing.T) {
 	get := func(lei string) chaosAction { return chaosAction{ls: me, sid: "s1", method: "GET", lastEventID: lei} }
 	post := func(m string) chaosAction {
 		return chaosAction{ls: me, sid: "s1", method: "POST", rpcMethod: m, body: m}
+	}
+	t0 := time.Unix(1000, 0)
+	getAt := func(lei string, at time.Time) chaosAction {
+		return chaosAction{ls: me, sid: "s1", method: "GET", lastEventID: lei, at: at}
 	}
 	for _, tt := range []struct {
 		name  string
@@ -38,12 +45,27 @@ func TestChaos_Judge(t *testing.T) {
 		{"delay, left", injection{Fault: Fault{Kind: FaultDelay}, left: true}, nil, VerdictFail, "left"},
 		{"delay, took", injection{Fault: Fault{Kind: FaultDelay}, delivered: true}, nil, VerdictPass, "took the event"},
 		{"503 retried", injection{Fault: Fault{Kind: Fault503}, body: "tools/call"}, []chaosAction{post("tools/call")}, VerdictPass, "retried"},
+		{"retry kept", injection{Fault: Fault{Kind: FaultRetry, Delay: 200 * time.Millisecond}, lastID: "e2", cutAt: t0}, []chaosAction{getAt("e2", t0.Add(210*time.Millisecond))}, VerdictPass, "210ms after the cut"},
+		{"retry too soon", injection{Fault: Fault{Kind: FaultRetry, Delay: 200 * time.Millisecond}, lastID: "e2", cutAt: t0}, []chaosAction{getAt("e2", t0.Add(20*time.Millisecond))}, VerdictFail, "sooner than half the retry"},
+		{"retry, no resumption", injection{Fault: Fault{Kind: FaultRetry, Delay: 200 * time.Millisecond}, lastID: "e2", cutAt: t0}, []chaosAction{post("tools/call")}, VerdictFail, "never resumed"},
+		{"retry, never cut", injection{Fault: Fault{Kind: FaultRetry, Delay: 200 * time.Millisecond}}, nil, VerdictNotObserved, "went no further"},
+		{"late result, on", injection{Fault: Fault{Kind: FaultLateResult}, rpcID: "9", delivered: true}, []chaosAction{post("resources/list")}, VerdictPass, "sent nothing more for request 9"},
+		{"late result, cancelled again", injection{Fault: Fault{Kind: FaultLateResult}, rpcID: "9", delivered: true}, []chaosAction{{ls: me, sid: "s1", method: "POST", rpcMethod: "notifications/cancelled", cancels: "9"}}, VerdictFail, "cancelled request 9 again"},
+		{"late result, id reused", injection{Fault: Fault{Kind: FaultLateResult}, rpcID: "9", delivered: true}, []chaosAction{{ls: me, sid: "s1", method: "POST", rpcMethod: "tools/call", rpcID: "9"}}, VerdictFail, "sent request id 9 again"},
+		{"late result, stream closed first", injection{Fault: Fault{Kind: FaultLateResult}, rpcID: "9", left: true}, []chaosAction{{ls: me, sid: "s1", method: "POST", rpcMethod: "notifications/cancelled", cancels: "9"}}, VerdictNotObserved, "before its cancellation came"},
+		{"closed early, re-sent", injection{Fault: Fault{Kind: FaultCloseEarly}, pooled: true, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`}, []chaosAction{{method: "POST", rpcMethod: "tools/list", body: `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{}}`}}, VerdictPass, "sent the request again"},
+		{"closed early, gave up", injection{Fault: Fault{Kind: FaultCloseEarly}, pooled: true, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}`}, []chaosAction{{method: "POST", rpcMethod: "tools/call", body: `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo"}}`}}, VerdictPass, "gave up on it"},
+		{"closed early, silent", injection{Fault: Fault{Kind: FaultCloseEarly}, pooled: true, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`}, nil, VerdictNotObserved, "sent nothing more"},
+		{"modern cut, another session's request", injection{Fault: Fault{Kind: FaultCut}, pooled: true, body: `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`}, []chaosAction{post("tools/list")}, VerdictNotObserved, "sent nothing more"},
+		{"HTTP+SSE cut, new stream", injection{Fault: Fault{Kind: FaultCut, StreamKind: store.SSEGetStream}}, []chaosAction{{method: "GET"}}, VerdictPass, "opened a new SSE stream"},
+		{"HTTP+SSE cut, posts on", injection{Fault: Fault{Kind: FaultCut, StreamKind: store.SSEGetStream}}, []chaosAction{post("tools/call"), post("tools/list")}, VerdictFail, "2 more requests"},
+		{"HTTP+SSE cut, one under way", injection{Fault: Fault{Kind: FaultCut, StreamKind: store.SSEGetStream}}, []chaosAction{post("tools/call")}, VerdictNotObserved, "one request followed"},
 		{"503 not retried", injection{Fault: Fault{Kind: Fault503}, body: "tools/call"}, []chaosAction{post("tools/list")}, VerdictNotObserved, "did not retry"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			inj := tt.inj
 			inj.ls = me
-			if inj.sid == "" {
+			if inj.sid == "" && !inj.pooled {
 				inj.sid = "s1"
 			}
 			did, v := judge(&inj, tt.after)

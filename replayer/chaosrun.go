@@ -1,10 +1,15 @@
 package replayer
 
 import (
+	"bytes"
+	"fmt"
 	"net/http"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -34,6 +39,15 @@ type chaosState struct {
 	// awaiting are faults whose verdict waits for the next event sent
 	// on a stream: a delay, a dropped priming event, a late resumption.
 	awaiting map[liveStream]*injection
+	// retry are the retry faults injected on a stream's priming event,
+	// whose cut is still to come.
+	retry map[liveStream]*injection
+	// stdio are the live stdio sessions, for the faults they never
+	// reached; pool stands for the 2026-07-28 exchanges.
+	stdio []*liveSession
+	pool  *liveSession
+	// poolRecs are the 2026-07-28 sessions chaos drew plans for.
+	poolRecs map[int64]*store.Recording
 }
 
 type doneKey struct {
@@ -56,6 +70,10 @@ type chaosAction struct {
 	rpcMethod   string
 	rpcID       string
 	body        string
+	// cancels is the request id a notifications/cancelled names.
+	cancels string
+	// at is when it arrived, on the server's clock.
+	at time.Time
 }
 
 // injection is a fault injected into a live session.
@@ -72,8 +90,15 @@ type injection struct {
 	// delivered: what followed the fault reached the client; left: the
 	// client went away first.
 	delivered, left bool
-	// body, method and id of the request answered 503.
+	// body, method and id of the request answered 503 (or of the
+	// request cut or closed early, in 2026-07-28; of the request a late
+	// result answered).
 	body, rpcMethod, rpcID string
+	// cutAt is when a retry fault cut its stream, on the server's clock.
+	cutAt time.Time
+	// pooled marks a fault of 2026-07-28 exchanges: the client's
+	// requests without a session id are its own.
+	pooled bool
 }
 
 func (s *Server) chaos() *chaosState {
@@ -87,6 +112,7 @@ func (s *Server) chaos() *chaosState {
 		hs.chaos.expired = map[*liveSession]*injection{}
 		hs.chaos.posts = map[*liveSession]int{}
 		hs.chaos.awaiting = map[liveStream]*injection{}
+		hs.chaos.retry = map[liveStream]*injection{}
 	}
 	hs.chaos.mu.Unlock()
 	return &hs.chaos
@@ -134,16 +160,27 @@ func (s *Server) announce(inj *injection) {
 func (s *Server) chaosNote(r *http.Request, live jsonrpc.Message, body []byte) {
 	cs := s.chaos()
 	a := chaosAction{method: r.Method, sid: r.Header.Get("Mcp-Session-Id"), lastEventID: r.Header.Get("Last-Event-ID"),
-		rpcMethod: live.Method, rpcID: string(live.ID), body: string(body)}
+		rpcMethod: live.Method, rpcID: string(live.ID), body: string(body), cancels: cancelsID(live), at: s.clock().Now()}
 	hs := s.http()
 	hs.mu.Lock()
 	if a.sid != "" {
 		a.ls = hs.byID[a.sid]
+	} else {
+		a.ls = hs.byEndpoint[r.URL.RequestURI()] // an HTTP+SSE POST
 	}
 	hs.mu.Unlock()
 	cs.mu.Lock()
 	cs.actions = append(cs.actions, a)
 	cs.mu.Unlock()
+}
+
+// cancelsID returns the request id a notifications/cancelled names, ""
+// for any other message.
+func cancelsID(m jsonrpc.Message) string {
+	if m.Kind != jsonrpc.KindNotification || m.Method != "notifications/cancelled" {
+		return ""
+	}
+	return string(mcpwire.CancelledRequestID(m.Params))
 }
 
 // chaosRequest injects the faults at a request of ls: an expired session
@@ -180,10 +217,7 @@ func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSe
 		writeJSONError(w, http.StatusNotFound, nil, -32001, "Session not found")
 		return true
 	case unavailable != nil:
-		w.Header().Set("Retry-After", "1")
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		_, _ = w.Write([]byte("mcpvcr replay --chaos: service unavailable (an injected fault)\n"))
+		write503(w)
 		return true
 	}
 	return false
@@ -260,9 +294,9 @@ const (
 // chaosBefore is called before event f of recorded stream st (of rec) is
 // sent to ls: it waits a planned delay, leaves out a planned priming
 // event, or cuts before the first event.
-func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.Stream, f *store.Frame) chaosStep {
+func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.Stream, f *store.Frame) (chaosStep, []byte) {
 	if f.Comment {
-		return chaosSend
+		return chaosSend, nil
 	}
 	s := ls.srv
 	cs := s.chaos()
@@ -284,32 +318,48 @@ func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.St
 		}
 		return false
 	})
+	if !ok && sent == 0 && f.Kind == store.KindEmpty && f.HasEventID {
+		// A retry goes on the priming event; its cut comes later.
+		inj, ok = cs.takeLocked(s.Chaos, ls, rec.Recording, func(g Fault) bool { return g.Kind == FaultRetry && g.Stream == n })
+		if ok {
+			cs.retry[key] = inj
+		}
+	}
 	if ok && inj.Kind == FaultDelay {
 		cs.awaiting[key] = inj
 	}
 	cs.mu.Unlock()
 	if !ok {
-		return chaosSend
+		return chaosSend, nil
 	}
 	s.announce(inj)
 	switch inj.Kind {
 	case FaultCut:
-		return chaosCut
+		return chaosCut, nil
+	case FaultRetry:
+		return chaosSend, withRetry(f.Raw, inj.Delay)
 	case FaultDropPriming:
 		cs.mu.Lock()
 		cs.events[key]++
 		cs.awaiting[key] = inj
 		cs.mu.Unlock()
-		return chaosSkip
+		return chaosSkip, nil
 	}
 	if !ls.pause(r, inj.Delay) {
 		cs.mu.Lock()
 		inj.left = true
 		delete(cs.awaiting, key)
 		cs.mu.Unlock()
-		return chaosGone
+		return chaosGone, nil
 	}
-	return chaosSend
+	return chaosSend, nil
+}
+
+// withRetry returns the SSE event block raw with a retry field of d (in
+// milliseconds) added.
+func withRetry(raw []byte, d time.Duration) []byte {
+	b := bytes.TrimRight(raw, "\r\n")
+	return fmt.Appendf(slices.Clip(b), "\nretry: %d\n\n", d.Milliseconds())
 }
 
 // chaosAfter is called once event f of st was written to ls: it notes a
@@ -336,12 +386,91 @@ func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Fra
 	})
 	if ok {
 		inj.lastID = lastEventSent(rec, st, sent)
+		if st.Kind == store.SSEGetStream {
+			// HTTP+SSE: the session is the stream; with it gone, its
+			// endpoint answers 404 from now on, and no fault follows.
+			cs.expired[ls] = inj
+		}
+	}
+	retry := cs.retry[key]
+	if retry != nil && retry.Event == sent && retry.cutAt.IsZero() {
+		// The retry fault announced at the priming event cuts now.
+		retry.lastID, retry.cutAt = lastEventSent(rec, st, sent), s.clock().Now()
+		delete(cs.retry, key)
+	} else {
+		retry = nil
 	}
 	cs.mu.Unlock()
 	if ok {
 		s.announce(inj)
 	}
-	return ok
+	return ok || retry != nil
+}
+
+// chaosLateResult is called where a followed stream ends without the
+// answer to live request liveID, the recorded client having cancelled
+// it: when a late-result fault is planned there and this client has
+// cancelled it too, it sends a result all the same, on the request's
+// stream. It reports whether it injected (the stream is then over).
+func (ls *liveSession) chaosLateResult(w http.ResponseWriter, r *http.Request, rec *recording, st *store.Stream, liveID string) bool {
+	s := ls.srv
+	cs := s.chaos()
+	n := ordinalOf(rec, st.ID)
+	sid := ls.sessionID()
+	gone := r.Context().Err() != nil
+	cs.mu.Lock()
+	cancelled := slices.ContainsFunc(cs.actions, func(a chaosAction) bool {
+		return a.cancels == liveID && (a.ls == ls || (sid != "" && a.sid == sid))
+	})
+	var inj *injection
+	ok := false
+	if cancelled || gone {
+		inj, ok = cs.takeLocked(s.Chaos, ls, rec.Recording, func(g Fault) bool { return g.Kind == FaultLateResult && g.Stream == n })
+	}
+	if ok {
+		inj.rpcID, inj.left = liveID, !cancelled
+	}
+	cs.mu.Unlock()
+	if !ok {
+		return false
+	}
+	s.announce(inj)
+	if inj.left {
+		return true // the client closed the stream before its cancellation came
+	}
+	method := ""
+	if req := frameBySeq(rec.Recording, inj.Seq); req != nil {
+		method = req.Method
+	}
+	_, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", lateResult(liveID, method))
+	if err == nil {
+		err = http.NewResponseController(w).Flush()
+	}
+	cs.mu.Lock()
+	inj.at = len(cs.actions) - 1
+	inj.delivered, inj.left = err == nil, err != nil
+	cs.mu.Unlock()
+	return true
+}
+
+// lateResult is the result a late-result fault sends for request id of
+// method: the recording holds none (its client cancelled first).
+func lateResult(id, method string) []byte {
+	result := `{}`
+	if method == "tools/call" {
+		result = `{"content":[{"type":"text","text":"mcpvcr replay --chaos: a late result (an injected fault)"}]}`
+	}
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
+}
+
+// frameBySeq returns the frame of rec with recorded seq seq.
+func frameBySeq(rec *store.Recording, seq int64) *store.Frame {
+	for i := range rec.Frames {
+		if rec.Frames[i].Seq == seq {
+			return &rec.Frames[i]
+		}
+	}
+	return nil
 }
 
 // lastEventSent returns the id of the last event with an id among the

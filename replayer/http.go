@@ -130,6 +130,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
+			if s.Chaos.On && p.chaosRequest(w, r, live, x, exact) {
+				return
+			}
 			p.serve(w, r, live, x)
 			return
 		}

@@ -250,6 +250,9 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 				_ = rc.Flush()
 				return
 			}
+			if ls.srv.Chaos.On && liveID != "" && ls.chaosLateResult(w, r, s.e.rec, s.st, liveID) {
+				return
+			}
 			ls.end(r, s.e.rec, s.st)
 			return
 		}

@@ -85,7 +85,11 @@ func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseControl
 		return false
 	}
 	if ls.srv.Chaos.On && b != nil {
-		switch ls.chaosBefore(r, rec, seg, f) {
+		step, nb := ls.chaosBefore(r, rec, seg, f)
+		if nb != nil {
+			b = nb // a retry fault's rewritten priming event
+		}
+		switch step {
 		case chaosGone:
 			return false
 		case chaosSkip:

@@ -184,6 +184,9 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 		for _, f := range frames {
 			body = append(body, p.bytesOf(e, f)...)
 		}
+		if !p.chaosJSON(r, live, x) {
+			return
+		}
 		w.WriteHeader(x.st.Status)
 		_, _ = w.Write(body)
 		return
@@ -192,8 +195,12 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 	w.WriteHeader(x.st.Status)
 	_ = rc.Flush()
 	answered := false
+	sent := 0 // events sent, comments aside (chaos counts them)
 	for _, f := range frames {
 		if !p.waitCauses(r, e, f) {
+			return
+		}
+		if !f.Comment && !p.chaosEvent(r, rc, live, x, sent, false) {
 			return
 		}
 		if _, err := w.Write(p.sseBytes(e, f)); err != nil {
@@ -201,6 +208,10 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 		}
 		_ = rc.Flush()
 		answered = answered || f.Kind.IsResponse()
+		if !f.Comment {
+			sent++
+			p.chaosEvent(r, rc, live, x, sent, true)
+		}
 	}
 	switch x.st.End {
 	case store.EndComplete, store.EndServerClosed:

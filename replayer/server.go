@@ -40,7 +40,7 @@ type Server struct {
 	Faults Faults
 	// Chaos, when On, draws faults from a seed at places in each
 	// recorded session, injects them and judges what the client does
-	// next (see WriteChaos). Streamable HTTP only, for now.
+	// next (see WriteChaos); each transport gets the kinds Injected names.
 	Chaos Chaos
 	// Strict also checks the client's side of the transport: the headers
 	// the negotiated revision requires. Violations are answered with 400,

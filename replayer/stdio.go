@@ -45,7 +45,7 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 		return nil, err
 	}
 	rep := &Report{}
-	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []outFrame, 256), done: make(chan struct{})}
+	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []outFrame, 256), done: make(chan struct{}), chaos: s.newStdioChaos(cur)}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -225,6 +225,7 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 		s.logger().Warn("client frame breaks the protocol", "frame", mm.Error())
 	}
 	rc := cur.receive(live, nil)
+	w.send(ctx, w.chaos.note(live, rc))
 	if rc.unrecorded {
 		rep.Unrecorded++
 		return
@@ -282,7 +283,8 @@ type pacedWriter struct {
 	pace  float64
 	queue chan []outFrame
 	done  chan struct{}
-	err   error // set by run before it returns
+	err   error       // set by run before it returns
+	chaos *stdioChaos // nil when chaos is off (chaosstdio.go)
 }
 
 func (w *pacedWriter) send(ctx context.Context, outs []outFrame) {
@@ -309,12 +311,16 @@ func (w *pacedWriter) run(ctx context.Context) {
 					return
 				}
 			}
+			if !w.chaos.before(ctx, o) {
+				return
+			}
 			if w.err != nil {
 				continue
 			}
 			if _, err := w.dst.Write(o.Data); err != nil {
 				w.err = fmt.Errorf("write to client: %w", err)
 			}
+			w.chaos.after(o)
 		}
 	}
 }

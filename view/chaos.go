@@ -177,6 +177,9 @@ func place(f ChaosFault, r *store.Recording) (at int64, st int) {
 	if f.Seq > 0 {
 		for i := range r.Frames {
 			if r.Frames[i].Seq == f.Seq {
+				if st < 0 { // a stdio fault names only its frame
+					st = slices.IndexFunc(r.Streams, func(s store.Stream) bool { return s.ID == r.Frames[i].StreamID })
+				}
 				return f.Seq, st
 			}
 		}

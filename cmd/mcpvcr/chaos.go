@@ -22,7 +22,7 @@ import (
 // chaosFlags are replay's chaos options.
 func chaosFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "chaos", Usage: "HTTP: draw faults from `SEED` (a number) at places in each recorded session, inject them, and judge what the client does next; the same seed and client behaviour give the same faults"},
+		&cli.StringFlag{Name: "chaos", Usage: "draw faults from `SEED` (a number) at places in each recorded session, inject them, and judge what the client does next; the same seed and client behaviour give the same faults (stdio: delay and late-result only)"},
 		&cli.StringFlag{Name: "chaos-faults", Usage: "with --chaos: the fault `KINDS` to draw from, comma-separated (default all): " + kindList()},
 		&cli.IntFlag{Name: "chaos-rate", Value: replayer.DefaultChaosRate, Usage: "with --chaos: how many faults to draw per session (`N`)"},
 		&cli.StringFlag{Name: "chaos-report", Usage: "with --chaos: at exit (Ctrl-C included), also write the HTML report of the run to `FILE`: the sessions' timelines with each fault marked and judged; created 0600, written whole or not at all, never the cassette itself"},
@@ -63,15 +63,30 @@ func parseChaos(c *cli.Context) (replayer.Chaos, error) {
 	return replayer.Chaos{Seed: seed, On: true, Kinds: kinds, Rate: c.Int("chaos-rate")}, nil
 }
 
+// announceChaos says on stderr, when chaos is on, what it will draw.
+func announceChaos(c *cli.Context, e *env, chaos replayer.Chaos) {
+	if !chaos.On {
+		return
+	}
+	kinds := c.String("chaos-faults")
+	if kinds == "" {
+		kinds = "all"
+	}
+	fmt.Fprintf(e.stderr, "mcpvcr: chaos seed %d, kinds %s, %d per session: each injected fault is named on stderr as it happens, judged at exit\n", chaos.Seed, kinds, chaos.Rate)
+}
+
 // chaosCommand is the command line that replays this run: replay's
 // arguments and every flag given, seed included, with addr as the listen
-// address.
+// address ("" over stdio).
 func chaosCommand(c *cli.Context, addr string) string {
 	parts := []string{"mcpvcr", "replay"}
 	if a := c.Args().First(); a != "" {
 		parts = append(parts, a)
 	}
-	parts = append(parts, "--cassette", shellWord(c.String("cassette")), "--listen", shellWord(addr))
+	parts = append(parts, "--cassette", shellWord(c.String("cassette")))
+	if addr != "" {
+		parts = append(parts, "--listen", shellWord(addr))
+	}
 	for _, f := range c.Command.Flags {
 		name := f.Names()[0]
 		if name == "cassette" || name == "listen" || name == "verbose" || !c.IsSet(name) {
@@ -153,11 +168,14 @@ func writeChaosReport(c *cli.Context, e *env, db *store.DB, srv *replayer.Server
 }
 
 // servedSessions are the sessions replay was given: the SESSION argument,
-// or every HTTP session of the cassette.
+// or every HTTP session of the cassette (every stdio one, over stdio).
 func servedSessions(ctx context.Context, c *cli.Context, db *store.DB) ([]int64, error) {
 	id, err := sessionArg(c, 0)
 	if err != nil {
 		return nil, err
+	}
+	if c.String("listen") == "" {
+		return args.Select(ctx, db, id, store.Stdio)
 	}
 	return args.Select(ctx, db, id, store.StreamableHTTP, store.LegacySSE)
 }

@@ -63,20 +63,26 @@ func replayCommand(e *env) *cli.Command {
 			if c.String("listen") != "" {
 				return replayHTTP(c, e, db, pace)
 			}
-			if c.IsSet("chaos") {
-				return usageErr("mcpvcr replay --listen 127.0.0.1:8080 --chaos 7", "--chaos injects faults over HTTP only (Streamable HTTP of the initialize era); stdio replay injects none yet")
+			chaos, err := parseChaos(c)
+			if err != nil {
+				return err
 			}
 			srv, err := replayServer(c, e, db, store.Stdio)
 			if err != nil {
 				return err
 			}
-			srv.Pace, srv.Strict = pace, c.Bool("strict")
+			srv.Pace, srv.Strict, srv.Chaos = pace, c.Bool("strict"), chaos
+			announceChaos(c, e, chaos)
 			rep, err := srv.ServeStdio(c.Context, e.client())
 			if err != nil {
 				return failErr(fmt.Errorf("replay: %w", err), "")
 			}
 			rep.WriteSummary(e.stderr)
-			if !rep.OK() {
+			ok := srv.WriteChaos(e.stderr, chaosCommand(c, ""))
+			if err := writeChaosReport(c, e, db, srv, chaosCommand(c, "")); err != nil {
+				return err
+			}
+			if !rep.OK() || !ok {
 				return errDiffer
 			}
 			return nil

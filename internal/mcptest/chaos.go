@@ -16,7 +16,8 @@ type chaosCall struct {
 
 // chaosScripts are the client runs of the chaos tests: "script", the
 // steps of [Script] that need no waiting (tools, resources, prompts,
-// sampling, elicitation, roots, a failing tool), and "run0", run 0 of the
+// sampling, elicitation, roots, a failing tool) and the slow call it
+// cancels once its "started" progress came, and "run0", run 0 of the
 // multi-session cassettes (echo "run 0").
 var chaosScripts = map[string][]chaosCall{
 	"script": {
@@ -26,6 +27,7 @@ var chaosScripts = map[string][]chaosCall{
 		{"progress", map[string]any{"steps": 3}, mcp.Meta{"progressToken": progressToken}},
 		{"logging/setLevel", nil, nil},
 		{"log", map[string]any{}, mcp.Meta{"progressToken": logToken}},
+		{"slow", nil, nil},
 		{"resources/list", nil, nil},
 		{"resources/read", map[string]any{"uri": StaticURI}, nil},
 		{"resources/read", map[string]any{"uri": "test://items/42"}, nil},
@@ -49,12 +51,19 @@ func ChaosScript(name string) bool { _, ok := chaosScripts[name]; return ok }
 // failure part of what it saw, which it returns one line per step. It
 // gives up after 20 seconds.
 func ChaosRun(ctx context.Context, transport mcp.Transport, info *mcp.Implementation, script string) []string {
+	return ChaosRunAt(ctx, transport, info, script, V20251125)
+}
+
+// ChaosRunAt is ChaosRun at protocol revision version (2026-07-28, say).
+func ChaosRunAt(ctx context.Context, transport mcp.Transport, info *mcp.Implementation, script, version string) []string {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	cs, err := NewClientAs(info).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: V20251125})
+	cs, err := NewClientAs(info).Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		return []string{"connect: " + err.Error()}
 	}
+	in, stop := watch(cs)
+	defer stop()
 	out := []string{"connected"}
 	note := func(step string, err error) {
 		if err != nil {
@@ -68,6 +77,13 @@ func ChaosRun(ctx context.Context, transport mcp.Transport, info *mcp.Implementa
 	for _, c := range chaosScripts[script] {
 		var err error
 		switch c.name {
+		case "slow":
+			// Cancelled once its "started" progress came; a fault may
+			// lose that progress: wait for it 5 seconds at most.
+			sctx, scancel := context.WithTimeout(ctx, 5*time.Second)
+			r := &scriptRun{cs: cs, in: in}
+			err = r.cancel(sctx)
+			scancel()
 		case "logging/setLevel":
 			err = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
 		case "resources/list":

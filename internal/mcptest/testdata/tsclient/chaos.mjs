@@ -1,7 +1,7 @@
 // chaos.mjs drives a TypeScript SDK client for mcpvcr's chaos replay
 // tests: node chaos.mjs URL SCRIPT connects over Streamable HTTP, lists
 // the tools and runs SCRIPT ("script": the first steps of the Go SDK test
-// script; "run0": run 0 of the multi-session cassettes), each step's
+// script, its slow call cancelled; "run0": run 0 of the multi-session cassettes), each step's
 // outcome part of what it saw, closes, and prints that as one line of
 // JSON on stdout. $CLIENT_NAME names the client in initialize.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -23,6 +23,20 @@ async function step(name, f) {
     out.push(name + ": " + e.message);
   }
 }
+// slow calls tool slow and cancels it once its "started" progress came
+// (within 5 s), as the Go SDK test script does.
+const slow = () =>
+  new Promise((resolve, reject) => {
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort("no progress came"), 5000);
+    const onprogress = (p) => {
+      if (p.message === "started") {
+        clearTimeout(timer);
+        ac.abort("cancelled after its first progress");
+      }
+    };
+    client.callTool({ name: "slow", arguments: {} }, undefined, { ...opts, signal: ac.signal, onprogress }).then(resolve, (e) => (ac.signal.aborted ? resolve() : reject(e)));
+  });
 const call = (name, args, meta) => () => client.callTool(meta ? { name, arguments: args, _meta: meta } : { name, arguments: args }, undefined, opts);
 const steps = {
   script: [
@@ -32,6 +46,7 @@ const steps = {
     ["progress", call("progress", { steps: 3 }, { progressToken: "progress-1" })],
     ["logging/setLevel", () => client.setLoggingLevel("debug", opts)],
     ["log", call("log", {}, { progressToken: "log-1" })],
+    ["slow", slow],
     ["resources/list", () => client.listResources(undefined, opts)],
     ["resources/read", () => client.readResource({ uri: "test://static/hello" }, opts)],
     ["resources/read", () => client.readResource({ uri: "test://items/42" }, opts)],

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// chaosStdioRun replays cassette over stdio under seed (and extra flags)
+// to the Go SDK client, which starts replay as its server process and
+// runs the chaos script; replay's exit code and stderr.
+func chaosStdioRun(t *testing.T, cassette string, seed uint64, script string, extra ...string) (int, string) {
+	t.Helper()
+	var stderr syncBuffer
+	rep := exec.Command(mcpvcrBin, append([]string{"replay", "--stdio", "--cassette", cassette, "--chaos", fmt.Sprint(seed)}, extra...)...)
+	rep.Stderr = &stderr
+	saw := mcptest.ChaosRun(testCtx(t), &mcp.CommandTransport{Command: rep, TerminateDuration: 5 * time.Second}, upgradedClient, script)
+	t.Logf("Go SDK client saw %q", saw)
+	if rep.ProcessState == nil && rep.Process != nil {
+		_ = rep.Process.Kill()
+		_ = rep.Wait()
+	}
+	return rep.ProcessState.ExitCode(), stderr.String()
+}
+
+// chaosFired adds the kinds of a seed's run to fired.
+func chaosFired(fired map[string][]uint64, seed uint64, kinds []string) {
+	for _, k := range kinds {
+		if !slices.Contains(fired[k], seed) {
+			fired[k] = append(fired[k], seed)
+		}
+	}
+}
+
+// checkChaosFired: every kind injected over transport at rev fired in
+// some seed.
+func checkChaosFired(t *testing.T, fired map[string][]uint64, seeds []uint64, transport store.Transport, rev string) {
+	t.Helper()
+	t.Logf("kinds fired, by seed: %v", fired)
+	for _, k := range replayer.FaultKinds() {
+		if replayer.Injected(k, transport, rev) && len(fired[k.String()]) == 0 {
+			t.Errorf("kind %s fired in no seed of %v (fired: %v)", k, seeds, fired)
+		}
+	}
+}
+
+// TestChaos_Stdio: chaos over stdio, to the Go SDK client with replay as
+// its server process: a delay before a server frame, a late result (the
+// recorded server's own answer after the client's cancellation); the
+// same faults in both runs of a seed, the exit code following the
+// verdicts, and between them the seeds fire every kind stdio gets.
+func TestChaos_Stdio(t *testing.T) {
+	t.Parallel() // each replay waits on its client, not on the CPU
+	cassette := filepath.Join(cassetteDir, "gosdk-stdio-2025-11-25.jsonl")
+	fired := map[string][]uint64{}
+	seeds := chaosSeedsOr(t, []uint64{1, 2}) // both kinds in each
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint("script/seed", seed), func(t *testing.T) {
+			chaosFired(fired, seed, chaosSameRuns(t, seed, func() (int, string) { return chaosStdioRun(t, cassette, seed, "script") }))
+		})
+	}
+	checkChaosFired(t, fired, seeds, store.Stdio, mcptest.V20251125)
+}
+
+// TestChaos_Modern: chaos over 2026-07-28 exchanges, to the Go SDK client
+// in process doing run 0 (discover, tools/list, echo): a response stream
+// cut or closed before its response (the request is lost), a 503, a
+// delay; the same faults in both runs of a seed, and every kind
+// 2026-07-28 gets fired in some seed.
+func TestChaos_Modern(t *testing.T) {
+	t.Parallel() // each replay waits on its client, not on the CPU
+	cassette := filepath.Join(cassetteDir, "multi-gosdk-http-2026-07-28.jsonl")
+	fired := map[string][]uint64{}
+	seeds := chaosSeedsOr(t, []uint64{6, 8, 12}) // 6: 503, delay; 8: cut, delay; 12: delay, close-early
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint("run0/seed", seed), func(t *testing.T) {
+			chaosFired(fired, seed, chaosSameSeed(t, cassette, seed, func(url string) {
+				saw := mcptest.ChaosRunAt(testCtx(t), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: 2}, upgradedClient, "run0", mcptest.V20260728)
+				t.Logf("Go SDK client saw %q", saw)
+			}))
+		})
+	}
+	checkChaosFired(t, fired, seeds, store.StreamableHTTP, mcptest.V20260728)
+}
+
+// TestChaos_HTTPSSE: chaos over the 2024-11-05 HTTP+SSE transport, to
+// the Go SDK client in process doing run 0: delays on the SSE stream, the
+// SSE stream cut (the session ends) and a 503 on a POST; the same faults
+// in both runs of a seed, and every kind HTTP+SSE gets fired in some
+// seed. A 503 ends the Go SDK client's session, so the cut is also drawn
+// alone (--chaos-faults cut,delay), where the client gets to it.
+func TestChaos_HTTPSSE(t *testing.T) {
+	t.Parallel() // each replay waits on its client, not on the CPU
+	cassette := filepath.Join(cassetteDir, "multi-gosdk-sse.jsonl")
+	fired := map[string][]uint64{}
+	seeds := chaosSeedsOr(t, []uint64{1, 4}) // all kinds: 4 delay, 503; cut and delay only: 1 cut
+	for _, kinds := range []string{"", "cut,delay"} {
+		for _, seed := range seeds {
+			var extra []string
+			name := "all"
+			if kinds != "" {
+				extra, name = []string{"--chaos-faults", kinds}, kinds
+			}
+			t.Run(fmt.Sprint(name, "/seed", seed), func(t *testing.T) {
+				chaosFired(fired, seed, chaosSameSeed(t, cassette, seed, func(url string) {
+					saw := mcptest.ChaosRunAt(testCtx(t), &mcp.SSEClientTransport{Endpoint: url}, upgradedClient, "run0", mcptest.V20241105)
+					t.Logf("Go SDK client saw %q", saw)
+				}, extra...))
+			})
+		}
+	}
+	checkChaosFired(t, fired, seeds, store.LegacySSE, mcptest.V20241105)
+}
+
+// TestChaos_StdioHTMLReport: --chaos-report over stdio writes the run's
+// HTML report, every fault stderr names in it with its verdict, each
+// placed on the session's timeline.
+func TestChaos_StdioHTMLReport(t *testing.T) {
+	t.Parallel() // replay waits on its client, not on the CPU
+	out := filepath.Join(t.TempDir(), "chaos.html")
+	_, stderr := chaosStdioRun(t, filepath.Join(cassetteDir, "gosdk-stdio-2025-11-25.jsonl"), 1, "script", "--chaos-report", out)
+	d := readChaosPage(t, out)
+	faults, _, verdicts := chaosFaults(stderr)
+	if len(faults) == 0 {
+		t.Fatalf("no fault on stderr:\n%s", stderr)
+	}
+	var got, gotVerdicts []string
+	for i, f := range d.Chaos.Faults {
+		got, gotVerdicts = append(got, fmt.Sprintf("session %d, %s at %s: %s", f.Session, f.Kind, f.Where, f.What)), append(gotVerdicts, f.Verdict)
+		if f.St < 0 {
+			t.Errorf("fault %d (%s at %s) is not placed on the timeline", i+1, f.Kind, f.Where)
+		}
+	}
+	if !slices.Equal(got, faults) || !slices.Equal(gotVerdicts, verdicts) {
+		t.Errorf("report faults:\n%s\n%v\nwant, as on stderr:\n%s\n%v", strings.Join(got, "\n"), gotVerdicts, strings.Join(faults, "\n"), verdicts)
+	}
+}
+
+// TestChaos_TSClientLateResult: the TypeScript SDK client cancels its
+// slow call (an AbortSignal) and keeps the call's POST stream open; the
+// result replay sends there after the cancellation is taken and dropped,
+// and the client sends nothing more for that id: pass, in both runs.
+func TestChaos_TSClientLateResult(t *testing.T) {
+	t.Parallel() // each replay waits on its client, not on the CPU
+	node := mcptest.Everything(t)[0]
+	cassette := chaosCassette(t, "script")
+	const seed = 1
+	for run := range 2 {
+		code, stderr := chaosRun(t, cassette, seed, func(url string) {
+			out, err := exec.CommandContext(testCtx(t), node, tsChaosScript, url, "script").CombinedOutput()
+			if err != nil {
+				t.Errorf("TypeScript client: %v\n%s", err, out)
+			}
+		}, "--chaos-faults", "late-result", "--chaos-rate", "1", "--ignore", "initialize:params.capabilities", "--ignore", "notifications/cancelled:params.reason")
+		_, kinds, verdicts := chaosFaults(stderr)
+		if !slices.Equal(kinds, []string{"late-result"}) || !slices.Equal(verdicts, []string{"pass"}) || code != 0 {
+			t.Errorf("run %d: exit %d, faults %v, verdicts %v; want one late-result, passed:\n%s", run+1, code, kinds, verdicts, stderr)
+		}
+		if !strings.Contains(stderr, "sent nothing more for request") {
+			t.Errorf("run %d: the verdict does not say the client sent nothing more for the request:\n%s", run+1, stderr)
+		}
+	}
+}
+
+// TestChaos_InspectorCLIStdio: Inspector's CLI starts replay over stdio
+// as its server (initialize, logging/setLevel, the script's echo call,
+// close) under chaos: the same faults in both runs of a seed, delays
+// taken; the late result stays not reached (the CLI cancels nothing).
+func TestChaos_InspectorCLIStdio(t *testing.T) {
+	t.Parallel() // each replay waits on its client, not on the CPU
+	cli := mcptest.InspectorCLI(t)
+	cassette := filepath.Join(cassetteDir, "gosdk-stdio-2025-11-25.jsonl")
+	fired := map[string][]uint64{}
+	for _, seed := range chaosSeedsOr(t, []uint64{5}) { // 5: a delay before the initialize answer
+		t.Run(fmt.Sprint("echo/seed", seed), func(t *testing.T) {
+			chaosFired(fired, seed, chaosSameRuns(t, seed, func() (int, string) {
+				report := filepath.Join(t.TempDir(), "stderr.txt")
+				// Inspector's CLI keeps its server's stderr to itself: replay
+				// writes it to a file through a shell.
+				server := fmt.Sprintf("exec %s replay --stdio --cassette %s --chaos %d --ignore 'initialize:params' 2>%s", mcpvcrBin, cassette, seed, report)
+				args := append(cli[1:], "sh", "-c", server, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=hello")
+				cmd := exec.CommandContext(testCtx(t), cli[0], args...)
+				cmd.Env = append(os.Environ(), "MCP_CATALOG_PATH="+filepath.Join(t.TempDir(), "mcp.json"))
+				out, err := cmd.CombinedOutput()
+				t.Logf("Inspector CLI (%v): %s", err, out)
+				stderr, rerr := os.ReadFile(report)
+				if rerr != nil {
+					t.Fatalf("replay's stderr: %v", rerr)
+				}
+				code := 0
+				if strings.Contains(string(stderr), ": fail\n") {
+					code = 1
+				}
+				return code, string(stderr)
+			}))
+		})
+	}
+	if len(fired["delay"]) == 0 {
+		t.Errorf("delay fired in no seed (fired: %v)", fired)
+	}
+}
