@@ -133,7 +133,7 @@ func checkChaosExit(t *testing.T, seed uint64, code int, stderr string) {
 // injected, and the exit code follows the verdicts. Between them, the
 // seeds fire every kind injected over Streamable HTTP.
 func TestChaos_GoSDK(t *testing.T) {
-	t.Parallel() // each replay waits on its client, not on the CPU
+	parallel(t) // each replay waits on its client, not on the CPU
 
 	var mu sync.Mutex // guards fired
 	fired := map[string][]uint64{}
@@ -240,7 +240,7 @@ func (d dropLastEventID) RoundTrip(r *http.Request) (*http.Response, error) {
 // naming the id it should have sent, and replay exits 1. The same seed
 // with the client unbroken passes.
 func TestChaos_BrokenClientFails(t *testing.T) {
-	t.Parallel() // each replay waits on its client, not on the CPU
+	parallel(t) // each replay waits on its client, not on the CPU
 	cassette := chaosCassette(t, "script")
 	const seed = 1
 	for _, broken := range []bool{false, true} {
@@ -280,7 +280,7 @@ var tsChaosScript = filepath.Join("..", "..", "internal", "mcptest", "testdata",
 // for other capabilities than the recorded Go SDK client's, and its
 // cancellation gives another reason, which --ignore leaves aside.
 func TestChaos_TSClient(t *testing.T) {
-	t.Parallel() // each replay waits on its client, not on the CPU
+	parallel(t) // each replay waits on its client, not on the CPU
 	node := mcptest.Everything(t)[0]
 	for _, script := range []string{"script", "run0"} {
 		for _, seed := range chaosSeeds(t) {
@@ -306,7 +306,7 @@ func TestChaos_TSClient(t *testing.T) {
 // process of its own (internal/mcptest/chaosclient), for the default
 // seeds: the same faults in both runs of a seed.
 func TestChaos_GoSDKProcess(t *testing.T) {
-	t.Parallel() // each replay waits on its client, not on the CPU
+	parallel(t) // each replay waits on its client, not on the CPU
 	bin := filepath.Join(t.TempDir(), "chaosclient")
 	build := exec.Command("go", "build", "-o", bin, "github.com/mcpvcr/mcpvcr/internal/mcptest/chaosclient")
 	if out, err := build.CombinedOutput(); err != nil {
@@ -337,7 +337,7 @@ func TestChaos_GoSDKProcess(t *testing.T) {
 // (a fault may make it give up); the faults drawn must be the same in
 // both runs of a seed, and replay's verdicts and exit code must agree.
 func TestChaos_InspectorCLI(t *testing.T) {
-	t.Parallel() // each replay waits on its client, not on the CPU
+	parallel(t) // each replay waits on its client, not on the CPU
 	cli := mcptest.InspectorCLI(t)
 	for _, seed := range chaosSeeds(t) {
 		t.Run(fmt.Sprint("run0/seed", seed), func(t *testing.T) {

@@ -61,7 +61,7 @@ func checkChaosFired(t *testing.T, fired map[string][]uint64, seeds []uint64, tr
 // same faults in both runs of a seed, the exit code following the
 // verdicts, and between them the seeds fire every kind stdio gets.
 func TestChaos_Stdio(t *testing.T) {
-	t.Parallel() // each replay waits on its client, not on the CPU
+	parallel(t) // each replay waits on its client, not on the CPU
 	cassette := filepath.Join(cassetteDir, "gosdk-stdio-2025-11-25.jsonl")
 	fired := map[string][]uint64{}
 	seeds := chaosSeedsOr(t, []uint64{1, 2}) // both kinds in each
@@ -79,7 +79,7 @@ func TestChaos_Stdio(t *testing.T) {
 // delay; the same faults in both runs of a seed, and every kind
 // 2026-07-28 gets fired in some seed.
 func TestChaos_Modern(t *testing.T) {
-	t.Parallel() // each replay waits on its client, not on the CPU
+	parallel(t) // each replay waits on its client, not on the CPU
 	cassette := filepath.Join(cassetteDir, "multi-gosdk-http-2026-07-28.jsonl")
 	fired := map[string][]uint64{}
 	seeds := chaosSeedsOr(t, []uint64{6, 8, 12}) // 6: 503, delay; 8: cut, delay; 12: delay, close-early
@@ -101,7 +101,7 @@ func TestChaos_Modern(t *testing.T) {
 // seed. A 503 ends the Go SDK client's session, so the cut is also drawn
 // alone (--chaos-faults cut,delay), where the client gets to it.
 func TestChaos_HTTPSSE(t *testing.T) {
-	t.Parallel() // each replay waits on its client, not on the CPU
+	parallel(t) // each replay waits on its client, not on the CPU
 	cassette := filepath.Join(cassetteDir, "multi-gosdk-sse.jsonl")
 	fired := map[string][]uint64{}
 	seeds := chaosSeedsOr(t, []uint64{1, 4}) // all kinds: 4 delay, 503; cut and delay only: 1 cut
@@ -152,7 +152,7 @@ func TestChaos_StdioHTMLReport(t *testing.T) {
 // result replay sends there after the cancellation is taken and dropped,
 // and the client sends nothing more for that id: pass, in both runs.
 func TestChaos_TSClientLateResult(t *testing.T) {
-	t.Parallel() // each replay waits on its client, not on the CPU
+	parallel(t) // each replay waits on its client, not on the CPU
 	node := mcptest.Everything(t)[0]
 	cassette := chaosCassette(t, "script")
 	const seed = 1
@@ -178,7 +178,7 @@ func TestChaos_TSClientLateResult(t *testing.T) {
 // close) under chaos: the same faults in both runs of a seed, delays
 // taken; the late result stays not reached (the CLI cancels nothing).
 func TestChaos_InspectorCLIStdio(t *testing.T) {
-	t.Parallel() // each replay waits on its client, not on the CPU
+	parallel(t) // each replay waits on its client, not on the CPU
 	cli := mcptest.InspectorCLI(t)
 	cassette := filepath.Join(cassetteDir, "gosdk-stdio-2025-11-25.jsonl")
 	fired := map[string][]uint64{}

@@ -75,7 +75,7 @@ func readChaosPage(t *testing.T, path string) chaosPageData {
 // still exits 1; a client that leaves after initialize reaches no fault,
 // and the report lists and places each as not reached.
 func TestChaos_HTMLReport(t *testing.T) {
-	t.Parallel() // each replay waits on its client, not on the CPU
+	parallel(t) // each replay waits on its client, not on the CPU
 	cassette := chaosCassette(t, "script")
 	for _, tt := range []struct {
 		name   string
