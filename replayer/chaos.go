@@ -97,8 +97,15 @@ type Fault struct {
 	// behaviour.
 	Request int
 	// Delay is how long a delay or a late resumption waits; for a
-	// retry, the SSE retry value given.
+	// retry, the SSE retry value given; for a reorder, the longest the
+	// held notification waits for the other one.
 	Delay time.Duration
+	// Other and OtherSeq are, for a reorder, the stream and recorded seq
+	// of the notification sent first: the one recorded just after the
+	// held one (Stream, Seq), on another stream.
+	Other     int
+	OtherKind store.StreamKind
+	OtherSeq  int64
 }
 
 // Where says where f is, as mcpvcr show numbers streams and frames.
@@ -118,7 +125,7 @@ func (f Fault) Where() string {
 		return fmt.Sprintf("%s#%d", f.StreamKind, f.Stream)
 	case f.Kind == FaultDelay && f.Seq == 0:
 		return fmt.Sprintf("%s#%d (its JSON answer)", f.StreamKind, f.Stream)
-	case f.Kind == FaultDelay || f.Kind == FaultDropPriming:
+	case f.Kind == FaultDelay || f.Kind == FaultDropPriming || f.Kind == FaultReorder:
 		return fmt.Sprintf("%s#%d event %d (seq %d)", f.StreamKind, f.Stream, f.Event+1, f.Seq)
 	case f.Event == 0:
 		return fmt.Sprintf("%s#%d before its first event", f.StreamKind, f.Stream)
@@ -151,6 +158,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s: %s#%d's priming event given retry: %d (ms), the stream dropped after %d event(s)%s", f.Kind, f.StreamKind, f.Stream, f.Delay.Milliseconds(), f.Event, seqNote(f.Seq))
 	case FaultCloseEarly:
 		return fmt.Sprintf("%s: %s#%d closed after %d event(s), before its response", f.Kind, f.StreamKind, f.Stream, f.Event)
+	case FaultReorder:
+		return fmt.Sprintf("%s: the notification of %s#%d (seq %d) held until the one recorded after it, on %s#%d (seq %d), was sent, for at most %s", f.Kind, f.StreamKind, f.Stream, f.Seq, f.OtherKind, f.Other, f.OtherSeq, f.Delay)
 	}
 	return fmt.Sprintf("%s at %s", f.Kind, f.Where())
 }
@@ -189,7 +198,7 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 
 // Injected reports whether this replay injects kind k over transport t:
 // the kinds Allowed admits that are built. Streamable HTTP sessions of
-// the initialize era get every kind but reorder and close-early;
+// the initialize era get every kind but close-early;
 // 2026-07-28 exchanges get cut (without event ids: the request is lost),
 // close-early, 503 and delay; stdio gets delay and late-result (it has
 // no streams to cut: a cut there is the server exiting); the 2024-11-05
@@ -203,7 +212,7 @@ func Injected(k FaultKind, t store.Transport, rev string) bool {
 	case t == store.StreamableHTTP && rev >= "2026-07-28":
 		return k == FaultCut || k == FaultCloseEarly || k == Fault503 || k == FaultDelay
 	case t == store.StreamableHTTP:
-		return k != FaultReorder && k != FaultCloseEarly
+		return k != FaultCloseEarly
 	case t == store.Stdio:
 		return k == FaultDelay || k == FaultLateResult
 	case t == store.LegacySSE:
@@ -253,7 +262,7 @@ func (c Chaos) Plan(rec *store.Recording) []Fault {
 		if len(sites[k]) == 0 {
 			order = slices.Delete(order, i, i+1)
 		}
-		if (f.Stream > 0 && usedStream[f.Stream]) || (f.Request > 0 && usedRequest[f.Request]) {
+		if (f.Stream > 0 && usedStream[f.Stream]) || (f.Request > 0 && usedRequest[f.Request]) || (f.Other > 0 && usedStream[f.Other]) {
 			continue
 		}
 		if k == FaultExpire && slices.ContainsFunc(plan, func(g Fault) bool { return g.Kind == FaultExpire }) {
@@ -268,6 +277,9 @@ func (c Chaos) Plan(rec *store.Recording) []Fault {
 			f.Delay = time.Duration(100+rng.IntN(301)) * time.Millisecond
 		}
 		usedStream[f.Stream], usedRequest[f.Request] = f.Stream > 0, f.Request > 0
+		if f.Other > 0 {
+			usedStream[f.Other] = true // a fault there could keep the other notification from coming
+		}
 		plan = append(plan, f)
 	}
 	// After an expiry nothing of the session is served: no fault later.
@@ -314,6 +326,9 @@ func isSSE(st *store.Stream) bool {
 func faultSites(k FaultKind, rec *store.Recording) []Fault {
 	if rec.Session.Transport == store.Stdio {
 		return stdioSites(k, rec)
+	}
+	if k == FaultReorder {
+		return reorderSites(rec)
 	}
 	var out []Fault
 	requests := 0
@@ -502,6 +517,54 @@ func stdioSites(k FaultKind, rec *store.Recording) []Fault {
 			out = append(out, Fault{Kind: k, Seq: req.Seq})
 		}
 		slices.SortFunc(out, func(a, b Fault) int { return int(a.Seq - b.Seq) })
+	}
+	return out
+}
+
+// reorderBound is how much longer than recorded a reorder holds its
+// notification for the other one to be sent.
+const reorderBound = time.Second
+
+// reorderSites returns the pairs of server notifications of rec that may
+// be sent in the other order: two notifications recorded one right after
+// the other (nothing of the session between them, on any stream), on two
+// SSE streams (a GET and a POST, or two POSTs) that the recording does
+// not resume. Holding the earlier one until the later is sent keeps each
+// stream's own order, so nothing moves across a request and its response
+// on one stream; and nothing the client sent falls between them, so
+// neither is sent before the request that caused it arrives. A progress
+// notification is held only on its request's POST stream, where its
+// response comes after it.
+func reorderSites(rec *store.Recording) []Fault {
+	byID := map[int64]int{}
+	for i := range rec.Streams {
+		byID[rec.Streams[i].ID] = i
+	}
+	ok := func(f *store.Frame) bool {
+		i, found := byID[f.StreamID]
+		if !found || f.Direction != store.ServerToClient || !f.SSE || f.Kind != store.KindNotification || f.Malformed {
+			return false
+		}
+		st := &rec.Streams[i]
+		return (st.Kind == store.PostStream || st.Kind == store.GetStream) && st.Status == 200 && isSSE(st) && !resumedInRecording(rec, st.ID)
+	}
+	var out []Fault
+	var prev *store.Frame
+	for i := range rec.Frames {
+		f := &rec.Frames[i]
+		if f.Comment || (f.SSE && f.Kind == store.KindEmpty) {
+			continue // a transport event, not the session's
+		}
+		if a := prev; a != nil && ok(a) && ok(f) && a.StreamID != f.StreamID {
+			st := &rec.Streams[byID[a.StreamID]]
+			if a.Method != "notifications/progress" || st.Kind == store.PostStream {
+				evs := sseEvents(rec, a.StreamID)
+				e := slices.Index(evs, a)
+				out = append(out, Fault{Kind: FaultReorder, Stream: byID[a.StreamID] + 1, StreamKind: st.Kind, Event: e, Seq: a.Seq,
+					Other: byID[f.StreamID] + 1, OtherKind: rec.Streams[byID[f.StreamID]].Kind, OtherSeq: f.Seq, Delay: max(f.Offset-a.Offset, 0).Round(time.Millisecond) + reorderBound})
+			}
+		}
+		prev = f
 	}
 	return out
 }

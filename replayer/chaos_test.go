@@ -50,7 +50,7 @@ func TestChaos_PlanSameSeed(t *testing.T) {
 }
 
 // TestChaos_EveryKindDrawn: per transport, over seeds 1–50, every kind
-// injected there is drawn in some seed, each at a place that exists in
+// injected there (reorder aside: see inside) is drawn in some seed, each at a place that exists in
 // the recording; a kind with no place in a session (a late result where
 // no request was cancelled) is left out of its plan, never failed.
 func TestChaos_EveryKindDrawn(t *testing.T) {
@@ -86,7 +86,10 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 			}
 			n := 0
 			for _, k := range FaultKinds() {
-				if Injected(k, tt.transport, tt.rev) {
+				// Reorder needs two notifications recorded side by side on
+				// two streams, which these cassettes lack: TestChaos_ReorderPlan
+				// draws it on a recording that has them.
+				if Injected(k, tt.transport, tt.rev) && k != FaultReorder {
 					n++
 					if seen[k] == 0 {
 						t.Errorf("kind %s never drawn in seeds 1–50 (drawn: %v)", k, seen)

@@ -239,6 +239,8 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 			return "took the stream without its priming event", VerdictPass
 		}
 		return "the stream went on no further", VerdictNotObserved
+	case FaultReorder:
+		return judgeReorder(inj, after)
 	case Fault503:
 		for _, a := range mine {
 			if a.method == http.MethodPost && a.body == inj.body {
@@ -251,6 +253,43 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 		return "did not retry (no retry is required; next: " + describe(mine[0]) + ")", VerdictNotObserved
 	}
 	return "", VerdictNotObserved
+}
+
+// unseen is what the wire cannot show of a reorder.
+const unseen = " (how it handled the order itself is not visible on the wire)"
+
+// judgeReorder judges a reorder by what the client did next: it carries
+// on (its next request comes, in the same session) or it fails (it
+// starts over with initialize, drops the session, or stops where the
+// recorded client went on).
+func judgeReorder(inj *injection, after []chaosAction) (string, Verdict) {
+	switch {
+	case inj.left:
+		return "left while the notification was held", VerdictFail
+	case !inj.delivered:
+		return "the held notification was not seen delivered", VerdictNotObserved
+	}
+	how := "took both notifications in the other order"
+	if inj.timedOut {
+		how = "took the held notification in recorded order (the other one never came within " + inj.Delay.String() + ")"
+	}
+	for _, a := range after {
+		switch {
+		case a.rpcMethod == "initialize":
+			// A new session (no session id) is the client's too.
+			return how + ", then started over: " + describe(a) + unseen, VerdictFail
+		case !inj.mine(a):
+			continue
+		case a.method == http.MethodDelete && inj.more:
+			return how + ", then dropped the session (DELETE) where the recorded client went on" + unseen, VerdictFail
+		case a.method == http.MethodPost && a.rpcMethod != "":
+			return how + " and carried on in the same session (next: " + describe(a) + ")" + unseen, VerdictPass
+		}
+	}
+	if inj.more {
+		return how + ", then sent no request more where the recorded client went on" + unseen, VerdictFail
+	}
+	return how + "; the recorded client sent no request after them either" + unseen, VerdictNotObserved
 }
 
 // judgeSSECut judges an HTTP+SSE stream dropped mid-session: the

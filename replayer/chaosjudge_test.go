@@ -60,6 +60,13 @@ func TestChaos_Judge(t *testing.T) {
 		{"HTTP+SSE cut, new stream", injection{Fault: Fault{Kind: FaultCut, StreamKind: store.SSEGetStream}}, []chaosAction{{method: "GET"}}, VerdictPass, "opened a new SSE stream"},
 		{"HTTP+SSE cut, posts on", injection{Fault: Fault{Kind: FaultCut, StreamKind: store.SSEGetStream}}, []chaosAction{post("tools/call"), post("tools/list")}, VerdictFail, "2 more requests"},
 		{"HTTP+SSE cut, one under way", injection{Fault: Fault{Kind: FaultCut, StreamKind: store.SSEGetStream}}, []chaosAction{post("tools/call")}, VerdictNotObserved, "one request followed"},
+		{"reorder, on", injection{Fault: Fault{Kind: FaultReorder}, delivered: true, first: true, more: true}, []chaosAction{post("tools/call")}, VerdictPass, "carried on in the same session"},
+		{"reorder, started over", injection{Fault: Fault{Kind: FaultReorder}, delivered: true, first: true, more: true}, []chaosAction{{method: "POST", rpcMethod: "initialize"}}, VerdictFail, "started over"},
+		{"reorder, dropped the session", injection{Fault: Fault{Kind: FaultReorder}, delivered: true, first: true, more: true}, []chaosAction{{ls: me, sid: "s1", method: "DELETE"}}, VerdictFail, "dropped the session"},
+		{"reorder, stopped", injection{Fault: Fault{Kind: FaultReorder}, delivered: true, first: true, more: true}, nil, VerdictFail, "sent no request more"},
+		{"reorder, left", injection{Fault: Fault{Kind: FaultReorder}, left: true}, nil, VerdictFail, "left while"},
+		{"reorder, nothing to carry on to", injection{Fault: Fault{Kind: FaultReorder}, delivered: true, first: true}, []chaosAction{{ls: me, sid: "s1", method: "DELETE"}}, VerdictNotObserved, "not visible on the wire"},
+		{"reorder, the other never came", injection{Fault: Fault{Kind: FaultReorder}, delivered: true, timedOut: true, more: true}, []chaosAction{post("tools/call")}, VerdictPass, "never came"},
 		{"503 not retried", injection{Fault: Fault{Kind: Fault503}, body: "tools/call"}, []chaosAction{post("tools/list")}, VerdictNotObserved, "did not retry"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

@@ -48,6 +48,24 @@ type chaosState struct {
 	pool  *liveSession
 	// poolRecs are the 2026-07-28 sessions chaos drew plans for.
 	poolRecs map[int64]*store.Recording
+	// sent marks the recorded notifications sent to a live session, by
+	// seq, for a reorder whose other notification went first.
+	sent map[liveSeq]bool
+	// holds are the reorders holding a notification until the other is
+	// sent.
+	holds []*reorderHold
+}
+
+type liveSeq struct {
+	ls  *liveSession
+	seq int64
+}
+
+// reorderHold is a reorder waiting for its other notification: sent is
+// closed once it is.
+type reorderHold struct {
+	inj  *injection
+	sent chan struct{}
 }
 
 type doneKey struct {
@@ -99,6 +117,11 @@ type injection struct {
 	// pooled marks a fault of 2026-07-28 exchanges: the client's
 	// requests without a session id are its own.
 	pooled bool
+	// first: a reorder's other notification was sent before the held
+	// one (delivered: the held one too); timedOut: it never came within
+	// Delay, and the held one went anyway. more: the recorded client
+	// sent requests after the pair.
+	first, timedOut, more bool
 }
 
 func (s *Server) chaos() *chaosState {
@@ -113,6 +136,7 @@ func (s *Server) chaos() *chaosState {
 		hs.chaos.posts = map[*liveSession]int{}
 		hs.chaos.awaiting = map[liveStream]*injection{}
 		hs.chaos.retry = map[liveStream]*injection{}
+		hs.chaos.sent = map[liveSeq]bool{}
 	}
 	hs.chaos.mu.Unlock()
 	return &hs.chaos
@@ -315,6 +339,8 @@ func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.St
 			return sent == 0 && f.Kind == store.KindEmpty && f.HasEventID
 		case FaultCut:
 			return sent == 0
+		case FaultReorder:
+			return g.Seq == f.Seq
 		}
 		return false
 	})
@@ -328,11 +354,25 @@ func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.St
 	if ok && inj.Kind == FaultDelay {
 		cs.awaiting[key] = inj
 	}
+	var hold *reorderHold
+	if ok && inj.Kind == FaultReorder {
+		inj.more = clientAfter(rec.Recording, inj.OtherSeq)
+		hold = &reorderHold{inj: inj, sent: make(chan struct{})}
+		if cs.sent[liveSeq{ls, inj.OtherSeq}] {
+			inj.first = true
+			close(hold.sent)
+		} else {
+			cs.holds = append(cs.holds, hold)
+		}
+	}
 	cs.mu.Unlock()
 	if !ok {
 		return chaosSend, nil
 	}
 	s.announce(inj)
+	if hold != nil {
+		return ls.chaosHold(r, hold), nil
+	}
 	switch inj.Kind {
 	case FaultCut:
 		return chaosCut, nil
@@ -377,6 +417,22 @@ func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Fra
 	if w := cs.awaiting[key]; w != nil {
 		w.delivered = true
 		delete(cs.awaiting, key)
+	}
+	if f.Kind == store.KindNotification {
+		cs.sent[liveSeq{ls, f.Seq}] = true
+		cs.holds = slices.DeleteFunc(cs.holds, func(h *reorderHold) bool {
+			if h.inj.ls != ls || h.inj.OtherSeq != f.Seq {
+				return false
+			}
+			h.inj.first = true
+			close(h.sent)
+			return true
+		})
+	}
+	for _, inj := range cs.injected {
+		if inj.Kind == FaultReorder && inj.ls == ls && inj.Seq == f.Seq && inj.Stream == n {
+			inj.delivered, inj.at = true, len(cs.actions)-1
+		}
 	}
 	cs.events[key]++
 	sent := cs.events[key]
@@ -506,4 +562,43 @@ func (ls *liveSession) chaosDelayJSON(r *http.Request, rec *recording, st *store
 	inj.left, inj.delivered = gone, !gone
 	cs.mu.Unlock()
 	return !gone
+}
+
+// chaosHold holds a reorder's notification until its other notification
+// was sent, for at most the fault's Delay: then it is sent anyway, and a
+// warning says so. It never waits longer, so a client that never opens
+// the other stream gets the held notification all the same.
+func (ls *liveSession) chaosHold(r *http.Request, h *reorderHold) chaosStep {
+	s := ls.srv
+	cs := s.chaos()
+	select {
+	case <-h.sent:
+		return chaosSend
+	case <-s.clock().After(h.inj.Delay):
+	case <-r.Context().Done():
+	case <-s.http().done:
+	}
+	cs.mu.Lock()
+	cs.holds = slices.DeleteFunc(cs.holds, func(g *reorderHold) bool { return g == h })
+	gone := r.Context().Err() != nil
+	timedOut := !h.inj.first && !gone
+	h.inj.timedOut = timedOut
+	h.inj.left = gone
+	cs.mu.Unlock()
+	if gone {
+		return chaosGone
+	}
+	if timedOut {
+		s.logger().Warn(fmt.Sprintf("chaos: reorder: seq %d was not sent within %s; sent the held seq %d anyway (in recorded order)", h.inj.OtherSeq, h.inj.Delay, h.inj.Seq),
+			"session", h.inj.session, "seed", s.Chaos.Seed)
+	}
+	return chaosSend
+}
+
+// clientAfter reports whether the recorded client sent a request (other
+// than a DELETE's) after seq.
+func clientAfter(rec *store.Recording, seq int64) bool {
+	return slices.ContainsFunc(rec.Frames, func(f store.Frame) bool {
+		return f.Seq > seq && f.Direction == store.ClientToServer && f.Kind == store.KindRequest
+	})
 }

@@ -49,7 +49,8 @@ func checkChaosFired(t *testing.T, fired map[string][]uint64, seeds []uint64, tr
 	t.Helper()
 	t.Logf("kinds fired, by seed: %v", fired)
 	for _, k := range replayer.FaultKinds() {
-		if replayer.Injected(k, transport, rev) && len(fired[k.String()]) == 0 {
+		// Reorder has no place in the committed cassettes: TestChaos_Reorder.
+		if replayer.Injected(k, transport, rev) && k != replayer.FaultReorder && len(fired[k.String()]) == 0 {
 			t.Errorf("kind %s fired in no seed of %v (fired: %v)", k, seeds, fired)
 		}
 	}

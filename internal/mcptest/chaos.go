@@ -18,7 +18,7 @@ type chaosCall struct {
 // steps of [Script] that need no waiting (tools, resources, prompts,
 // sampling, elicitation, roots, a failing tool) and the slow call it
 // cancels once its "started" progress came, and "run0", run 0 of the
-// multi-session cassettes (echo "run 0").
+// multi-session cassettes (echo "run 0"), and "reorder" (see there).
 var chaosScripts = map[string][]chaosCall{
 	"script": {
 		{"echo", map[string]any{"text": "hello"}, nil},
@@ -40,6 +40,13 @@ var chaosScripts = map[string][]chaosCall{
 		{"fail", map[string]any{}, nil},
 	},
 	"run0": {{"echo", map[string]any{"text": "run 0"}, nil}},
+	// "reorder": a server of ServerConfig.Reorder's notify, between a
+	// level set and an echo (the request after the reorder).
+	"reorder": {
+		{"logging/setLevel", nil, nil},
+		{"notify", map[string]any{}, mcp.Meta{"progressToken": progressToken}},
+		{"echo", map[string]any{"text": "after"}, nil},
+	},
 }
 
 // ChaosScript reports whether name is a chaos script ChaosRun knows.

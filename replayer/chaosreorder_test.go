@@ -1,0 +1,204 @@
+package replayer
+
+import (
+	"bytes"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// recordReorder records the Go SDK client running chaos script
+// "reorder" against the Go SDK test server with tool notify, through
+// recorder.HTTP: a log message on the standalone GET stream recorded
+// right beside a progress notification on the call's POST stream.
+func recordReorder(t *testing.T) []*store.Recording {
+	t.Helper()
+	ctx := t.Context()
+	server := mcptest.ServerConfig{Reorder: true}.NewServer()
+	mux := http.NewServeMux()
+	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	upstream := httptest.NewServer(mux)
+	t.Cleanup(upstream.Close)
+	up, err := url.Parse(upstream.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "reorder.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	rec := &recorder.HTTP{Upstream: up, Sink: db}
+	ts := httptest.NewServer(rec)
+	saw := mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, "reorder")
+	ts.Close()
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(saw, []string{"connected", "tools/list: ok", "logging/setLevel: ok", "notify: ok", "echo: ok", "close: ok"}) {
+		t.Fatalf("recording: the client saw %q", saw)
+	}
+	recs, err := db.Recordings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+// TestChaos_ReorderPlan: over seeds 1–50, reorder is drawn on a
+// recording that has a pair to reorder (a log message on the GET stream
+// beside a progress notification on a POST stream), always at that
+// pair; and never on the pairs that may not be reordered, built by hand.
+func TestChaos_ReorderPlan(t *testing.T) {
+	recs := recordReorder(t)
+	drawn := 0
+	for _, rec := range recs {
+		sites := reorderSites(rec)
+		for _, s := range sites {
+			a, b := frameBySeq(rec, s.Seq), frameBySeq(rec, s.OtherSeq)
+			if a == nil || b == nil || a.Kind != store.KindNotification || b.Kind != store.KindNotification || a.StreamID == b.StreamID {
+				t.Errorf("site %s: not two notifications on two streams: %+v, %+v", s, a, b)
+			}
+		}
+		for seed := uint64(1); seed <= 50; seed++ {
+			for _, f := range (Chaos{Seed: seed}).Plan(rec) {
+				if f.Kind != FaultReorder {
+					continue
+				}
+				drawn++
+				if !slices.ContainsFunc(sites, func(s Fault) bool { return s.Seq == f.Seq && s.OtherSeq == f.OtherSeq }) {
+					t.Errorf("seed %d: %s is no site of the recording", seed, f)
+				}
+			}
+		}
+	}
+	if drawn == 0 {
+		t.Fatalf("reorder never drawn in seeds 1–50 on the recording (sites: %v)", func() (s [][]Fault) {
+			for _, rec := range recs {
+				s = append(s, reorderSites(rec))
+			}
+			return s
+		}())
+	}
+
+	// Hand-built pairs: stream 1 a POST, 2 the GET stream, 3 another POST.
+	sse := http.Header{"Content-Type": {"text/event-stream"}}
+	streams := []store.Stream{
+		{ID: 1, Kind: store.PostStream, Status: 200, ResponseHeader: sse},
+		{ID: 2, Kind: store.GetStream, Status: 200, ResponseHeader: sse},
+		{ID: 3, Kind: store.PostStream, Status: 200, ResponseHeader: sse},
+	}
+	note := func(stream int64, method string) store.Frame {
+		return store.Frame{StreamID: stream, Direction: store.ServerToClient, SSE: true, Kind: store.KindNotification, Method: method}
+	}
+	log, progress := "notifications/message", "notifications/progress"
+	response := store.Frame{StreamID: 1, Direction: store.ServerToClient, SSE: true, Kind: store.KindResult, ID: "1"}
+	request := store.Frame{StreamID: 3, Direction: store.ClientToServer, Kind: store.KindRequest, ID: "2", Method: "tools/call"}
+	for _, tt := range []struct {
+		name   string
+		frames []store.Frame
+		want   [][2]int64 // seq pairs
+	}{
+		{"log on GET, progress on POST", []store.Frame{note(2, log), note(1, progress)}, [][2]int64{{1, 2}}},
+		{"progress on POST, log on GET", []store.Frame{note(1, progress), note(2, log)}, [][2]int64{{1, 2}}},
+		{"two POST streams", []store.Frame{note(1, log), note(3, log)}, [][2]int64{{1, 2}}},
+		{"one stream", []store.Frame{note(1, log), note(1, progress)}, nil},
+		{"a response after", []store.Frame{note(2, log), response}, nil},
+		{"a response before", []store.Frame{response, note(2, log)}, nil},
+		{"the request that causes the later one between", []store.Frame{note(2, log), request, note(3, progress)}, nil},
+		{"progress on the GET stream", []store.Frame{note(2, progress), note(1, log)}, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &store.Recording{Session: store.Session{ID: 1, Transport: store.StreamableHTTP, Revision: "2025-11-25"}, Streams: streams}
+			for i, f := range tt.frames {
+				f.Seq = int64(i + 1)
+				rec.Frames = append(rec.Frames, f)
+			}
+			var got [][2]int64
+			for _, s := range reorderSites(rec) {
+				got = append(got, [2]int64{s.Seq, s.OtherSeq})
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("sites (-want +got):\n%s", diff)
+			}
+			for seed := uint64(1); seed <= 50; seed++ {
+				for _, f := range (Chaos{Seed: seed}).Plan(rec) {
+					if f.Kind == FaultReorder && tt.want == nil {
+						t.Errorf("seed %d: reorder drawn on a pair that may not be reordered: %s", seed, f)
+					}
+				}
+			}
+		})
+	}
+}
+
+// syncWriter is a bytes.Buffer safe for the server's goroutines.
+type syncWriter struct {
+	mu sync.Mutex // guards b
+	b  bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.String()
+}
+
+// TestChaos_ReorderGoSDK: chaos replay with reorder alone, to the Go SDK
+// client in process running the recorded script: the held log message
+// goes out after the progress notification recorded after it (or the
+// other way round), stderr announces it, the same seed draws the same
+// pair twice, and the client carries on to its echo: pass.
+func TestChaos_ReorderGoSDK(t *testing.T) {
+	recs := recordReorder(t)
+	const seed = 1
+	var first []ChaosResult
+	for run := range 2 {
+		var logs syncWriter
+		srv := &Server{Recordings: recs, Chaos: Chaos{On: true, Seed: seed, Kinds: []FaultKind{FaultReorder}},
+			Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+		ts := httptest.NewServer(srv)
+		saw := mcptest.ChaosRun(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, "reorder")
+		ts.Close()
+		srv.Close()
+		if !slices.Equal(saw, []string{"connected", "tools/list: ok", "logging/setLevel: ok", "notify: ok", "echo: ok", "close: ok"}) {
+			t.Errorf("run %d: the client saw %q", run+1, saw)
+		}
+		res := srv.ChaosResults()
+		if len(res) != 1 || res[0].Kind != FaultReorder || res[0].Verdict != VerdictPass ||
+			!strings.Contains(res[0].Did, "in the other order and carried on in the same session") || !strings.Contains(res[0].Did, "not visible on the wire") {
+			t.Fatalf("run %d: results %+v; want one reorder, passed\n%s", run+1, res, logs.String())
+		}
+		if !strings.Contains(logs.String(), "chaos: injected reorder") {
+			t.Errorf("run %d: the reorder is not announced:\n%s", run+1, logs.String())
+		}
+		if run == 0 {
+			first = res
+		} else if diff := cmp.Diff(first[0].Fault, res[0].Fault); diff != "" {
+			t.Errorf("the same seed drew another pair (-first +second):\n%s", diff)
+		}
+		t.Logf("run %d: %s: %s", run+1, res[0].Fault, res[0].Did)
+	}
+}
