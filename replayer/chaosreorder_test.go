@@ -21,15 +21,14 @@ import (
 )
 
 // recordReorder records the Go SDK client running chaos script
-// "reorder" against the Go SDK test server with tool notify, through
+// "reorder" against the Go SDK test server with tool notify (mcptest.ReorderHandler), through
 // recorder.HTTP: a log message on the standalone GET stream recorded
 // right beside a progress notification on the call's POST stream.
 func recordReorder(t *testing.T) []*store.Recording {
 	t.Helper()
 	ctx := t.Context()
-	server := mcptest.ServerConfig{Reorder: true}.NewServer()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	mux.Handle("/mcp", mcptest.ReorderHandler())
 	upstream := httptest.NewServer(mux)
 	t.Cleanup(upstream.Close)
 	up, err := url.Parse(upstream.URL)

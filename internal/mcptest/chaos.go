@@ -40,8 +40,8 @@ var chaosScripts = map[string][]chaosCall{
 		{"fail", map[string]any{}, nil},
 	},
 	"run0": {{"echo", map[string]any{"text": "run 0"}, nil}},
-	// "reorder": a server of ServerConfig.Reorder's notify, between a
-	// level set and an echo (the request after the reorder).
+	// "reorder": tool notify of ReorderHandler, between a level set and
+	// an echo (the request after the reorder).
 	"reorder": {
 		{"logging/setLevel", nil, nil},
 		{"notify", map[string]any{}, mcp.Meta{"progressToken": progressToken}},

@@ -68,10 +68,6 @@ type ServerConfig struct {
 	// its own elicitation. They are not in the default list, which the
 	// committed cassettes record.
 	Stubborn bool
-	// Reorder adds tool notify, for the chaos reorder tests: a log
-	// message unrelated to the call (it goes to the standalone GET
-	// stream) and then a progress notification on the call's stream.
-	Reorder bool
 	// Logger receives the SDK's server logs. If nil, they are discarded.
 	Logger *slog.Logger
 }
@@ -105,9 +101,7 @@ func (c ServerConfig) NewServer() *mcp.Server {
 	if c.Annotated {
 		addAnnotated(s, c.variant())
 	}
-	if c.Reorder {
-		mcp.AddTool(s, &mcp.Tool{Name: "notify", Description: "Logs a message unrelated to the call, then sends progress \"notified\" and returns."}, notify)
-	}
+
 	addResources(s)
 	addPrompts(s)
 	return s

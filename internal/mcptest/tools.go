@@ -384,18 +384,3 @@ func joinText(cs ...mcp.Content) string {
 	}
 	return s
 }
-
-// notify is tool notify of ServerConfig.Reorder: a log message sent
-// outside the call (no request context: the Go SDK routes it to the
-// standalone GET stream), then progress "notified" on the call's stream.
-func notify(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
-	if err := req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Logger: "notify", Data: "unrelated to the call"}); err != nil {
-		return nil, nil, err
-	}
-	if token := req.Params.GetProgressToken(); token != nil {
-		if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Progress: 1, Total: 1, Message: "notified"}); err != nil {
-			return nil, nil, err
-		}
-	}
-	return text("notified"), nil, nil
-}

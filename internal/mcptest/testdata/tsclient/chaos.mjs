@@ -1,7 +1,8 @@
 // chaos.mjs drives a TypeScript SDK client for mcpvcr's chaos replay
 // tests: node chaos.mjs URL SCRIPT connects over Streamable HTTP, lists
 // the tools and runs SCRIPT ("script": the first steps of the Go SDK test
-// script, its slow call cancelled; "run0": run 0 of the multi-session cassettes), each step's
+// script, its slow call cancelled; "run0": run 0 of the multi-session cassettes;
+// "reorder": the Go SDK chaos script of that name), each step's
 // outcome part of what it saw, closes, and prints that as one line of
 // JSON on stdout. $CLIENT_NAME names the client in initialize.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -55,6 +56,13 @@ const steps = {
     ["prompts/get", () => client.getPrompt({ name: "greet", arguments: { name: "Ada" } }, opts)],
   ],
   run0: [["echo", call("echo", { text: "run 0" })]],
+  // reorder: tool notify of the Go SDK test server (a log message on the
+  // GET stream, progress on the call's stream), then an echo.
+  reorder: [
+    ["logging/setLevel", () => client.setLoggingLevel("debug", opts)],
+    ["notify", call("notify", {}, { progressToken: "progress-1" })],
+    ["echo", call("echo", { text: "after" })],
+  ],
 }[script];
 try {
   await client.connect(transport, opts);
