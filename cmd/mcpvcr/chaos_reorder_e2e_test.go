@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -42,7 +43,8 @@ func reorderCassette(t *testing.T) string {
 // with a pair to reorder, to the Go SDK client in process and to the
 // TypeScript SDK client: in each run of the seed the one reorder fires,
 // announced on stderr, at the same pair, and the client carries on to
-// its echo in the same session: pass, exit 0.
+// its echo in the same session: pass, exit 0. The HTML report marks the
+// reorder on the held notification.
 func TestChaos_Reorder(t *testing.T) {
 	parallel(t) // each replay waits on its client, not on the CPU
 	cassette := reorderCassette(t)
@@ -97,4 +99,16 @@ func TestChaos_Reorder(t *testing.T) {
 			}
 		})
 	}
+	t.Run("report", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "chaos.html")
+		chaosRun(t, cassette, seed, func(url string) { clients[0].run(t, url) }, "--chaos-faults", "reorder", "--chaos-report", out)
+		d := readChaosPage(t, out)
+		if len(d.Chaos.Faults) != 1 {
+			t.Fatalf("report faults %+v; want the one reorder", d.Chaos.Faults)
+		}
+		f := d.Chaos.Faults[0]
+		if f.Kind != "reorder" || f.St != f.Stream-1 || f.At == 0 || !strings.Contains(f.Where, fmt.Sprintf("(seq %d)", f.At)) {
+			t.Errorf("reorder marked at frame %d of stream index %d; want the held notification's (%s, stream %d)", f.At, f.St, f.Where, f.Stream)
+		}
+	})
 }
