@@ -203,7 +203,7 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 // close-early, 503 and delay; stdio gets delay and late-result (it has
 // no streams to cut: a cut there is the server exiting); the 2024-11-05
 // HTTP+SSE transport gets delay, 503 and cut (of its one SSE stream: the
-// session ends). Reorder is not built.
+// session ends; it has one stream, so nothing to reorder).
 func Injected(k FaultKind, t store.Transport, rev string) bool {
 	if !Allowed(k, t, rev) {
 		return false

@@ -28,7 +28,7 @@ func recordReorder(t *testing.T) []*store.Recording {
 	t.Helper()
 	ctx := t.Context()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcptest.ReorderHandler())
+	mux.Handle("/mcp", mcptest.ReorderHandler(t))
 	upstream := httptest.NewServer(mux)
 	t.Cleanup(upstream.Close)
 	up, err := url.Parse(upstream.URL)
@@ -188,7 +188,11 @@ func TestChaos_ReorderGoSDK(t *testing.T) {
 		res := srv.ChaosResults()
 		if len(res) != 1 || res[0].Kind != FaultReorder || res[0].Verdict != VerdictPass ||
 			!strings.Contains(res[0].Did, "in the other order and carried on in the same session") || !strings.Contains(res[0].Did, "not visible on the wire") {
-			t.Fatalf("run %d: results %+v; want one reorder, passed\n%s", run+1, res, logs.String())
+			var did []string
+			for _, r := range res {
+				did = append(did, r.Did+": "+r.Verdict.String())
+			}
+			t.Fatalf("run %d: results %v, the client %q (not reached: %v); want one reorder, passed\n%s", run+1, res, did, srv.ChaosNotReached(), logs.String())
 		}
 		if !strings.Contains(logs.String(), "chaos: injected reorder") {
 			t.Errorf("run %d: the reorder is not announced:\n%s", run+1, logs.String())

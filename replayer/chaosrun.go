@@ -431,7 +431,7 @@ func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Fra
 	}
 	for _, inj := range cs.injected {
 		if inj.Kind == FaultReorder && inj.ls == ls && inj.Seq == f.Seq && inj.Stream == n {
-			inj.delivered, inj.at = true, len(cs.actions)-1
+			inj.delivered = true
 		}
 	}
 	cs.events[key]++
@@ -580,8 +580,12 @@ func (ls *liveSession) chaosHold(r *http.Request, h *reorderHold) chaosStep {
 	}
 	cs.mu.Lock()
 	cs.holds = slices.DeleteFunc(cs.holds, func(g *reorderHold) bool { return g == h })
+	if h.inj.first { // the other one was sent as the wait ended
+		cs.mu.Unlock()
+		return chaosSend
+	}
 	gone := r.Context().Err() != nil
-	timedOut := !h.inj.first && !gone
+	timedOut := !gone
 	h.inj.timedOut = timedOut
 	h.inj.left = gone
 	cs.mu.Unlock()

@@ -24,7 +24,7 @@ import (
 func reorderCassette(t *testing.T) string {
 	t.Helper()
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", mcptest.ReorderHandler())
+	mux.Handle("/mcp", mcptest.ReorderHandler(t))
 	up := httptest.NewServer(mux)
 	t.Cleanup(up.Close)
 	db := filepath.Join(t.TempDir(), "reorder.db")

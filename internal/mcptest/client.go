@@ -2,6 +2,8 @@ package mcptest
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -87,7 +89,10 @@ var inboxes = struct {
 	// guards m
 	mu sync.Mutex
 	m  map[*mcp.ClientSession]*inbox
-}{m: make(map[*mcp.ClientSession]*inbox)}
+	// hooks see every notification a client of NewClient receives
+	// (ReorderHandler's).
+	hooks map[*int]func(params any)
+}{m: make(map[*mcp.ClientSession]*inbox), hooks: make(map[*int]func(params any))}
 
 // watch creates the inbox of cs. The caller must call the returned stop.
 func watch(cs *mcp.ClientSession) (*inbox, func()) {
@@ -105,7 +110,11 @@ func watch(cs *mcp.ClientSession) (*inbox, func()) {
 func record(cs *mcp.ClientSession, method string, params any) {
 	inboxes.mu.Lock()
 	in := inboxes.m[cs]
+	hooks := slices.Collect(maps.Values(inboxes.hooks))
 	inboxes.mu.Unlock()
+	for _, h := range hooks {
+		h(params)
+	}
 	if in == nil {
 		return
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"sync"
+	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -12,14 +13,42 @@ import (
 // the Go SDK test server with one more tool, notify, for the chaos
 // reorder tests: it waits until the client's standalone GET stream is
 // open, sends a log message outside the call (no request context: the
-// Go SDK routes it to the GET stream), then progress "notified" on the
-// call's stream, and returns. The two notifications are recorded one
-// right after the other, on two streams. It serves one session.
-func ReorderHandler() http.Handler {
-	var once sync.Once
-	open := make(chan struct{})
+// Go SDK routes it to the GET stream) and progress "notified" on the
+// call's stream, and answers only once a client of [NewClient] in this
+// process has received both. So a recording through mcpvcr holds the
+// two notifications one right after the other, on two streams, with
+// neither the answer nor anything else between them. It serves one
+// session; its hook is removed when tb ends.
+func ReorderHandler(tb testing.TB) http.Handler {
+	var openOnce, gotOnce sync.Once
+	open, got := make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex // guards logged, progressed
+	logged, progressed := false, false
+	hook := func(params any) {
+		mu.Lock()
+		defer mu.Unlock()
+		switch p := params.(type) {
+		case *mcp.LoggingMessageParams:
+			logged = logged || p.Logger == "notify"
+		case *mcp.ProgressNotificationParams:
+			progressed = progressed || p.Message == "notified"
+		}
+		if logged && progressed {
+			gotOnce.Do(func() { close(got) })
+		}
+	}
+	key := new(int)
+	inboxes.mu.Lock()
+	inboxes.hooks[key] = hook
+	inboxes.mu.Unlock()
+	tb.Cleanup(func() {
+		inboxes.mu.Lock()
+		delete(inboxes.hooks, key)
+		inboxes.mu.Unlock()
+	})
+
 	s := NewServer(V1)
-	mcp.AddTool(s, &mcp.Tool{Name: "notify", Description: "Logs a message unrelated to the call, then sends progress \"notified\" and returns."},
+	mcp.AddTool(s, &mcp.Tool{Name: "notify", Description: "Logs a message unrelated to the call, sends progress \"notified\", and answers once the client has both."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 			select {
 			case <-open:
@@ -34,6 +63,11 @@ func ReorderHandler() http.Handler {
 					return nil, nil, err
 				}
 			}
+			select {
+			case <-got:
+			case <-ctx.Done():
+				return nil, nil, ctx.Err()
+			}
 			return text("notified"), nil, nil
 		})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil)
@@ -43,7 +77,7 @@ func ReorderHandler() http.Handler {
 			// holds the stream, which it connects before letting go: a
 			// message sent once the flush is seen waits for the stream
 			// and goes out on it.
-			w = &flushSignal{ResponseWriter: w, flushed: func() { once.Do(func() { close(open) }) }}
+			w = &flushSignal{ResponseWriter: w, flushed: func() { openOnce.Do(func() { close(open) }) }}
 		}
 		h.ServeHTTP(w, r)
 	})
