@@ -65,6 +65,7 @@ func TestChaos_Judge(t *testing.T) {
 		{"reorder, dropped the session", injection{Fault: Fault{Kind: FaultReorder}, delivered: true, first: true, more: true}, []chaosAction{{ls: me, sid: "s1", method: "DELETE"}}, VerdictFail, "dropped the session"},
 		{"reorder, stopped", injection{Fault: Fault{Kind: FaultReorder}, delivered: true, first: true, more: true}, nil, VerdictFail, "sent no request more"},
 		{"reorder, left", injection{Fault: Fault{Kind: FaultReorder}, left: true}, nil, VerdictFail, "left while"},
+		{"reorder, on, then closed the held stream", injection{Fault: Fault{Kind: FaultReorder}, left: true}, []chaosAction{post("tools/call")}, VerdictPass, "closed the held notification's stream"},
 		{"reorder, nothing to carry on to", injection{Fault: Fault{Kind: FaultReorder}, delivered: true, first: true}, []chaosAction{{ls: me, sid: "s1", method: "DELETE"}}, VerdictNotObserved, "not visible on the wire"},
 		{"reorder, the other never came", injection{Fault: Fault{Kind: FaultReorder}, delivered: true, timedOut: true, more: true}, []chaosAction{post("tools/call")}, VerdictPass, "never came"},
 		{"503 not retried", injection{Fault: Fault{Kind: Fault503}, body: "tools/call"}, []chaosAction{post("tools/list")}, VerdictNotObserved, "did not retry"},

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -204,4 +205,48 @@ func TestChaos_ReorderGoSDK(t *testing.T) {
 		}
 		t.Logf("run %d: %s: %s", run+1, res[0].Fault, res[0].Did)
 	}
+}
+
+// TestChaos_ReorderBounded: a reorder whose other notification never
+// comes (a plan naming a seq no stream sends) holds its notification (the
+// call's progress, on its POST stream)
+// only for the fault's Delay, then sends it, says so on stderr, and
+// judges the client by what it did next: it got everything and carried
+// on.
+func TestChaos_ReorderBounded(t *testing.T) {
+	recs := recordReorder(t)
+	var logs syncWriter
+	srv := &Server{Recordings: recs, Chaos: Chaos{On: true, Seed: 1, Kinds: []FaultKind{FaultReorder}},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	cs := srv.chaos()
+	for _, rec := range recs {
+		p := (Chaos{Seed: 1, Kinds: []FaultKind{FaultReorder}}).Plan(rec)
+		if len(p) != 1 {
+			t.Fatalf("session %d: plan %v; want one reorder", rec.Session.ID, p)
+		}
+		f := p[0]
+		if f.StreamKind != store.PostStream {
+			// Hold the call's progress: the client waits on that stream,
+			// so it cannot end before the bound does.
+			f.Stream, f.StreamKind, f.Seq = f.Other, f.OtherKind, f.OtherSeq
+			f.Event = slices.IndexFunc(sseEvents(rec, rec.Streams[f.Stream-1].ID), func(e *store.Frame) bool { return e.Seq == f.Seq })
+		}
+		f.Other, f.OtherSeq, f.Delay = 0, 1<<40, 20*time.Millisecond // never sent
+		cs.plans[rec.Session.ID] = []Fault{f}
+	}
+	ts := httptest.NewServer(srv)
+	saw := mcptest.ChaosRun(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, "reorder")
+	ts.Close()
+	srv.Close()
+	if !slices.Equal(saw, []string{"connected", "tools/list: ok", "logging/setLevel: ok", "notify: ok", "echo: ok", "close: ok"}) {
+		t.Errorf("the client saw %q", saw)
+	}
+	res := srv.ChaosResults()
+	if len(res) != 1 || res[0].Verdict != VerdictPass || !strings.Contains(res[0].Did, "never came within 20ms") {
+		t.Fatalf("results %v; want one reorder, the other never came, passed\n%s", res, logs.String())
+	}
+	if !strings.Contains(logs.String(), "sent the held seq") {
+		t.Errorf("stderr does not say the held notification went anyway:\n%s", logs.String())
+	}
+	t.Logf("%s: %s", res[0].Fault, res[0].Did)
 }
