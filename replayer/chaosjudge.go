@@ -445,7 +445,7 @@ func (s *Server) WriteChaos(out io.Writer, command string) (ok bool) {
 	fmt.Fprintf(&w, "chaos: seed %d: %s injected (%d pass, %d fail, %d not observed)", s.Chaos.Seed, termtext.Count(len(res), "fault"),
 		counts[VerdictPass], counts[VerdictFail], counts[VerdictNotObserved])
 	if len(res) == 0 {
-		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (stdio gets delay and late-result only; HTTP+SSE delay and 503; 2026-07-28 cut, close-early, 503 and delay)")
+		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (stdio gets delay and late-result only; HTTP+SSE delay and 503; 2026-07-28 cut, close-early, 503 and delay; reorder only where two notifications were recorded side by side on two streams)")
 	}
 	fmt.Fprintln(&w)
 	if command != "" {
