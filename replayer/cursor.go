@@ -516,7 +516,7 @@ func (c *cursor) answerSelf(id string) {
 func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 	var lh *uint64
 	if live != nil && (live.Kind == jsonrpc.KindRequest || live.Kind == jsonrpc.KindNotification) {
-		k, members := e.matchKey(*live, e.rids)
+		k, members := e.mt.matchKey(*live, e.rids)
 		h := clientHash(k, "", members)
 		lh = &h
 	}

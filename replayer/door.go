@@ -245,10 +245,9 @@ func (s *Server) knownSession(r *http.Request) bool {
 func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, refusals []doorShape) {
 	pick := refusals[0]
 	if live.Kind != jsonrpc.KindEmpty {
-		keys := &engine{mt: s.Match}
-		want := bodyKey(keys, live)
+		want := s.Match.requestKey(live)
 		for _, d := range refusals {
-			if f := firstClientFrame(d.rec, d.st.ID); f != nil && bodyKey(keys, jsonrpc.Parse(f.Data)) == want {
+			if f := firstClientFrame(d.rec, d.st.ID); f != nil && s.Match.requestKey(jsonrpc.Parse(f.Data)) == want {
 				pick = d
 				break
 			}

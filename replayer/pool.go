@@ -52,7 +52,6 @@ var refusedStatus = []int{400, 401, 403, 404, 405, 406, 415}
 func (s *Server) pool() *pool {
 	s.poolOnce.Do(func() {
 		p := &pool{srv: s, uses: map[string]int{}, served: map[*store.Frame]bool{}, changed: make(chan struct{})}
-		keys := &engine{mt: s.Match}
 		for _, rec := range s.recordings() {
 			if !pooled(rec) {
 				continue
@@ -72,7 +71,7 @@ func (s *Server) pool() *pool {
 				x := &poolEntry{rec: rec, st: st, req: first[st.ID], shape: recordedShape(st),
 					refused: slices.Contains(refusedStatus, st.Status)}
 				if x.req != nil {
-					x.body = bodyKey(keys, jsonrpc.Parse(x.req.Data))
+					x.body = s.Match.requestKey(jsonrpc.Parse(x.req.Data))
 				}
 				p.entries = append(p.entries, x)
 			}
@@ -106,18 +105,12 @@ func pooled(rec *recording) bool {
 	return true
 }
 
-// bodyKey is the match key of a whole request body.
-func bodyKey(keys *engine, m jsonrpc.Message) string {
-	k, members := keys.matchKey(m, nil)
-	return k + " " + strings.Join(members, "\x00")
-}
-
 // find returns the recorded exchange that answers r, and whether its
 // shape is r's exactly; nil when none does.
 func (p *pool) find(r *http.Request, live jsonrpc.Message) (*poolEntry, bool) {
 	body := ""
 	if live.Kind != jsonrpc.KindEmpty {
-		body = bodyKey(&engine{mt: p.srv.Match}, live)
+		body = p.srv.Match.requestKey(live)
 	}
 	sh := liveShape(r)
 	var exact, valid []*poolEntry
