@@ -69,8 +69,8 @@ type Server struct {
 	recs     []*recording
 	allOnce  sync.Once    // reads all, for HTTP replay from a Source
 	all      []*recording // every session of Source, once needed
-	repOnce  sync.Once    // reads repKeys
-	repKeys  map[doorKey]bool
+	aoOnce   sync.Once    // reads ao
+	ao       *atOnce      // Source's index of what HTTP answers at once; nil if none
 }
 
 func (s *Server) clock() clock.Clock {
