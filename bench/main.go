@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -220,13 +222,17 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		}
 		t.addRSS(int64(o.rssMB)<<20, res[0], res[1])
 	}
-	// The replay start loads: "replay start stdio", "replay start http"
-	// and "replay start sse" (-only 'replay start' runs all three).
+	// The replay start loads: "replay start stdio", "replay start http",
+	// "replay start sse", "replay start http modern" (2026-07-28
+	// exchanges) and "replay start http refused" (requests refused for
+	// their shape, by sessions without a session id); -only 'replay
+	// start' runs them all.
+	httpStarts := []string{"http", "sse", "http modern", "http refused"}
 	startLoads := map[string]bool{}
-	for _, k := range []string{"stdio", "http", "sse"} {
+	for _, k := range append([]string{"stdio"}, httpStarts...) {
 		startLoads[k] = o.only.MatchString("replay start " + k)
 	}
-	if startLoads["stdio"] || startLoads["http"] || startLoads["sse"] {
+	if slices.Contains(slices.Collect(maps.Values(startLoads)), true) {
 		bin, err := buildMcpvcr(ctx, dir)
 		if err != nil {
 			return err
@@ -254,13 +260,13 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		if o.quick {
 			httpSizes = quickHTTPStartSessions
 		}
-		for _, kind := range []string{"http", "sse"} {
+		for _, kind := range httpStarts {
 			if !startLoads[kind] {
 				continue
 			}
 			var rs []startResult
 			for _, n := range httpSizes {
-				r, err := replayStartHTTP(ctx, bin, dir, n, max(3, o.rounds), kind == "sse", log)
+				r, err := replayStartHTTP(ctx, bin, dir, n, max(3, o.rounds), kind, log)
 				if err != nil {
 					return fmt.Errorf("replay start %s: %w", kind, err)
 				}
