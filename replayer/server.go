@@ -27,7 +27,8 @@ type Server struct {
 	// sessions: through the cassette's replay index under Match (built on
 	// first use of each set of rules), loading only the candidates in
 	// play, so that start and memory do not grow with the cassette. Over
-	// HTTP, the sessions must be conversations only (see Server.Load).
+	// HTTP, what is answered from every session at once is read from an
+	// index of those exchanges likewise (see Server.Load).
 	Source *Source
 	// Pace scales the recorded gaps between frames: 0 sends everything as
 	// soon as it is due, 1 keeps the recorded timing, 2 doubles it.
