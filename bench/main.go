@@ -48,7 +48,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	flag.StringVar(&gen, "gen-cassette", "", "write a generated cassette of -gen-sessions stdio sessions of 64 frames, sharing their opening frames, as JSONL to `file` (- for stdout), and exit")
 	flag.IntVar(&genSessions, "gen-sessions", 10000, "sessions of the -gen-cassette cassette")
-	flag.StringVar(&genTransport, "gen-transport", "stdio", "the transport of the -gen-cassette sessions: stdio, http (Streamable HTTP) or sse (HTTP+SSE)")
+	flag.StringVar(&genTransport, "gen-transport", "stdio", "the transport of the -gen-cassette sessions: stdio, http (Streamable HTTP), sse (HTTP+SSE), \"http modern\" (2026-07-28) or \"http refused\" (with refusals by sessions without a session id)")
 	flag.StringVar(&peer, "peer", "", "internal: run as a peer (stdio, http-peer, http-pass, http-record, http-replay)")
 	flag.StringVar(&upstream, "upstream", "", "internal: the upstream URL of an http-pass or http-record peer")
 	flag.StringVar(&cassette, "cassette", "", "internal: the cassette of an http-record or http-replay peer")
