@@ -19,8 +19,13 @@ import (
 // every answer, one POST per client frame, each answered 202). The
 // server's log notification, if any, goes on the GET stream (HTTP+SSE)
 // or is left out (Streamable HTTP, which has no standalone stream here).
-// The output is deterministic.
-func genHTTPCassette(w io.Writer, n, frames int, sse bool) error {
+// kind "http modern" records the sessions as 2026-07-28 exchanges (no
+// session id; replay answers each request from every session at once);
+// "http refused" adds, for every tenth session, a session without a
+// session id whose initialize the server refused 403 for a foreign
+// Origin and Host. The output is deterministic.
+func genHTTPCassette(w io.Writer, n, frames int, kind string) error {
+	sse, modern := kind == "sse", kind == "http modern"
 	bw := bufio.NewWriterSize(w, 1<<16)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
@@ -29,9 +34,12 @@ func genHTTPCassette(w io.Writer, n, frames int, sse bool) error {
 	}
 	epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	const step = int64(time.Millisecond)
-	transport, revision := "http", "2025-11-25"
+	transport, revision, era := "http", "2025-11-25", "legacy"
 	if sse {
 		transport, revision = "sse", "2024-11-05"
+	}
+	if modern {
+		revision, era = "2026-07-28", "modern"
 	}
 	streamID := 0
 	for s := 1; s <= n; s++ {
@@ -40,9 +48,9 @@ func genHTTPCassette(w io.Writer, n, frames int, sse bool) error {
 		end := int64(2*len(fs)+2) * step
 		sid := fmt.Sprintf("GEN%06d", s)
 		sess := map[string]any{"type": "session", "id": s, "name": fmt.Sprintf("gen-%s-%d", transport, s), "transport": transport,
-			"revision": revision, "era": "legacy", "upstream": "http://127.0.0.1:3001/mcp",
+			"revision": revision, "era": era, "upstream": "http://127.0.0.1:3001/mcp",
 			"started_at": start.Format(time.RFC3339Nano), "ended_at": start.Add(time.Duration(end)).Format(time.RFC3339Nano), "exit_code": -1}
-		if !sse {
+		if !sse && !modern {
 			sess["external_id"] = sid
 		}
 		recs := []any{sess}
@@ -91,7 +99,7 @@ func genHTTPCassette(w io.Writer, n, frames int, sse bool) error {
 			if sse {
 				st["url"] = endpoint
 				reqHeader = http.Header{"Content-Type": {"application/json"}}
-			} else if i > 0 {
+			} else if i > 0 && !modern {
 				reqHeader["Mcp-Session-Id"] = []string{sid}
 				reqHeader["Mcp-Protocol-Version"] = []string{revision}
 			}
@@ -108,7 +116,7 @@ func genHTTPCassette(w io.Writer, n, frames int, sse bool) error {
 			case answered:
 				st["status"] = 200
 				respHeader["Content-Type"] = []string{"application/json"}
-				if i == 0 {
+				if i == 0 && !modern {
 					respHeader["Mcp-Session-Id"] = []string{sid}
 				}
 				frame(streamID, false, at, fs[i+1].raw, false)
@@ -124,6 +132,32 @@ func genHTTPCassette(w io.Writer, n, frames int, sse bool) error {
 		for _, r := range append(recs, frameRecs...) {
 			if err := enc.Encode(r); err != nil {
 				return err
+			}
+		}
+	}
+	if kind == "http refused" {
+		// Sessions n+1, n+2, …: each an initialize refused for a foreign
+		// Origin and Host, with no session id.
+		epoch := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+		for k := 1; k*10 <= n; k++ {
+			s := n + k
+			start := epoch.Add(time.Duration(s) * time.Second)
+			streamID++
+			for _, r := range []any{
+				map[string]any{"type": "session", "id": s, "name": fmt.Sprintf("gen-refused-%d", k), "transport": "http", "revision": revision,
+					"era": "legacy", "upstream": "http://127.0.0.1:3001/mcp", "started_at": start.Format(time.RFC3339Nano),
+					"ended_at": start.Add(4 * time.Millisecond).Format(time.RFC3339Nano), "exit_code": -1},
+				map[string]any{"type": "stream", "id": streamID, "session": s, "kind": "post", "method": "POST", "url": "/mcp",
+					"status": 403, "opened_ns": step, "closed_ns": 3 * step, "end": "complete",
+					"request_header": http.Header{"Accept": {"application/json, text/event-stream"}, "Content-Type": {"application/json"},
+						"Origin": {"http://evil.example"}, "Host": {"evil.example"}},
+					"response_header": http.Header{"Content-Type": {"text/plain; charset=utf-8"}}},
+				map[string]any{"type": "frame", "session": s, "seq": 1, "stream": streamID, "dir": "c2s", "offset_ns": step, "raw": genInitialize},
+				map[string]any{"type": "frame", "session": s, "seq": 2, "stream": streamID, "dir": "s2c", "offset_ns": 2 * step, "raw": "Forbidden: invalid Origin\n"},
+			} {
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
 			}
 		}
 	}

@@ -5,12 +5,14 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,7 +48,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	flag.StringVar(&gen, "gen-cassette", "", "write a generated cassette of -gen-sessions stdio sessions of 64 frames, sharing their opening frames, as JSONL to `file` (- for stdout), and exit")
 	flag.IntVar(&genSessions, "gen-sessions", 10000, "sessions of the -gen-cassette cassette")
-	flag.StringVar(&genTransport, "gen-transport", "stdio", "the transport of the -gen-cassette sessions: stdio, http (Streamable HTTP) or sse (HTTP+SSE)")
+	flag.StringVar(&genTransport, "gen-transport", "stdio", "the transport of the -gen-cassette sessions: stdio, http (Streamable HTTP), sse (HTTP+SSE), \"http modern\" (2026-07-28) or \"http refused\" (with refusals by sessions without a session id)")
 	flag.StringVar(&peer, "peer", "", "internal: run as a peer (stdio, http-peer, http-pass, http-record, http-replay)")
 	flag.StringVar(&upstream, "upstream", "", "internal: the upstream URL of an http-pass or http-record peer")
 	flag.StringVar(&cassette, "cassette", "", "internal: the cassette of an http-record or http-replay peer")
@@ -220,13 +222,17 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		}
 		t.addRSS(int64(o.rssMB)<<20, res[0], res[1])
 	}
-	// The replay start loads: "replay start stdio", "replay start http"
-	// and "replay start sse" (-only 'replay start' runs all three).
+	// The replay start loads: "replay start stdio", "replay start http",
+	// "replay start sse", "replay start http modern" (2026-07-28
+	// exchanges) and "replay start http refused" (requests refused for
+	// their shape, by sessions without a session id); -only 'replay
+	// start' runs them all.
+	httpStarts := []string{"http", "sse", "http modern", "http refused"}
 	startLoads := map[string]bool{}
-	for _, k := range []string{"stdio", "http", "sse"} {
+	for _, k := range append([]string{"stdio"}, httpStarts...) {
 		startLoads[k] = o.only.MatchString("replay start " + k)
 	}
-	if startLoads["stdio"] || startLoads["http"] || startLoads["sse"] {
+	if slices.Contains(slices.Collect(maps.Values(startLoads)), true) {
 		bin, err := buildMcpvcr(ctx, dir)
 		if err != nil {
 			return err
@@ -254,13 +260,13 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		if o.quick {
 			httpSizes = quickHTTPStartSessions
 		}
-		for _, kind := range []string{"http", "sse"} {
+		for _, kind := range httpStarts {
 			if !startLoads[kind] {
 				continue
 			}
 			var rs []startResult
 			for _, n := range httpSizes {
-				r, err := replayStartHTTP(ctx, bin, dir, n, max(3, o.rounds), kind == "sse", log)
+				r, err := replayStartHTTP(ctx, bin, dir, n, max(3, o.rounds), kind, log)
 				if err != nil {
 					return fmt.Errorf("replay start %s: %w", kind, err)
 				}

@@ -209,10 +209,10 @@ func writeGenCassette(path string, n int, transport string) error {
 	gen := func(w io.Writer) error { return genCassette(w, n, genFrames) }
 	switch transport {
 	case "", "stdio":
-	case "http", "sse":
-		gen = func(w io.Writer) error { return genHTTPCassette(w, n, httpGenFrames, transport == "sse") }
+	case "http", "sse", "http modern", "http refused":
+		gen = func(w io.Writer) error { return genHTTPCassette(w, n, httpGenFrames, transport) }
 	default:
-		return fmt.Errorf("-gen-transport %q is not stdio, http or sse", transport)
+		return fmt.Errorf("-gen-transport %q is not stdio, http, sse, \"http modern\" or \"http refused\"", transport)
 	}
 	if path == "-" {
 		return gen(os.Stdout)

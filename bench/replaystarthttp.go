@@ -35,34 +35,31 @@ const httpGenFrames = 12
 // ignores it).
 var httpStartInitialize = strings.Replace(genInitialize, `"name":"bench-client","version":"1.0.0"`, `"name":"other-client","version":"9.9.9"`, 1)
 
-// genHTTPDB writes a generated cassette of n HTTP (or, with sse, HTTP+SSE)
-// sessions (see genHTTPCassette) into a new SQLite cassette at path.
-func genHTTPDB(ctx context.Context, path string, n int, sse bool) error {
+// genHTTPDB writes a generated cassette of n sessions of kind (see
+// genHTTPCassette) into a new SQLite cassette at path.
+func genHTTPDB(ctx context.Context, path string, n int, kind string) error {
 	db, err := store.Open(ctx, path)
 	if err != nil {
 		return err
 	}
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(genHTTPCassette(pw, n, httpGenFrames, sse)) }()
+	go func() { pw.CloseWithError(genHTTPCassette(pw, n, httpGenFrames, kind)) }()
 	_, err = db.Import(ctx, pr)
 	pr.CloseWithError(errors.New("import stopped"))
 	return errors.Join(err, db.Close())
 }
 
 // replayStartHTTP measures mcpvcr replay --listen, without SESSION, of a
-// generated cassette of n Streamable HTTP (or HTTP+SSE) sessions: one
+// generated cassette of n sessions of kind (see genHTTPCassette): one
 // untimed run (which may build what the cassette lacks), then rounds
 // runs, each a new process answering one initialize.
-func replayStartHTTP(ctx context.Context, bin, dir string, n, rounds int, sse bool, log io.Writer) (startResult, error) {
-	kind := "http"
-	if sse {
-		kind = "sse"
-	}
+func replayStartHTTP(ctx context.Context, bin, dir string, n, rounds int, kind string, log io.Writer) (startResult, error) {
+	sse := kind == "sse"
 	res := startResult{sessions: n, transport: kind}
-	path := filepath.Join(dir, fmt.Sprintf("start-%s-%d.db", kind, n))
+	path := filepath.Join(dir, fmt.Sprintf("start-%s-%d.db", strings.ReplaceAll(kind, " ", "-"), n))
 	defer removeCassette(path)
 	fmt.Fprintf(log, "replay start %s: generating a cassette of %d sessions of %d frames\n", kind, n, httpGenFrames)
-	if err := genHTTPDB(ctx, path, n, sse); err != nil {
+	if err := genHTTPDB(ctx, path, n, kind); err != nil {
 		return res, fmt.Errorf("generate %d %s sessions: %w", n, kind, err)
 	}
 	var listens, firsts []time.Duration

@@ -40,6 +40,7 @@ import (
 type exchangeState struct {
 	mu     sync.Mutex            // guards used and missed
 	used   map[*store.Stream]int // recorded exchange -> live requests it answered
+	uses   map[string]int        // exchange key -> live requests of it (reading a Source)
 	missed []string              // "METHOD /path" of live exchanges nothing recorded answered
 }
 
@@ -121,6 +122,30 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 // findExchange picks the recorded exchange that answers r.
 func (s *Server) findExchange(r *http.Request, body []byte) (*recording, *store.Stream) {
 	want := exchangeKey(r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), body)
+	if a := s.atOnce(); a != nil {
+		// From the index: the k-th live request of a key takes the k-th
+		// recorded exchange of it, then the last again, as below.
+		n := 0
+		for _, g := range a.count(rowOAuth, want) {
+			n += g.Count
+		}
+		if n == 0 {
+			return nil, nil
+		}
+		ex := &s.http().exchanges
+		ex.mu.Lock()
+		if ex.uses == nil {
+			ex.uses = map[string]int{}
+		}
+		k := min(ex.uses[want], n-1)
+		ex.uses[want]++
+		ex.mu.Unlock()
+		rec, st, ok := a.pick(rowOAuth, want, nil, k)
+		if !ok {
+			return nil, nil
+		}
+		return rec, st
+	}
 	type cand struct {
 		rec *recording
 		st  *store.Stream

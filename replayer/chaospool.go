@@ -71,7 +71,7 @@ func (p *pool) chaosRequest(w http.ResponseWriter, r *http.Request, live jsonrpc
 func (p *pool) unuse(r *http.Request, live jsonrpc.Message, exact bool) {
 	body := ""
 	if live.Kind != jsonrpc.KindEmpty {
-		body = bodyKey(&engine{mt: p.srv.Match}, live)
+		body = p.srv.Match.requestKey(live)
 	}
 	key := body
 	if exact {

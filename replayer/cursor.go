@@ -3,6 +3,7 @@ package replayer
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -49,6 +50,11 @@ type cursor struct {
 	tree    *tree // src's candidate tree under the cursor's rules
 	ctx     context.Context
 	history []jsonrpc.Message
+	// accepts holds, by place in history, the accept each client frame
+	// was matched with (see receive), so that a candidate loaded later
+	// matches it as the loaded ones did: a refused request only to one of
+	// its very shape.
+	accepts []func(*engine, int) bool
 	emitted int
 	// fresh holds, for a cursor that does not queue (HTTP), what the
 	// candidates loaded since the last start or receive released while
@@ -207,6 +213,7 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 	if c.src != nil {
 		rc.pos = len(c.history)
 		c.history = append(c.history, live)
+		c.accepts = append(c.accepts, accept)
 		clear(c.freshMatched) // of engines brought before live
 		c.splitLazy(nil)
 		// Loaded before the match, or brought past it since.
@@ -516,7 +523,7 @@ func (c *cursor) answerSelf(id string) {
 func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 	var lh *uint64
 	if live != nil && (live.Kind == jsonrpc.KindRequest || live.Kind == jsonrpc.KindNotification) {
-		k, members := e.matchKey(*live, e.rids)
+		k, members := e.mt.matchKey(*live, e.rids)
 		h := clientHash(k, "", members)
 		lh = &h
 	}
@@ -538,7 +545,10 @@ func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 			c.src.logger.Warn("candidate sessions part ways on what the server says next; replaying only the first of them", "kept", maxSplit)
 			continue
 		}
-		ne, err := c.bring(kid.rep)
+		ne, err := c.bring(kid.rep, true)
+		if errors.Is(err, errApart) {
+			continue
+		}
 		if err != nil {
 			c.src.logger.Warn("loading a candidate session failed; it is left out", "session", kid.rep, "err", err)
 			continue
@@ -561,7 +571,14 @@ func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 func (c *cursor) reach(e *engine, live *jsonrpc.Message) int {
 	r := e.touched
 	if live != nil {
-		r = max(r, e.lo+1)
+		// The next frame live may match: past those done, and past the
+		// requests the server refused for their shape, which the door
+		// answers and a client need not send at all (see caughtUp).
+		next := e.lo
+		for next < len(e.frames) && (e.frames[next].done || refusedStream(e.rec, e.frames[next].f)) {
+			next++
+		}
+		r = max(r, next+1)
 	}
 	return r
 }
@@ -592,7 +609,10 @@ func (c *cursor) blocked(e *engine, live *jsonrpc.Message) bool {
 // frame each matched), and what they released is queued: beyond the
 // frames already emitted when the cursor queues (stdio), all of it when
 // it does not (HTTP, whose streams read what was released by frame).
-func (c *cursor) bring(id int64) (*engine, error) {
+//
+// With strict set, it returns errApart when session id does not match
+// every client frame so far: it cannot be a candidate.
+func (c *cursor) bring(id int64, strict bool) (*engine, error) {
 	rec, err := c.src.load(c.ctx, id)
 	if err != nil {
 		return nil, fmt.Errorf("load session %d: %w", id, err)
@@ -602,11 +622,17 @@ func (c *cursor) bring(id int64) (*engine, error) {
 	outs = append(outs, e.release()...)
 	e.history = make([]*store.Frame, len(c.history))
 	for n, live := range c.history {
-		i, ok := e.match(live, false, nil)
-		if !ok {
-			i, ok = e.match(live, true, nil)
+		i, ok := e.match(live, false, c.accepts[n])
+		if !ok && live.Kind.IsResponse() {
+			i, ok = e.match(live, true, c.accepts[n])
 		}
 		if !ok {
+			if strict {
+				// As a candidate of the cursor it would have been dropped
+				// here (a request its server refused for another shape
+				// than the live one's, say).
+				return nil, errApart
+			}
 			continue
 		}
 		e.consume(i, live)
@@ -619,6 +645,9 @@ func (c *cursor) bring(id int64) (*engine, error) {
 	e.queue = outs
 	return e, nil
 }
+
+// errApart: a session that cannot be a candidate (see bring).
+var errApart = errors.New("the session does not match the client's frames so far")
 
 // splitLazy splits every node whose members part ways where its engine
 // has got to: before matching live (frames from e.lo on may differ) and
@@ -685,7 +714,7 @@ func (c *cursor) closestLazy(live jsonrpc.Message, nodes []*treeNode) *Mismatch 
 		e := loaded[id]
 		if e == nil {
 			var err error
-			if e, err = c.bring(id); err != nil {
+			if e, err = c.bring(id, false); err != nil {
 				c.src.logger.Warn("loading a candidate session failed; it is left out of the closest recorded frame", "session", id, "err", err)
 				continue
 			}

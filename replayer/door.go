@@ -10,7 +10,6 @@ package replayer
 // moment it is sent and reported, so that replay exits 1.
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -34,9 +33,13 @@ type doorShape struct {
 	foreignHost     bool
 	credentials     bool
 	hostUnknown     bool // recorded without Host (older cassettes): not compared
-	// rec and st are the recorded request's session and stream.
-	rec *recording
-	st  *store.Stream
+	refused         bool // the server refused the recorded request for its shape
+	// rec and st are the recorded request's session and stream; read
+	// from a Source, they are read when needed (see resolve) from sid and
+	// stid.
+	rec       *recording
+	st        *store.Stream
+	sid, stid int64
 }
 
 func doorOf(method string, h http.Header, sh shape) doorShape {
@@ -61,7 +64,26 @@ func recordedDoor(rec *recording, st *store.Stream) doorShape {
 		d.resume = true
 	}
 	d.st, d.rec = st, rec
+	d.refused = slices.Contains(refusedStatus, st.Status)
 	return d
+}
+
+// resolve returns d with its recording and stream read.
+func (s *Server) resolve(d doorShape) (doorShape, bool) {
+	if d.rec != nil {
+		return d, true
+	}
+	a := s.atOnce()
+	if a == nil {
+		return d, false
+	}
+	rec, st, err := a.stream(store.ReplayExchange{Session: d.sid, Stream: d.stid})
+	if err != nil {
+		s.logger().Warn("reading a recorded session failed", "session", d.sid, "err", err)
+		return d, false
+	}
+	d.rec, d.st = rec, st
+	return d, true
 }
 
 // differences lists, for people, how live differs from recorded shape d.
@@ -115,12 +137,18 @@ type doorState struct {
 func (s *Server) doorShapes() []doorShape {
 	ds := &s.http().door
 	ds.once.Do(func() {
-		for _, rec := range s.httpRecordings() {
-			for i := range rec.Streams {
-				st := &rec.Streams[i]
-				switch st.Kind {
-				case store.PostStream, store.GetStream, store.ResumeStream, store.DeleteStream, store.ListenStream, store.SSEGetStream:
-					ds.shapes = append(ds.shapes, recordedDoor(rec, st))
+		if a := s.atOnce(); a != nil {
+			// The distinct shapes, each with its first request: what the
+			// door decides by is the same.
+			ds.shapes = a.shapes
+		} else {
+			for _, rec := range s.httpRecordings() {
+				for i := range rec.Streams {
+					st := &rec.Streams[i]
+					switch st.Kind {
+					case store.PostStream, store.GetStream, store.ResumeStream, store.DeleteStream, store.ListenStream, store.SSEGetStream:
+						ds.shapes = append(ds.shapes, recordedDoor(rec, st))
+					}
 				}
 			}
 		}
@@ -132,7 +160,7 @@ func (s *Server) doorShapes() []doorShape {
 					g = &doorGroup{}
 					ds.byKey[k] = g
 				}
-				if slices.Contains(refusedStatus, d.st.Status) {
+				if d.refused {
 					g.refusals = append(g.refusals, d)
 				} else {
 					g.answered = true
@@ -174,11 +202,6 @@ func (d doorShape) keys() []doorKey {
 // live session, or with an answer of replay's own when no recorded
 // request has its shape. It reports whether it answered.
 func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) bool {
-	if s.lazyHTTP() && s.firstSessionAnswers(r) {
-		// A shape the first session's server answered: the conversation
-		// decides, as below, without reading every session.
-		return false
-	}
 	shapes := s.doorShapes()
 	if len(shapes) == 0 {
 		return false
@@ -203,33 +226,6 @@ func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Messa
 	return true
 }
 
-// firstSessionAnswers reports whether the first session of the Source
-// holds a request of r's door shape that its server answered.
-func (s *Server) firstSessionAnswers(r *http.Request) bool {
-	s.repOnce.Do(func() {
-		s.repKeys = map[doorKey]bool{}
-		rec, err := s.Source.first(context.Background(), s.Match)
-		if err != nil {
-			return // every request is checked against every session
-		}
-		for i := range rec.Streams {
-			st := &rec.Streams[i]
-			if slices.Contains(refusedStatus, st.Status) {
-				continue // only a shape some server answered is settled here
-			}
-			switch st.Kind {
-			case store.PostStream, store.GetStream, store.ResumeStream, store.DeleteStream, store.ListenStream, store.SSEGetStream:
-				for _, k := range recordedDoor(rec, st).keys() {
-					s.repKeys[k] = true
-				}
-			}
-		}
-	})
-	ld := liveDoor(r)
-	ld.hostUnknown = false
-	return s.repKeys[ld.keys()[0]]
-}
-
 // knownSession reports whether r names a live session replay issued.
 func (s *Server) knownSession(r *http.Request) bool {
 	hs := s.http()
@@ -244,11 +240,30 @@ func (s *Server) knownSession(r *http.Request) bool {
 // first.
 func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, refusals []doorShape) {
 	pick := refusals[0]
-	if live.Kind != jsonrpc.KindEmpty {
-		keys := &engine{mt: s.Match}
-		want := bodyKey(keys, live)
+	if a := s.atOnce(); a != nil {
+		// Read from the index: the first refusal of r's shape whose body
+		// is r's, else the first.
+		key := liveDoor(r)
+		key.hostUnknown = false
+		k := key.keys()[0].String()
+		var infos []string
+		if live.Kind != jsonrpc.KindEmpty {
+			infos = []string{s.Match.requestKey(live)}
+		}
+		rec, st, ok := a.pick(rowRefusal, k, infos, 0)
+		if !ok && infos != nil {
+			rec, st, ok = a.pick(rowRefusal, k, nil, 0)
+		}
+		if ok {
+			pick.rec, pick.st = rec, st
+		} else if pick, ok = s.resolve(pick); !ok {
+			writeJSONError(w, http.StatusInternalServerError, nil, -32603, "mcpvcr replay: reading the recorded refusal failed")
+			return
+		}
+	} else if live.Kind != jsonrpc.KindEmpty {
+		want := s.Match.requestKey(live)
 		for _, d := range refusals {
-			if f := firstClientFrame(d.rec, d.st.ID); f != nil && bodyKey(keys, jsonrpc.Parse(f.Data)) == want {
+			if f := firstClientFrame(d.rec, d.st.ID); f != nil && s.Match.requestKey(jsonrpc.Parse(f.Data)) == want {
 				pick = d
 				break
 			}
@@ -303,9 +318,18 @@ func (s *Server) invent(w http.ResponseWriter, r *http.Request, live jsonrpc.Mes
 		if d.method != ld.method {
 			n += 100 // a request of the same method is closer than any other
 		}
-		if bestN < 0 || n < bestN || (n == bestN && !slices.Contains(refusedStatus, d.st.Status) && slices.Contains(refusedStatus, best.st.Status)) {
+		if bestN < 0 || n < bestN || (n == bestN && !d.refused && best.refused) {
 			best, bestN = d, n
 		}
+	}
+	what := r.Method + " " + r.URL.Path
+	if live.Method != "" {
+		what += " " + live.Method
+	}
+	best, ok := s.resolve(best)
+	if !ok {
+		writeJSONError(w, http.StatusInternalServerError, nil, -32603, "mcpvcr replay: reading the closest recorded request failed")
+		return
 	}
 	status := http.StatusBadRequest
 	switch {
@@ -320,10 +344,6 @@ func (s *Server) invent(w http.ResponseWriter, r *http.Request, live jsonrpc.Mes
 		closest += " " + f.Method
 	}
 	closest += ")"
-	what := r.Method + " " + r.URL.Path
-	if live.Method != "" {
-		what += " " + live.Method
-	}
 	why := fmt.Sprintf("no recorded request has the shape of %s; closest is %s: %s", what, closest, strings.Join(best.differences(ld), ", "))
 	s.logger().Warn("answered a request of its own: "+why, "status", status)
 	ds := &s.http().door
@@ -364,6 +384,13 @@ func refusedFrame(rec *recording, f *store.Frame) bool {
 	return st != nil && slices.Contains(refusedStatus, st.Status)
 }
 
+// refusedStream reports whether f, of either direction, is on a stream
+// the server refused at the HTTP level.
+func refusedStream(rec *recording, f *store.Frame) bool {
+	st := streamByID(rec, f.StreamID)
+	return st != nil && slices.Contains(refusedStatus, st.Status)
+}
+
 // refusals returns how many requests got the recorded refusal of their
 // shape.
 func (s *Server) refusals() int {
@@ -388,14 +415,9 @@ func (s *Server) answerLegacyDiscover(w http.ResponseWriter, r *http.Request, li
 	}
 	ds := &s.http().door
 	ds.discoverOnce.Do(func() {
-		if s.lazyHTTP() {
-			// Asked of the cassette, not of every session loaded.
-			found, err := s.Source.db.HTTPClientMethod(context.Background(), "server/discover")
-			if err == nil {
-				ds.hasDiscover = found
-				return
-			}
-			s.logger().Warn("looking for a recorded server/discover failed; reading every session", "err", err)
+		if a := s.atOnce(); a != nil {
+			ds.hasDiscover = a.discover // asked of the index, not of every session
+			return
 		}
 		ds.hasDiscover = holdsMethod(s.httpRecordings(), "server/discover")
 	})

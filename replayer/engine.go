@@ -221,9 +221,9 @@ func (e *engine) link(m *causal.Model) {
 				groups++
 				g = groups
 			}
-			fr.key, fr.memberKeys = e.matchKey(fr.msg, nil)
+			fr.key, fr.memberKeys = e.mt.matchKey(fr.msg, nil)
 			if fr.msg.Kind.IsResponse() {
-				fr.body = e.bodyKey(fr.msg)
+				fr.body = e.mt.answerKey(fr.msg)
 			}
 			lastC2S = i
 		} else if !ok {
@@ -258,61 +258,19 @@ func (e *engine) serverRequest(i int, id json.RawMessage) int {
 	return -1
 }
 
-// matchKey returns the canonical key of a client message, translating a
-// cancelled request's live id to the recorded one through rids (nil when
-// building keys of recorded frames).
-func (e *engine) matchKey(m jsonrpc.Message, rids map[string]string) (string, []string) {
-	switch m.Kind {
-	case jsonrpc.KindBatch:
-		var keys []string
-		for _, mem := range m.Members {
-			k, _ := e.matchKey(mem, rids)
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		return "batch", keys
-	case jsonrpc.KindResult, jsonrpc.KindError:
-		return "response " + string(m.ID), nil
-	case jsonrpc.KindRequest, jsonrpc.KindNotification:
-		params := e.mt.normalized(m.Method, m.Params)
-		if m.Method == "notifications/cancelled" && rids != nil {
-			if obj, ok := params.(map[string]any); ok {
-				if rec, ok := rids[string(mcpwire.CancelledRequestID(m.Params))]; ok {
-					obj["requestId"] = json.RawMessage(rec)
-				}
-			}
-		}
-		return e.mt.keyOf(m.Kind, m.Method, params), nil
-	}
-	return "raw " + string(m.Raw), nil
-}
-
-// bodyKey is the key of what a client's answer to a server request says.
-func (e *engine) bodyKey(m jsonrpc.Message) string {
-	v := canonical(m.Result)
-	if m.Kind == jsonrpc.KindError {
-		v = canonical(m.Error)
-	}
-	v = e.mt.mask(v)
-	if !e.mt.Exact {
-		v = numbersByValue(v)
-	}
-	return jsonrpc.Key(v)
-}
-
 // match finds the first unconsumed recorded client frame that live
 // reproduces. An answer to a server request matches only a recorded
 // answer to a request this replay has sent; one whose content differs
 // from the recorded answer's matches when loose is set. It changes
 // nothing.
 func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, int) bool) (int, bool) {
-	k, members := e.matchKey(live, e.rids)
+	k, members := e.mt.matchKey(live, e.rids)
 	body := ""
 	if live.Kind.IsResponse() {
 		if i, ok := e.srvReq[string(live.ID)]; !ok || !e.frames[i].done {
 			return -1, false
 		}
-		body = e.bodyKey(live)
+		body = e.mt.answerKey(live)
 	}
 	for i := e.lo; i < len(e.frames); i++ {
 		fr := &e.frames[i]
@@ -364,9 +322,9 @@ func (e *engine) learn(i int, live jsonrpc.Message) {
 	}
 	used := make([]bool, len(live.Members))
 	for _, rm := range fr.msg.Members {
-		rk, _ := e.matchKey(rm, nil)
+		rk, _ := e.mt.matchKey(rm, nil)
 		for j, lm := range live.Members {
-			if lk, _ := e.matchKey(lm, e.rids); !used[j] && lk == rk {
+			if lk, _ := e.mt.matchKey(lm, e.rids); !used[j] && lk == rk {
 				used[j] = true
 				learn(rm, lm)
 				break

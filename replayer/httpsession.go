@@ -203,9 +203,8 @@ func (s *Server) httpCursor() (*cursor, error) {
 func (s *Server) lazyHTTP() bool { return len(s.Recordings) == 0 && s.Source != nil }
 
 // httpRecordings returns every recording HTTP replay serves. Reading from
-// a Source, it loads every session, once: only what no candidate tree
-// answers (a request of a shape the first session never had, say) needs
-// that.
+// a Source, it loads every session, once: only when the index of what is
+// answered from every session at once cannot be read (see atOnce).
 func (s *Server) httpRecordings() []*recording {
 	if s.lazyHTTP() {
 		s.allOnce.Do(func() {

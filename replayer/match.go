@@ -390,3 +390,56 @@ func (mt Match) IdentityRules() []string {
 	}
 	return out
 }
+
+// matchKey returns the canonical match key of a client message under mt
+// (a batch's is "batch" and its members' sorted keys), translating a
+// cancelled request's live id to the recorded one through rids (nil when
+// building keys of recorded frames). It is the one way replay computes a
+// request's match key: the conversations (engine.match) and the
+// 2026-07-28 exchange pool (requestKey) both use it.
+func (mt Match) matchKey(m jsonrpc.Message, rids map[string]string) (string, []string) {
+	switch m.Kind {
+	case jsonrpc.KindBatch:
+		var keys []string
+		for _, mem := range m.Members {
+			k, _ := mt.matchKey(mem, rids)
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		return "batch", keys
+	case jsonrpc.KindResult, jsonrpc.KindError:
+		return "response " + string(m.ID), nil
+	case jsonrpc.KindRequest, jsonrpc.KindNotification:
+		params := mt.normalized(m.Method, m.Params)
+		if m.Method == "notifications/cancelled" && rids != nil {
+			if obj, ok := params.(map[string]any); ok {
+				if rec, ok := rids[string(mcpwire.CancelledRequestID(m.Params))]; ok {
+					obj["requestId"] = json.RawMessage(rec)
+				}
+			}
+		}
+		return mt.keyOf(m.Kind, m.Method, params), nil
+	}
+	return "raw " + string(m.Raw), nil
+}
+
+// answerKey is the key of what a client's answer to a server request
+// says under mt.
+func (mt Match) answerKey(m jsonrpc.Message) string {
+	v := canonical(m.Result)
+	if m.Kind == jsonrpc.KindError {
+		v = canonical(m.Error)
+	}
+	v = mt.mask(v)
+	if !mt.Exact {
+		v = numbersByValue(v)
+	}
+	return jsonrpc.Key(v)
+}
+
+// requestKey is the match key of a whole request body under mt, as one
+// string: what the exchange pool compares.
+func (mt Match) requestKey(m jsonrpc.Message) string {
+	k, members := mt.matchKey(m, nil)
+	return k + " " + strings.Join(members, "\x00")
+}

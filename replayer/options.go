@@ -10,33 +10,51 @@ import (
 // their transport reads them best. Several sessions are read through a
 // Source: the cassette's replay index under s.Match (built now if the
 // cassette lacks it), loading only the candidates in play, so that start
-// and memory do not grow with the cassette. Over HTTP that holds when the
-// cassette's HTTP sessions are conversations only: no 2026-07-28
-// exchanges, no sessions without a session id, no OAuth exchanges and no
-// request refused at the HTTP level (each of those is answered from every
-// session at once); else, and for a single session, they are read now as
-// Recordings. With a Source, db must stay open while s serves.
+// and memory do not grow with the cassette. Over HTTP, what is answered
+// from every session at once rather than from one conversation (the
+// 2026-07-28 exchanges, requests refused for their shape, OAuth
+// exchanges) is read likewise, from an index of those exchanges (built
+// now, and stored, if the cassette lacks it). A single session is read
+// now as a Recording. With a Source, db must stay open while s serves.
 func (s *Server) Load(ctx context.Context, db *store.DB, ids []int64) error {
 	if len(ids) > 1 {
 		first, err := db.Session(ctx, ids[0])
 		if err != nil {
 			return err
 		}
-		lazy := first.Transport == store.Stdio
-		if !lazy {
-			sum, err := db.SummarizeHTTP(ctx, refusedStatus...)
+		src, err := newSource(ctx, db, s.Logger, s.Match, ids...)
+		if err != nil {
+			return err
+		}
+		s.Source = src
+		if first.Transport != store.Stdio {
+			a, err := src.atOnce(ctx, s.Match)
 			if err != nil {
 				return err
 			}
-			lazy = sum.Modern == 0 && sum.Anonymous == 0 && sum.Exchanges == 0 && sum.Answered == 0
+			s.aoOnce.Do(func() { s.ao = a })
 		}
-		if lazy {
-			src, err := newSource(ctx, db, s.Logger, s.Match, ids...)
-			s.Source = src
-			return err
-		}
+		return nil
 	}
 	recs, err := db.Recordings(ctx, ids...)
 	s.Recordings = recs
 	return err
+}
+
+// atOnce returns the Source's index of what HTTP replay answers from
+// every session at once, read once; nil when s reads no Source or the
+// index cannot be read (then those answers read every session).
+func (s *Server) atOnce() *atOnce {
+	if !s.lazyHTTP() {
+		return nil
+	}
+	s.aoOnce.Do(func() {
+		a, err := s.Source.atOnce(context.Background(), s.Match)
+		if err != nil {
+			s.logger().Warn("reading the replay exchange index failed; reading every session", "err", err)
+			return
+		}
+		s.ao = a
+	})
+	return s.ao
 }

@@ -25,6 +25,10 @@ import (
 type pool struct {
 	srv     *Server
 	entries []*poolEntry // in recorded order
+	// ix, when replay reads a Source, holds the exchanges instead of
+	// entries: each request reads the rows of its body and loads the
+	// session of the one it takes.
+	ix *atOnce
 
 	mu      sync.Mutex // guards everything below
 	uses    map[string]int
@@ -52,7 +56,13 @@ var refusedStatus = []int{400, 401, 403, 404, 405, 406, 415}
 func (s *Server) pool() *pool {
 	s.poolOnce.Do(func() {
 		p := &pool{srv: s, uses: map[string]int{}, served: map[*store.Frame]bool{}, changed: make(chan struct{})}
-		keys := &engine{mt: s.Match}
+		if a := s.atOnce(); a != nil {
+			if a.pool {
+				p.ix = a
+				s.pl = p
+			}
+			return
+		}
 		for _, rec := range s.recordings() {
 			if !pooled(rec) {
 				continue
@@ -72,7 +82,7 @@ func (s *Server) pool() *pool {
 				x := &poolEntry{rec: rec, st: st, req: first[st.ID], shape: recordedShape(st),
 					refused: slices.Contains(refusedStatus, st.Status)}
 				if x.req != nil {
-					x.body = bodyKey(keys, jsonrpc.Parse(x.req.Data))
+					x.body = s.Match.requestKey(jsonrpc.Parse(x.req.Data))
 				}
 				p.entries = append(p.entries, x)
 			}
@@ -106,20 +116,17 @@ func pooled(rec *recording) bool {
 	return true
 }
 
-// bodyKey is the match key of a whole request body.
-func bodyKey(keys *engine, m jsonrpc.Message) string {
-	k, members := keys.matchKey(m, nil)
-	return k + " " + strings.Join(members, "\x00")
-}
-
 // find returns the recorded exchange that answers r, and whether its
 // shape is r's exactly; nil when none does.
 func (p *pool) find(r *http.Request, live jsonrpc.Message) (*poolEntry, bool) {
 	body := ""
 	if live.Kind != jsonrpc.KindEmpty {
-		body = bodyKey(&engine{mt: p.srv.Match}, live)
+		body = p.srv.Match.requestKey(live)
 	}
 	sh := liveShape(r)
+	if p.ix != nil {
+		return p.findIndexed(r, body, sh)
+	}
 	var exact, valid []*poolEntry
 	for _, x := range p.entries {
 		if x.body != body || x.st.Method != r.Method {
@@ -145,6 +152,52 @@ func (p *pool) find(r *http.Request, live jsonrpc.Message) (*poolEntry, bool) {
 		return pick(valid, body), false
 	}
 	return nil, false
+}
+
+// findIndexed is find over the index: the groups of recorded exchanges of
+// r's method and body by shape decide, as find decides over entries, and
+// only the exchange taken is loaded.
+func (p *pool) findIndexed(r *http.Request, body string, sh shape) (*poolEntry, bool) {
+	key := r.Method + " " + body
+	var exact, valid []string
+	nExact, nValid := 0, 0
+	for _, g := range p.ix.count(rowPool, key) {
+		rsh, refused, err := decodeShapeInfo(g.Info)
+		if err != nil {
+			p.srv.logger().Warn("reading the replay exchange index failed", "err", err)
+			continue
+		}
+		if rsh.same(sh) {
+			exact, nExact = append(exact, g.Info), nExact+g.Count
+		} else if !refused {
+			valid, nValid = append(valid, g.Info), nValid+g.Count
+		}
+	}
+	use := func(k string, n int) int {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		u := p.uses[k]
+		p.uses[k]++
+		return min(u, n-1)
+	}
+	var infos []string
+	var n int
+	exactly := false
+	switch {
+	case nExact > 0:
+		infos, n, exactly = exact, use(body+"\x00"+sh.String(), nExact), true
+	case nValid > 0:
+		infos, n = valid, use(body, nValid)
+	default:
+		return nil, false
+	}
+	rec, st, ok := p.ix.pick(rowPool, key, infos, n)
+	if !ok {
+		return nil, false
+	}
+	x := &poolEntry{rec: rec, st: st, req: firstClientFrame(rec, st.ID), body: body, shape: recordedShape(st),
+		refused: slices.Contains(refusedStatus, st.Status)}
+	return x, exactly
 }
 
 // serve answers r as x was answered, with the live ids.

@@ -27,7 +27,8 @@ type Server struct {
 	// sessions: through the cassette's replay index under Match (built on
 	// first use of each set of rules), loading only the candidates in
 	// play, so that start and memory do not grow with the cassette. Over
-	// HTTP, the sessions must be conversations only (see Server.Load).
+	// HTTP, what is answered from every session at once is read from an
+	// index of those exchanges likewise (see Server.Load).
 	Source *Source
 	// Pace scales the recorded gaps between frames: 0 sends everything as
 	// soon as it is due, 1 keeps the recorded timing, 2 doubles it.
@@ -69,8 +70,8 @@ type Server struct {
 	recs     []*recording
 	allOnce  sync.Once    // reads all, for HTTP replay from a Source
 	all      []*recording // every session of Source, once needed
-	repOnce  sync.Once    // reads repKeys
-	repKeys  map[doorKey]bool
+	aoOnce   sync.Once    // reads ao
+	ao       *atOnce      // Source's index of what HTTP answers at once; nil if none
 }
 
 func (s *Server) clock() clock.Clock {

@@ -16,13 +16,13 @@ import (
 // indexMode names how the replay index hashes frames under the tolerant
 // default; an index stored in another mode is rebuilt. Other matching
 // rules have a mode of their own (see modeOf).
-const indexMode = "v2 tolerant" // v2: secret JSON members masked
+const indexMode = "v3 tolerant" // v2: secret JSON members masked; v3: refusals marked
 
 // modeOf names the index mode of matching rules mt: the index hashes each
 // client frame by its match key under mt, so that the sessions a node of
 // the tree holds agree under mt, whatever rules it has.
 func modeOf(mt Match) string {
-	return "v2 " + mt.String()
+	return "v3 " + mt.String()
 }
 
 // maxSplit bounds how many sessions replay loads at once when candidates
@@ -83,6 +83,13 @@ type indexEntry struct {
 }
 
 const clientBit = 1 << 63
+
+// refusedBit marks the hash of a client frame the server refused at the
+// HTTP level: it matches only a request of its very shape (see
+// liveSession.post), so sessions that refused a request where others
+// took it part there (a client whose initialize was refused for a
+// foreign Host and then sent again, say).
+const refusedBit = 1 << 62
 
 // NewSource prepares sessions ids of db for replay (every session when
 // ids is empty). It reads the candidate tree of the tolerant default
@@ -233,18 +240,18 @@ func buildTree(entries []*indexEntry) []store.ReplayNode {
 }
 
 // childrenOf returns n's children; with live set, only those that can
-// match it (see store.DB.ReplayChildren) and the one holding rep.
+// match it (see store.DB.ReplayChildren: its hash, refused or not) and
+// the one holding rep.
 func (t *tree) childrenOf(ctx context.Context, n *treeNode, live *uint64, rep int64) ([]*treeNode, error) {
 	t.mu.Lock()
 	kids, ok := t.children[n.id]
 	t.mu.Unlock()
 	if !ok && t.name != "" {
-		var h *int64
+		var hs []int64
 		if live != nil {
-			v := int64(*live)
-			h = &v
+			hs = []int64{int64(*live), int64(*live | refusedBit)}
 		}
-		ns, err := t.src.db.ReplayChildren(ctx, t.name, n.id, h, rep)
+		ns, err := t.src.db.ReplayChildren(ctx, t.name, n.id, hs, rep)
 		if err != nil {
 			return nil, err
 		}
@@ -261,7 +268,7 @@ func (t *tree) childrenOf(ctx context.Context, n *treeNode, live *uint64, rep in
 		return kids, nil
 	}
 	return slices.DeleteFunc(slices.Clone(kids), func(c *treeNode) bool {
-		return c.rep != rep && c.hash&clientBit != 0 && c.hash != *live
+		return c.rep != rep && c.hash&clientBit != 0 && c.hash&^refusedBit != *live
 	}), nil
 }
 
@@ -283,7 +290,11 @@ func indexOf(rec *recording, mt Match) []byte {
 	t := buildTemplate(rec, mt)
 	b := make([]byte, 0, 8*len(t.frames))
 	for i := range t.frames {
-		b = binary.LittleEndian.AppendUint64(b, frameHash(&t.frames[i]))
+		h := frameHash(&t.frames[i])
+		if refusedFrame(rec, t.frames[i].f) {
+			h |= refusedBit
+		}
+		b = binary.LittleEndian.AppendUint64(b, h)
 	}
 	return b
 }
@@ -315,7 +326,7 @@ func clientHash(key, body string, members []string) uint64 {
 		h.Write([]byte{0})
 		h.Write([]byte(m))
 	}
-	return h.Sum64() | clientBit
+	return h.Sum64()&^refusedBit | clientBit
 }
 
 // shared returns how many leading hashes all entries have in common.

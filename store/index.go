@@ -164,14 +164,20 @@ func (d *DB) ReplayRoot(ctx context.Context, name string) (ReplayNode, bool, err
 }
 
 // ReplayChildren returns the children of node parent of tree name, in
-// order. When hash is not nil, only the children whose hash equals it or
-// is not negative (a client frame's hash has the top bit set: replay
-// keeps every other child) are returned, and the child holding rep.
-func (d *DB) ReplayChildren(ctx context.Context, name string, parent int64, hash *int64, rep int64) ([]ReplayNode, error) {
-	if hash == nil {
+// order. When hashes is not empty, only the children whose hash is one of
+// them or is not negative (a client frame's hash has the top bit set:
+// replay keeps every other child) are returned, and the child holding
+// rep.
+func (d *DB) ReplayChildren(ctx context.Context, name string, parent int64, hashes []int64, rep int64) ([]ReplayNode, error) {
+	if len(hashes) == 0 {
 		return d.replayNodes(ctx, `SELECT `+replayNodeCols+` FROM replay_tree WHERE name = ? AND parent = ? ORDER BY node`, name, parent)
 	}
-	return d.replayNodes(ctx, `SELECT `+replayNodeCols+` FROM replay_tree WHERE name = ? AND parent = ? AND (hash = ? OR hash >= 0 OR rep = ?) ORDER BY node`, name, parent, *hash, rep)
+	args := []any{name, parent}
+	for _, h := range hashes {
+		args = append(args, h)
+	}
+	args = append(args, rep)
+	return d.replayNodes(ctx, `SELECT `+replayNodeCols+` FROM replay_tree WHERE name = ? AND parent = ? AND (hash IN (?`+strings.Repeat(", ?", len(hashes)-1)+`) OR hash >= 0 OR rep = ?) ORDER BY node`, args...)
 }
 
 func (d *DB) replayNodes(ctx context.Context, query string, args ...any) ([]ReplayNode, error) {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strconv"
@@ -306,48 +307,57 @@ func TestPack_DeleteSession(t *testing.T) {
 	}
 }
 
-// TestPack_ReadOnlyVersion5: a cassette of the schema before packs opens
-// read-only (it cannot be migrated there) and reads its rows.
-func TestPack_ReadOnlyVersion5(t *testing.T) {
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "v5.db")
-	raw, err := sql.Open("sqlite3", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec("PRAGMA journal_mode = DELETE"); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migrations[:packsVersion-1] {
-		if err := applyMigration(ctx, raw, m); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, q := range []string{
-		`INSERT INTO sessions (id, transport) VALUES (1, 'stdio')`,
-		`INSERT INTO frames (session_id, seq, direction, offset_ns, kind, method, raw) VALUES (1, 1, 's2c', 0, 'notification', 'm', '{"jsonrpc":"2.0","method":"m"}')`,
-	} {
-		if _, err := raw.Exec(q); err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-	}
-	raw.Close()
-	d, err := openReadOnly(ctx, path)
-	if err != nil {
-		t.Fatalf("open a version 5 cassette read-only: %v", err)
-	}
-	defer d.Close()
-	fs, err := d.Frames(ctx, 1)
-	if err != nil || len(fs) != 1 || fs[0].Method != "m" {
-		t.Fatalf("Frames() = %+v, %v; want the one frame", fs, err)
-	}
-	r, err := d.Check(ctx)
-	if err != nil || !r.OK() || r.Frames != 1 {
-		t.Errorf("Check() = %+v, %v; want OK with 1 frame", r, err)
-	}
-	var x bytes.Buffer
-	if err := d.Export(ctx, &x); err != nil || !strings.Contains(x.String(), `"method":"m"`) {
-		t.Errorf("Export() = %v:\n%s", err, x.String())
+// TestPack_ReadOnlyOlder: cassettes of the schemas before frame_packs (5)
+// and before replay_exchanges (6), opened read-only (they cannot be
+// upgraded), read as they are: every frame a row, no stored exchange
+// index (replay keeps its own in memory).
+func TestPack_ReadOnlyOlder(t *testing.T) {
+	for _, version := range []int{packsVersion - 1, exchangesVersion - 1} {
+		t.Run(fmt.Sprint("version", version), func(t *testing.T) {
+			ctx := context.Background()
+			path := filepath.Join(t.TempDir(), "old.db")
+			raw, err := sql.Open("sqlite3", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := raw.Exec("PRAGMA journal_mode = DELETE"); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range migrations[:version] {
+				if err := applyMigration(ctx, raw, m); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, q := range []string{
+				`INSERT INTO sessions (id, transport) VALUES (1, 'stdio')`,
+				`INSERT INTO frames (session_id, seq, direction, offset_ns, kind, method, raw) VALUES (1, 1, 's2c', 0, 'notification', 'm', '{"jsonrpc":"2.0","method":"m"}')`,
+			} {
+				if _, err := raw.Exec(q); err != nil {
+					t.Fatalf("%s: %v", q, err)
+				}
+			}
+			raw.Close()
+			d, err := openReadOnly(ctx, path)
+			if err != nil {
+				t.Fatalf("open a version %d cassette read-only: %v", version, err)
+			}
+			defer d.Close()
+			fs, err := d.Frames(ctx, 1)
+			if err != nil || len(fs) != 1 || fs[0].Method != "m" {
+				t.Fatalf("Frames() = %+v, %v; want the one frame", fs, err)
+			}
+			r, err := d.Check(ctx)
+			if err != nil || !r.OK() || r.Frames != 1 {
+				t.Errorf("Check() = %+v, %v; want OK with 1 frame", r, err)
+			}
+			var x bytes.Buffer
+			if err := d.Export(ctx, &x); err != nil || !strings.Contains(x.String(), `"method":"m"`) {
+				t.Errorf("Export() = %v:\n%s", err, x.String())
+			}
+			if ok, err := d.HasReplayExchanges(ctx, "any"); err != nil || ok {
+				t.Errorf("HasReplayExchanges() = %v, %v; want false, nil", ok, err)
+			}
+		})
 	}
 }
 

@@ -91,10 +91,12 @@ func openReader(ctx context.Context, path, abs, dsn string) (_ *DB, err error) {
 		return nil, sqliteError(err)
 	case version == 0:
 		return nil, ErrEmpty
-	case version == packsVersion-1 && schemaVersion == packsVersion:
-		// The schema before frame_packs, which is the same but for that
-		// table: its frames are all rows.
-		d.noPacks = true
+	case version >= packsVersion-1 && version < schemaVersion:
+		// A schema that lacks only tables added since (frame_packs, then
+		// replay_exchanges): its frames are all rows without packs, and
+		// replay keeps its exchange index in memory without the table.
+		d.noPacks = version < packsVersion
+		d.noExchanges = version < exchangesVersion
 	case version < schemaVersion:
 		return nil, fmt.Errorf("schema version %d is older than this build's %d, and a cassette opened read-only cannot be upgraded: copy it to a writable place", version, schemaVersion)
 	}

@@ -179,3 +179,28 @@ CREATE TABLE frame_packs (
 CREATE UNIQUE INDEX frame_packs_session_seq ON frame_packs (session_id, first_seq);
 
 PRAGMA user_version = 6;
+
+-- migration 7
+-- Replay's index of what an HTTP replay answers from every session at
+-- once rather than from one conversation: the 2026-07-28 exchanges, the
+-- requests a server refused for their shape, the OAuth exchanges. One
+-- row per recorded exchange (and per shape of request, kind 'door'),
+-- found by kind and key (a request's match key under the rules name was
+-- built with), in recorded order (ord); info is what a lookup compares
+-- besides the key (a request's protocol shape, say). Replay reads the
+-- rows a request needs and loads only the sessions they name, so that
+-- its start and its answers do not grow with the cassette. Built by
+-- replay on first use; a cassette keeps the one it was last replayed
+-- with, like replay_tree.
+CREATE TABLE replay_exchanges (
+	name       TEXT    NOT NULL,
+	kind       TEXT    NOT NULL,
+	key        TEXT    NOT NULL,
+	info       TEXT    NOT NULL,
+	ord        INTEGER NOT NULL,
+	session_id INTEGER NOT NULL,
+	stream_id  INTEGER NOT NULL,
+	PRIMARY KEY (name, kind, key, info, ord)
+) WITHOUT ROWID;
+
+PRAGMA user_version = 7;

@@ -1,0 +1,380 @@
+package replayer
+
+// The index of what an HTTP replay answers from every session at once
+// rather than from one conversation: the 2026-07-28 exchanges (pool.go),
+// the requests a server refused for their shape and the shapes of every
+// recorded request (door.go), the OAuth exchanges (auth.go). Reading a
+// Source, replay looks a request up in it and loads only the sessions
+// the rows it finds name, so that its start and its answers do not grow
+// with the cassette. The index is built once per set of sessions and
+// matching rules, one session at a time, and stored in the cassette
+// (store.ReplayExchange) when it can be written and every session has
+// ended; else it is held in memory for the run.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// atOnceVersion names the row layout of the index; an index of another
+// layout is built again.
+const atOnceVersion = "x1"
+
+// The kinds of rows of the index.
+const (
+	rowPool     = "pool"     // a 2026-07-28 exchange: key "METHOD body", info its shape
+	rowDoor     = "door"     // the first request of a door shape: key the shape, info refused or answered
+	rowRefusal  = "refusal"  // a request refused for its shape: key its doorKey, info its body
+	rowOAuth    = "oauth"    // an OAuth exchange: key its exchangeKey
+	rowHas      = "has"      // key "index" always; "discover" when a client sent server/discover
+	hasIndex    = "index"    //
+	hasDiscover = "discover" //
+)
+
+// atOnce is a Source's index of what HTTP replay answers from every
+// session at once, under one set of matching rules. It is safe for
+// concurrent use.
+type atOnce struct {
+	src *Source
+	ix  exchangeIndex
+	// shapes are the distinct door shapes recorded (refused and answered
+	// apart), each with the first request of its shape, in recorded
+	// order; their rec and st are read when needed (resolve).
+	shapes   []doorShape
+	pool     bool // the index holds 2026-07-28 exchanges
+	discover bool // a recorded client sent server/discover
+
+	mu   sync.Mutex           // guards recs
+	recs map[int64]*recording // sessions loaded for rows, shared by every request
+}
+
+// exchangeIndex is where the rows are looked up: the cassette, or memory
+// when the index could not be stored.
+type exchangeIndex interface {
+	groups(ctx context.Context, kind, key string) ([]store.ReplayExchangeGroup, error)
+	at(ctx context.Context, kind, key string, infos []string, n int) (store.ReplayExchange, bool, error)
+	kind(ctx context.Context, kind string) ([]store.ReplayExchange, error)
+}
+
+type storedIndex struct {
+	db   *store.DB
+	name string
+}
+
+func (x storedIndex) groups(ctx context.Context, kind, key string) ([]store.ReplayExchangeGroup, error) {
+	return x.db.ReplayExchangeGroups(ctx, x.name, kind, key)
+}
+
+func (x storedIndex) at(ctx context.Context, kind, key string, infos []string, n int) (store.ReplayExchange, bool, error) {
+	return x.db.ReplayExchangeAt(ctx, x.name, kind, key, infos, n)
+}
+
+func (x storedIndex) kind(ctx context.Context, kind string) ([]store.ReplayExchange, error) {
+	return x.db.ReplayExchangeKind(ctx, x.name, kind)
+}
+
+// memIndex holds the rows by kind and key, in recorded order.
+type memIndex map[[2]string][]store.ReplayExchange
+
+func newMemIndex(rows []store.ReplayExchange) memIndex {
+	m := memIndex{}
+	for _, r := range rows {
+		k := [2]string{r.Kind, r.Key}
+		m[k] = append(m[k], r)
+	}
+	return m
+}
+
+func (m memIndex) groups(_ context.Context, kind, key string) ([]store.ReplayExchangeGroup, error) {
+	count := map[string]int{}
+	for _, r := range m[[2]string{kind, key}] {
+		count[r.Info]++
+	}
+	var out []store.ReplayExchangeGroup
+	for info, n := range count {
+		out = append(out, store.ReplayExchangeGroup{Info: info, Count: n})
+	}
+	slices.SortFunc(out, func(a, b store.ReplayExchangeGroup) int { return strings.Compare(a.Info, b.Info) })
+	return out, nil
+}
+
+func (m memIndex) at(_ context.Context, kind, key string, infos []string, n int) (store.ReplayExchange, bool, error) {
+	for _, r := range m[[2]string{kind, key}] {
+		if len(infos) > 0 && !slices.Contains(infos, r.Info) {
+			continue
+		}
+		if n == 0 {
+			return r, true, nil
+		}
+		n--
+	}
+	return store.ReplayExchange{}, false, nil
+}
+
+func (m memIndex) kind(_ context.Context, kind string) ([]store.ReplayExchange, error) {
+	var out []store.ReplayExchange
+	for k, rs := range m {
+		if k[0] == kind {
+			out = append(out, rs...)
+		}
+	}
+	slices.SortFunc(out, func(a, b store.ReplayExchange) int { return int(a.Ord - b.Ord) })
+	return out, nil
+}
+
+// atOnce returns s's index under rules mt: stored in the cassette, or
+// built now (and stored when it can be).
+func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
+	name := atOnceVersion + " " + treeName(modeOf(mt), s.ids)
+	a := &atOnce{src: s, recs: map[int64]*recording{}}
+	stored, err := s.db.HasReplayExchanges(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	if stored {
+		a.ix = storedIndex{s.db, name}
+	} else {
+		rows, complete, err := s.buildAtOnce(ctx, mt)
+		if err != nil {
+			return nil, err
+		}
+		a.ix = newMemIndex(rows)
+		if complete {
+			if err := s.db.PutReplayExchanges(ctx, name, rows); err != nil {
+				s.logger.Info("the replay exchange index could not be stored in the cassette; it will be built again next time", "err", err)
+			}
+		}
+	}
+	has, err := a.ix.kind(ctx, rowHas)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range has {
+		a.discover = a.discover || h.Key == hasDiscover
+		a.pool = a.pool || h.Key == rowPool
+	}
+	doors, err := a.ix.kind(ctx, rowDoor)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range doors {
+		d, err := decodeDoor(r.Key)
+		if err != nil {
+			return nil, err
+		}
+		d.refused = r.Info == "refused"
+		d.sid, d.stid = r.Session, r.Stream
+		a.shapes = append(a.shapes, d)
+	}
+	return a, nil
+}
+
+// buildAtOnce returns the rows of the index of s's sessions under mt,
+// reading one session at a time, and whether every session has ended.
+func (s *Source) buildAtOnce(ctx context.Context, mt Match) ([]store.ReplayExchange, bool, error) {
+	rows := []store.ReplayExchange{{Kind: rowHas, Key: hasIndex}}
+	complete, pool, discover := true, false, false
+	doors := map[string]bool{}
+	add := func(rec *recording, st *store.Stream, kind, key, info string) {
+		rows = append(rows, store.ReplayExchange{Kind: kind, Key: key, Info: info, Ord: int64(len(rows)), Session: rec.Session.ID, Stream: st.ID})
+	}
+	for _, id := range s.ids {
+		recs, err := load(ctx, s.db, id)
+		if err != nil {
+			return nil, false, err
+		}
+		rec := recs[0]
+		complete = complete && !rec.Session.EndedAt.IsZero()
+		if rec.Session.Transport != store.StreamableHTTP && rec.Session.Transport != store.LegacySSE {
+			continue
+		}
+		first := map[int64]*store.Frame{}
+		for i := range rec.Frames {
+			f := &rec.Frames[i]
+			if f.Direction != store.ClientToServer {
+				continue
+			}
+			if first[f.StreamID] == nil {
+				first[f.StreamID] = f
+			}
+			discover = discover || f.Method == "server/discover"
+		}
+		isPooled := pooled(rec)
+		for i := range rec.Streams {
+			st := &rec.Streams[i]
+			refused := slices.Contains(refusedStatus, st.Status)
+			body := ""
+			if f := first[st.ID]; f != nil {
+				body = mt.requestKey(jsonrpc.Parse(f.Data))
+			}
+			switch st.Kind {
+			case store.PostStream, store.GetStream, store.ResumeStream, store.DeleteStream, store.ListenStream, store.SSEGetStream:
+				d := recordedDoor(rec, st)
+				info := "answered"
+				if refused {
+					info = "refused"
+					for _, k := range d.keys() {
+						add(rec, st, rowRefusal, k.String(), body)
+					}
+				}
+				if key := d.encode(); !doors[key+" "+info] {
+					doors[key+" "+info] = true
+					add(rec, st, rowDoor, key, info)
+				}
+			case store.HTTPStream:
+				u, err := url.Parse(st.URL)
+				if err != nil {
+					continue
+				}
+				var c2s []byte
+				for j := range rec.Frames {
+					if f := &rec.Frames[j]; f.StreamID == st.ID && f.Direction == store.ClientToServer {
+						c2s = append(c2s, f.Raw...)
+					}
+				}
+				add(rec, st, rowOAuth, exchangeKey(st.Method, u.Path, u.RawQuery, st.RequestHeader.Get("Content-Type"), c2s), "")
+			}
+			if isPooled && pooledStream(st) {
+				pool = true
+				add(rec, st, rowPool, st.Method+" "+body, shapeInfo(recordedShape(st), refused))
+			}
+		}
+	}
+	if pool {
+		rows = append(rows, store.ReplayExchange{Kind: rowHas, Key: rowPool, Ord: int64(len(rows))})
+	}
+	if discover {
+		rows = append(rows, store.ReplayExchange{Kind: rowHas, Key: hasDiscover, Ord: int64(len(rows))})
+	}
+	return rows, complete, nil
+}
+
+// load returns session id, loaded once for every row that names it.
+func (a *atOnce) load(id int64) (*recording, error) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if rec, ok := a.recs[id]; ok {
+		return rec, nil
+	}
+	rec, err := a.src.load(context.Background(), id)
+	if err != nil {
+		return nil, err
+	}
+	a.recs[id] = rec
+	return rec, nil
+}
+
+// stream returns the recording and stream of row x.
+func (a *atOnce) stream(x store.ReplayExchange) (*recording, *store.Stream, error) {
+	rec, err := a.load(x.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	st := streamByID(rec, x.Stream)
+	if st == nil {
+		return nil, nil, fmt.Errorf("session %d has no stream %d", x.Session, x.Stream)
+	}
+	return rec, st, nil
+}
+
+// pick returns the n-th row of kind and key, in recorded order, whose
+// info is one of infos, with its recording and stream.
+func (a *atOnce) pick(kind, key string, infos []string, n int) (*recording, *store.Stream, bool) {
+	x, ok, err := a.ix.at(context.Background(), kind, key, infos, n)
+	if err == nil && ok {
+		rec, st, err2 := a.stream(x)
+		if err2 == nil {
+			return rec, st, true
+		}
+		err = err2
+	}
+	if err != nil {
+		a.src.logger.Warn("reading the replay exchange index failed", "err", err)
+	}
+	return nil, nil, false
+}
+
+// count returns how many rows of kind and key the index holds, by info.
+func (a *atOnce) count(kind, key string) []store.ReplayExchangeGroup {
+	gs, err := a.ix.groups(context.Background(), kind, key)
+	if err != nil {
+		a.src.logger.Warn("reading the replay exchange index failed", "err", err)
+	}
+	return gs
+}
+
+// pooledStream reports whether st is an exchange of a pooled session.
+func pooledStream(st *store.Stream) bool {
+	switch st.Kind {
+	case store.PostStream, store.ListenStream, store.GetStream, store.SSEGetStream, store.DeleteStream:
+		return true
+	}
+	return false
+}
+
+// shapeRow is a shape and whether it was refused, as a row's info.
+type shapeRow struct {
+	Method, Path, Version, McpMethod, McpName, Params string
+	AcceptJSON, AcceptEv                              bool
+	ContentType, Origin, Host                         string
+	Credentials, Refused                              bool
+}
+
+func shapeInfo(sh shape, refused bool) string {
+	b, _ := json.Marshal(shapeRow{sh.method, sh.path, sh.version, sh.mcpMethod, sh.mcpName, sh.params,
+		sh.acceptJSON, sh.acceptEv, sh.contentType, sh.origin, sh.host, sh.credentials, refused})
+	return string(b)
+}
+
+func decodeShapeInfo(info string) (shape, bool, error) {
+	var r shapeRow
+	if err := json.Unmarshal([]byte(info), &r); err != nil {
+		return shape{}, false, err
+	}
+	return shape{r.Method, r.Path, r.Version, r.McpMethod, r.McpName, r.Params, r.AcceptJSON, r.AcceptEv,
+		r.ContentType, r.Origin, r.Host, r.Credentials}, r.Refused, nil
+}
+
+// encode writes what d compares (its doorKey and whether its Host was
+// recorded) as a row key.
+func (d doorShape) encode() string {
+	bits := []bool{d.session, d.resume, d.foreignOrigin, d.foreignHost, d.credentials, d.hostUnknown}
+	var b strings.Builder
+	b.WriteString(d.method)
+	for _, v := range bits {
+		b.WriteString(" " + strconv.FormatBool(v))
+	}
+	return b.String()
+}
+
+func decodeDoor(key string) (doorShape, error) {
+	f := strings.Fields(key)
+	if len(f) != 7 {
+		return doorShape{}, fmt.Errorf("replay exchange index: bad door shape %q", key)
+	}
+	var bits [6]bool
+	for i := range bits {
+		v, err := strconv.ParseBool(f[i+1])
+		if err != nil {
+			return doorShape{}, fmt.Errorf("replay exchange index: bad door shape %q", key)
+		}
+		bits[i] = v
+	}
+	return doorShape{method: f[0], session: bits[0], resume: bits[1], foreignOrigin: bits[2], foreignHost: bits[3],
+		credentials: bits[4], hostUnknown: bits[5]}, nil
+}
+
+// String is k as a row key.
+func (k doorKey) String() string {
+	return doorShape{method: k.method, session: k.session, resume: k.resume, foreignOrigin: k.foreignOrigin,
+		foreignHost: k.foreignHost, credentials: k.cred}.encode()
+}
