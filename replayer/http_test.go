@@ -224,14 +224,7 @@ func lateAnswerSessions() string {
 // the frames that waiving the cancellation releases reach the stream.
 func TestHTTP_LateAnswerWhenClientDoesNotCancel(t *testing.T) {
 	ctx := testContext(t)
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "late.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Import(ctx, strings.NewReader(lateAnswerSessions())); err != nil {
-		t.Fatal(err)
-	}
+	db := importCassette(t, lateAnswerSessions())
 	srv := &replayer.Server{Wait: 100 * time.Millisecond}
 	if err := srv.Load(ctx, db, nil); err != nil {
 		t.Fatal(err)
@@ -270,4 +263,20 @@ func TestHTTP_LateAnswerWhenClientDoesNotCancel(t *testing.T) {
 			t.Errorf("the call's stream lacks %s:\n%s", want, body)
 		}
 	}
+}
+
+// importCassette imports the JSONL cassette jsonl into a new cassette
+// file, closed when the test ends.
+func importCassette(t *testing.T, jsonl string) *store.DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if _, err := db.Import(ctx, strings.NewReader(jsonl)); err != nil {
+		t.Fatal(err)
+	}
+	return db
 }

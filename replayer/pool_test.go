@@ -7,7 +7,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/replayer"
-	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // The tests of the 2026-07-28 pool (pool.go): each request an exchange of
@@ -76,14 +74,7 @@ func rollSessions() string {
 func servePool(t *testing.T) (*replayer.Server, string) {
 	t.Helper()
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "roll.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Import(ctx, strings.NewReader(rollSessions())); err != nil {
-		t.Fatal(err)
-	}
+	db := importCassette(t, rollSessions())
 	srv := &replayer.Server{}
 	if err := srv.Load(ctx, db, nil); err != nil {
 		t.Fatal(err)
