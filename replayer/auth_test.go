@@ -1,7 +1,6 @@
 package replayer_test
 
 import (
-	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -11,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/recorder"
@@ -24,42 +22,7 @@ import (
 // behind its bearer-token middleware, with mcptest's authorization
 // server fronted, and replayed to a client with another clientInfo.
 
-// oauthCall connects a Go SDK client named name with a fresh
-// authorization code handler for c to endpoint, lists the tools and calls
-// echo, and returns what it saw.
-func oauthCall(ctx context.Context, t *testing.T, endpoint, version, name string, c mcptest.OAuthClient) []string {
-	t.Helper()
-	transport := &mcp.StreamableClientTransport{Endpoint: endpoint, OAuthHandler: mcptest.OAuthHandler(t, c)}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1.0.0"}, nil).Connect(ctx, transport,
-		&mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect to %s: %v", endpoint, err)
-	}
-	defer cs.Close()
-	var got []string
-	if ir := cs.InitializeResult(); ir != nil {
-		got = append(got, "negotiated "+ir.ProtocolVersion)
-	}
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatalf("tools/list at %s: %v", endpoint, err)
-	}
-	for _, tool := range tools.Tools {
-		got = append(got, "tool "+tool.Name)
-	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "first"}})
-	if err != nil {
-		t.Fatalf("tools/call echo at %s: %v", endpoint, err)
-	}
-	for _, ct := range res.Content {
-		if tc, ok := ct.(*mcp.TextContent); ok {
-			got = append(got, "echo "+tc.Text)
-		}
-	}
-	return got
-}
-
-// recordOAuth records one run of oauthCall through recorder.HTTP in
+// recordOAuth records one run of mcptest.OAuthRun through recorder.HTTP in
 // front of p and returns the recording and what the client saw.
 func recordOAuth(t *testing.T, p *mcptest.Protected, version string, c mcptest.OAuthClient) ([]*store.Recording, []string) {
 	t.Helper()
@@ -75,7 +38,7 @@ func recordOAuth(t *testing.T, p *mcptest.Protected, version string, c mcptest.O
 	t.Cleanup(func() { db.Close() })
 	rec := &recorder.HTTP{Upstream: up, Sink: db}
 	ts := httptest.NewServer(rec)
-	got := oauthCall(ctx, t, ts.URL+"/mcp", version, "oauth-client", c)
+	got := mcptest.OAuthRun(ctx, t, ts.URL+"/mcp", version, "oauth-client", c, "first")
 	ts.Close()
 	if err := rec.Close(ctx); err != nil {
 		t.Fatal(err)
@@ -149,7 +112,7 @@ func TestAuth_ReplayOffline(t *testing.T) {
 			asBefore, serverBefore := len(p.AS.Requests()), len(p.Requests())
 
 			srv, base := serveRecordings(t, recs)
-			replayed := oauthCall(testContext(t), t, base+"/mcp", tt.version, "another-oauth-client", tt.client)
+			replayed := mcptest.OAuthRun(testContext(t), t, base+"/mcp", tt.version, "another-oauth-client", tt.client, "first")
 			if diff := cmp.Diff(recorded, replayed); diff != "" {
 				t.Errorf("replay differs from the recording (-record +replay):\n%s", diff)
 			}

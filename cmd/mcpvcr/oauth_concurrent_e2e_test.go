@@ -56,7 +56,7 @@ func TestOAuth_ConcurrentClients(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			c := mcptest.OAuthClient{Headless: i%2 == 1, BeforeAuthorize: barrier}
-			got[i] = oauthRun(ctx, t, rec.URL, mcptest.V20251125, fmt.Sprintf("client-%d", i), c, fmt.Sprintf("text-%d", i))
+			got[i] = mcptest.OAuthRun(ctx, t, rec.URL, mcptest.V20251125, fmt.Sprintf("client-%d", i), c, fmt.Sprintf("text-%d", i))
 		})
 	}
 	wg.Wait()
@@ -96,7 +96,7 @@ func TestOAuth_ConcurrentClients(t *testing.T) {
 	rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
 	for i := range n {
 		c := mcptest.OAuthClient{Headless: i%2 == 1}
-		replayed := oauthRun(ctx, t, rep.URL+"/mcp", mcptest.V20251125, fmt.Sprintf("replayed-client-%d", i), c, fmt.Sprintf("text-%d", i))
+		replayed := mcptest.OAuthRun(ctx, t, rep.URL+"/mcp", mcptest.V20251125, fmt.Sprintf("replayed-client-%d", i), c, fmt.Sprintf("text-%d", i))
 		if diff := cmp.Diff(got[i], replayed); diff != "" {
 			t.Errorf("client %d: replay differs from the recording (-record +replay):\n%s", i, diff)
 		}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -156,41 +155,6 @@ func startScenarioAS(t *testing.T, sc oauthScenario) *mcptest.AuthServer {
 	return as
 }
 
-// oauthRun connects an SDK client named clientName with a fresh
-// authorization code handler to url, lists the tools and calls echo with
-// text, and returns what it saw.
-func oauthRun(ctx context.Context, t *testing.T, url, version, clientName string, c mcptest.OAuthClient, text string) []string {
-	t.Helper()
-	transport := &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: mcptest.OAuthHandler(t, c)}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: "1.0.0"}, nil).Connect(ctx, transport,
-		&mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatalf("connect to %s: %v", url, err)
-	}
-	defer cs.Close()
-	var got []string
-	if ir := cs.InitializeResult(); ir != nil {
-		got = append(got, "negotiated "+ir.ProtocolVersion)
-	}
-	tools, err := cs.ListTools(ctx, nil)
-	if err != nil {
-		t.Fatalf("tools/list at %s: %v", url, err)
-	}
-	for _, tool := range tools.Tools {
-		got = append(got, "tool "+tool.Name)
-	}
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
-	if err != nil {
-		t.Fatalf("tools/call echo at %s: %v", url, err)
-	}
-	for _, ct := range res.Content {
-		if tc, ok := ct.(*mcp.TextContent); ok {
-			got = append(got, "echo "+tc.Text)
-		}
-	}
-	return got
-}
-
 // TestOAuth runs each OAuth scenario directly, then twice through mcpvcr
 // record (two sessions in one cassette that share their opening frames),
 // and requires the same results; then it replays the cassette to a client
@@ -205,14 +169,14 @@ func TestOAuth(t *testing.T) {
 			ctx := testCtx(t)
 			as, p := startScenario(t, sc)
 
-			direct := oauthRun(ctx, t, p.URL, sc.version, "oauth-client", sc.client, "first")
+			direct := mcptest.OAuthRun(ctx, t, p.URL, sc.version, "oauth-client", sc.client, "first")
 			directAS := len(as.Requests())
 
 			db := filepath.Join(t.TempDir(), "oauth.db")
 			dumpOnFailure(t, db)
 			rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0")
-			recorded := oauthRun(ctx, t, rec.URL, sc.version, "oauth-client", sc.client, "first")
-			oauthRun(ctx, t, rec.URL, sc.version, "oauth-client", sc.client, "second")
+			recorded := mcptest.OAuthRun(ctx, t, rec.URL, sc.version, "oauth-client", sc.client, "first")
+			mcptest.OAuthRun(ctx, t, rec.URL, sc.version, "oauth-client", sc.client, "second")
 			if code := rec.Stop(); code != 0 {
 				t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
 			}
@@ -293,7 +257,7 @@ func TestOAuth(t *testing.T) {
 					t.Logf("replay stderr:\n%s", rep.stderr)
 				}
 			})
-			replayed := oauthRun(ctx, t, rep.URL+"/mcp", sc.version, "another-oauth-client", sc.client, "first")
+			replayed := mcptest.OAuthRun(ctx, t, rep.URL+"/mcp", sc.version, "another-oauth-client", sc.client, "first")
 			if want := "point your client at " + rep.URL + "/mcp"; !strings.Contains(rep.stderr.String(), want) {
 				t.Errorf("replay did not say %q:\n%s", want, rep.stderr)
 			}
@@ -357,7 +321,7 @@ func TestOAuth_ReplayUnrecordedExchange(t *testing.T) {
 	p := mcptest.StartProtected(t, mcptest.ProtectedConfig{AS: as, Scopes: []string{"mcp:read"}})
 	db := filepath.Join(t.TempDir(), "oauth.db")
 	rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0")
-	oauthRun(ctx, t, rec.URL, mcptest.V20250618, "oauth-client", mcptest.OAuthClient{}, "first")
+	mcptest.OAuthRun(ctx, t, rec.URL, mcptest.V20250618, "oauth-client", mcptest.OAuthClient{}, "first")
 	if code := rec.Stop(); code != 0 {
 		t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
 	}

@@ -288,7 +288,7 @@ func TestRedactionAudit_OAuth(t *testing.T) {
 		cfg.AS = as
 		p := mcptest.StartProtected(t, cfg)
 		rec := startServing(t, "record", "--cassette", db, "--upstream", p.URL, "--listen", "127.0.0.1:0")
-		oauthRun(ctx, t, rec.URL, sc.version, "audit", sc.client, "audit")
+		mcptest.OAuthRun(ctx, t, rec.URL, sc.version, "audit", sc.client, "audit")
 		if code := rec.Stop(); code != 0 {
 			t.Fatalf("mcpvcr record exited %d:\n%s", code, rec.stderr)
 		}

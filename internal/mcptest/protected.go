@@ -356,3 +356,38 @@ func browse(ctx context.Context, args *auth.AuthorizationArgs) (*auth.Authorizat
 	}
 	return &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}, nil
 }
+
+// OAuthRun connects an SDK client named clientName with a fresh
+// authorization code handler to url, lists the tools and calls echo with
+// text, and returns what it saw.
+func OAuthRun(ctx context.Context, t testing.TB, url, version, clientName string, c OAuthClient, text string) []string {
+	t.Helper()
+	transport := &mcp.StreamableClientTransport{Endpoint: url, OAuthHandler: OAuthHandler(t, c)}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: clientName, Version: "1.0.0"}, nil).Connect(ctx, transport,
+		&mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatalf("connect to %s: %v", url, err)
+	}
+	defer cs.Close()
+	var got []string
+	if ir := cs.InitializeResult(); ir != nil {
+		got = append(got, "negotiated "+ir.ProtocolVersion)
+	}
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		t.Fatalf("tools/list at %s: %v", url, err)
+	}
+	for _, tool := range tools.Tools {
+		got = append(got, "tool "+tool.Name)
+	}
+	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": text}})
+	if err != nil {
+		t.Fatalf("tools/call echo at %s: %v", url, err)
+	}
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			got = append(got, "echo "+tc.Text)
+		}
+	}
+	return got
+}
