@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -210,4 +211,84 @@ func TestChaos_InspectorCLIStdio(t *testing.T) {
 	if len(fired["delay"]) == 0 {
 		t.Errorf("delay fired in no seed (fired: %v)", fired)
 	}
+}
+
+// TestChaos_TSClientTransports is TestChaos_TSClient over the other
+// transports the TypeScript SDK client speaks: stdio (its
+// StdioClientTransport starting mcpvcr replay --stdio as its server) and
+// the 2024-11-05 HTTP+SSE transport (SSEClientTransport). The same faults
+// in both runs of a seed, each announced, the exit code following the
+// verdicts.
+func TestChaos_TSClientTransports(t *testing.T) {
+	parallel(t) // each replay waits on its client, not on the CPU
+	node := mcptest.Everything(t)[0]
+	ignore := []string{"--ignore", "initialize:params.capabilities", "--ignore", "notifications/cancelled:params.reason"}
+	t.Run("stdio", func(t *testing.T) {
+		t.Parallel()
+		cassette := filepath.Join(cassetteDir, "gosdk-stdio-2025-11-25.jsonl")
+		for _, seed := range chaosSeedsOr(t, []uint64{1, 2}) {
+			t.Run(fmt.Sprint("script/seed", seed), func(t *testing.T) {
+				chaosSameRuns(t, seed, func() (int, string) {
+					args := append([]string{mcpvcrBin, "replay", "--stdio", "--cassette", cassette, "--chaos", fmt.Sprint(seed)}, ignore...)
+					cmdline, err := json.Marshal(args)
+					if err != nil {
+						t.Fatal(err)
+					}
+					saw, stderr := tsChaosRun(t, node, "stdio:"+string(cmdline), "script")
+					exit := -1
+					if len(saw) > 0 {
+						if _, err := fmt.Sscanf(saw[len(saw)-1], "server exit: %d", &exit); err != nil {
+							t.Errorf("no exit code of replay in what the client saw: %q", saw)
+						}
+					}
+					return exit, stderr
+				})
+			})
+		}
+	})
+	t.Run("sse", func(t *testing.T) {
+		t.Parallel()
+		cassette := filepath.Join(cassetteDir, "multi-gosdk-sse.jsonl")
+		// The client asks for its newest revision; the recorded
+		// 2024-11-05 server answered with its own, as it would.
+		extra := append(ignore, "--ignore", "initialize:params.protocolVersion")
+		// As in TestChaos_HTTPSSE, the cut is also drawn alone, where a
+		// client the 503 stopped gets to it.
+		for _, kinds := range []string{"", "cut,delay"} {
+			name := "all"
+			if kinds != "" {
+				name = kinds
+			}
+			for _, seed := range chaosSeedsOr(t, []uint64{1, 4}) {
+				t.Run(fmt.Sprint(name, "/run0/seed", seed), func(t *testing.T) {
+					args := slices.Clone(extra)
+					if kinds != "" {
+						args = append(args, "--chaos-faults", kinds)
+					}
+					chaosSameSeed(t, cassette, seed, func(url string) {
+						tsChaosRun(t, node, url, "run0", "TRANSPORT=sse")
+					}, args...)
+				})
+			}
+		}
+	})
+}
+
+// tsChaosRun runs the TypeScript chaos client on target (a URL, or
+// stdio:COMMAND) doing script, and returns what it saw and its stderr
+// (over stdio, the server's).
+func tsChaosRun(t *testing.T, node, target, script string, env ...string) (saw []string, stderr string) {
+	t.Helper()
+	cmd := exec.CommandContext(testCtx(t), node, tsChaosScript, target, script)
+	cmd.Env = append(append(os.Environ(), "CLIENT_NAME=ts-chaos-client"), env...)
+	var out, errb syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Errorf("TypeScript client: %v\n%s", err, errb.String())
+	}
+	if err := json.Unmarshal([]byte(out.String()), &saw); err != nil {
+		t.Errorf("TypeScript client printed %q: %v", out.String(), err)
+	}
+	t.Logf("TypeScript client saw %q", saw)
+	return saw, errb.String()
 }

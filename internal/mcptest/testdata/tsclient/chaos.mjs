@@ -1,5 +1,8 @@
 // chaos.mjs drives a TypeScript SDK client for mcpvcr's chaos replay
-// tests: node chaos.mjs URL SCRIPT connects over Streamable HTTP, lists
+// tests: node chaos.mjs URL SCRIPT connects over Streamable HTTP (with
+// $TRANSPORT=sse, the 2024-11-05 HTTP+SSE transport; with a URL of
+// stdio:["cmd","arg",…], over stdio to that command, its stderr this
+// process's, its exit code the last thing seen), lists
 // the tools and runs SCRIPT ("script": the first steps of the Go SDK test
 // script, its slow call cancelled; "run0": run 0 of the multi-session cassettes;
 // "reorder": the Go SDK chaos script of that name), each step's
@@ -7,12 +10,22 @@
 // JSON on stdout. $CLIENT_NAME names the client in initialize.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const [url, script] = process.argv.slice(2);
-// Reconnect soon: the defaults wait a second before resuming a stream.
-const transport = new StreamableHTTPClientTransport(new URL(url), {
-  reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 200, reconnectionDelayGrowFactor: 1.5, maxRetries: 2 },
-});
+let transport;
+if (url.startsWith("stdio:")) {
+  const [command, ...args] = JSON.parse(url.slice("stdio:".length));
+  transport = new StdioClientTransport({ command, args, env: process.env, stderr: "inherit" });
+} else if (process.env.TRANSPORT === "sse") {
+  transport = new SSEClientTransport(new URL(url));
+} else {
+  // Reconnect soon: the defaults wait a second before resuming a stream.
+  transport = new StreamableHTTPClientTransport(new URL(url), {
+    reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 200, reconnectionDelayGrowFactor: 1.5, maxRetries: 2 },
+  });
+}
 const client = new Client({ name: process.env.CLIENT_NAME || "ts-chaos-client", version: "1.0.0" });
 const out = [];
 const opts = { timeout: 10000 };
@@ -72,5 +85,9 @@ try {
 } catch (e) {
   out.push("connect: " + e.message);
 }
+// The server process, to read its exit code once close has ended it
+// (the transport keeps it in a field of its own, and forgets it at close).
+const server = transport._process;
 await step("close", () => client.close());
+if (server) out.push("server exit: " + server.exitCode);
 process.stdout.write(JSON.stringify(out) + "\n");
