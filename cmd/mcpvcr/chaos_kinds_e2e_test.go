@@ -292,3 +292,40 @@ func tsChaosRun(t *testing.T, node, target, script string, env ...string) (saw [
 	t.Logf("TypeScript client saw %q", saw)
 	return saw, errb.String()
 }
+
+// TestChaos_InspectorCLISSE is TestChaos_InspectorCLI over the
+// 2024-11-05 HTTP+SSE transport: Inspector's CLI (--transport sse) calls
+// echo, recorded through mcpvcr record in front of the Go SDK server's
+// HTTP+SSE endpoint twice (two sessions sharing their opening), then
+// replayed under chaos. The same faults in both runs of a seed, each
+// announced, the exit code following the verdicts.
+func TestChaos_InspectorCLISSE(t *testing.T) {
+	parallel(t) // each replay waits on its client, not on the CPU
+	cli := mcptest.InspectorCLI(t)
+	inspect := func(t *testing.T, url string) string {
+		args := append(slices.Clone(cli[1:]), url, "--transport", "sse", "--connect-timeout", "3000", "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=run 0")
+		cmd := exec.CommandContext(testCtx(t), cli[0], args...)
+		cmd.Env = append(os.Environ(), "MCP_CATALOG_PATH="+filepath.Join(t.TempDir(), "mcp.json"))
+		out, err := cmd.CombinedOutput()
+		t.Logf("Inspector CLI (%v): %s", err, out)
+		return string(out)
+	}
+	cassette := filepath.Join(t.TempDir(), "inspector-sse.db")
+	rec := startServing(t, "record", "--cassette", cassette, "--upstream", cliUpstream(t, nil, nil)+"/sse", "--listen", "127.0.0.1:0")
+	for range 2 {
+		if out := inspect(t, rec.URL); !strings.Contains(out, "run 0") {
+			t.Fatalf("recording: Inspector's CLI did not get its echo: %s", out)
+		}
+	}
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+	}
+	fired := map[string][]uint64{}
+	seeds := chaosSeedsOr(t, []uint64{1, 4, 6}) // 1: cut; 4: 503; 6: 503, delay
+	for _, seed := range seeds {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			chaosFired(fired, seed, chaosSameSeed(t, cassette, seed, func(url string) { inspect(t, strings.TrimSuffix(url, "/mcp")+"/sse") }))
+		})
+	}
+	checkChaosFired(t, fired, seeds, store.LegacySSE, mcptest.V20241105)
+}
