@@ -366,7 +366,11 @@ func (ls *liveSession) watchAhead(a aheadStep) <-chan time.Time {
 	}
 	ls.mu.Unlock()
 	if !seen {
-		ls.srv.logger().Warn("a request waits: "+a.why, "wait", ls.srv.waitText())
+		wait := "forever (--wait 0)"
+		if ls.srv.wait() >= 0 {
+			wait = ls.srv.wait().String() + ", then its recorded answer is sent out of recorded order"
+		}
+		ls.srv.logger().Warn("a request waits: "+a.why, "wait", wait)
 	}
 	if ls.srv.wait() < 0 {
 		return nil
