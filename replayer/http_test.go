@@ -280,3 +280,57 @@ func importCassette(t *testing.T, jsonl string) *store.DB {
 	}
 	return db
 }
+
+// TestHTTP_SSESkippedRequest (httpfollow.go): over HTTP+SSE every answer
+// shares the one stream, in recorded order. A client that skips the
+// recorded tools/list and calls echo at once gets the recorded echo
+// answer within Server.Wait, out of recorded order (it does not depend
+// on tools/list), and the report says so: it does not wait forever
+// behind the tools/list answer that will never be released. Over
+// Streamable HTTP, where each answer has its own stream, the echo is
+// answered as recorded.
+func TestHTTP_SSESkippedRequest(t *testing.T) {
+	for _, name := range []string{"multi-gosdk-http-json", "multi-gosdk-http-sse"} {
+		t.Run(name, func(t *testing.T) {
+			srv, url := serveCassette(t, name, "/mcp", func(s *replayer.Server) { s.Wait = 200 * time.Millisecond })
+			callSkippingList(t, &mcp.StreamableClientTransport{Endpoint: url}, mcptest.V20251125)
+			for _, r := range srv.Reports() {
+				if len(r.Mismatches) > 0 {
+					t.Errorf("unmatched frames: %v", r.Mismatches)
+				}
+			}
+		})
+	}
+	srv, url := serveCassette(t, "multi-gosdk-sse", "/sse", func(s *replayer.Server) { s.Wait = 200 * time.Millisecond })
+	callSkippingList(t, &mcp.SSEClientTransport{Endpoint: url}, mcptest.V20241105)
+	var reasons []string
+	for _, r := range srv.Reports() {
+		for _, mm := range r.Mismatches {
+			reasons = append(reasons, mm.Reason)
+		}
+	}
+	if len(reasons) != 1 || !strings.Contains(reasons[0], "tools/list") || !strings.Contains(reasons[0], "out of recorded order") {
+		t.Errorf("report mismatches %q; want one naming the skipped tools/list and the answer sent out of recorded order", reasons)
+	}
+}
+
+// callSkippingList connects and calls echo "run 0" without the recorded
+// tools/list first, and wants the recorded answer.
+func callSkippingList(t *testing.T, tr mcp.Transport, version string) {
+	t.Helper()
+	ctx := testContext(t)
+	cs, err := mcptest.NewClientAs(upgraded).Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callCtx, cancel := context.WithTimeout(ctx, 10*time.Second) // fails rather than hangs
+	defer cancel()
+	res, err := cs.CallTool(callCtx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "run 0"}})
+	if err != nil {
+		t.Fatalf("echo without tools/list first: %v", err)
+	}
+	if got := text(t, res); got != "run 0" {
+		t.Errorf("echo = %q; want the recorded run 0", got)
+	}
+}

@@ -24,6 +24,10 @@ type streamStep struct {
 	// inject is set when replay has answers of its own to send on this
 	// HTTP+SSE stream first.
 	inject bool
+	// ahead is set when f, at position pos of this HTTP+SSE stream, is
+	// sent before the frames recorded before it (see liveSession.ahead).
+	ahead bool
+	pos   int
 }
 
 // agree waits until every candidate gives the same value for position k
@@ -31,7 +35,7 @@ type streamStep struct {
 // and returns the leader's step. While they disagree and the client
 // waits for an answer, it settles after Server.Settle. It reports false
 // when the client left or the server closed.
-func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string, injectable bool) (streamStep, bool) {
+func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string, injectable bool, skipped map[int]bool) (streamStep, bool) {
 	for {
 		if liveID != "" && ls.cur.selfAnsweredID(liveID) {
 			return streamStep{self: true}, true
@@ -90,7 +94,18 @@ func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string,
 				}
 			}
 		}
+		var aheadWait <-chan time.Time
+		if injectable && wait == nil && !allReady {
+			if a, ok := ls.ahead(pick, k, skipped); ok {
+				aheadWait = ls.watchAhead(a)
+			}
+		}
 		select {
+		case <-aheadWait:
+			if a, ok := ls.ahead(pick, k, skipped); ok {
+				ls.mismatch(&Mismatch{Live: a.req.Data, Closest: a.req, Reason: a.why + "; replay sent its recorded answer out of recorded order"})
+				return a.s, true
+			}
 		case <-wait:
 			if ls.giveUp(stalledID) && injectable {
 				ls.inject(noMatchAnswer([]byte(stalledID), ls.stallReport(stalledID)))
@@ -154,7 +169,7 @@ func (ls *liveSession) value(e *engine, pick picker, k int) (string, streamStep,
 // frames single out. liveID is the request the stream answers ("" for a
 // GET): when replay answers it itself after a stall, so does the stream.
 func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picker, liveID string, none func()) {
-	hd, ok := ls.agree(r, pick, -1, liveID, false)
+	hd, ok := ls.agree(r, pick, -1, liveID, false, nil)
 	if !ok {
 		return
 	}
@@ -185,7 +200,7 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 	if mt != "text/event-stream" {
 		var body []byte
 		for k := 0; ; k++ {
-			s, ok := ls.agree(r, pick, k, liveID, false)
+			s, ok := ls.agree(r, pick, k, liveID, false, nil)
 			if !ok {
 				return
 			}
@@ -218,10 +233,26 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 	_ = rc.Flush()
 	paced := ls.srv.Faults.Delay > 0 || ls.srv.Pace > 0
 	injectable := st.Kind == store.SSEGetStream
+	skipped := map[int]bool{} // positions sent ahead of their turn
 	for k := 0; ; k++ {
-		s, ok := ls.agree(r, pick, k, liveID, injectable)
+		if skipped[k] {
+			continue
+		}
+		s, ok := ls.agree(r, pick, k, liveID, injectable, skipped)
 		if !ok {
 			return
+		}
+		if s.ahead {
+			skipped[s.pos] = true
+			b, ok := ls.sendable(r, s.f)
+			if !ok {
+				return
+			}
+			if !ls.sendEvent(w, rc, r, s.e.rec, s.st, s.f, b, paced, func() bool { return false }, func() { ls.noteEvent(s.f, pick, s.pos) }) {
+				return
+			}
+			k--
+			continue
 		}
 		if s.inject {
 			// Answers of replay's own (-32019) go on the HTTP+SSE stream,
@@ -266,6 +297,85 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 			return
 		}
 	}
+}
+
+// aheadStep is an answer sent ahead of its turn on an HTTP+SSE stream.
+type aheadStep struct {
+	s   streamStep
+	id  string       // the live request it answers
+	req *store.Frame // the recorded request it answers
+	why string       // why it is not sent in its turn
+}
+
+// ahead is for an HTTP+SSE stream, which carries every answer in the
+// order recorded: when position k waits for client frames this client
+// has not sent (it skipped a recorded request, say), it returns the
+// first later answer on the stream to an outstanding request that is
+// released, alike in every candidate. Its recorded answer does not
+// depend on what the client skipped; it only followed it on the one
+// stream, and is sent out of turn once Server.Wait runs out.
+func (ls *liveSession) ahead(pick picker, k int, skipped map[int]bool) (aheadStep, bool) {
+	_, cands := ls.cur.snapshot()
+	lead := cands[0]
+	st := pick(lead)
+	if st == nil {
+		return aheadStep{}, false
+	}
+	frames := lead.rec.serverFrames()[st.ID]
+	if k < 0 || k >= len(frames) || ls.isReleased(frames[k]) {
+		return aheadStep{}, false
+	}
+	for j := k + 1; j < len(frames); j++ {
+		f := frames[j]
+		if skipped[j] || !isProtocol(f) || !ls.isReleased(f) {
+			continue
+		}
+		ls.mu.Lock()
+		o := ls.released[f]
+		ls.mu.Unlock()
+		ids := answeredIDs(o.Data)
+		if len(ids) != 1 || !ls.cur.isOutstanding(ids[0]) {
+			continue
+		}
+		sig, s, _ := ls.value(lead, pick, j)
+		for _, e := range cands[1:] {
+			if other, _, ready := ls.value(e, pick, j); !ready || other != sig {
+				return aheadStep{}, false
+			}
+		}
+		s.ahead, s.pos = true, j
+		req, why := ls.cur.behind(lead, frames[k], f)
+		if req == nil {
+			return aheadStep{}, false
+		}
+		return aheadStep{s: s, id: ids[0], req: req, why: why}, true
+	}
+	return aheadStep{}, false
+}
+
+// watchAhead logs, once, that a request waits behind an answer that
+// waits for client frames not sent, and returns a channel that fires
+// when Server.Wait is over; nil when replay waits for good.
+func (ls *liveSession) watchAhead(a aheadStep) <-chan time.Time {
+	now := ls.srv.clock().Now()
+	ls.mu.Lock()
+	since, seen := ls.stalled[a.id]
+	if !seen {
+		since = now
+		ls.stalled[a.id] = now
+	}
+	ls.mu.Unlock()
+	if !seen {
+		wait := "forever (--wait 0)"
+		if ls.srv.wait() >= 0 {
+			wait = ls.srv.wait().String() + ", then its recorded answer is sent out of recorded order"
+		}
+		ls.srv.logger().Warn("a request waits: "+a.why, "wait", wait)
+	}
+	if ls.srv.wait() < 0 {
+		return nil
+	}
+	return ls.srv.clock().At(since.Add(ls.srv.wait()))
 }
 
 // nextReady reports whether position k of the stream is known in the

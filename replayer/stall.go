@@ -141,6 +141,38 @@ func (c *cursor) waive(st stall) ([]outFrame, bool) {
 	return outs, released
 }
 
+// isOutstanding reports whether live request id awaits its answer.
+func (c *cursor) isOutstanding(id string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.outstanding[id] && !c.selfAnswered[id]
+}
+
+// behind describes why answer f of e's HTTP+SSE stream waits: the stream
+// gives it only after head, which waits for client frames this client
+// has not sent. It returns the recorded request f answers too.
+func (c *cursor) behind(e *engine, head, f *store.Frame) (*store.Frame, string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	req := e.reqAt[string(e.frames[e.index[f]].msg.ID)]
+	if req == nil {
+		return nil, ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "request %s (recorded seq %d): the recording answers it on the HTTP+SSE stream only after seq %d, which waits for client frames this client has not sent:", req.Method, req.Seq, head.Seq)
+	for i, a := range e.awaited(e.index[head]) {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " seq %d (%s", a.Seq, a.Kind)
+		if a.Method != "" {
+			fmt.Fprintf(&b, " %s", a.Method)
+		}
+		b.WriteByte(')')
+	}
+	return req, b.String()
+}
+
 // stallMismatch is the mismatch a stalled request is reported as.
 func stallMismatch(st stall) *Mismatch {
 	mm := &Mismatch{Reason: st.describe()}
@@ -179,21 +211,7 @@ func (e *engine) stalled(id string) (stall, bool) {
 	if e.frames[a].done {
 		return stall{}, false
 	}
-	seen := map[int]bool{}
-	var walk func(i int)
-	walk = func(i int) {
-		if i < 0 || seen[i] || e.frames[i].done {
-			return
-		}
-		seen[i] = true
-		if e.frames[i].c2s {
-			st.Awaited = append(st.Awaited, e.frames[i].f)
-			return
-		}
-		walk(e.frames[i].prev)
-		walk(e.frames[i].extra)
-	}
-	walk(a)
+	st.Awaited = e.awaited(a)
 	if len(st.Awaited) == 0 {
 		return stall{}, false
 	}
@@ -212,6 +230,30 @@ func (e *engine) stalled(id string) (stall, bool) {
 	}
 	slices.SortFunc(st.Awaited, func(a, b *store.Frame) int { return int(a.Seq - b.Seq) })
 	return st, true
+}
+
+// awaited returns the client frames not yet received that server frame
+// i waits for, directly or through the server frames before it in its
+// causal group, in recorded order.
+func (e *engine) awaited(i int) []*store.Frame {
+	var out []*store.Frame
+	seen := map[int]bool{}
+	var walk func(i int)
+	walk = func(i int) {
+		if i < 0 || seen[i] || e.frames[i].done {
+			return
+		}
+		seen[i] = true
+		if e.frames[i].c2s {
+			out = append(out, e.frames[i].f)
+			return
+		}
+		walk(e.frames[i].prev)
+		walk(e.frames[i].extra)
+	}
+	walk(i)
+	slices.SortFunc(out, func(a, b *store.Frame) int { return int(a.Seq - b.Seq) })
+	return out
 }
 
 // unanswered reports whether id is a server request that replay has sent

@@ -284,7 +284,8 @@ func TestReplay_DualEraClient(t *testing.T) {
 // variant of each kind of request (POST answered with JSON, POST answered
 // with SSE, GET stream, resuming GET, DELETE, HTTP+SSE POST, OAuth
 // exchange) is answered, with a message saying what was not recorded,
-// and replay exits 1. Each request is bounded by rawTimeout or
+// and replay exits 1; so is an HTTP+SSE call whose answer the recording
+// sends only after the answer to a request this client skipped. Each request is bounded by rawTimeout or
 // multiRunTimeout: a request held open fails the test.
 func TestReplay_NeverRecordedVariants(t *testing.T) {
 	parallel(t)
@@ -336,6 +337,27 @@ func TestReplay_NeverRecordedVariants(t *testing.T) {
 	t.Run("PostJSON", func(t *testing.T) { callUnknown(t, suite("gosdk-http-json")) })
 	t.Run("PostSSE", func(t *testing.T) { callUnknown(t, suite("gosdk-http-sse")) })
 	t.Run("HTTPSSEPost", func(t *testing.T) { callUnknown(t, suite("gosdk-sse")) })
+	t.Run("HTTPSSESkippedRequest", func(t *testing.T) {
+		// A client that skips the recorded tools/list: over HTTP+SSE the
+		// echo answer waits on the one stream behind the tools/list
+		// answer, which never comes; it is sent out of turn.
+		rep := replay(t, suite("gosdk-sse"))
+		s := suite("gosdk-sse")
+		ctx, cancel := context.WithTimeout(context.Background(), multiRunTimeout)
+		defer cancel()
+		cs, err := mcptest.NewClientAs(upgradedClient).Connect(ctx, s.transport(rep.URL+s.path), &mcp.ClientSessionOptions{ProtocolVersion: s.version})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "run 0"}})
+		if tc, ok := contentText(res); err != nil || !ok || tc != "run 0" {
+			t.Errorf("echo without the recorded tools/list first = %v, %v; want the recorded run 0", res, err)
+		}
+		cs.Close()
+		if code := rep.Stop(); code != 1 || !strings.Contains(rep.stderr.String(), "out of recorded order") {
+			t.Errorf("replay exited %d; want 1 and the echo reported as sent out of recorded order:\n%s", code, rep.stderr)
+		}
+	})
 	t.Run("GetStream", func(t *testing.T) {
 		rawVariant(t, suite("gosdk-http-sse"), http.MethodGet, "/mcp", map[string]string{"Accept": "text/event-stream"}, http.StatusBadRequest, "no recorded request has the shape of GET /mcp")
 	})
@@ -348,4 +370,16 @@ func TestReplay_NeverRecordedVariants(t *testing.T) {
 	t.Run("OAuthExchange", func(t *testing.T) {
 		rawVariant(t, suite("gosdk-http-json"), http.MethodGet, "/.well-known/oauth-authorization-server", nil, http.StatusNotFound, "nothing recorded for GET /.well-known/oauth-authorization-server")
 	})
+}
+
+// contentText is the text of a tool result's first content.
+func contentText(res *mcp.CallToolResult) (string, bool) {
+	if res == nil || len(res.Content) == 0 {
+		return "", false
+	}
+	tc, ok := res.Content[0].(*mcp.TextContent)
+	if !ok {
+		return "", false
+	}
+	return tc.Text, true
 }

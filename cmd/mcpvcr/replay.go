@@ -42,7 +42,7 @@ func replayCommand(e *env) *cli.Command {
 			&cli.StringSliceFlag{Name: "ignore", Usage: "also ignore `PATH` when matching client frames, such as 'initialize:params.capabilities' (repeatable; " + "the path syntax of verify --ignore, from the client message: params.…)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "HTTP: also write one summary line per client session served"},
 			&cli.DurationFlag{Name: "idle-timeout", Value: graceful.DefaultIdleTimeout, EnvVars: []string{"MCPVCR_IDLE_TIMEOUT"}, Usage: "HTTP: close a keep-alive connection after `D` without a request (headers must arrive within 10s, a request body within 30s; answers are never cut)"},
-			&cli.DurationFlag{Name: "wait", Value: replayer.DefaultWait, EnvVars: []string{"MCPVCR_WAIT"}, Usage: "answer a request with -32019 after `D` when the recording answers it only after client frames this client has not sent (0: wait for good)"},
+			&cli.DurationFlag{Name: "wait", Value: replayer.DefaultWait, EnvVars: []string{"MCPVCR_WAIT"}, Usage: "answer a request with -32019 after `D` when the recording answers it only after client frames this client has not sent (over HTTP+SSE, send a ready answer recorded behind one that waits so out of order) (0: wait for good)"},
 		}, chaosFlags()...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c, 1); err != nil {
