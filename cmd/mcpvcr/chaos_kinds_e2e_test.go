@@ -251,7 +251,10 @@ func TestChaos_TSClientTransports(t *testing.T) {
 		cassette := filepath.Join(cassetteDir, "multi-gosdk-sse.jsonl")
 		// The client asks for its newest revision; the recorded
 		// 2024-11-05 server answered with its own, as it would.
-		extra := append(ignore, "--ignore", "initialize:params.protocolVersion")
+		// A client the 503 kept from sending tools/list gets its echo
+		// answered after --wait, out of recorded order: sooner than its
+		// own timeout.
+		extra := append(ignore, "--ignore", "initialize:params.protocolVersion", "--wait", "2s")
 		// As in TestChaos_HTTPSSE, the cut is also drawn alone, where a
 		// client the 503 stopped gets to it.
 		for _, kinds := range []string{"", "cut,delay"} {
