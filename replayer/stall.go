@@ -85,19 +85,7 @@ func (st stall) describe() string {
 	if len(st.Awaited) == 0 {
 		return what + ": the recording holds no answer to it (the recorded client left before the answer came)"
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: the recording answers it only after client frames this client has not sent:", what)
-	for i, f := range st.Awaited {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, " seq %d (%s", f.Seq, f.Kind)
-		if f.Method != "" {
-			fmt.Fprintf(&b, " %s", f.Method)
-		}
-		b.WriteByte(')')
-	}
-	return b.String()
+	return what + ": the recording answers it only after client frames this client has not sent:" + frameList(st.Awaited)
 }
 
 // waive is for a stalled request whose recorded answer came only after
@@ -158,19 +146,8 @@ func (c *cursor) behind(e *engine, head, f *store.Frame) (*store.Frame, string) 
 	if req == nil {
 		return nil, ""
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "request %s (recorded seq %d): the recording answers it on the HTTP+SSE stream only after seq %d, which waits for client frames this client has not sent:", req.Method, req.Seq, head.Seq)
-	for i, a := range e.awaited(e.index[head]) {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, " seq %d (%s", a.Seq, a.Kind)
-		if a.Method != "" {
-			fmt.Fprintf(&b, " %s", a.Method)
-		}
-		b.WriteByte(')')
-	}
-	return req, b.String()
+	return req, fmt.Sprintf("request %s (recorded seq %d): the recording answers it on the HTTP+SSE stream only after seq %d, which waits for client frames this client has not sent:", req.Method, req.Seq, head.Seq) +
+		frameList(e.awaited(e.index[head]))
 }
 
 // stallMismatch is the mismatch a stalled request is reported as.
@@ -272,4 +249,20 @@ func (e *engine) unanswered(id []byte) bool {
 		}
 	}
 	return sent
+}
+
+// frameList names frames as " seq 5 (request tools/list), seq 6 (…)".
+func frameList(fs []*store.Frame) string {
+	var b strings.Builder
+	for i, f := range fs {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, " seq %d (%s", f.Seq, f.Kind)
+		if f.Method != "" {
+			fmt.Fprintf(&b, " %s", f.Method)
+		}
+		b.WriteByte(')')
+	}
+	return b.String()
 }
