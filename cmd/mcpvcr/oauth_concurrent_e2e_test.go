@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"path/filepath"
 	"regexp"
@@ -108,9 +110,17 @@ func TestOAuth_ConcurrentClients(t *testing.T) {
 
 // stepper is an http.RoundTripper of one client with its own connection
 // pool, as a client in its own process has: before each request it
-// calls before, after each answer after.
+// calls before, after each answer after. Its OAuth dance (every request
+// without a bearer token: the refused initialize, the metadata, the
+// registration, the authorization and the token request) goes over dance,
+// one connection at a time, and each answer is read whole: the dance
+// keeps to one connection, as a client that reads its answers does.
+// Without that, whether the connection that carried the refusal is reused
+// for the registration is up to net/http's timing (an answer not yet read
+// to its end, or a connection not yet back in the pool, means a new one),
+// and the connection is the only link this test leaves the recorder.
 type stepper struct {
-	rt            http.RoundTripper
+	rt, dance     http.RoundTripper
 	before, after func(*http.Request, *http.Response)
 }
 
@@ -118,7 +128,20 @@ func (s stepper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if s.before != nil {
 		s.before(r, nil)
 	}
-	resp, err := s.rt.RoundTrip(r)
+	rt := s.rt
+	inDance := !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if inDance {
+		rt = s.dance
+	}
+	resp, err := rt.RoundTrip(r)
+	if err == nil && inDance && !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		body, rerr := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if rerr != nil {
+			return nil, rerr
+		}
+		resp.Body = io.NopCloser(bytes.NewReader(body))
+	}
 	if err == nil && s.after != nil {
 		s.after(r, resp)
 	}
@@ -166,6 +189,9 @@ func TestOAuth_ConcurrentClients_OutOfOrder(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range clients {
 		clients[i].rt = http.DefaultTransport.(*http.Transport).Clone()
+		dance := http.DefaultTransport.(*http.Transport).Clone()
+		dance.MaxConnsPerHost = 1
+		clients[i].dance = dance
 		hc := &http.Client{Transport: clients[i]}
 		wg.Go(func() {
 			handler := mcptest.OAuthHandler(t, mcptest.OAuthClient{Headless: true, HTTPClient: hc})
