@@ -36,13 +36,15 @@
 //
 // The transport-free core knows nothing of stdio or HTTP: engine.go (one
 // recorded session replayed for one client), cursor.go (a client followed
-// through its candidate sessions), match.go and normalize.go (how frames
+// through its candidate sessions; cursorlazy.go, those read from a
+// Source as they come in play), match.go and normalize.go (how frames
 // compare), rules.go (the rules stored with the sessions), source.go (a
 // cassette's sessions loaded as needed), atonce.go (the index of what
 // HTTP replay answers from every session at once), recording.go,
 // mismatch.go, stall.go, rewrite.go, server.go (Server and its settings),
 // options.go (Load) and report.go (what a replay reports). The transports
-// drive it: stdio.go, http*.go with strict*.go, pool.go (the 2026-07-28
+// drive it: stdio.go, http*.go (httpstall.go: a followed stream's waits
+// on what the client has not sent) with strict*.go, pool.go (the 2026-07-28
 // stateless HTTP), door.go (the recorded refusals and answers by request
 // shape), auth.go (OAuth exchanges) and endpoint.go; chaos*.go inject
 // faults (chaospool.go into the pool, chaosstdio.go into stdio).
