@@ -8,13 +8,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpvcr/mcpvcr/internal/storetest"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -143,24 +143,6 @@ func recordedTraffic(t *testing.T, db *store.DB, ids ...int64) []exchange {
 	return out
 }
 
-func openCassette(t *testing.T, jsonl string) (*store.DB, []int64) {
-	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Import(ctx, strings.NewReader(jsonl)); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := db.SessionIDs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return db, ids
-}
-
 // TestServer_LoadHTTPAtOnceLazily replays, eagerly (every session loaded)
 // and through Load (a Source and the index of what is answered from
 // every session at once), the same client traffic with another
@@ -207,7 +189,7 @@ func TestServer_LoadHTTPAtOnceLazily(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx := context.Background()
-			db, ids := openCassette(t, tt.jsonl)
+			db, ids := storetest.Import(t, tt.jsonl)
 			traffic := tt.traffic(db)
 			recs, err := db.Recordings(ctx, ids...)
 			if err != nil {

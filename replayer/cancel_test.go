@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/internal/storetest"
 )
 
 // cancelledCall is a recorded call that the client cancelled after the
@@ -117,14 +116,7 @@ func TestSource_SplitsWhereACancellingSessionWaits(t *testing.T) {
 		`< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":2}}`,
 		`< {"jsonrpc":"2.0","id":3,"result":{"done":true}}`)
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Import(ctx, strings.NewReader(sessionsJSONL(append(append([]string{}, open...), cancelledCall...), answered))); err != nil {
-		t.Fatal(err)
-	}
+	db, _ := storetest.Import(t, sessionsJSONL(append(append([]string{}, open...), cancelledCall...), answered))
 	src, err := NewSource(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/internal/storetest"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -224,7 +225,7 @@ func lateAnswerSessions() string {
 // the frames that waiving the cancellation releases reach the stream.
 func TestHTTP_LateAnswerWhenClientDoesNotCancel(t *testing.T) {
 	ctx := testContext(t)
-	db := importCassette(t, lateAnswerSessions())
+	db, _ := storetest.Import(t, lateAnswerSessions())
 	srv := &replayer.Server{Wait: 100 * time.Millisecond}
 	if err := srv.Load(ctx, db, nil); err != nil {
 		t.Fatal(err)
@@ -263,22 +264,6 @@ func TestHTTP_LateAnswerWhenClientDoesNotCancel(t *testing.T) {
 			t.Errorf("the call's stream lacks %s:\n%s", want, body)
 		}
 	}
-}
-
-// importCassette imports the JSONL cassette jsonl into a new cassette
-// file, closed when the test ends.
-func importCassette(t *testing.T, jsonl string) *store.DB {
-	t.Helper()
-	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Import(ctx, strings.NewReader(jsonl)); err != nil {
-		t.Fatal(err)
-	}
-	return db
 }
 
 // TestHTTP_SSESkippedRequest (httpfollow.go): over HTTP+SSE every answer

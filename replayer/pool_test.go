@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/internal/storetest"
 	"github.com/mcpvcr/mcpvcr/replayer"
 )
 
@@ -74,7 +75,7 @@ func rollSessions() string {
 func servePool(t *testing.T) (*replayer.Server, string) {
 	t.Helper()
 	ctx := context.Background()
-	db := importCassette(t, rollSessions())
+	db, _ := storetest.Import(t, rollSessions())
 	srv := &replayer.Server{}
 	if err := srv.Load(ctx, db, nil); err != nil {
 		t.Fatal(err)

@@ -7,11 +7,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/internal/storetest"
 )
 
 // manyHTTPSessions returns the JSONL export of n Streamable HTTP
@@ -75,18 +74,7 @@ func manyHTTPSessions(n int) string {
 // call names while replay loads only a few sessions.
 func TestServer_LoadHTTPReadsCandidatesInPlay(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "many.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Import(ctx, strings.NewReader(manyHTTPSessions(200))); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := db.SessionIDs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, ids := storetest.Import(t, manyHTTPSessions(200))
 	tests := []struct {
 		name       string
 		mt         Match
@@ -162,18 +150,7 @@ func TestServer_LoadHTTPReadsCandidatesInPlay(t *testing.T) {
 // none holds one.
 func TestServer_LoadHTTPDiscover(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "many.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Import(ctx, strings.NewReader(manyHTTPSessions(50))); err != nil {
-		t.Fatal(err)
-	}
-	ids, err := db.SessionIDs(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, ids := storetest.Import(t, manyHTTPSessions(50))
 	srv := &Server{}
 	if err := srv.Load(ctx, db, ids); err != nil {
 		t.Fatal(err)

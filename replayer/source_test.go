@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpvcr/mcpvcr/internal/storetest"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -51,14 +52,7 @@ func manySessions(n int) string {
 
 func TestSource_LoadsOnlyCandidatesInPlay(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "many.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Import(ctx, strings.NewReader(manySessions(200))); err != nil {
-		t.Fatal(err)
-	}
+	db, _ := storetest.Import(t, manySessions(200))
 	src, err := NewSource(ctx, db, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -252,14 +246,7 @@ func TestSource_MatchRules(t *testing.T) {
 // that spoke for them all.
 func TestSource_ClosestAcrossCandidates(t *testing.T) {
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "many.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if _, err := db.Import(ctx, strings.NewReader(manySessions(200))); err != nil {
-		t.Fatal(err)
-	}
+	db, _ := storetest.Import(t, manySessions(200))
 	recs, err := db.Recordings(ctx)
 	if err != nil {
 		t.Fatal(err)
