@@ -225,7 +225,13 @@ func TestChaos_TSClientTransports(t *testing.T) {
 	ignore := []string{"--ignore", "initialize:params.capabilities", "--ignore", "notifications/cancelled:params.reason"}
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
-		cassette := filepath.Join(cassetteDir, "gosdk-stdio-2025-11-25.jsonl")
+		// Two sessions sharing their opening, as users' cassettes hold.
+		cassette := filepath.Join(t.TempDir(), "stdio.db")
+		for range 2 {
+			if res := mcpvcr(t, "", "import", filepath.Join(cassetteDir, "gosdk-stdio-2025-11-25.jsonl"), "--cassette", cassette); res.code != 0 {
+				t.Fatalf("import: %s", res.stderr)
+			}
+		}
 		for _, seed := range chaosSeedsOr(t, []uint64{1, 2}) {
 			t.Run(fmt.Sprint("script/seed", seed), func(t *testing.T) {
 				chaosSameRuns(t, seed, func() (int, string) {
