@@ -60,6 +60,13 @@ func randomLooking(s string) bool {
 // kind and the text found (for a home directory, the user name; its
 // prefix is kept).
 func Text(s string, replace func(kind, found string) string) string {
+	return text(s, replace, false)
+}
+
+// text is Text; masked says s holds MaskText's "{token}" for
+// placeholders, where "=" before one is a separator, as before the run of
+// characters it stands for.
+func text(s string, replace func(kind, found string) string, masked bool) string {
 	if s == "" {
 		return s
 	}
@@ -73,19 +80,19 @@ func Text(s string, replace func(kind, found string) string) string {
 		})
 	}
 	if len(s) >= 24 {
-		s = tokens(s, replace)
+		s = tokens(s, replace, masked)
 	}
 	return s
 }
 
 // tokens replaces the random-looking runs of s. Padding counts only at
 // the end of a run: "=" followed by more run characters is a separator.
-func tokens(s string, replace func(kind, found string) string) string {
+func tokens(s string, replace func(kind, found string) string, masked bool) string {
 	var b strings.Builder
 	last := 0
 	for _, loc := range runRE.FindAllStringIndex(s, -1) {
 		start, end := loc[0], loc[1]
-		if end < len(s) && s[end-1] == '=' && isRunByte(s[end]) {
+		if end < len(s) && s[end-1] == '=' && (isRunByte(s[end]) || masked && strings.HasPrefix(s[end:], maskedToken)) {
 			for end > start && s[end-1] == '=' {
 				end--
 			}
@@ -121,8 +128,11 @@ func MaskText(s string) string {
 			return m
 		})
 	}
-	return Text(s, func(kind, _ string) string { return "{" + kind + "}" })
+	return text(s, func(kind, _ string) string { return "{" + kind + "}" }, true)
 }
+
+// maskedToken is MaskText's mask of a token.
+const maskedToken = "{" + KindToken + "}"
 
 // MaskStrings applies MaskText to every string value in v (JSON decoded
 // into any), in place, and returns v.
