@@ -106,6 +106,93 @@ func Parse(raw []byte) Message {
 }
 
 func parseOne(b []byte) Message {
+	var f fields
+	switch ok, deep := f.scan(b); {
+	case deep:
+		return parseDeep(b)
+	case !ok:
+		return Message{Raw: b}
+	}
+	return f.message(b)
+}
+
+// fields are the raw values of the members of a JSON-RPC object.
+type fields struct {
+	version, method, id, params, result, errv []byte
+}
+
+// set keeps val as the member named key, if JSON-RPC names it; a later
+// member of the same name wins, as in every JSON decoder.
+func (f *fields) set(key, val []byte) {
+	switch string(key) {
+	case "jsonrpc":
+		f.version = val
+	case "id":
+		f.id = val
+	case "method":
+		f.method = val
+	case "params":
+		f.params = val
+	case "result":
+		f.result = val
+	case "error":
+		f.errv = val
+	}
+}
+
+// scan reads b, an object between optional white space, into f, checking
+// as it goes that b is JSON (see validator). ok is false for anything
+// else; deep reports nesting too deep for the validator to tell.
+func (f *fields) scan(b []byte) (ok, deep bool) {
+	v := validator{b: b}
+	v.ws()
+	if v.i >= len(b) || b[v.i] != '{' {
+		return false, false
+	}
+	v.i++
+	v.ws()
+	if v.i < len(b) && b[v.i] == '}' {
+		v.i++
+	} else {
+		for {
+			k0 := v.i
+			if v.i >= len(b) || b[v.i] != '"' || !v.str() {
+				return false, false
+			}
+			key := b[k0+1 : v.i-1]
+			v.ws()
+			if v.i >= len(b) || b[v.i] != ':' {
+				return false, false
+			}
+			v.i++
+			v.ws()
+			v0 := v.i
+			if !v.value(1) {
+				return false, v.deep
+			}
+			f.set(key, b[v0:v.i])
+			v.ws()
+			if v.i >= len(b) {
+				return false, false
+			}
+			if b[v.i] == '}' {
+				v.i++
+				break
+			}
+			if b[v.i] != ',' {
+				return false, false
+			}
+			v.i++
+			v.ws()
+		}
+	}
+	v.ws()
+	return v.i == len(b), false
+}
+
+// parseDeep is parseOne for an object nested deeper than the validator
+// goes: segmentio's validator, then a scan of the members.
+func parseDeep(b []byte) Message {
 	m := Message{Raw: b}
 	if !segjson.Valid(b) {
 		return m
@@ -116,7 +203,7 @@ func parseOne(b []byte) Message {
 		return m
 	}
 	sc.i++
-	var version, method, id, params, result, errv []byte
+	var f fields
 	for {
 		sc.ws()
 		if sc.i < len(b) && b[sc.i] == '}' {
@@ -134,26 +221,20 @@ func parseOne(b []byte) Message {
 		if sc.skipValue() != nil {
 			return m
 		}
-		val := b[v0:sc.i]
-		switch string(key) {
-		case "jsonrpc":
-			version = val
-		case "id":
-			id = val
-		case "method":
-			method = val
-		case "params":
-			params = val
-		case "result":
-			result = val
-		case "error":
-			errv = val
-		}
+		f.set(key, b[v0:sc.i])
 		sc.ws()
 		if sc.i < len(b) && b[sc.i] == ',' {
 			sc.i++
 		}
 	}
+	return f.message(b)
+}
+
+// message derives the view of b, an object that is JSON, from its
+// members f.
+func (f *fields) message(b []byte) Message {
+	m := Message{Raw: b}
+	version, method, id, params, result, errv := f.version, f.method, f.id, f.params, f.result, f.errv
 	if string(version) != `"2.0"` {
 		return m
 	}

@@ -3,6 +3,8 @@ package jsonrpc
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -98,5 +100,46 @@ func checkBatch(t *testing.T, trimmed []byte, m Message) {
 			t.Fatalf("member %d is a batch: %q", i, mem.Raw)
 		}
 		checkOne(t, mem)
+	}
+}
+
+// FuzzValid checks the one-pass validator against encoding/json.Valid,
+// and parseOne, which uses it, against parseDeep, the two-pass parse
+// every frame went through before (segmentio's validator, then a scan).
+func FuzzValid(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","a":[1,-2.5e+3,true,false,null,{}]}}`,
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"data":"step 001 yyyyyyyyyyyyyyyyyyyyyyyy"}}`,
+		`{"a":"\u00e9\n\"\\\/\b\f\r\t","b":"é","c":"\xff"}`, `{"a":"\u00g0"}`, `{"a":"` + "\x1f" + `"}`,
+		` {"a" : 1 } `, `{"a":1,}`, `{,}`, `{"a"}`, `{"a":}`, `[1,2]`, `[1,]`, `"x"`, `01`, `-`, `1.`, `1e`, `-0.0e-0`,
+		`{"a":tru}`, `{"a":nul}`, `{"a":[}`, `{"a":{"b":[[[]]]}}`, `{"id":1,"id":2}`, "{\"a\":\"x\"}\x00",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ok, deep := valid(b)
+		if !deep && ok != json.Valid(b) {
+			t.Fatalf("valid(%q) = %v; encoding/json.Valid says %v", b, ok, !ok)
+		}
+		if got, want := parseOne(b), parseDeep(b); !reflect.DeepEqual(got, want) {
+			t.Fatalf("parseOne(%q) = %+v; the two-pass parse gives %+v", b, got, want)
+		}
+	})
+}
+
+// TestValid_Deep checks that nesting beyond the validator's depth is
+// still told apart: JSON or not, as segmentio's validator says.
+func TestValid_Deep(t *testing.T) {
+	deep := func(n int, tail string) []byte {
+		return []byte(`{"jsonrpc":"2.0","id":1,"result":` + strings.Repeat("[", n) + strings.Repeat("]", n) + tail + `}`)
+	}
+	if m := Parse(deep(maxValidDepth+10, "")); m.Kind != KindResult {
+		t.Errorf("a result nested %d deep parsed as %v; want a result", maxValidDepth+10, m.Kind)
+	}
+	if m := Parse(deep(maxValidDepth+10, ",")); m.Kind != KindInvalid {
+		t.Errorf("bad JSON nested %d deep parsed as %v; want invalid", maxValidDepth+10, m.Kind)
+	}
+	if _, deep := valid(deep(maxValidDepth-5, "")); deep {
+		t.Errorf("nesting of %d counted as too deep", maxValidDepth-5)
 	}
 }
