@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -431,5 +432,72 @@ func TestHTTP_RedactsEndpointToken(t *testing.T) {
 	wal, _ := os.ReadFile(path + "-wal")
 	if strings.Contains(string(raw)+string(wal), "3ndp0int-t0ken") {
 		t.Error("the cassette holds the endpoint's token")
+	}
+}
+
+// closeBlockingSink is a store.DB whose CloseStream waits until release
+// is closed.
+type closeBlockingSink struct {
+	*store.DB
+	release chan struct{}
+}
+
+func (s closeBlockingSink) CloseStream(ctx context.Context, st *store.Stream) error {
+	<-s.release
+	return s.DB.CloseStream(ctx, st)
+}
+
+// TestHTTP_AnswerBeforeItsEnd: a JSON answer with a Content-Length, whose
+// last bytes come with the end of the upstream's body, reaches the client
+// whole before the recorder records how its stream ended (which here
+// cannot finish until the client has it); the stream is then recorded as
+// complete, with the answer.
+func TestHTTP_AnswerBeforeItsEnd(t *testing.T) {
+	const answer = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(answer))
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL + "/mcp")
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	sink := closeBlockingSink{DB: db, release: make(chan struct{})}
+	rec := &recorder.HTTP{Upstream: u, Sink: sink}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(initBody))
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body) // ends at Content-Length
+		got <- string(b)
+	}()
+	select {
+	case b := <-got:
+		if b != answer {
+			t.Fatalf("client got %q; want %q", b, answer)
+		}
+	case <-time.After(10 * time.Second):
+		close(sink.release)
+		t.Fatal("the client did not get its answer while the stream's end was being recorded")
+	}
+	close(sink.release)
+	rec.Close(context.Background())
+	st := waitClosed(t, db, 1)
+	if st[0].End != store.EndComplete {
+		t.Errorf("stream ended %v; want %v", st[0].End, store.EndComplete)
+	}
+	if _, fs := framesOf(t, db); len(fs) != 2 || string(fs[1].Raw) != answer {
+		t.Errorf("recorded %d frames; want the request and the answer %q", len(fs), answer)
 	}
 }

@@ -46,6 +46,7 @@ type recordingBody struct {
 	max        int    // the most bytes recorded of one frame
 	out        []byte // bytes held back for the client (the endpoint event)
 	holding    bool   // holding bytes until the endpoint event is complete
+	atEOF      bool   // the upstream body ended with the bytes last handed out: finish is due
 	started    bool
 	finished   bool
 }
@@ -65,6 +66,9 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 			n := copy(p, b.out)
 			b.out = b.out[n:]
 			return n, nil
+		}
+		if b.atEOF {
+			b.finish(nil)
 		}
 		if b.finished {
 			return 0, io.EOF
@@ -91,6 +95,15 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 					b.buf = append(b.buf, p[:min(n, room)]...)
 				}
 			}
+		}
+		if err == io.EOF && n > 0 && !b.holding && len(b.out) == 0 {
+			// The last bytes go to the client before the end is
+			// recorded: the proxy writes and flushes them, then reads
+			// again, and that read records the end (see atEOF). The
+			// body of an answer with a Content-Length ends so, and its
+			// client need not wait for finish.
+			b.atEOF = true
+			return n, nil
 		}
 		if err != nil {
 			if err == io.EOF {
@@ -363,6 +376,9 @@ func (b *recordingBody) finish(err error) {
 // went away (or the proxy gave up on it).
 func (b *recordingBody) Close() error {
 	b.mu.Lock()
+	if b.atEOF {
+		b.finish(nil) // the upstream had ended it
+	}
 	if !b.finished {
 		b.finished = true
 		b.settle()
