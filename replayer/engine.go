@@ -26,16 +26,21 @@ type recFrame struct {
 	key, body string
 	// memberKeys are the sorted match keys of a client batch's members.
 	memberKeys []string
-	done       bool
 }
 
 // engine replays one recorded session to one live client: it matches the
 // client's frames to recorded ones and releases the recorded server frames
 // whose causes have happened. It is not safe for concurrent use.
 type engine struct {
-	rec    *recording
-	mt     Match
+	rec *recording
+	mt  Match
+	// frames are the recording's protocol frames as its template linked
+	// them, shared by every engine of it (read only); done says, for
+	// each, whether this replay has received or sent it. Copying the
+	// frames per engine cost each live session a copy of the whole
+	// recording, and a sessionless client gets a live session per POST.
 	frames []recFrame
+	done   []bool
 	// lo is the index of the first frame not yet done: every frame
 	// before it is matched or sent, so scans start there.
 	lo     int
@@ -82,7 +87,7 @@ type engine struct {
 func newEngine(rec *recording, mt Match) *engine {
 	t := rec.template(mt)
 	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{},
-		frames: slices.Clone(t.frames), dependents: t.dependents, unsentS2C: t.unsentS2C,
+		frames: t.frames, done: make([]bool, len(t.frames)), dependents: t.dependents, unsentS2C: t.unsentS2C,
 		srvReq: t.srvReq, answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index}
 	return e
 }
@@ -267,14 +272,14 @@ func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, in
 	k, members := e.mt.matchKey(live, e.rids)
 	body := ""
 	if live.Kind.IsResponse() {
-		if i, ok := e.srvReq[string(live.ID)]; !ok || !e.frames[i].done {
+		if i, ok := e.srvReq[string(live.ID)]; !ok || !e.done[i] {
 			return -1, false
 		}
 		body = e.mt.answerKey(live)
 	}
 	for i := e.lo; i < len(e.frames); i++ {
 		fr := &e.frames[i]
-		if !fr.c2s || fr.done {
+		if !fr.c2s || e.done[i] {
 			continue
 		}
 		var ok bool
@@ -293,8 +298,7 @@ func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, in
 // consume marks recorded frame i as received as live, and learns the
 // client's ids and progress tokens.
 func (e *engine) consume(i int, live jsonrpc.Message) {
-	fr := &e.frames[i]
-	fr.done = true
+	e.done[i] = true
 	e.touched = max(e.touched, i+1)
 	e.ready = append(e.ready, e.dependents[i]...)
 	e.learn(i, live)
@@ -382,13 +386,13 @@ func (e *engine) release() []outFrame {
 		i := work[len(work)-1]
 		work = work[:len(work)-1]
 		fr := &e.frames[i]
-		if fr.c2s || fr.done {
+		if fr.c2s || e.done[i] {
 			continue
 		}
-		if (fr.prev >= 0 && !e.frames[fr.prev].done) || (fr.extra >= 0 && !e.frames[fr.extra].done) {
+		if (fr.prev >= 0 && !e.done[fr.prev]) || (fr.extra >= 0 && !e.done[fr.extra]) {
 			continue
 		}
-		fr.done = true
+		e.done[i] = true
 		e.unsentS2C--
 		e.touched = max(e.touched, i+1)
 		idx = append(idx, i)
@@ -421,7 +425,7 @@ func (e *engine) release() []outFrame {
 
 // advance moves lo past the frames that are done.
 func (e *engine) advance() {
-	for e.lo < len(e.frames) && e.frames[e.lo].done {
+	for e.lo < len(e.frames) && e.done[e.lo] {
 		e.lo++
 	}
 }
@@ -433,7 +437,7 @@ func (e *engine) exhausted() bool { return e.unsentS2C == 0 }
 func (e *engine) unsent() []*store.Frame {
 	var fs []*store.Frame
 	for i := range e.frames {
-		if e.frames[i].c2s && !e.frames[i].done {
+		if e.frames[i].c2s && !e.done[i] {
 			fs = append(fs, e.frames[i].f)
 		}
 	}

@@ -129,8 +129,9 @@ func (ls *liveSession) onlyDiscovered() bool {
 	ls.cur.mu.Lock()
 	defer ls.cur.mu.Unlock()
 	discovered := false
-	for _, fr := range ls.cur.cands[0].frames {
-		if fr.c2s && fr.done {
+	e := ls.cur.cands[0]
+	for i, fr := range e.frames {
+		if fr.c2s && e.done[i] {
 			switch fr.msg.Method {
 			case "initialize":
 				return false
