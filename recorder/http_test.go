@@ -435,18 +435,6 @@ func TestHTTP_RedactsEndpointToken(t *testing.T) {
 	}
 }
 
-// closeBlockingSink is a store.DB whose CloseStream waits until release
-// is closed.
-type closeBlockingSink struct {
-	*store.DB
-	release chan struct{}
-}
-
-func (s closeBlockingSink) CloseStream(ctx context.Context, st *store.Stream) error {
-	<-s.release
-	return s.DB.CloseStream(ctx, st)
-}
-
 // TestHTTP_AnswerBeforeItsEnd: a JSON answer with a Content-Length, whose
 // last bytes come with the end of the upstream's body, reaches the client
 // whole before the recorder records how its stream ended (which here
@@ -466,7 +454,7 @@ func TestHTTP_AnswerBeforeItsEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	sink := closeBlockingSink{DB: db, release: make(chan struct{})}
+	sink := gatedSink{DB: db, close: make(chan struct{})}
 	rec := &recorder.HTTP{Upstream: u, Sink: sink}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
@@ -488,10 +476,10 @@ func TestHTTP_AnswerBeforeItsEnd(t *testing.T) {
 			t.Fatalf("client got %q; want %q", b, answer)
 		}
 	case <-time.After(10 * time.Second):
-		close(sink.release)
+		close(sink.close)
 		t.Fatal("the client did not get its answer while the stream's end was being recorded")
 	}
-	close(sink.release)
+	close(sink.close)
 	rec.Close(context.Background())
 	st := waitClosed(t, db, 1)
 	if st[0].End != store.EndComplete {

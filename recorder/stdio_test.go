@@ -193,16 +193,26 @@ func TestStdio_ServerExitsMidSession(t *testing.T) {
 	}
 }
 
-// blockingSink is a store.DB whose CreateSession waits until release is
-// closed: a cassette whose write lock another recorder holds.
-type blockingSink struct {
+// gatedSink is a store.DB whose CreateSession (if create is set) or
+// CloseStream (if close is set) waits until that channel is closed: a
+// cassette whose write lock another recorder holds, a disk that stalls.
+type gatedSink struct {
 	*store.DB
-	release chan struct{}
+	create, close chan struct{}
 }
 
-func (b blockingSink) CreateSession(ctx context.Context, s *store.Session) error {
-	<-b.release
-	return b.DB.CreateSession(ctx, s)
+func (g gatedSink) CreateSession(ctx context.Context, s *store.Session) error {
+	if g.create != nil {
+		<-g.create
+	}
+	return g.DB.CreateSession(ctx, s)
+}
+
+func (g gatedSink) CloseStream(ctx context.Context, st *store.Stream) error {
+	if g.close != nil {
+		<-g.close
+	}
+	return g.DB.CloseStream(ctx, st)
 }
 
 // TestStdio_ForwardsBeforeSessionCreated: while the cassette cannot give
@@ -212,7 +222,7 @@ func (b blockingSink) CreateSession(ctx context.Context, s *store.Session) error
 func TestStdio_ForwardsBeforeSessionCreated(t *testing.T) {
 	ctx := context.Background()
 	db := openDB(t)
-	sink := blockingSink{DB: db, release: make(chan struct{})}
+	sink := gatedSink{DB: db, create: make(chan struct{})}
 	srv := newPipeServer()
 	clientR, clientW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -237,7 +247,7 @@ func TestStdio_ForwardsBeforeSessionCreated(t *testing.T) {
 	if _, err := io.ReadFull(outR, buf); err != nil || string(buf) != resp {
 		t.Fatalf("the client got %q, %v; want the answer, forwarded while the session is not created", buf, err)
 	}
-	close(sink.release)
+	close(sink.create)
 	clientW.Close()
 	srv.stdoutW.Close()
 	go io.Copy(io.Discard, srv.stdinR)

@@ -149,42 +149,8 @@ func (f *fields) scan(b []byte) (ok, deep bool) {
 	if v.i >= len(b) || b[v.i] != '{' {
 		return false, false
 	}
-	v.i++
-	v.ws()
-	if v.i < len(b) && b[v.i] == '}' {
-		v.i++
-	} else {
-		for {
-			k0 := v.i
-			if v.i >= len(b) || b[v.i] != '"' || !v.str() {
-				return false, false
-			}
-			key := b[k0+1 : v.i-1]
-			v.ws()
-			if v.i >= len(b) || b[v.i] != ':' {
-				return false, false
-			}
-			v.i++
-			v.ws()
-			v0 := v.i
-			if !v.value(1) {
-				return false, v.deep
-			}
-			f.set(key, b[v0:v.i])
-			v.ws()
-			if v.i >= len(b) {
-				return false, false
-			}
-			if b[v.i] == '}' {
-				v.i++
-				break
-			}
-			if b[v.i] != ',' {
-				return false, false
-			}
-			v.i++
-			v.ws()
-		}
+	if !v.object(1, f.set) {
+		return false, v.deep
 	}
 	v.ws()
 	return v.i == len(b), false

@@ -162,7 +162,7 @@ func (v *validator) value(depth int) bool {
 	case c == '"':
 		return v.str()
 	case c == '{':
-		return v.object(depth + 1)
+		return v.object(depth+1, nil)
 	case c == '[':
 		return v.array(depth + 1)
 	case c == 't':
@@ -226,46 +226,34 @@ func (v *validator) number() bool {
 	return true
 }
 
-// object checks the object that starts at v.i ('{') and moves past it.
-func (v *validator) object(depth int) bool {
+// object checks the object that starts at v.i ('{') and moves past it,
+// handing each member's key and raw value to member, if not nil.
+func (v *validator) object(depth int, member func(key, val []byte)) bool {
 	if depth > maxValidDepth {
 		v.deep = true
 		return false
 	}
-	v.i++
-	v.ws()
-	if v.i < len(v.b) && v.b[v.i] == '}' {
-		v.i++
-		return true
-	}
-	for {
+	return v.seq('}', func() bool {
+		k0 := v.i
 		if v.i >= len(v.b) || v.b[v.i] != '"' || !v.str() {
 			return false
 		}
+		key := v.b[k0+1 : v.i-1]
 		v.ws()
 		if v.i >= len(v.b) || v.b[v.i] != ':' {
 			return false
 		}
 		v.i++
 		v.ws()
+		v0 := v.i
 		if !v.value(depth) {
 			return false
 		}
-		v.ws()
-		if v.i >= len(v.b) {
-			return false
+		if member != nil {
+			member(key, v.b[v0:v.i])
 		}
-		switch v.b[v.i] {
-		case ',':
-			v.i++
-			v.ws()
-		case '}':
-			v.i++
-			return true
-		default:
-			return false
-		}
-	}
+		return true
+	})
 }
 
 // array checks the array that starts at v.i ('[') and moves past it.
@@ -274,14 +262,21 @@ func (v *validator) array(depth int) bool {
 		v.deep = true
 		return false
 	}
+	return v.seq(']', func() bool { return v.value(depth) })
+}
+
+// seq checks the elements, separated by commas, of the object or array
+// whose opening bracket is at v.i and whose closing one is end, and
+// moves past it; elem checks one element.
+func (v *validator) seq(end byte, elem func() bool) bool {
 	v.i++
 	v.ws()
-	if v.i < len(v.b) && v.b[v.i] == ']' {
+	if v.i < len(v.b) && v.b[v.i] == end {
 		v.i++
 		return true
 	}
 	for {
-		if !v.value(depth) {
+		if !elem() {
 			return false
 		}
 		v.ws()
@@ -292,7 +287,7 @@ func (v *validator) array(depth int) bool {
 		case ',':
 			v.i++
 			v.ws()
-		case ']':
+		case end:
 			v.i++
 			return true
 		default:
