@@ -144,7 +144,7 @@ func (f *fields) set(key, val []byte) {
 // as it goes that b is JSON (see validator). ok is false for anything
 // else; deep reports nesting too deep for the validator to tell.
 func (f *fields) scan(b []byte) (ok, deep bool) {
-	v := validator{b: b}
+	v := validator{scanner: scanner{b: b}}
 	v.ws()
 	if v.i >= len(b) || b[v.i] != '{' {
 		return false, false

@@ -13,25 +13,13 @@ import (
 // them), apart from nesting deeper than maxValidDepth, which it leaves
 // to the slower path (ok false, deep true).
 type validator struct {
-	b    []byte
-	i    int
-	deep bool // nesting beyond maxValidDepth was met
+	scanner      // b and i; ws skips white space
+	deep    bool // nesting beyond maxValidDepth was met
 }
 
 // maxValidDepth bounds the validator's recursion; a frame nested deeper
 // goes to segmentio's validator, as every frame did before.
 const maxValidDepth = 512
-
-func (v *validator) ws() {
-	for v.i < len(v.b) {
-		switch v.b[v.i] {
-		case ' ', '\t', '\r', '\n':
-			v.i++
-		default:
-			return
-		}
-	}
-}
 
 // longString is the length past which str first tries the vectorised
 // search for a string's end.
@@ -300,7 +288,7 @@ func (v *validator) seq(end byte, elem func() bool) bool {
 // space, as encoding/json.Valid does; deep reports nesting beyond
 // maxValidDepth, for which ok is false and the answer unknown.
 func valid(b []byte) (ok, deep bool) {
-	v := validator{b: b}
+	v := validator{scanner: scanner{b: b}}
 	v.ws()
 	ok = v.value(0)
 	v.ws()
