@@ -356,9 +356,14 @@ func TestVerify_Update(t *testing.T) {
 		t.Errorf("verify (all sessions) against V1 after accepting V2: %d requests differ; want 2", differ)
 	}
 	// The accepted run replays like any recording.
-	var stderr bytes.Buffer
+	stderr := &syncBuffer{}
 	rep := exec.Command(mcpvcrBin, "replay", "2", "--stdio", "--cassette", db)
-	rep.Stderr = &stderr
+	rep.Stderr = stderr
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("replay's stderr:\n%s", stderr)
+		}
+	})
 	mcptest.Run(ctx, t, &mcp.CommandTransport{Command: rep}, mcptest.V20250618)
 	if !strings.Contains(stderr.String(), " 0 unmatched") {
 		t.Errorf("replay of the accepted run:\n%s", stderr.String())
