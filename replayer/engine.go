@@ -338,9 +338,10 @@ func (e *engine) learn(i int, live jsonrpc.Message) {
 }
 
 // rewriter returns an engine over rec's template that only learns ids
-// and rewrites frames: its frames are the template's, shared and never
-// marked, so that it costs nothing per frame of the recording (the
-// exchange pool makes one per request).
+// and rewrites frames: it shares the template's frames, as every engine
+// does, and has no marks (done is nil: it never matches or releases),
+// so that it costs nothing per frame of the recording (the exchange pool
+// makes one per request).
 func (r *recording) rewriter(mt Match) *engine {
 	t := r.template(mt)
 	return &engine{rec: r, mt: mt, frames: t.frames, index: t.index, srvReq: t.srvReq, answerOf: t.answerOf, cancelOf: t.cancelOf,

@@ -109,18 +109,14 @@ type packDecoder struct {
 	err error
 }
 
-func (d *packDecoder) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail()
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
+func (d *packDecoder) uvarint() uint64 { return decodeVarint(d, binary.Uvarint) }
 
-func (d *packDecoder) varint() int64 {
-	v, n := binary.Varint(d.b)
+func (d *packDecoder) varint() int64 { return decodeVarint(d, binary.Varint) }
+
+// decodeVarint reads the next value of d with read (binary.Uvarint or
+// binary.Varint).
+func decodeVarint[T uint64 | int64](d *packDecoder, read func([]byte) (T, int)) T {
+	v, n := read(d.b)
 	if n <= 0 {
 		d.fail()
 		return 0

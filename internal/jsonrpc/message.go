@@ -200,11 +200,11 @@ func parseDeep(b []byte) Message {
 // members f.
 func (f *fields) message(b []byte) Message {
 	m := Message{Raw: b}
-	version, method, id, params, result, errv := f.version, f.method, f.id, f.params, f.result, f.errv
-	if string(version) != `"2.0"` {
+	method := f.method
+	if string(f.version) != `"2.0"` {
 		return m
 	}
-	m.ID, m.Params, m.Result, m.Error = id, params, result, errv
+	m.ID, m.Params, m.Result, m.Error = f.id, f.params, f.result, f.errv
 	hasMethod := method != nil && string(method) != "null"
 	if hasMethod {
 		if method[0] != '"' {
@@ -224,13 +224,13 @@ func (f *fields) message(b []byte) Message {
 		}
 	}
 	switch {
-	case hasMethod && id != nil:
+	case hasMethod && f.id != nil:
 		m.Kind = KindRequest
 	case hasMethod:
 		m.Kind = KindNotification
-	case errv != nil && result == nil:
+	case f.errv != nil && f.result == nil:
 		m.Kind = KindError
-	case result != nil && errv == nil:
+	case f.result != nil && f.errv == nil:
 		m.Kind = KindResult
 	}
 	return m

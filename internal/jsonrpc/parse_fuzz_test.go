@@ -143,3 +143,14 @@ func TestValid_Deep(t *testing.T) {
 		t.Errorf("nesting of %d counted as too deep", maxValidDepth-5)
 	}
 }
+
+// valid reports whether b is one JSON value between optional white
+// space, as encoding/json.Valid does; deep reports nesting beyond
+// maxValidDepth, for which ok is false and the answer unknown.
+func valid(b []byte) (ok, deep bool) {
+	v := validator{scanner: scanner{b: b}}
+	v.ws()
+	ok = v.value(0)
+	v.ws()
+	return ok && v.i == len(b), v.deep
+}

@@ -67,28 +67,29 @@ func hasControl(s []byte) bool {
 	return m&msb != 0
 }
 
+// plain moves i past the whole words of b from i that hold no quote,
+// backslash or control byte, at most n of them (all, if n < 0), and to
+// the first such byte if it meets one, which it reports.
+func plain(b []byte, i, n int) (int, bool) {
+	for ; n != 0 && i+8 <= len(b); n-- {
+		if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
+			return i + bits.TrailingZeros64(m)/8, true
+		}
+		i += 8
+	}
+	return i, false
+}
+
 // str checks the string that starts at v.i (a quote) and moves past it.
 func (v *validator) str() bool {
 	b := v.b
-	i := v.i + 1
 	// Keys, methods and ids end within a word or two; a string that
 	// goes on past them is most likely text without escapes, whose end
 	// and any backslash vectorised searches find, and whose bytes before
 	// it are checked for control bytes four words at a time. A string
 	// with escapes is checked word by word below.
-	short := true
-	for range 2 {
-		if i+8 > len(b) {
-			break
-		}
-		if m := special(binary.LittleEndian.Uint64(b[i:])); m != 0 {
-			i += bits.TrailingZeros64(m) / 8
-			short = false
-			break
-		}
-		i += 8
-	}
-	if short && len(b)-i > longString {
+	i, met := plain(b, v.i+1, 2)
+	if !met && len(b)-i > longString {
 		rest := b[i:]
 		if q := bytes.IndexByte(rest, '"'); q >= 0 && bytes.IndexByte(rest[:q], '\\') < 0 && !hasControl(rest[:q]) {
 			v.i = i + q + 1
@@ -96,14 +97,7 @@ func (v *validator) str() bool {
 		}
 	}
 	for {
-		for i+8 <= len(b) {
-			m := special(binary.LittleEndian.Uint64(b[i:]))
-			if m != 0 {
-				i += bits.TrailingZeros64(m) / 8
-				break
-			}
-			i += 8
-		}
+		i, _ = plain(b, i, -1)
 		if i >= len(b) {
 			return false
 		}
@@ -129,7 +123,7 @@ func (v *validator) str() bool {
 		case c < 0x20:
 			return false
 		default:
-			i++ // a byte the word test flagged past the first, or the tail
+			i++ // a byte of the tail, shorter than a word
 		}
 	}
 }
@@ -282,15 +276,4 @@ func (v *validator) seq(end byte, elem func() bool) bool {
 			return false
 		}
 	}
-}
-
-// valid reports whether b is one JSON value between optional white
-// space, as encoding/json.Valid does; deep reports nesting beyond
-// maxValidDepth, for which ok is false and the answer unknown.
-func valid(b []byte) (ok, deep bool) {
-	v := validator{scanner: scanner{b: b}}
-	v.ws()
-	ok = v.value(0)
-	v.ws()
-	return ok && v.i == len(b), v.deep
 }
