@@ -48,9 +48,11 @@ type chaosState struct {
 	pool  *liveSession
 	// poolRecs are the 2026-07-28 sessions chaos drew plans for.
 	poolRecs map[int64]*store.Recording
-	// sent marks the recorded notifications sent to a live session, by
-	// seq, for a reorder whose other notification went first.
-	sent map[liveSeq]bool
+	// sent holds, for each recorded notification sent to a live session
+	// (by seq), how many client actions had come by then: a reorder whose
+	// other notification went first is judged by what the client did
+	// after that one, which may come before the held one's turn.
+	sent map[liveSeq]int
 	// holds are the reorders holding a notification until the other is
 	// sent.
 	holds []*reorderHold
@@ -129,7 +131,7 @@ func (s *Server) chaos() *chaosState {
 		hs.chaos.posts = map[*liveSession]int{}
 		hs.chaos.awaiting = map[liveStream]*injection{}
 		hs.chaos.retry = map[liveStream]*injection{}
-		hs.chaos.sent = map[liveSeq]bool{}
+		hs.chaos.sent = map[liveSeq]int{}
 	}
 	hs.chaos.mu.Unlock()
 	return &hs.chaos
@@ -351,8 +353,8 @@ func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.St
 	if ok && inj.Kind == FaultReorder {
 		inj.more = clientAfter(rec.Recording, inj.OtherSeq)
 		hold = &reorderHold{inj: inj, sent: make(chan struct{})}
-		if cs.sent[liveSeq{ls, inj.OtherSeq}] {
-			inj.first = true
+		if at, sent := cs.sent[liveSeq{ls, inj.OtherSeq}]; sent {
+			inj.first, inj.at = true, at
 			close(hold.sent)
 		} else {
 			cs.holds = append(cs.holds, hold)
@@ -412,7 +414,7 @@ func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Fra
 		delete(cs.awaiting, key)
 	}
 	if f.Kind == store.KindNotification {
-		cs.sent[liveSeq{ls, f.Seq}] = true
+		cs.sent[liveSeq{ls, f.Seq}] = len(cs.actions) - 1
 		cs.holds = slices.DeleteFunc(cs.holds, func(h *reorderHold) bool {
 			if h.inj.ls != ls || h.inj.OtherSeq != f.Seq {
 				return false
