@@ -29,6 +29,10 @@ var busyRetryFor = 30 * time.Second
 // busy.
 const busyWait = 500 * time.Microsecond
 
+// onBusy, if set, is called each time retryBusy finds the file busy:
+// tests wait on it.
+var onBusy func()
+
 // retryBusy runs fn until it returns something other than SQLITE_BUSY or
 // SQLITE_LOCKED, or busyRetryFor has passed, waiting busyWait between
 // tries.
@@ -38,6 +42,9 @@ func retryBusy(fn func() error) error {
 		err := fn()
 		if !isBusy(err) || time.Now().After(deadline) {
 			return err
+		}
+		if onBusy != nil {
+			onBusy()
 		}
 		time.Sleep(busyWait)
 	}

@@ -17,6 +17,18 @@
 // is bounded, and a full queue blocks callers rather than drop frames.
 // Reads use their own connections and run while the writer writes.
 //
+// The writer works on a thread of the lowest CPU priority (nice 19, on
+// Linux), so that forwarding never waits for a CPU the writer holds: on
+// a machine with few CPUs the writer's work for one request otherwise
+// ran beside the forwarding of the next. While it is low it schedules
+// its commits at 50 ms rather than 100, leaving the rest for its waits
+// for a CPU. If two commits in a row still came later than 100 ms after
+// their oldest write, a write had to wait for room in the queue, or it
+// finds another process's writer holding the file's lock, it moves to a
+// thread of normal priority, and goes back down after a calm spell (see
+// priority.go). Options.NormalPriority keeps it at normal priority
+// throughout.
+//
 // The schema lives in schema.sql as numbered migrations, tracked with
 // PRAGMA user_version; a cassette is marked with PRAGMA application_id.
 // The writer stores a run of a session's server frames with consecutive

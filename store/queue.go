@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // Bounds of the queue of writes accepted but not yet taken by the writer.
@@ -23,6 +24,7 @@ type queue struct {
 
 	mu     sync.Mutex // guards the fields below
 	ops    []op
+	since  time.Time     // when the first of ops was put
 	size   int           // estimated bytes of ops
 	room   chan struct{} // closed when the writer takes ops; nil if no one waits
 	closed bool
@@ -61,6 +63,9 @@ func (q *queue) put(ctx context.Context, o op) error {
 	if q.closed {
 		return ErrClosed
 	}
+	if len(q.ops) == 0 {
+		q.since = time.Now()
+	}
 	q.ops = append(q.ops, o)
 	q.size += o.size()
 	if q.asleep || o.done != nil || len(q.ops) >= wakeLen || q.size >= wakeBytes {
@@ -92,17 +97,19 @@ func (q *queue) signal() {
 }
 
 // take returns every queued op, leaving spare (emptied) as the new queue,
-// and whether the queue is still open. The writer passes back the slice
-// of the previous take as spare, so that the two slices alternate.
-func (q *queue) take(spare []op) (ops []op, open bool) {
+// whether the queue is still open, when the first of ops was put, and
+// whether a put had to wait for room. The writer passes back the slice of
+// the previous take as spare, so that the two slices alternate.
+func (q *queue) take(spare []op) (ops []op, open bool, since time.Time, full bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	ops, q.ops, q.size = q.ops, spare[:0], 0
-	if q.room != nil {
+	full = q.room != nil
+	if full {
 		close(q.room)
 		q.room = nil
 	}
-	return ops, !q.closed
+	return ops, !q.closed, q.since, full
 }
 
 // close stops the queue from accepting ops and wakes the writer to drain

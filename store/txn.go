@@ -129,17 +129,18 @@ type txn struct {
 
 // begin starts a write transaction (BEGIN IMMEDIATE, which takes the
 // file's write lock at once), waiting while another process holds the
-// lock.
-func begin(c driverConn, s *stmts) (*txn, error) {
+// lock. It reports whether it found the lock held.
+func begin(c driverConn, s *stmts) (_ *txn, held bool, _ error) {
 	var tx driver.Tx
 	err := retryBusy(func() (err error) {
 		tx, err = c.BeginTx(bg, driver.TxOptions{})
+		held = held || isBusy(err)
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("begin: %w", err)
+		return nil, held, fmt.Errorf("begin: %w", err)
 	}
-	return &txn{c: c, tx: tx, s: s}, nil
+	return &txn{c: c, tx: tx, s: s}, held, nil
 }
 
 // commit commits t, retrying while SQLite answers SQLITE_BUSY, which

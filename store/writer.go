@@ -72,6 +72,19 @@ type writer struct {
 	shared bool
 	began  time.Time // when t began
 
+	// The writer's priority (see priority.go): low while it runs on a
+	// lowered thread; cannotLower once the system refused to lower one;
+	// oldest, late and full, what tells a low writer to come up; calm,
+	// how long it stays at normal priority before it goes low again;
+	// lowSince and normalSince, when it last went low and up.
+	low, cannotLower      bool
+	taken                 time.Time // when the first of the ops last taken was put
+	oldest                time.Time // when the oldest write in t was put, at the latest
+	late                  int       // commits in a row that came late
+	full                  bool      // a write waited for room in the queue
+	calm                  time.Duration
+	lowSince, normalSince time.Time
+
 	// seqs holds, for each session this DB created (and only those have
 	// packs, see pack.go), the highest seq written: a run of frames
 	// above it may go in a pack, a frame at or below it is checked
@@ -152,7 +165,7 @@ func (w *writer) run(conn *sql.Conn, started chan<- error) {
 		w.c = c
 		reported = true
 		started <- nil
-		w.loop()
+		w.drive()
 		return nil
 	})
 	if !reported {
@@ -160,7 +173,10 @@ func (w *writer) run(conn *sql.Conn, started chan<- error) {
 	}
 }
 
-// loop applies queued ops until Close closes the queue and it is drained.
+// loop applies queued ops until Close closes the queue and it is drained,
+// and then reports true. It reports false, with nothing taken and not
+// applied, when the writer should move to a thread of the other priority
+// (see hop), which it asks after each wait.
 // Ops go into one transaction until the commit interval has passed, an op
 // asks for a commit, or the transaction is big.
 //
@@ -169,15 +185,17 @@ func (w *writer) run(conn *sql.Conn, started chan<- error) {
 // switch, and on a busy machine the writer's work then lands between the
 // proxy's read and its write. Batches also let frames share one INSERT.
 // Once a poll finds nothing the writer sleeps, and the next write wakes it.
-func (w *writer) loop() {
-	w.timer = time.NewTimer(commitInterval)
-	w.timer.Stop()
+func (w *writer) loop() bool {
 	poll := time.NewTimer(pollInterval)
 	poll.Stop()
 	var ops []op
-	for {
-		var open bool
-		ops, open = w.d.q.take(ops)
+	for first := true; ; first = false {
+		if !first && w.hop() {
+			return false
+		}
+		var open, full bool
+		ops, open, w.taken, full = w.d.q.take(ops)
+		w.full = w.full || full
 		for i := 0; i < len(ops); {
 			if n := w.runLen(ops[i:]); n > 1 {
 				w.handleRun(ops[i : i+n])
@@ -196,7 +214,7 @@ func (w *writer) loop() {
 		case !open && n == 0:
 			w.releaseIDs()
 			w.commit()
-			return
+			return true
 		case !open:
 			// Drain what is left.
 		case n > 0:
@@ -313,19 +331,26 @@ func (w *writer) ensureTxn() bool {
 		}
 	}
 	start := time.Now()
-	t, err := begin(w.c, w.s)
+	t, held, err := begin(w.c, w.s)
 	if err != nil {
 		w.abort(err)
 		return false
 	}
 	w.t, w.began = t, time.Now()
-	if w.began.Sub(start) > contendedBegin {
+	w.oldest = w.taken
+	// A low writer's BEGIN may take long because it waited for a CPU:
+	// only the lock found held tells it another writer shares the file.
+	if held || (!w.low && w.began.Sub(start) > contendedBegin) {
 		w.shared = true
 	}
 	// The oldest write in t may have waited a poll already.
-	if w.shared {
+	switch {
+	case w.shared:
 		w.schedule(sharedInterval)
-	} else {
+	case w.low:
+		// It may wait for a CPU meanwhile (see priority.go).
+		w.schedule(lowCommit)
+	default:
 		w.schedule(commitInterval - pollInterval)
 	}
 	return true
@@ -503,6 +528,7 @@ func (w *writer) commit() {
 	w.stopTimer()
 	err := w.t.commit()
 	w.last = time.Now()
+	w.noteAge()
 	size := w.size
 	w.t, w.n, w.size = nil, 0, 0
 	if err != nil {
@@ -572,7 +598,7 @@ func (w *writer) exclusive(o *op) error {
 		}
 		defer w.c.ExecContext(bg, "PRAGMA foreign_keys = OFF", nil)
 	}
-	t, err := begin(w.c, w.s)
+	t, _, err := begin(w.c, w.s)
 	if err != nil {
 		return err
 	}
