@@ -51,6 +51,9 @@ var (
 // it listens.
 func startChild(ctx context.Context, self, kind string, args ...string) (*child, error) {
 	args = append([]string{"-peer", kind}, args...)
+	if recordOptions.NormalPriority {
+		args = append(args, "-normal-writer")
+	}
 	if childProfile != "" {
 		children++
 		args = append(args, "-cpuprofile", fmt.Sprintf("%s.%s.%d", childProfile, kind, children))
@@ -170,7 +173,7 @@ func httpChild(kind, upstream, cassette string) error {
 	case "http-pass":
 		h = passthrough(u)
 	case "http-record":
-		db, err := store.Open(ctx, cassette)
+		db, err := store.OpenWith(ctx, cassette, recordOptions)
 		if err != nil {
 			return err
 		}

@@ -52,6 +52,7 @@ func main() {
 	flag.StringVar(&peer, "peer", "", "internal: run as a peer (stdio, http-peer, http-pass, http-record, http-replay)")
 	flag.StringVar(&upstream, "upstream", "", "internal: the upstream URL of an http-pass or http-record peer")
 	flag.StringVar(&cassette, "cassette", "", "internal: the cassette of an http-record or http-replay peer")
+	flag.BoolVar(&recordOptions.NormalPriority, "normal-writer", false, "record with the cassette's writer at normal priority rather than low (store.Options.NormalPriority), to compare the two")
 	flag.Parse()
 
 	if gen != "" {
@@ -88,6 +89,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// recordOptions open the cassettes that record records into.
+var recordOptions store.Options
 
 // runPeer runs this program as one of its own peers.
 func runPeer(peer, upstream, cassette, cpuprofile string) error {
@@ -154,7 +158,7 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	db, err := store.Open(ctx, dir+"/record.db")
+	db, err := store.OpenWith(ctx, dir+"/record.db", recordOptions)
 	if err != nil {
 		return err
 	}
