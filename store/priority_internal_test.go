@@ -48,9 +48,13 @@ type move struct {
 }
 
 // hops makes the writers report their moves on the channel it returns,
-// until the test ends. The knobs tests turn are restored then too.
+// until the test ends. The knobs tests turn are restored then too. It
+// skips the test where threads have no priority of their own.
 func hops(t *testing.T) <-chan move {
 	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("threads have a priority of their own on Linux only")
+	}
 	ch := make(chan move, 1024)
 	limit, first := lateLimit, calmFirst
 	onHop = func(_ *DB, low bool) {
@@ -116,9 +120,6 @@ func wantFrames(t *testing.T, d *DB, s *Session, n int) {
 }
 
 func TestWriter_LowPriority(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("threads have a priority of their own on Linux only")
-	}
 	hops(t)
 	lateLimit = time.Hour // a busy machine must not bring it up
 	d := openInternal(t, Options{})
@@ -145,9 +146,6 @@ func TestWriter_LowPriority(t *testing.T) {
 // A low writer whose commits come late comes up, and goes back down
 // after its calm time.
 func TestWriter_UpAndDown(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("threads have a priority of their own on Linux only")
-	}
 	moves := hops(t)
 	lateLimit, calmFirst = -1, 0 // every commit is late; no calm needed
 	d := openInternal(t, Options{})
@@ -185,9 +183,6 @@ func TestWriter_UpAndDown(t *testing.T) {
 // A low writer that finds another writer holding the file's lock comes
 // up, and stays up.
 func TestWriter_ComesUpWhenShared(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("threads have a priority of their own on Linux only")
-	}
 	moves := hops(t)
 	lateLimit = time.Hour
 	path := filepath.Join(t.TempDir(), "c.db")
@@ -235,9 +230,6 @@ func TestWriter_ComesUpWhenShared(t *testing.T) {
 // Under real contention for every CPU, a low writer comes up rather than
 // let its commits come late.
 func TestWriter_ComesUpUnderLoad(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("threads have a priority of their own on Linux only")
-	}
 	moves := hops(t)
 	calmFirst = time.Hour
 	d := openInternal(t, Options{})
