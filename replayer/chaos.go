@@ -522,8 +522,9 @@ func stdioSites(k FaultKind, rec *store.Recording) []Fault {
 }
 
 // reorderBound is how much longer than recorded a reorder holds its
-// notification for the other one to be sent.
-const reorderBound = time.Second
+// notification for the other one to be sent. A variable for tests, whose
+// loaded machines may take longer than that to open a stream.
+var reorderBound = time.Second
 
 // reorderSites returns the pairs of server notifications of rec that may
 // be sent in the other order: two notifications recorded one right after
