@@ -51,8 +51,8 @@ var (
 // it listens.
 func startChild(ctx context.Context, self, kind string, args ...string) (*child, error) {
 	args = append([]string{"-peer", kind}, args...)
-	if recordOptions.NormalPriority {
-		args = append(args, "-normal-writer")
+	if recordOptions.LowPriority {
+		args = append(args, "-low-writer")
 	}
 	if childProfile != "" {
 		children++

@@ -52,7 +52,7 @@ func main() {
 	flag.StringVar(&peer, "peer", "", "internal: run as a peer (stdio, http-peer, http-pass, http-record, http-replay)")
 	flag.StringVar(&upstream, "upstream", "", "internal: the upstream URL of an http-pass or http-record peer")
 	flag.StringVar(&cassette, "cassette", "", "internal: the cassette of an http-record or http-replay peer")
-	flag.BoolVar(&recordOptions.NormalPriority, "normal-writer", false, "record with the cassette's writer at normal priority rather than low (store.Options.NormalPriority), to compare the two")
+	flag.BoolVar(&recordOptions.LowPriority, "low-writer", false, "record with the cassette's writer at the lowest priority (store.Options.LowPriority), to compare the two")
 	flag.Parse()
 
 	if gen != "" {

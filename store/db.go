@@ -125,8 +125,8 @@ type DB struct {
 	noPacks     bool           // the file's schema is older than frame_packs (read-only, see openReader)
 	noExchanges bool           // the file's schema is older than replay_exchanges (read-only, see openReader)
 
-	normalWriter bool         // Options.NormalPriority: the writer never lowers its thread
-	writerTID    atomic.Int32 // the writer's thread while it is lowered, 0 otherwise
+	lowWriter bool         // Options.LowPriority
+	writerTID atomic.Int32 // the writer's thread while it is lowered, 0 otherwise
 
 	failed atomic.Pointer[failure] // the sticky writer error, once set
 	log    *slog.Logger
@@ -163,11 +163,11 @@ type Options struct {
 	// hold) while its client waits for an answer. What is not used is
 	// given back at Close.
 	ReserveIDs bool
-	// NormalPriority keeps the writer at the priority of the rest of the
-	// process. By default it writes on a thread of the lowest priority
-	// while it keeps up, so that forwarding never waits for a CPU it
-	// holds (see the package doc).
-	NormalPriority bool
+	// LowPriority runs the writer on a thread of the lowest priority
+	// while that does no harm, so that forwarding never waits for a CPU
+	// it holds (see the package doc). Off by default: under heavy load a
+	// kill -9 can then lose more than the commit interval.
+	LowPriority bool
 }
 
 // OpenWith is Open with options.
@@ -204,7 +204,7 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 		streams:    make(map[int64]int64),
 		log:        o.Logger,
 
-		normalWriter: o.NormalPriority,
+		lowWriter: o.LowPriority,
 	}
 	if d.log == nil {
 		d.log = slog.New(slog.DiscardHandler)

@@ -23,9 +23,9 @@ import "time"
 // calm, which doubles each time it had to come up again within calmMax of
 // going down and starts over after a low spell of calmMax. A writer that
 // shares the file with another process's writer stays at normal
-// priority: those wait for the lock it holds while it writes. A low
-// writer tells that only by finding the lock held: its BEGIN may take
-// long because it waited for a CPU.
+// priority: those wait for the lock it holds while it writes. A writer
+// tells that by finding the lock held (SQLITE_BUSY), not by a slow
+// BEGIN, which at low priority may only have waited for a CPU.
 const lowCommit = commitInterval / 2
 
 var (
@@ -45,7 +45,8 @@ func (w *writer) drive() {
 	w.timer.Stop()
 	w.calm = calmFirst
 	w.normalSince = time.Now()
-	low := !w.d.normalWriter
+	w.cannotLower = !w.d.lowWriter
+	low := !w.cannotLower
 	hopped := false
 	for {
 		finished := make(chan bool, 1)
@@ -72,7 +73,7 @@ func (w *writer) drive() {
 // hop reports whether the writer should move to a thread of the other
 // priority before it takes the queue.
 func (w *writer) hop() bool {
-	if w.cannotLower || w.d.normalWriter {
+	if w.cannotLower {
 		return false
 	}
 	now := time.Now()

@@ -122,7 +122,7 @@ func wantFrames(t *testing.T, d *DB, s *Session, n int) {
 func TestWriter_LowPriority(t *testing.T) {
 	hops(t)
 	lateLimit = time.Hour // a busy machine must not bring it up
-	d := openInternal(t, Options{})
+	d := openInternal(t, Options{LowPriority: true})
 	s := appendFrames(t, d, 10)
 	wantFrames(t, d, s, 10)
 	tid := d.writerTID.Load()
@@ -136,10 +136,10 @@ func TestWriter_LowPriority(t *testing.T) {
 		t.Errorf("the main thread has nice %d, want 0: the writer lowered more than its own thread", got)
 	}
 
-	n := openInternal(t, Options{NormalPriority: true})
+	n := openInternal(t, Options{})
 	wantFrames(t, n, appendFrames(t, n, 10), 10)
 	if tid := n.writerTID.Load(); tid != 0 {
-		t.Errorf("with NormalPriority the writer lowered thread %d", tid)
+		t.Errorf("without LowPriority the writer lowered thread %d", tid)
 	}
 }
 
@@ -148,7 +148,7 @@ func TestWriter_LowPriority(t *testing.T) {
 func TestWriter_UpAndDown(t *testing.T) {
 	moves := hops(t)
 	lateLimit, calmFirst = -1, 0 // every commit is late; no calm needed
-	d := openInternal(t, Options{})
+	d := openInternal(t, Options{LowPriority: true})
 	var want []bool // up, then down
 	for i := 0; len(want) < 2; i++ {
 		if i == 1000 {
@@ -186,7 +186,7 @@ func TestWriter_ComesUpWhenShared(t *testing.T) {
 	moves := hops(t)
 	lateLimit = time.Hour
 	path := filepath.Join(t.TempDir(), "c.db")
-	d, err := OpenWith(context.Background(), path, Options{})
+	d, err := OpenWith(context.Background(), path, Options{LowPriority: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,7 +232,7 @@ func TestWriter_ComesUpWhenShared(t *testing.T) {
 func TestWriter_ComesUpUnderLoad(t *testing.T) {
 	moves := hops(t)
 	calmFirst = time.Hour
-	d := openInternal(t, Options{})
+	d := openInternal(t, Options{LowPriority: true})
 	stop := make(chan struct{})
 	defer close(stop)
 	for range 4 * runtime.NumCPU() {

@@ -6,6 +6,45 @@ import (
 	"time"
 )
 
+// opKind says what a queued write does.
+type opKind uint8
+
+const (
+	opFrame     opKind = iota + 1 // insert frame
+	opSession                     // insert or update a session (args)
+	opStream                      // insert or update a stream (args)
+	opFlush                       // reply on done once everything before is committed
+	opExclusive                   // run fn alone in a transaction, reply on done
+	opReserve                     // reserve a block of IDs for pool
+)
+
+// op is one queued write.
+type op struct {
+	kind      opKind
+	commit    bool  // commit as soon as this op is applied
+	first     bool  // opSession: the session's creation (see writer.fresh)
+	newSeq    bool  // opFrame: above every seq its session wrote when handleRun took it, so in no pack
+	sessionID int64 // the session it belongs to; 0 for flush and exclusive
+	frame     *Frame
+	args      []any // session or stream row, in upsert column order
+	fn        func(t *txn) error
+	deletes   int64   // opExclusive: the session fn deletes, 0 if none
+	pool      *idPool // opReserve: the pool to fill
+	done      chan error
+}
+
+// size estimates the bytes an op adds to a transaction.
+func (o *op) size() int {
+	if o.frame != nil {
+		n := len(o.frame.Raw) + 200
+		if o.frame.SSE {
+			n += len(o.frame.Data)
+		}
+		return n
+	}
+	return 500
+}
+
 // Bounds of the queue of writes accepted but not yet taken by the writer.
 // When either is reached, write calls block (backpressure); none are
 // dropped.

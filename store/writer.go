@@ -9,45 +9,6 @@ import (
 	"github.com/mattn/go-sqlite3"
 )
 
-// opKind says what a queued write does.
-type opKind uint8
-
-const (
-	opFrame     opKind = iota + 1 // insert frame
-	opSession                     // insert or update a session (args)
-	opStream                      // insert or update a stream (args)
-	opFlush                       // reply on done once everything before is committed
-	opExclusive                   // run fn alone in a transaction, reply on done
-	opReserve                     // reserve a block of IDs for pool
-)
-
-// op is one queued write.
-type op struct {
-	kind      opKind
-	commit    bool  // commit as soon as this op is applied
-	first     bool  // opSession: the session's creation (see writer.fresh)
-	newSeq    bool  // opFrame: above every seq its session wrote when handleRun took it, so in no pack
-	sessionID int64 // the session it belongs to; 0 for flush and exclusive
-	frame     *Frame
-	args      []any // session or stream row, in upsert column order
-	fn        func(t *txn) error
-	deletes   int64   // opExclusive: the session fn deletes, 0 if none
-	pool      *idPool // opReserve: the pool to fill
-	done      chan error
-}
-
-// size estimates the bytes an op adds to a transaction.
-func (o *op) size() int {
-	if o.frame != nil {
-		n := len(o.frame.Raw) + 200
-		if o.frame.SSE {
-			n += len(o.frame.Data)
-		}
-		return n
-	}
-	return 500
-}
-
 // writer is the goroutine that owns all writes to the file.
 type writer struct {
 	d       *DB
@@ -73,10 +34,11 @@ type writer struct {
 	began  time.Time // when t began
 
 	// The writer's priority (see priority.go): low while it runs on a
-	// lowered thread; cannotLower once the system refused to lower one;
-	// oldest, late and full, what tells a low writer to come up; calm,
-	// how long it stays at normal priority before it goes low again;
-	// lowSince and normalSince, when it last went low and up.
+	// lowered thread; cannotLower without Options.LowPriority, or once
+	// the system refused to lower a thread; oldest, late and full, what
+	// tells a low writer to come up; calm, how long it stays at normal
+	// priority before it goes low again; lowSince and normalSince, when
+	// it last went low and up.
 	low, cannotLower      bool
 	taken                 time.Time // when the first of the ops last taken was put
 	oldest                time.Time // when the oldest write in t was put, at the latest
@@ -109,10 +71,6 @@ type writer struct {
 
 // Holding the write lock of a cassette that other processes write too.
 const (
-	// contendedBegin is how long a BEGIN must wait for the writer to
-	// conclude that another process writes to the file. An uncontended
-	// one takes microseconds; SQLite's busy handler sleeps 1 ms first.
-	contendedBegin = 500 * time.Microsecond
 	// sharedInterval is how long a shared writer keeps a transaction open
 	// while writes keep coming. With n writers taking turns, a write
 	// waits at most about n-1 of them (and their pauses, yieldGap) for
@@ -330,7 +288,6 @@ func (w *writer) ensureTxn() bool {
 			time.Sleep(wait)
 		}
 	}
-	start := time.Now()
 	t, held, err := begin(w.c, w.s)
 	if err != nil {
 		w.abort(err)
@@ -338,11 +295,9 @@ func (w *writer) ensureTxn() bool {
 	}
 	w.t, w.began = t, time.Now()
 	w.oldest = w.taken
-	// A low writer's BEGIN may take long because it waited for a CPU:
-	// only the lock found held tells it another writer shares the file.
-	if held || (!w.low && w.began.Sub(start) > contendedBegin) {
-		w.shared = true
-	}
+	// Found held, not a slow BEGIN: a low writer's may be slow because it
+	// waited for a CPU.
+	w.shared = w.shared || held
 	// The oldest write in t may have waited a poll already.
 	switch {
 	case w.shared:
