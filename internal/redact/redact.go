@@ -56,14 +56,46 @@ func Norm(name string) string {
 // nothing; use New.
 type Names struct {
 	set map[string]bool
+	// seen has the bit hashName(name) of every name in set: mayHold
+	// looks a key up in set only when its bit is there, which most
+	// keys' is not.
+	seen *[hashBits / 64]uint64
+}
+
+// hashBits is the size of Names.seen: with a few dozen names, a key
+// that is none of them sets one of their bits about one time in a
+// hundred.
+const hashBits = 2048
+
+// hashStep folds b into the hash h of a normalized name.
+func hashStep(h uint32, b byte) uint32 { return (h ^ uint32(b)) * 16777619 }
+
+// hashSeed starts the hash of a name.
+const hashSeed = 2166136261
+
+// hashName is the hash of a normalized name, as mayHold computes it: its
+// bytes last to first.
+func hashName(s string) uint32 {
+	h := uint32(hashSeed)
+	for i := len(s) - 1; i >= 0; i-- {
+		h = hashStep(h, s[i])
+	}
+	return h
+}
+
+// add adds the normalized name s.
+func (n *Names) add(s string) {
+	n.set[s] = true
+	h := hashName(s) % hashBits
+	n.seen[h/64] |= 1 << (h % 64)
 }
 
 // New returns DefaultNames plus extra (unless defaults is false).
 func New(defaults bool, extra ...string) Names {
-	n := Names{set: map[string]bool{}}
+	n := Names{set: map[string]bool{}, seen: new([hashBits / 64]uint64)}
 	if defaults {
 		for _, s := range DefaultNames {
-			n.set[Norm(s)] = true
+			n.add(Norm(s))
 		}
 	}
 	for _, s := range extra {
@@ -71,7 +103,7 @@ func New(defaults bool, extra ...string) Names {
 		if s == "" || s == Off {
 			continue
 		}
-		n.set[s] = true
+		n.add(s)
 	}
 	return n
 }
@@ -117,27 +149,38 @@ func (n Names) mayHold(raw []byte) bool {
 		if k <= 0 || raw[k] != '"' {
 			continue
 		}
-		start := bytes.LastIndexByte(raw[:k], '"')
+		// Walk the name back to its opening quote, normalizing it into
+		// the end of buf and hashing it last byte first, as hashName.
+		at, h := len(buf), uint32(hashSeed)
+		start := k - 1
+		for ; start >= 0; start-- {
+			b := raw[start]
+			switch {
+			case b == '"':
+			case b == '\\' || b >= 0x80:
+				return true // an escape, or Unicode, which Norm lowers too
+			case b == '_' || b == '-':
+				continue
+			case at == 0:
+				return true // longer than buf
+			case 'A' <= b && b <= 'Z':
+				b += 'a' - 'A'
+				fallthrough
+			default:
+				at--
+				buf[at] = b
+				h = hashStep(h, b)
+				continue
+			}
+			break
+		}
 		if start < 0 {
 			continue
 		}
-		key := raw[start+1 : k]
-		if bytes.IndexByte(key, '\\') >= 0 || (start > 0 && raw[start-1] == '\\') || len(key) > len(buf) {
-			return true
+		if start > 0 && raw[start-1] == '\\' {
+			return true // the quote is escaped: a string's text
 		}
-		norm := buf[:0]
-		for _, b := range key {
-			switch {
-			case b == '_' || b == '-':
-				continue
-			case 'A' <= b && b <= 'Z':
-				b += 'a' - 'A'
-			case b >= 0x80:
-				return true // Norm lowers Unicode too
-			}
-			norm = append(norm, b)
-		}
-		if n.set[string(norm)] {
+		if h %= hashBits; n.seen[h/64]&(1<<(h%64)) != 0 && n.set[string(buf[at:])] {
 			return true
 		}
 	}

@@ -146,3 +146,56 @@ func jsonKey(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// FuzzMayHold: the scan that lets most frames through unwalked never
+// passes a frame the plain reading of every member name finds a name in.
+func FuzzMayHold(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"a: b"}}`,
+		`{"Access-Token" : "x"}`, `{"a\"token":1}`, `{"x":"\"token\":"}`, `"token":`, `:"token":`,
+		`{"` + strings.Repeat("k", 70) + `":1}`, `{"pässword":1}`, `{"PRIVATE_KEY":{}}`, `{"apikey"` + "\t\n" + `:2}`,
+	} {
+		f.Add([]byte(s))
+	}
+	n := New(true, "ssn", "x-api-key")
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if plainMayHold(n, raw) && !n.mayHold(raw) {
+			t.Fatalf("mayHold(%q) = false; a member name in it is redacted", raw)
+		}
+	})
+}
+
+// plainMayHold is mayHold written plainly: for each colon, the name in
+// quotes before it (after white space), normalized and looked up; a name
+// with an escape or Unicode may be one.
+func plainMayHold(n Names, raw []byte) bool {
+	for c := range raw {
+		if raw[c] != ':' {
+			continue
+		}
+		k := c - 1
+		for k >= 0 && strings.IndexByte(" \t\r\n", raw[k]) >= 0 {
+			k--
+		}
+		if k <= 0 || raw[k] != '"' {
+			continue
+		}
+		start := strings.LastIndexByte(string(raw[:k]), '"')
+		if start < 0 {
+			continue
+		}
+		key := string(raw[start+1 : k])
+		if strings.ContainsAny(key, `\`) || (start > 0 && raw[start-1] == '\\') {
+			return true
+		}
+		for _, r := range key {
+			if r >= 0x80 {
+				return true
+			}
+		}
+		if n.HasName(key) {
+			return true
+		}
+	}
+	return false
+}
