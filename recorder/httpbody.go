@@ -1,6 +1,7 @@
 package recorder
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -153,10 +154,14 @@ func (b *recordingBody) reserve(p []byte) {
 // events they complete. It runs in the flush that records them, under
 // the session's lock, once per chunk and in the order of the chunks.
 func (b *recordingBody) splitData(data []byte) []*store.Frame {
-	b.events = b.split.Feed(b.takeEvents(), data)
+	// The events data holds whole keep a copy of it as their bytes
+	// (sse.Splitter.FeedOwned): one allocation per read, not one per
+	// event; data goes back to its pool.
+	b.events = b.split.FeedOwned(b.takeEvents(), bytes.Clone(data))
 	fs := b.spare[:0]
-	for _, ev := range b.events {
-		fs = append(fs, b.frame(ev))
+	frames := make([]store.Frame, len(b.events)) // one allocation for the read's frames
+	for i, ev := range b.events {
+		fs = append(fs, b.frame(&frames[i], ev))
 	}
 	clear(b.events)
 	b.spare = nil
@@ -206,11 +211,11 @@ func (b *recordingBody) settle() {
 	b.reserved = b.reserved[:0]
 }
 
-// frame returns the frame of event ev, not yet derived. An endpoint URL
-// is stored redacted, like every URL (the client still gets it as sent).
-// The frame shares ev's memory, which no one changes.
-func (b *recordingBody) frame(ev sse.Event) *store.Frame {
-	f := &store.Frame{Raw: ev.Raw, SSE: true, Retry: ev.Retry, Comment: ev.Comment,
+// frame makes f the frame of event ev, not yet derived, and returns it.
+// An endpoint URL is stored redacted, like every URL (the client still
+// gets it as sent). The frame shares ev's memory, which no one changes.
+func (b *recordingBody) frame(f *store.Frame, ev sse.Event) *store.Frame {
+	*f = store.Frame{Raw: ev.Raw, SSE: true, Retry: ev.Retry, Comment: ev.Comment,
 		EventID: ev.ID, HasEventID: ev.HasID, Event: ev.Type, Oversize: ev.Size}
 	if ev.HasData {
 		f.Data = ev.Data
@@ -251,7 +256,7 @@ func (b *recordingBody) feed(p []byte) error {
 
 func (b *recordingBody) event(ev sse.Event) error {
 	x := b.x
-	f := b.frame(ev)
+	f := b.frame(new(store.Frame), ev)
 	if b.holding && !ev.Comment {
 		b.holding = false
 		if err := b.endpoint(ev); err != nil {

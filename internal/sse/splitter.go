@@ -46,7 +46,16 @@ type Splitter struct {
 // events have been handled:
 //
 //	evs = s.Feed(evs[:0], chunk)
-func (s *Splitter) Feed(dst []Event, p []byte) []Event {
+func (s *Splitter) Feed(dst []Event, p []byte) []Event { return s.feed(dst, p, false) }
+
+// FeedOwned is Feed for a p the caller hands over and never changes
+// again: an event that p holds whole has its Raw (and Data) in p rather
+// than in a copy of its own, so that a chunk of many events costs one
+// allocation, the caller's, not one per event. p stays in memory while
+// any of those events does.
+func (s *Splitter) FeedOwned(dst []Event, p []byte) []Event { return s.feed(dst, p, true) }
+
+func (s *Splitter) feed(dst []Event, p []byte, owned bool) []Event {
 	if len(p) == 0 {
 		return dst
 	}
@@ -57,7 +66,7 @@ func (s *Splitter) Feed(dst []Event, p []byte) []Event {
 		if p[0] == '\n' {
 			i = 1
 		}
-		dst = append(dst, s.emit(p[:i]))
+		dst = append(dst, s.emit(p[:i], false))
 		start = i
 	case s.skipLF:
 		s.skipLF = false
@@ -95,7 +104,7 @@ func (s *Splitter) Feed(dst []Event, p []byte) []Event {
 			}
 		}
 		if blank {
-			dst = append(dst, s.emit(p[start:i]))
+			dst = append(dst, s.emit(p[start:i], owned))
 			start = i
 		}
 	}
@@ -123,9 +132,9 @@ func (s *Splitter) clip(p []byte) []byte {
 func (s *Splitter) End() (e Event, ok bool) {
 	switch {
 	case s.held:
-		e, ok = s.emit(nil), true
+		e, ok = s.emit(nil, false), true
 	case len(s.buf) > 0:
-		e, ok = s.emit(nil), true
+		e, ok = s.emit(nil, false), true
 		e.Partial = true
 	}
 	*s = Splitter{Max: s.Max, buf: s.buf[:0]}
@@ -133,11 +142,17 @@ func (s *Splitter) End() (e Event, ok bool) {
 }
 
 // emit returns the event made of the carried-over bytes and tail, and
-// empties the carry-over buffer.
-func (s *Splitter) emit(tail []byte) Event {
+// empties the carry-over buffer. With owned, an event that is all tail
+// keeps tail as its Raw (see FeedOwned).
+func (s *Splitter) emit(tail []byte, owned bool) Event {
 	tail = s.clip(tail)
-	raw := make([]byte, len(s.buf)+len(tail))
-	copy(raw[copy(raw, s.buf):], tail)
+	var raw []byte
+	if owned && len(s.buf) == 0 {
+		raw = tail[:len(tail):len(tail)] // the caller's: see FeedOwned
+	} else {
+		raw = make([]byte, len(s.buf)+len(tail))
+		copy(raw[copy(raw, s.buf):], tail)
+	}
 	if cap(s.buf) > keepBuf {
 		s.buf = nil
 	} else {

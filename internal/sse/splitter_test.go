@@ -13,14 +13,22 @@ import (
 
 // split feeds stream to a new Splitter in chunks cut at the given offsets,
 // which must be ascending, and returns every event, the final one included.
-func split(stream []byte, cuts ...int) []Event {
+func split(stream []byte, cuts ...int) []Event { return splitWith(false, stream, cuts...) }
+
+// splitWith is split, with FeedOwned if owned (each chunk a copy of its
+// own, handed over).
+func splitWith(owned bool, stream []byte, cuts ...int) []Event {
 	var (
 		s      Splitter
 		events []Event
 		prev   int
 	)
 	for _, c := range append(cuts, len(stream)) {
-		events = s.Feed(events, stream[prev:c])
+		if owned {
+			events = s.FeedOwned(events, bytes.Clone(stream[prev:c]))
+		} else {
+			events = s.Feed(events, stream[prev:c])
+		}
 		prev = c
 	}
 	if e, ok := s.End(); ok {
@@ -134,12 +142,14 @@ func TestSplitter_Feed_ChunkBoundaries(t *testing.T) {
 			want := whatwg(in)
 			check := func(cuts ...int) {
 				t.Helper()
-				got := split(in, cuts...)
-				if sameEvents(want, got) {
-					return
-				}
-				if diff := cmp.Diff(want, got, eventOpts); diff != "" {
-					t.Fatalf("split(%q, %v) mismatch (-want +got):\n%s", stream, cuts, diff)
+				for _, owned := range []bool{false, true} {
+					got := splitWith(owned, in, cuts...)
+					if sameEvents(want, got) {
+						continue
+					}
+					if diff := cmp.Diff(want, got, eventOpts); diff != "" {
+						t.Fatalf("split(%q, %v), owned %v: mismatch (-want +got):\n%s", stream, cuts, owned, diff)
+					}
 				}
 			}
 			for c := range len(in) + 1 {
@@ -277,6 +287,31 @@ func TestSplitter_Feed_Ownership(t *testing.T) {
 	_ = data
 	if got, want := string(evs[1].Raw), "data: b\n\n"; got != want {
 		t.Errorf("second Raw = %q; want %q", got, want)
+	}
+}
+
+// TestSplitter_FeedOwned: an event a chunk holds whole is in the chunk,
+// with no room to grow into the bytes after it; one that began in an
+// earlier chunk is a copy.
+func TestSplitter_FeedOwned(t *testing.T) {
+	var s Splitter
+	chunk := []byte("data: a\n\ndata: b")
+	evs := s.FeedOwned(nil, chunk)
+	evs = s.FeedOwned(evs, []byte("\n\ndata: c\n\n"))
+	if len(evs) != 3 {
+		t.Fatalf("%d events; want 3", len(evs))
+	}
+	if &evs[0].Raw[0] != &chunk[0] || cap(evs[0].Raw) != len("data: a\n\n") {
+		t.Errorf("the first event is not the chunk's first bytes, clipped: cap %d", cap(evs[0].Raw))
+	}
+	_ = append(evs[0].Raw, 'X')
+	_ = append(evs[0].Data, 'X')
+	if string(chunk) != "data: a\n\ndata: b" {
+		t.Errorf("appending to an event's Raw and Data changed the chunk to %q", chunk)
+	}
+	chunk[len(chunk)-1] = 'X'
+	if got, want := string(evs[1].Raw), "data: b\n\n"; got != want {
+		t.Errorf("the event begun in the first chunk = %q after it changed; want %q", got, want)
 	}
 }
 
@@ -450,7 +485,11 @@ func FuzzSplitterMax(f *testing.F) {
 		var got []Event
 		prev := 0
 		for _, c := range append(randomCuts(r, len(stream)), len(stream)) {
-			got = s.Feed(got, stream[prev:c])
+			if seed%2 == 1 {
+				got = s.FeedOwned(got, bytes.Clone(stream[prev:c]))
+			} else {
+				got = s.Feed(got, stream[prev:c])
+			}
 			prev = c
 		}
 		if e, ok := s.End(); ok {
