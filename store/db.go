@@ -51,22 +51,29 @@ const (
 	// commitInterval is the longest an accepted write waits before it is
 	// committed, and so the most that a crash can lose.
 	commitInterval = 100 * time.Millisecond
-	// commitGap is the least time between two commits asked for by
-	// writes (a stream's or a session's end). A write that asks sooner is
-	// committed when the gap has passed, together with whatever else ends
-	// meanwhile: a commit writes whole pages to the log, and one per
-	// stream end would cost more than the frames themselves when streams
-	// are short (one per POST). So an ended stream is on disk within
-	// commitGap, and any write within commitInterval.
+	// endGap is the least time between two commits asked for by writes
+	// (a stream's or a session's end) while writes keep coming. A write
+	// that asks sooner is committed when the gap has passed, together
+	// with whatever else ends meanwhile, or once a poll finds no more
+	// writes, whichever comes first. A commit writes whole pages to the
+	// log, the last page of each table again every time: one per stream
+	// end would cost more than the frames themselves when streams are
+	// short (one per POST), and one every 10 ms still cost a quarter of
+	// the writer's CPU at a thousand POSTs a second (docs/performance.md,
+	// fifth round). So an ended stream is on disk within pollInterval
+	// once the traffic pauses, within endGap while it does not, and any
+	// write within commitInterval.
+	endGap = 50 * time.Millisecond
+	// commitGap is the least time between two commits of a writer that
+	// shares the file, which commits whenever it runs out of writes (see
+	// writer.commitShared).
 	commitGap = 10 * time.Millisecond
 	// pollInterval is how often a busy writer takes the writes queued
-	// meanwhile (see writer.loop). It is commitGap: a stream's end is
-	// taken at the next poll and committed then, as the last commit was
-	// a poll ago. Every 2 ms, as before, the writer's work came between
-	// the hops of most requests at c=1; every 10 ms it meets few
-	// (docs/performance.md, third round: the first SSE event 120 µs
-	// sooner in five of five alternating runs).
-	pollInterval = commitGap
+	// meanwhile (see writer.loop). Every 2 ms, as before, the writer's
+	// work came between the hops of most requests at c=1; every 10 ms it
+	// meets few (docs/performance.md, third round: the first SSE event
+	// 120 µs sooner in five of five alternating runs).
+	pollInterval = 10 * time.Millisecond
 	// A transaction is committed early once it holds this many writes or
 	// bytes of frames.
 	maxBatchOps   = 20000

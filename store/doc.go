@@ -9,9 +9,10 @@
 //	frames 1..n, total order by seq within the session
 //
 // A DB has one writer goroutine that batches writes into transactions,
-// committing at least every 100 ms and within 10 ms of a stream's end, so
-// that recording never waits for the disk and a crash loses at most that
-// window (WAL and transactions keep the file intact). A second goroutine
+// committing at least every 100 ms, and at a stream's end once the writes
+// pause (within 50 ms while they do not), so that recording never waits
+// for the disk and a crash loses at most 100 ms (WAL and transactions
+// keep the file intact). A second goroutine
 // copies the write-ahead log into the file (checkpoints), so that the
 // writer does not wait for that either. Write calls only queue; the queue
 // is bounded, and a full queue blocks callers rather than drop frames.

@@ -43,8 +43,9 @@ func (d *DB) CreateSession(ctx context.Context, s *Session) error {
 }
 
 // UpdateSession queues the replacement of every field of session s.ID
-// with those of s. An update that sets EndedAt is committed within 10 ms
-// (commitGap). The DB keeps no reference to s.
+// with those of s. An update that sets EndedAt is committed once the
+// writes pause, within 50 ms while they do not (endGap). The DB keeps no
+// reference to s.
 func (d *DB) UpdateSession(ctx context.Context, s *Session) error {
 	if err := d.updateSession(ctx, s); err != nil {
 		return fmt.Errorf("update session %d: %w", s.ID, err)
@@ -110,8 +111,9 @@ func (d *DB) openStream(ctx context.Context, st *Stream) error {
 }
 
 // CloseStream queues the replacement of every field of stream st.ID with
-// those of st, and the commit of everything queued so far within 10 ms
-// (commitGap; stream ends in the same 10 ms share one commit). st.End must
+// those of st, and the commit of everything queued so far: once the
+// writes pause, or within 50 ms while they do not (endGap; stream ends
+// in the same 50 ms share one commit). st.End must
 // say how the stream ended (not EndOpen). The DB keeps no reference to st.
 func (d *DB) CloseStream(ctx context.Context, st *Stream) error {
 	if err := d.closeStream(ctx, st); err != nil {

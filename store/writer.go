@@ -21,6 +21,7 @@ type writer struct {
 
 	t       *txn         // the open transaction, nil if none
 	n, size int          // ops and estimated bytes in t
+	endDue  bool         // t holds a write that asked for a commit (see endGap)
 	waiters []chan error // flushes answered when t commits
 	logged  int          // estimated bytes committed since the log last restarted
 	unckpt  int          // estimated bytes committed since the checkpointer was last asked
@@ -180,8 +181,11 @@ func (w *writer) loop() bool {
 			w.wait(poll.C)
 			poll.Stop()
 		case w.d.q.sleep():
-			if w.shared {
+			switch {
+			case w.shared:
 				w.commitShared()
+			case w.endDue:
+				w.commit() // the traffic paused: see endGap
 			}
 			w.pokeCheckpointer()
 			w.wait(nil)
@@ -408,8 +412,9 @@ func (w *writer) handle(o *op) {
 	case first || w.n >= maxBatchOps || w.size >= maxBatchBytes:
 		w.commit()
 	case o.commit:
-		if wait := commitGap - time.Since(w.last); wait > 0 {
+		if wait := endGap - time.Since(w.last); wait > 0 {
 			w.schedule(wait)
+			w.endDue = true
 		} else {
 			w.commit()
 		}
@@ -481,6 +486,7 @@ func (w *writer) commit() {
 		return
 	}
 	w.stopTimer()
+	w.endDue = false
 	err := w.t.commit()
 	w.last = time.Now()
 	w.noteAge()
