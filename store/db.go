@@ -51,19 +51,6 @@ const (
 	// commitInterval is the longest an accepted write waits before it is
 	// committed, and so the most that a crash can lose.
 	commitInterval = 100 * time.Millisecond
-	// endGap is the least time between two commits asked for by writes
-	// (a stream's or a session's end) while writes keep coming. A write
-	// that asks sooner is committed when the gap has passed, together
-	// with whatever else ends meanwhile, or once a poll finds no more
-	// writes, whichever comes first. A commit writes whole pages to the
-	// log, the last page of each table again every time: one per stream
-	// end would cost more than the frames themselves when streams are
-	// short (one per POST), and one every 10 ms still cost a quarter of
-	// the writer's CPU at a thousand POSTs a second (docs/performance.md,
-	// fifth round). So an ended stream is on disk within pollInterval
-	// once the traffic pauses, within endGap while it does not, and any
-	// write within commitInterval.
-	endGap = 50 * time.Millisecond
 	// commitGap is the least time between two commits of a writer that
 	// shares the file, which commits whenever it runs out of writes (see
 	// writer.commitShared).
@@ -78,6 +65,27 @@ const (
 	// bytes of frames.
 	maxBatchOps   = 20000
 	maxBatchBytes = 16 << 20
+)
+
+// Variables, so that tests can stretch them.
+var (
+	// endGap is the least time between two commits asked for by writes
+	// (a stream's or a session's end) while writes keep coming. A write
+	// that asks sooner is committed when the gap has passed, together
+	// with whatever else ends meanwhile, or once a poll finds no more
+	// writes, whichever comes first. A commit writes whole pages to the
+	// log, the last pages of the tables again each time: one per stream
+	// end would cost more than the frames themselves when streams are
+	// short (one per POST), and at a thousand POSTs a second one every
+	// 10 ms still cost about 10 µs of CPU per POST (BenchmarkExchanges;
+	// docs/performance.md, fifth round). So an ended stream is on disk
+	// within pollInterval once the traffic pauses, within endGap while
+	// it does not, and any write within commitInterval.
+	endGap = 50 * time.Millisecond
+	// commitWait is how long a transaction stays open, at most, after
+	// the writer began it: the commit interval, less the poll its oldest
+	// write may have waited already.
+	commitWait = commitInterval - pollInterval
 )
 
 // Connection settings. The writer has one connection, so that writes are

@@ -310,7 +310,7 @@ func (w *writer) ensureTxn() bool {
 		// It may wait for a CPU meanwhile (see priority.go).
 		w.schedule(lowCommit)
 	default:
-		w.schedule(commitInterval - pollInterval)
+		w.schedule(commitWait)
 	}
 	return true
 }
