@@ -268,6 +268,13 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 	if mode != "wal" {
 		return nil, fmt.Errorf("enable WAL: journal mode is %q", mode)
 	}
+	// A statement that writes several rows (an INSERT of a run of frames)
+	// keeps the pages it changes that the transaction had changed
+	// before, so that it can be undone alone; in a file, that is two
+	// writes per page, 16 KB each, per statement. In memory it is a copy.
+	if _, err := d.wdb.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
+		return nil, err
+	}
 	if _, err := d.wdb.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
 		return nil, err // the checkpointer does it
 	}
