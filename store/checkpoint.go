@@ -84,8 +84,8 @@ func (c *checkpointer) stop() {
 // pokeCheckpointer asks the checkpointer for a passive checkpoint once
 // ckptBytes have been committed since the last ask, or ckptInterval has
 // passed with something committed. A checkpoint copies each page once
-// however many commits changed it since the last: committing a stream
-// end every 10 ms rewrites the same few pages (the last of the frames
+// however many commits changed it since the last: committing stream
+// ends every endGap rewrites the same few pages (the last of the frames
 // table and of its index, the streams'), and a checkpoint after each
 // commit copied them every time. What a writer that falls idle within
 // ckptInterval leaves in the log is checkpointed by its next commit or
