@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"testing"
 )
 
@@ -42,15 +41,7 @@ func TestFrameRun(t *testing.T) {
 // whatever chunks the writer cuts them into.
 func TestDB_ShortRuns(t *testing.T) {
 	ctx := context.Background()
-	d, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	s := &Session{Transport: StreamableHTTP}
-	if err := d.CreateSession(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	d, s := httpSession(t)
 	var want []string
 	seq := int64(0)
 	for n := 1; n <= 40; n++ {

@@ -16,15 +16,7 @@ func TestWriter_CommitsStreamEndOnPause(t *testing.T) {
 	commitWait, endGap = time.Hour, time.Hour
 	t.Cleanup(func() { commitWait, endGap = wait, gap })
 	ctx := context.Background()
-	d, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	s := &Session{Transport: StreamableHTTP}
-	if err := d.CreateSession(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	d, s := httpSession(t)
 	// The session's first frame is committed at once (see writer.fresh);
 	// the stream below comes after it.
 	st0 := &Stream{SessionID: s.ID, Kind: PostStream, Method: "POST"}
@@ -55,4 +47,20 @@ func TestWriter_CommitsStreamEndOnPause(t *testing.T) {
 			t.Fatalf("the stream's end is not on disk 10 s after the writes paused: %+v", sts)
 		}
 	}
+}
+
+// httpSession opens a new cassette, closed when the test ends, with one
+// Streamable HTTP session in it.
+func httpSession(t *testing.T) (*DB, *Session) {
+	t.Helper()
+	d, err := Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	s := &Session{Transport: StreamableHTTP}
+	if err := d.CreateSession(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	return d, s
 }
