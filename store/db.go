@@ -270,8 +270,9 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 	}
 	// A statement that writes several rows (an INSERT of a run of frames)
 	// keeps the pages it changes that the transaction had changed
-	// before, so that it can be undone alone; in a file, that is two
-	// writes per page, 16 KB each, per statement. In memory it is a copy.
+	// before, so that it can be undone alone: its statement journal. In
+	// a temporary file that is two writes per page (its number, then its
+	// 16 KB) per statement; in memory it is a copy.
 	if _, err := d.wdb.ExecContext(ctx, "PRAGMA temp_store = MEMORY"); err != nil {
 		return nil, err
 	}

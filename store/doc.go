@@ -12,25 +12,24 @@
 // committing at least every 100 ms, and at a stream's end once the writes
 // pause (within 50 ms while they do not), so that recording never waits
 // for the disk and a crash loses at most 100 ms (WAL and transactions
-// keep the file intact). A second goroutine
-// copies the write-ahead log into the file (checkpoints), so that the
-// writer does not wait for that either. Write calls only queue; the queue
-// is bounded, and a full queue blocks callers rather than drop frames.
-// Reads use their own connections and run while the writer writes.
+// keep the file intact). A second goroutine copies the write-ahead log
+// into the file (checkpoints), so that the writer does not wait for that
+// either. Write calls only queue; the queue is bounded, and a full queue
+// blocks callers rather than drop frames. Reads use their own
+// connections and run while the writer writes.
 //
 // With Options.LowPriority the writer works on a thread of the lowest
 // CPU priority (nice 19, on Linux), so that forwarding never waits for a
-// CPU the writer holds: on
-// a machine with few CPUs the writer's work for one request otherwise
-// ran beside the forwarding of the next. While it is low it schedules
-// its commits at 50 ms rather than 100, leaving the rest for its waits
-// for a CPU. If two commits in a row still came later than 100 ms after
-// their oldest write, a write had to wait for room in the queue, or it
-// finds another process's writer holding the file's lock, it moves to a
-// thread of normal priority, and goes back down after a calm spell (see
-// priority.go). It is off by default: on a heavily loaded machine a low
-// writer's commits still came late before it came up, and a kill -9 then
-// lost up to 892 ms.
+// CPU the writer holds: on a machine with few CPUs the writer's work for
+// one request otherwise ran beside the forwarding of the next. While it
+// is low it schedules its commits at 50 ms rather than 100, leaving the
+// rest for its waits for a CPU. If two commits in a row still came later
+// than 100 ms after their oldest write, a write had to wait for room in
+// the queue, or it finds another process's writer holding the file's
+// lock, it moves to a thread of normal priority, and goes back down
+// after a calm spell (see priority.go). It is off by default: on a
+// heavily loaded machine a low writer's commits still came late before
+// it came up, and a kill -9 then lost up to 892 ms.
 //
 // The schema lives in schema.sql as numbered migrations, tracked with
 // PRAGMA user_version; a cassette is marked with PRAGMA application_id.
