@@ -94,6 +94,11 @@ func (r cancelRun) do(ctx context.Context, info *mcp.Implementation, transport m
 	var once sync.Once
 	callCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The SDK sends the cancellation from a goroutine of its own: the run
+	// goes on only once it is written, or the session may close first and
+	// one run record it where another does not.
+	watch := newWriteWatch(transport, isCancellation)
+	transport = watch
 	c := mcp.NewClient(info, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 			if req.Params.ProgressToken != cancelToken {
@@ -129,6 +134,11 @@ func (r cancelRun) do(ctx context.Context, info *mcp.Implementation, transport m
 	switch {
 	case errors.Is(err, context.Canceled):
 		out["call"] = "cancelled"
+		select {
+		case <-watch.seen:
+		case <-time.After(10 * time.Second):
+			out["cancellation"] = "never written"
+		}
 	case err != nil:
 		out["call"] = "error: " + err.Error()
 	default:
@@ -176,8 +186,7 @@ func everythingCancelRuns(after bool) []cancelRun {
 // tool stubborn cancelled at its progress "started", answering anyway
 // with a late error (fail) or a late result, after progress "after
 // cancel". after is as for everythingCancelRuns; where it is set, the run
-// waits for that progress, so that its cancellation was sent (the SDK
-// sends it from a goroutine of its own) before the run goes on.
+// waits for that progress, which the server sends after the cancellation.
 func gosdkCancelRuns(after bool) []cancelRun {
 	runs := []cancelRun{
 		{tool: "stubborn", args: map[string]any{"fail": true}, cancelAt: 1, echo: "text"},

@@ -117,7 +117,7 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 	var mu sync.Mutex
 	out := map[string]any{}
 	handled := make(chan struct{}) // closed once abandon's elicitation was cancelled
-	watch := &answerWatch{Transport: transport, answered: make(chan struct{})}
+	watch := newWriteWatch(transport, isAnswer)
 	transport = watch
 	c := mcp.NewClient(info, &mcp.ClientOptions{
 		ElicitationHandler: func(ctx context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
@@ -146,7 +146,7 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 	if tool == "abandon" {
 		// Go on once the late answer is out, so that it is recorded
 		// before the session ends.
-		for _, ch := range []chan struct{}{handled, watch.answered} {
+		for _, ch := range []chan struct{}{handled, watch.seen} {
 			select {
 			case <-ch:
 			case <-ctx.Done():
@@ -166,36 +166,53 @@ func abandonRun(ctx context.Context, info *mcp.Implementation, transport mcp.Tra
 	return maps.Clone(out)
 }
 
-// An answerWatch is a client transport that closes answered once the
-// client has written its first answer to a server request.
-type answerWatch struct {
+// A writeWatch is a client transport that closes seen once the client
+// has written a message that match accepts, and the write has returned.
+type writeWatch struct {
 	mcp.Transport
-	answered chan struct{}
-	once     sync.Once
+	match func(jsonrpc.Message) bool
+	seen  chan struct{}
+	once  sync.Once
+}
+
+func newWriteWatch(t mcp.Transport, match func(jsonrpc.Message) bool) *writeWatch {
+	return &writeWatch{Transport: t, match: match, seen: make(chan struct{})}
 }
 
 // Connect connects the transport and watches what the client writes.
-func (w *answerWatch) Connect(ctx context.Context) (mcp.Connection, error) {
+func (w *writeWatch) Connect(ctx context.Context) (mcp.Connection, error) {
 	c, err := w.Transport.Connect(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return &answerConn{Connection: c, w: w}, nil
+	return &watchedConn{Connection: c, w: w}, nil
 }
 
-// An answerConn is the connection of an answerWatch.
-type answerConn struct {
+// A watchedConn is the connection of a writeWatch.
+type watchedConn struct {
 	mcp.Connection
-	w *answerWatch
+	w *writeWatch
 }
 
-// Write writes msg and, once an answer is written, closes answered.
-func (c *answerConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+// Write writes msg and, if the watch matches it, closes seen.
+func (c *watchedConn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	err := c.Connection.Write(ctx, msg)
-	if _, ok := msg.(*jsonrpc.Response); ok {
-		c.w.once.Do(func() { close(c.w.answered) })
+	if c.w.match(msg) {
+		c.w.once.Do(func() { close(c.w.seen) })
 	}
 	return err
+}
+
+// isAnswer matches a client's answer to a server request.
+func isAnswer(msg jsonrpc.Message) bool {
+	_, ok := msg.(*jsonrpc.Response)
+	return ok
+}
+
+// isCancellation matches a notifications/cancelled.
+func isCancellation(msg jsonrpc.Message) bool {
+	req, ok := msg.(*jsonrpc.Request)
+	return ok && !req.IsCall() && req.Method == "notifications/cancelled"
 }
 
 // TestCancel_ServerCancelsOwnRequest (legacy, over stdio and Streamable
