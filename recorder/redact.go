@@ -7,11 +7,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash"
 	"mime"
 	"net/http"
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
@@ -40,6 +42,8 @@ var DefaultRedactedQuery = []string{
 type Redactor struct {
 	// Headers and Query name more header and query parameter names to
 	// redact, on top of the defaults. Names compare case-insensitively.
+	// Set them (and the defaults) before the Redactor is first used: it
+	// remembers what it decided for each header name.
 	Headers []string
 	Query   []string
 	// JSON names more JSON member names whose string values are stored as
@@ -51,9 +55,20 @@ type Redactor struct {
 
 	once      sync.Once
 	key       []byte
+	macs      sync.Pool // hash.Hash: HMACs keyed with key, for placeholder
 	namesOnce sync.Once
 	names     redact.Names
+	// secret remembers what header decided for each header name, up to
+	// maxSecretNames of them: the headers of one client's requests have
+	// the same few names every time, and deciding a name (the lists, the
+	// suffixes, the secret words) was most of Header's time.
+	secret  sync.Map // string → bool
+	secrets atomic.Int32
 }
+
+// maxSecretNames bounds Redactor's memory of header names, so that a
+// client that sends new names all the time cannot grow it.
+const maxSecretNames = 256
 
 // secretWords mark a header or parameter name as a credential.
 var secretWords = []string{"token", "secret", "password", "passwd", "apikey", "api-key", "api_key", "credential"}
@@ -67,12 +82,34 @@ func (r *Redactor) placeholder(v string) string {
 		r.key = make([]byte, 32)
 		_, _ = rand.Read(r.key)
 	})
-	m := hmac.New(sha256.New, r.key)
+	m, _ := r.macs.Get().(hash.Hash)
+	if m == nil {
+		m = hmac.New(sha256.New, r.key)
+	} else {
+		m.Reset()
+	}
 	m.Write([]byte(v))
-	return "REDACTED-" + hex.EncodeToString(m.Sum(nil)[:6])
+	var sum [sha256.Size]byte
+	p := "REDACTED-" + hex.EncodeToString(m.Sum(sum[:0])[:6])
+	r.macs.Put(m)
+	return p
 }
 
+// header reports whether the values of header name are stored redacted.
 func (r *Redactor) header(name string) bool {
+	if v, ok := r.secret.Load(name); ok {
+		return v.(bool)
+	}
+	secret := r.decideHeader(name)
+	if r.secrets.Load() < maxSecretNames {
+		if _, known := r.secret.LoadOrStore(name, secret); !known {
+			r.secrets.Add(1)
+		}
+	}
+	return secret
+}
+
+func (r *Redactor) decideHeader(name string) bool {
 	if secretHeaderSuffix(name) {
 		return true
 	}
