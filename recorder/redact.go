@@ -13,7 +13,6 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"unicode/utf8"
 
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
@@ -62,8 +61,8 @@ type Redactor struct {
 	// maxSecretNames of them: the headers of one client's requests have
 	// the same few names every time, and deciding a name (the lists, the
 	// suffixes, the secret words) was most of Header's time.
-	secret  sync.Map // string → bool
-	secrets atomic.Int32
+	secretMu sync.RWMutex
+	secret   map[string]bool
 }
 
 // maxSecretNames bounds Redactor's memory of header names, so that a
@@ -97,18 +96,25 @@ func (r *Redactor) placeholder(v string) string {
 
 // header reports whether the values of header name are stored redacted.
 func (r *Redactor) header(name string) bool {
-	if v, ok := r.secret.Load(name); ok {
-		return v.(bool)
+	r.secretMu.RLock()
+	secret, known := r.secret[name]
+	r.secretMu.RUnlock()
+	if known {
+		return secret
 	}
-	secret := r.decideHeader(name)
-	if r.secrets.Load() < maxSecretNames {
-		if _, known := r.secret.LoadOrStore(name, secret); !known {
-			r.secrets.Add(1)
-		}
+	secret = r.decideHeader(name)
+	r.secretMu.Lock()
+	if r.secret == nil {
+		r.secret = map[string]bool{}
 	}
+	if len(r.secret) < maxSecretNames {
+		r.secret[name] = secret
+	}
+	r.secretMu.Unlock()
 	return secret
 }
 
+// decideHeader is header without the memory of names.
 func (r *Redactor) decideHeader(name string) bool {
 	if secretHeaderSuffix(name) {
 		return true

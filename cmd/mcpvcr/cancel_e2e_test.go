@@ -134,11 +134,13 @@ func (r cancelRun) do(ctx context.Context, info *mcp.Implementation, transport m
 	switch {
 	case errors.Is(err, context.Canceled):
 		out["call"] = "cancelled"
+		waitCtx, stop := context.WithTimeout(ctx, 10*time.Second)
 		select {
 		case <-watch.seen:
-		case <-time.After(10 * time.Second):
+		case <-waitCtx.Done():
 			out["cancellation"] = "never written"
 		}
+		stop()
 	case err != nil:
 		out["call"] = "error: " + err.Error()
 	default:
