@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/http/httputil"
 	"net/url"
 	"strings"
@@ -160,6 +161,10 @@ type exchange struct {
 	auth *authExchange
 	// big is set for a request body longer than MaxFrame.
 	big *bigBody
+	// ctx is the context of the exchange's writes to the sink; trace
+	// hands its placed writes over once the request is sent.
+	ctx   context.Context
+	trace httptrace.ClientTrace
 }
 
 func (h *HTTP) init() {
@@ -270,7 +275,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(h.open, x)
 		h.mu.Unlock()
 	}()
-	r = r.WithContext(context.WithValue(rctx, exchangeKey{}, x))
+	r = r.WithContext(httptrace.WithClientTrace(context.WithValue(rctx, exchangeKey{}, x), &x.trace))
 	h.proxy.ServeHTTP(w, r)
 }
 
@@ -332,16 +337,32 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte, big *big
 			x.reqIDs[string(m.ID)] = true
 		}
 	}
-	hs.openStream(ctx, st)
+	// The stream and the request take their places in the session now,
+	// so that nothing the server sends for the request can come before
+	// them. What it costs to record them is done once the request has
+	// left (see wroteRequest), or by any write of the session before
+	// that; a body longer than MaxFrame may take long to send, so its
+	// stream is recorded at once.
+	x.ctx = ctx
+	x.trace.WroteRequest = x.wroteRequest
 	switch {
 	case big != nil:
 		big.x, big.ctx = x, ctx
 		x.big = big
+		hs.openStream(ctx, st)
 	case len(body) > 0:
-		hs.appendDerived(ctx, st, store.ClientToServer, req, msg)
+		hs.placeExchange(st, req, msg)
+	default:
+		hs.placeExchange(st, nil, msg)
 	}
 	return x
 }
+
+// wroteRequest hands the session's placed writes to the sink, the
+// stream's opening and the request among them, once the transport has
+// sent the request upstream: the recording work then runs while the
+// server handles the request, rather than before the request leaves.
+func (x *exchange) wroteRequest(httptrace.WroteRequestInfo) { x.hs.flush(x.ctx) }
 
 // rewrite points the outgoing request at the upstream.
 func (h *HTTP) rewrite(pr *httputil.ProxyRequest) {
@@ -400,6 +421,10 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 		return h.exchangeResponse(resp, x)
 	}
 	ctx := context.WithoutCancel(resp.Request.Context())
+	// The answer may come before the transport has told wroteRequest the
+	// request is sent: the stream's placed opening is handed over first,
+	// and only then may its fields change.
+	x.hs.flush(ctx)
 	if x.big != nil {
 		x.big.record()
 	}
@@ -419,6 +444,9 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 // JSON-RPC error body, recorded as the stream's upstream error.
 func (h *HTTP) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	x, _ := r.Context().Value(exchangeKey{}).(*exchange)
+	if x != nil {
+		x.hs.flush(context.WithoutCancel(r.Context())) // as in modifyResponse
+	}
 	if x != nil && x.big != nil {
 		x.big.record()
 		if cerr := x.big.clientErr(); cerr != nil {

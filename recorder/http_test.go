@@ -3,9 +3,11 @@ package recorder_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -487,5 +489,164 @@ func TestHTTP_AnswerBeforeItsEnd(t *testing.T) {
 	}
 	if _, fs := framesOf(t, db); len(fs) != 2 || string(fs[1].Raw) != answer {
 		t.Errorf("recorded %d frames; want the request and the answer %q", len(fs), answer)
+	}
+}
+
+// watchSink is a cassette whose OpenStream waits for gate, and which
+// tells requests of each client frame it is handed.
+type watchSink struct {
+	*store.DB
+	gate     <-chan struct{}
+	requests chan<- string
+}
+
+func (s watchSink) OpenStream(ctx context.Context, st *store.Stream) error {
+	select {
+	case <-s.gate:
+	case <-time.After(10 * time.Second):
+		return errors.New("the request did not reach the upstream while its stream was being recorded")
+	}
+	return s.DB.OpenStream(ctx, st)
+}
+
+func (s watchSink) Append(ctx context.Context, f *store.Frame) error {
+	if f.Direction == store.ClientToServer {
+		s.requests <- string(f.Raw)
+	}
+	return s.DB.Append(ctx, f)
+}
+
+// TestHTTP_RequestLeavesBeforeItsRecording: a request goes upstream before
+// the recorder does the work of recording it (here the cassette cannot
+// open its stream until the upstream has the request), and it is
+// recorded while the server still works on it, without waiting for the
+// answer; the request then comes before the answer in the session.
+func TestHTTP_RequestLeavesBeforeItsRecording(t *testing.T) {
+	const answer = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
+	got := make(chan struct{})     // closed once the upstream has the request
+	release := make(chan struct{}) // closed to let the upstream answer
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		close(got)
+		<-release
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(answer))
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL + "/mcp")
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	requests := make(chan string, 1)
+	rec := &recorder.HTTP{Upstream: u, Sink: watchSink{DB: db, gate: got, requests: requests}}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	defer rec.Close(context.Background())
+
+	answered := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(initBody))
+		if err != nil {
+			answered <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		answered <- string(b)
+	}()
+	select {
+	case req := <-requests:
+		if req != initBody {
+			t.Errorf("recorded request %q; want %q", req, initBody)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("the request was not recorded while the server worked on it")
+	}
+	close(release)
+	if b := <-answered; b != answer {
+		t.Fatalf("client got %q; want %q", b, answer)
+	}
+	rec.Close(context.Background())
+	st := waitClosed(t, db, 1)
+	if st[0].End != store.EndComplete {
+		t.Errorf("stream ended %v; want %v", st[0].End, store.EndComplete)
+	}
+	if _, fs := framesOf(t, db); len(fs) != 2 || string(fs[0].Raw) != initBody || string(fs[1].Raw) != answer {
+		t.Errorf("recorded %d frames; want the request, then the answer", len(fs))
+	}
+}
+
+// earlyAnswer is a transport whose server answers before the transport
+// reports the request written: it tells the request's trace only as it
+// hands back the answer, from another goroutine, as net/http's transport
+// may when a server answers before it has read the whole request.
+type earlyAnswer struct {
+	answer string
+	wrote  sync.WaitGroup
+}
+
+func (t *earlyAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Body != nil {
+		io.Copy(io.Discard, r.Body)
+		r.Body.Close()
+	}
+	if trace := httptrace.ContextClientTrace(r.Context()); trace != nil && trace.WroteRequest != nil {
+		t.wrote.Go(func() { trace.WroteRequest(httptrace.WroteRequestInfo{}) })
+	}
+	return &http.Response{StatusCode: http.StatusOK, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"application/json"}},
+		Body:          io.NopCloser(strings.NewReader(t.answer)),
+		ContentLength: int64(len(t.answer)), Request: r}, nil
+}
+
+// TestHTTP_AnswerBeforeRequestWritten: an answer that comes before the
+// transport reports its request written is recorded after the request,
+// on the stream the request opened (with -race: and the stream's
+// recording and the answer's do not race).
+func TestHTTP_AnswerBeforeRequestWritten(t *testing.T) {
+	const answer = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
+	u, _ := url.Parse("http://upstream.invalid/mcp")
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tr := &earlyAnswer{answer: answer}
+	rec := &recorder.HTTP{Upstream: u, Sink: db, Transport: tr}
+	srv := httptest.NewServer(rec)
+	defer srv.Close()
+	for range 20 {
+		resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(initBody))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != answer {
+			t.Fatalf("client got %q; want %q", b, answer)
+		}
+	}
+	tr.wrote.Wait()
+	rec.Close(context.Background())
+	ctx := context.Background()
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := db.Sessions(ctx)
+	if err != nil || len(ss) != 20 {
+		t.Fatalf("sessions: %d, %v; want 20, one per initialize", len(ss), err)
+	}
+	for _, s := range ss {
+		st, err := db.Streams(ctx, s.ID)
+		if err != nil || len(st) != 1 || st[0].Status != http.StatusOK || st[0].End != store.EndComplete {
+			t.Fatalf("session %d streams: %+v, %v; want one complete with status 200", s.ID, st, err)
+		}
+		fs, err := db.Frames(ctx, s.ID)
+		if err != nil || len(fs) != 2 || string(fs[0].Raw) != initBody || string(fs[1].Raw) != answer || fs[0].StreamID != st[0].ID || fs[1].StreamID != st[0].ID {
+			t.Fatalf("session %d: recorded %d frames (%v); want the request, then the answer, on its stream", s.ID, len(fs), err)
+		}
 	}
 }

@@ -229,11 +229,30 @@ func (rs *session) flushLocked(ctx context.Context) {
 func (rs *session) openStream(ctx context.Context, st *store.Stream) {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
+	rs.placeOpen(st)
+	rs.flushLocked(ctx)
+}
+
+// placeExchange gives a new stream's opening, and its first client frame
+// f (if not nil) with its parsed view m, their places in the session's
+// order, now, without handing them to the sink: the session's next flush
+// does (see HTTP.begin).
+func (rs *session) placeExchange(st *store.Stream, f *store.Frame, m jsonrpc.Message) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	rs.placeOpen(st)
+	if f != nil {
+		f.Direction, f.Offset = store.ClientToServer, st.Opened
+		rs.pending = append(rs.pending, pendingWrite{st: st, f: f, m: &m})
+	}
+}
+
+// placeOpen puts st's opening in pending. The caller holds rs.mu.
+func (rs *session) placeOpen(st *store.Stream) {
 	st.SessionID = rs.sess.ID
 	st.Opened = rs.offset()
 	rs.last = st.Opened
 	rs.pending = append(rs.pending, pendingWrite{st: st, open: true})
-	rs.flushLocked(ctx)
 }
 
 // closeStream records how a stream ended.
