@@ -85,6 +85,26 @@ func waitClosed(tb testing.TB, db *store.DB, n int) []store.Stream {
 
 const initBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
 
+// answer is a server's answer to initBody.
+const answer = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
+
+// postInit posts initBody to url and sends the answer's body (or the
+// error) on the channel it returns.
+func postInit(url string) <-chan string {
+	got := make(chan string, 1)
+	go func() {
+		resp, err := http.Post(url, "application/json", strings.NewReader(initBody))
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body) // ends at Content-Length
+		got <- string(b)
+	}()
+	return got
+}
+
 // TestHTTP_GarbageAndDeathMidStream: the upstream sends an event whose
 // data is not JSON, then dies without ending the chunked body. The client
 // gets the same bytes and the same broken end; the cassette keeps the
@@ -443,7 +463,6 @@ func TestHTTP_RedactsEndpointToken(t *testing.T) {
 // cannot finish until the client has it); the stream is then recorded as
 // complete, with the answer.
 func TestHTTP_AnswerBeforeItsEnd(t *testing.T) {
-	const answer = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -461,17 +480,7 @@ func TestHTTP_AnswerBeforeItsEnd(t *testing.T) {
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
 
-	got := make(chan string, 1)
-	go func() {
-		resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(initBody))
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body) // ends at Content-Length
-		got <- string(b)
-	}()
+	got := postInit(srv.URL + "/mcp")
 	select {
 	case b := <-got:
 		if b != answer {
@@ -522,7 +531,6 @@ func (s watchSink) Append(ctx context.Context, f *store.Frame) error {
 // recorded while the server still works on it, without waiting for the
 // answer; the request then comes before the answer in the session.
 func TestHTTP_RequestLeavesBeforeItsRecording(t *testing.T) {
-	const answer = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
 	got := make(chan struct{})     // closed once the upstream has the request
 	release := make(chan struct{}) // closed to let the upstream answer
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -534,28 +542,14 @@ func TestHTTP_RequestLeavesBeforeItsRecording(t *testing.T) {
 	}))
 	defer up.Close()
 	u, _ := url.Parse(up.URL + "/mcp")
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t)
 	requests := make(chan string, 1)
 	rec := &recorder.HTTP{Upstream: u, Sink: watchSink{DB: db, gate: got, requests: requests}}
 	srv := httptest.NewServer(rec)
 	defer srv.Close()
 	defer rec.Close(context.Background())
 
-	answered := make(chan string, 1)
-	go func() {
-		resp, err := http.Post(srv.URL+"/mcp", "application/json", strings.NewReader(initBody))
-		if err != nil {
-			answered <- err.Error()
-			return
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		answered <- string(b)
-	}()
+	answered := postInit(srv.URL + "/mcp")
 	select {
 	case req := <-requests:
 		if req != initBody {
@@ -607,13 +601,8 @@ func (t *earlyAnswer) RoundTrip(r *http.Request) (*http.Response, error) {
 // on the stream the request opened (with -race: and the stream's
 // recording and the answer's do not race).
 func TestHTTP_AnswerBeforeRequestWritten(t *testing.T) {
-	const answer = `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`
 	u, _ := url.Parse("http://upstream.invalid/mcp")
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db := openDB(t)
 	tr := &earlyAnswer{answer: answer}
 	rec := &recorder.HTTP{Upstream: u, Sink: db, Transport: tr}
 	srv := httptest.NewServer(rec)
