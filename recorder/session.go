@@ -36,11 +36,12 @@ type session struct {
 	// or the last stream opened or ended but by the proxy's shutdown.
 	last time.Duration
 	// pending holds, in order, the writes of the session not yet handed
-	// to the sink: frames whose place and offset are taken (reserveChunk), and,
-	// until the session is created, everything else too (streams opened
-	// and closed). Every other write of the session hands them over
-	// first, so that the sink gets frames in seq order and a crash can
-	// lose only a tail.
+	// to the sink: frames whose place and offset are taken (reserveChunk),
+	// HTTP streams and requests placed before they are forwarded
+	// (placeExchange), and, until the session is created, everything
+	// else too (streams opened and closed). Every other write of the
+	// session hands them over first, so that the sink gets frames in seq
+	// order and a crash can lose only a tail.
 	pending []pendingWrite
 	// created is set once the sink has created the session (or failed
 	// to). Until then, writes wait in pending: forwarding never waits for
@@ -279,17 +280,6 @@ func (rs *session) append(ctx context.Context, st *store.Stream, dir store.Direc
 	f.Direction, f.Offset = dir, rs.offset()
 	rs.last = f.Offset
 	rs.pending = append(rs.pending, pendingWrite{st: st, f: f})
-	rs.flushLocked(ctx)
-}
-
-// appendDerived is append for a frame the caller has derived already: m
-// is what derive.Frame returned.
-func (rs *session) appendDerived(ctx context.Context, st *store.Stream, dir store.Direction, f *store.Frame, m jsonrpc.Message) {
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
-	f.Direction, f.Offset = dir, rs.offset()
-	rs.last = f.Offset
-	rs.pending = append(rs.pending, pendingWrite{st: st, f: f, m: &m})
 	rs.flushLocked(ctx)
 }
 
