@@ -340,29 +340,33 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte, big *big
 	// The stream and the request take their places in the session now,
 	// so that nothing the server sends for the request can come before
 	// them. What it costs to record them is done once the request has
-	// left (see wroteRequest), or by any write of the session before
+	// left (see handOver), or by any write of the session before
 	// that; a body longer than MaxFrame may take long to send, so its
 	// stream is recorded at once.
 	x.ctx = ctx
-	x.trace.WroteRequest = x.wroteRequest
-	switch {
-	case big != nil:
+	x.trace.WroteRequest = func(httptrace.WroteRequestInfo) { x.handOver() }
+	if big != nil {
 		big.x, big.ctx = x, ctx
 		x.big = big
 		hs.openStream(ctx, st)
-	case len(body) > 0:
-		hs.placeExchange(st, req, msg)
-	default:
-		hs.placeExchange(st, nil, msg)
+		return x
 	}
+	var f *store.Frame // no body, no request frame
+	if len(body) > 0 {
+		f = req
+	}
+	hs.placeExchange(st, f, msg)
 	return x
 }
 
-// wroteRequest hands the session's placed writes to the sink, the
-// stream's opening and the request among them, once the transport has
-// sent the request upstream: the recording work then runs while the
-// server handles the request, rather than before the request leaves.
-func (x *exchange) wroteRequest(httptrace.WroteRequestInfo) { x.hs.flush(x.ctx) }
+// handOver hands the session's placed writes to the sink, the stream's
+// opening and the request among them. The transport calls it once it
+// has sent the request upstream (x.trace), so that the recording work
+// runs while the server handles the request rather than before the
+// request leaves. The answer may come before that: modifyResponse and
+// errorHandler call it first, since the stream's fields may change only
+// once its opening is handed over.
+func (x *exchange) handOver() { x.hs.flush(x.ctx) }
 
 // rewrite points the outgoing request at the upstream.
 func (h *HTTP) rewrite(pr *httputil.ProxyRequest) {
@@ -421,10 +425,7 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 		return h.exchangeResponse(resp, x)
 	}
 	ctx := context.WithoutCancel(resp.Request.Context())
-	// The answer may come before the transport has told wroteRequest the
-	// request is sent: the stream's placed opening is handed over first,
-	// and only then may its fields change.
-	x.hs.flush(ctx)
+	x.handOver()
 	if x.big != nil {
 		x.big.record()
 	}
@@ -444,8 +445,8 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 // JSON-RPC error body, recorded as the stream's upstream error.
 func (h *HTTP) errorHandler(w http.ResponseWriter, r *http.Request, err error) {
 	x, _ := r.Context().Value(exchangeKey{}).(*exchange)
-	if x != nil {
-		x.hs.flush(context.WithoutCancel(r.Context())) // as in modifyResponse
+	if x != nil && x.auth == nil { // an OAuth exchange places nothing
+		x.handOver()
 	}
 	if x != nil && x.big != nil {
 		x.big.record()
