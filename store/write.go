@@ -269,7 +269,8 @@ func (d *DB) checkStream(ctx context.Context, id, sessionID int64) error {
 		if d.q.isClosed() {
 			return ErrClosed
 		}
-		err := d.rdb.QueryRowContext(ctx, "SELECT session_id FROM streams WHERE id = ?", id).Scan(&owner)
+		var err error
+		owner, err = d.streamOwner(ctx, id)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 		case err != nil:
@@ -289,6 +290,15 @@ func (d *DB) checkStream(ctx context.Context, id, sessionID int64) error {
 		return invalid("stream %d (it belongs to session %d, not %d)", id, owner, sessionID)
 	}
 	return nil
+}
+
+// streamOwner reads the session of stream id from the file. It is a
+// function of its own so that checkStream's owner, which Scan would take
+// the address of, stays on the stack: checkStream runs for every frame.
+func (d *DB) streamOwner(ctx context.Context, id int64) (int64, error) {
+	var owner int64
+	err := d.rdb.QueryRowContext(ctx, "SELECT session_id FROM streams WHERE id = ?", id).Scan(&owner)
+	return owner, err
 }
 
 // checkResumes checks that the stream st resumes, if any, is a stream of
