@@ -46,9 +46,14 @@
 // record is ahead of it. Build mcpsnoop outside this module, from its
 // repository at the version to compare with.
 //
+// With -floor every HTTP and stdio load also runs, in the same rounds,
+// through record into a sink that gives IDs and keeps nothing (a FLOOR
+// and a FLOOR/PASS column): the recorder's own work without the store,
+// which no store can take record below. No target is checked on it.
+//
 // Run it with make bench, or
 //
-//	go run ./bench [-rounds 5] [-rss-mb 256] [-quick] [-mcpsnoop PATH]
+//	go run ./bench [-rounds 5] [-rss-mb 256] [-quick] [-mcpsnoop PATH] [-floor]
 //
 // The program is also its own peers: with -peer stdio it is the minimal
 // stdio server, with -peer http-peer, http-pass, http-record or

@@ -173,6 +173,12 @@ func httpChild(kind, upstream, cassette string) error {
 	case "http-pass":
 		h = passthrough(u)
 	case "http-record":
+		if discard {
+			rec := &recorder.HTTP{Upstream: u, Sink: &discardSink{}}
+			h = rec
+			closeFn = func() error { return rec.Close(ctx) }
+			break
+		}
 		db, err := store.OpenWith(ctx, cassette, recordOptions)
 		if err != nil {
 			return err

@@ -124,6 +124,12 @@ func (b *httpBench) run(ctx context.Context, m mode, tool string, n, conc int) (
 		return b.replay(ctx, c, tool, n, conc)
 	case modeSnoop:
 		return snoop.runHTTP(ctx, c, b.peer.url, tool, n, conc)
+	case modeFloor:
+		rec, err := startChild(ctx, b.self, "http-record", "-upstream", b.peer.url, "-discard")
+		if err != nil {
+			return run{}, err
+		}
+		return runThrough(ctx, c, rec, true, tool, n, conc)
 	}
 	return run{}, fmt.Errorf("unknown mode %d", m)
 }
@@ -251,22 +257,29 @@ const (
 	modeRecord
 	modeReplay
 	modeSnoop // mcpsnoop, with -mcpsnoop
+	modeFloor // record into nothing, with -floor
 	numModes
 )
 
-var modeNames = [numModes]string{"direct", "passthrough", "record", "replay", "mcpsnoop"}
+var modeNames = [numModes]string{"direct", "passthrough", "record", "replay", "mcpsnoop", "floor"}
 
 func (m mode) String() string { return modeNames[m] }
 
 // roundOrder returns the modes in the order round i runs them: forwards
 // in even rounds, backwards in odd ones, so that no mode always runs on a
 // warmer or a more tired machine. Replay always follows a record run,
-// whose first recording it serves. mcpsnoop runs only with -mcpsnoop.
+// whose first recording it serves. mcpsnoop runs only with -mcpsnoop,
+// the floor only with -floor.
 func roundOrder(i int) []mode {
-	ms := []mode{modeDirect, modePassthrough, modeRecord, modeReplay}
-	if snoop != nil {
-		ms = []mode{modeDirect, modePassthrough, modeRecord, modeSnoop, modeReplay}
+	ms := []mode{modeDirect, modePassthrough}
+	if floor {
+		ms = append(ms, modeFloor)
 	}
+	ms = append(ms, modeRecord)
+	if snoop != nil {
+		ms = append(ms, modeSnoop)
+	}
+	ms = append(ms, modeReplay)
 	if i%2 == 1 {
 		slices.Reverse(ms)
 	}

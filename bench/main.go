@@ -44,6 +44,7 @@ func main() {
 	flag.IntVar(&o.growthMB, "growth-mb", 1024, "size in MB of the generated cassette the growth rows append to; 0 skips them")
 	flag.StringVar(&only, "only", "", "run only the loads whose name matches this `regexp` (http, sse, stdio, ingest, growth, rss, replay start, replay start http)")
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to `file`, and one of each peer process to file.KIND.N")
+	flag.BoolVar(&floor, "floor", false, "also run every HTTP and stdio load through record into a sink that keeps nothing (the same recording work, no store), in the same rounds: the floor no store can take record below")
 	flag.StringVar(&snoopBin, "mcpsnoop", "", "also run every HTTP and stdio load through the mcpsnoop `binary` (v0.18.0, built outside this module), in the same rounds, with its ratios and the frames it lost")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	flag.StringVar(&gen, "gen-cassette", "", "write a generated cassette of -gen-sessions stdio sessions of 64 frames, sharing their opening frames, as JSONL to `file` (- for stdout), and exit")
@@ -52,6 +53,7 @@ func main() {
 	flag.StringVar(&peer, "peer", "", "internal: run as a peer (stdio, http-peer, http-pass, http-record, http-replay)")
 	flag.StringVar(&upstream, "upstream", "", "internal: the upstream URL of an http-pass or http-record peer")
 	flag.StringVar(&cassette, "cassette", "", "internal: the cassette of an http-record or http-replay peer")
+	flag.BoolVar(&discard, "discard", false, "internal: an http-record peer records into a sink that keeps nothing (-floor)")
 	flag.BoolVar(&recordOptions.LowPriority, "low-writer", false, "record with the cassette's writer at the lowest priority (store.Options.LowPriority), to compare the two")
 	flag.Parse()
 
@@ -171,6 +173,7 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		}
 		t.snoop = true
 	}
+	t.floor = floor
 	startCPU := sampleCPU()
 	for _, l := range loads {
 		if !o.only.MatchString(l.name) {

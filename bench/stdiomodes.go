@@ -104,8 +104,11 @@ func (b *stdioBench) open(ctx context.Context, m mode) (*conn, error) {
 			s2cW.Close()
 		})
 		wg.Go(func() { _, _ = io.Copy(io.Discard, errOut) })
-	case modeRecord:
+	case modeRecord, modeFloor:
 		rec := &recorder.Stdio{Sink: b.db, Session: store.Session{Name: "bench"}}
+		if m == modeFloor {
+			rec.Sink = &discardSink{}
+		}
 		client := struct {
 			io.Reader
 			io.Writer
@@ -126,7 +129,7 @@ func (b *stdioBench) open(ctx context.Context, m mode) (*conn, error) {
 		wg.Wait()
 		c2sR.Close()
 		s2cR.Close()
-		if m == modeRecord {
+		if m == modeRecord || m == modeFloor {
 			return runErr
 		}
 		return cmd.Wait()

@@ -14,7 +14,7 @@ import (
 type row struct {
 	load, conc, metric string
 	vals               [numModes]string
-	rec, rep, snp      string
+	rec, rep, snp, flr string
 	target             string
 }
 
@@ -25,6 +25,9 @@ type table struct {
 	// snoop adds the mcpsnoop columns: its value, its ratio to
 	// passthrough, and the frames lost.
 	snoop bool
+	// floor adds the columns of record into nothing (-floor): its value
+	// and its ratio to passthrough. No target is checked on them.
+	floor bool
 }
 
 // check formats a target: what it asks, the measured value, and met or
@@ -62,6 +65,7 @@ func (t *table) durRow(l load, metric string, d [numModes]time.Duration, target 
 	r.rec = fmtRatio(ratio(float64(d[modeRecord]), float64(d[modePassthrough])))
 	r.rep = fmtRatio(ratio(float64(d[modeReplay]), float64(d[modePassthrough])))
 	r.snp = fmtRatio(ratio(float64(d[modeSnoop]), float64(d[modePassthrough])))
+	r.flr = fmtRatio(ratio(float64(d[modeFloor]), float64(d[modePassthrough])))
 	t.rows = append(t.rows, r)
 }
 
@@ -74,6 +78,7 @@ func (t *table) rateRow(l load, metric string, x [numModes]float64, target strin
 	r.rec = fmtRatio(ratio(x[modeRecord], x[modePassthrough]))
 	r.rep = fmtRatio(ratio(x[modeReplay], x[modePassthrough]))
 	r.snp = fmtRatio(ratio(x[modeSnoop], x[modePassthrough]))
+	r.flr = fmtRatio(ratio(x[modeFloor], x[modePassthrough]))
 	t.rows = append(t.rows, r)
 }
 
@@ -280,23 +285,39 @@ func fmtSize(n int) string {
 	return fmt.Sprintf("%dB", n)
 }
 
-// write prints the table and a line counting the targets.
+// write prints the table and a line counting the targets. The floor's
+// and mcpsnoop's columns are there only when they ran.
 func (t *table) write(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if !t.snoop {
-		fmt.Fprintln(tw, "LOAD\tC\tMETRIC\tDIRECT\tPASSTHROUGH\tRECORD\tREPLAY\tREC/PASS\tREP/PASS\tTARGET")
-	} else {
-		fmt.Fprintln(tw, "LOAD\tC\tMETRIC\tDIRECT\tPASSTHROUGH\tRECORD\tREPLAY\tMCPSNOOP\tREC/PASS\tREP/PASS\tSNOOP/PASS\tTARGET")
-	}
-	for _, r := range t.rows {
-		if !t.snoop {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.load, r.conc, r.metric,
-				r.vals[modeDirect], r.vals[modePassthrough], r.vals[modeRecord], r.vals[modeReplay], r.rec, r.rep, dashIfEmpty(r.target))
-			continue
+	line := func(load, conc, metric string, vals [numModes]string, rec, rep, snp, flr, target string) {
+		cols := []string{load, conc, metric, vals[modeDirect], vals[modePassthrough]}
+		if t.floor {
+			cols = append(cols, vals[modeFloor])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.load, r.conc, r.metric,
-			r.vals[modeDirect], r.vals[modePassthrough], r.vals[modeRecord], r.vals[modeReplay], dashIfEmpty(r.vals[modeSnoop]),
-			r.rec, r.rep, dashIfEmpty(r.snp), dashIfEmpty(r.target))
+		cols = append(cols, vals[modeRecord], vals[modeReplay])
+		if t.snoop {
+			cols = append(cols, vals[modeSnoop])
+		}
+		if t.floor {
+			cols = append(cols, flr)
+		}
+		cols = append(cols, rec, rep)
+		if t.snoop {
+			cols = append(cols, snp)
+		}
+		cols = append(cols, target)
+		for i, c := range cols {
+			cols[i] = dashIfEmpty(c)
+		}
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	}
+	var head [numModes]string
+	for m := range numModes {
+		head[m] = strings.ToUpper(modeNames[m])
+	}
+	line("LOAD", "C", "METRIC", head, "REC/PASS", "REP/PASS", "SNOOP/PASS", "FLOOR/PASS", "TARGET")
+	for _, r := range t.rows {
+		line(r.load, r.conc, r.metric, r.vals, r.rec, r.rep, r.snp, r.flr, r.target)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ntargets: %d met, %d missed\n", t.met, t.missed)
