@@ -289,35 +289,35 @@ func fmtSize(n int) string {
 // and mcpsnoop's columns are there only when they ran.
 func (t *table) write(w io.Writer) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	line := func(load, conc, metric string, vals [numModes]string, rec, rep, snp, flr, target string) {
-		cols := []string{load, conc, metric, vals[modeDirect], vals[modePassthrough]}
+	line := func(r row) {
+		cols := []string{r.load, r.conc, r.metric, r.vals[modeDirect], r.vals[modePassthrough]}
 		if t.floor {
-			cols = append(cols, vals[modeFloor])
+			cols = append(cols, r.vals[modeFloor])
 		}
-		cols = append(cols, vals[modeRecord], vals[modeReplay])
+		cols = append(cols, r.vals[modeRecord], r.vals[modeReplay])
 		if t.snoop {
-			cols = append(cols, vals[modeSnoop])
+			cols = append(cols, r.vals[modeSnoop])
 		}
 		if t.floor {
-			cols = append(cols, flr)
+			cols = append(cols, r.flr)
 		}
-		cols = append(cols, rec, rep)
+		cols = append(cols, r.rec, r.rep)
 		if t.snoop {
-			cols = append(cols, snp)
+			cols = append(cols, r.snp)
 		}
-		cols = append(cols, target)
+		cols = append(cols, r.target)
 		for i, c := range cols {
 			cols[i] = dashIfEmpty(c)
 		}
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
-	var head [numModes]string
+	head := row{load: "LOAD", conc: "C", metric: "METRIC", rec: "REC/PASS", rep: "REP/PASS", snp: "SNOOP/PASS", flr: "FLOOR/PASS", target: "TARGET"}
 	for m := range numModes {
-		head[m] = strings.ToUpper(modeNames[m])
+		head.vals[m] = strings.ToUpper(modeNames[m])
 	}
-	line("LOAD", "C", "METRIC", head, "REC/PASS", "REP/PASS", "SNOOP/PASS", "FLOOR/PASS", "TARGET")
+	line(head)
 	for _, r := range t.rows {
-		line(r.load, r.conc, r.metric, r.vals, r.rec, r.rep, r.snp, r.flr, r.target)
+		line(r)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "\ntargets: %d met, %d missed\n", t.met, t.missed)
