@@ -105,10 +105,11 @@ func (b *stdioBench) open(ctx context.Context, m mode) (*conn, error) {
 		})
 		wg.Go(func() { _, _ = io.Copy(io.Discard, errOut) })
 	case modeRecord, modeFloor:
-		rec := &recorder.Stdio{Sink: b.db, Session: store.Session{Name: "bench"}}
+		var sink recorder.Sink = b.db
 		if m == modeFloor {
-			rec.Sink = &discardSink{}
+			sink = &discardSink{}
 		}
+		rec := &recorder.Stdio{Sink: sink, Session: store.Session{Name: "bench"}}
 		client := struct {
 			io.Reader
 			io.Writer
