@@ -78,37 +78,52 @@ func payload(size int) []byte {
 }
 
 // BenchmarkExchanges measures what the store costs an HTTP recording of
-// one POST at a time, paced as a client at c=1 sends them (one every
-// 500 µs): each exchange opens a stream, appends the request and a 2 KB
-// answer, and closes the stream, which asks for a commit. It reports the
-// CPU time of the process per exchange (cpu-ns/op), the writer's and
+// one POST at a time: each exchange opens a stream, appends the request
+// and a 2 KB answer, and closes the stream, which asks for a commit.
+// paced sends them as a client at c=1 does (one every 500 µs), unpaced
+// as fast as the store takes them, as many clients at once do. It reports
+// the CPU time of the process per exchange (cpu-ns/op), the writer's and
 // the checkpointer's included.
 func BenchmarkExchanges(b *testing.B) {
-	ctx := context.Background()
-	d := openDB(b)
-	s := &store.Session{Transport: store.StreamableHTTP}
-	must(b, d.CreateSession(ctx, s))
-	req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
-	answer := payload(2 << 10)
-	var seq int64
-	tick := time.NewTicker(500 * time.Microsecond)
-	defer tick.Stop()
-	cpu0 := cpuTime(b)
-	b.ResetTimer()
-	for range b.N {
-		<-tick.C
-		st := &store.Stream{SessionID: s.ID, Kind: store.PostStream, Method: "POST"}
-		must(b, d.OpenStream(ctx, st))
-		for i, raw := range [][]byte{req, answer} {
-			seq++
-			f := &store.Frame{SessionID: s.ID, StreamID: st.ID, Seq: seq, Direction: store.Direction(i + 1), Raw: raw, Retry: -1}
-			f.Derive(st.Kind)
-			must(b, d.Append(ctx, f))
+	for _, pace := range []time.Duration{500 * time.Microsecond, 0} {
+		name := "paced"
+		if pace == 0 {
+			name = "unpaced"
 		}
-		st.End = store.EndComplete
-		must(b, d.CloseStream(ctx, st))
+		b.Run(name, func(b *testing.B) {
+			ctx := context.Background()
+			d := openDB(b)
+			s := &store.Session{Transport: store.StreamableHTTP}
+			must(b, d.CreateSession(ctx, s))
+			req := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`)
+			answer := payload(2 << 10)
+			var seq int64
+			var tick <-chan time.Time
+			if pace > 0 {
+				t := time.NewTicker(pace)
+				defer t.Stop()
+				tick = t.C
+			}
+			cpu0 := cpuTime(b)
+			b.ResetTimer()
+			for range b.N {
+				if tick != nil {
+					<-tick
+				}
+				st := &store.Stream{SessionID: s.ID, Kind: store.PostStream, Method: "POST"}
+				must(b, d.OpenStream(ctx, st))
+				for i, raw := range [][]byte{req, answer} {
+					seq++
+					f := &store.Frame{SessionID: s.ID, StreamID: st.ID, Seq: seq, Direction: store.Direction(i + 1), Raw: raw, Retry: -1}
+					f.Derive(st.Kind)
+					must(b, d.Append(ctx, f))
+				}
+				st.End = store.EndComplete
+				must(b, d.CloseStream(ctx, st))
+			}
+			must(b, d.Flush(ctx))
+			b.StopTimer()
+			b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
+		})
 	}
-	must(b, d.Flush(ctx))
-	b.StopTimer()
-	b.ReportMetric(float64(cpuTime(b)-cpu0)/float64(b.N), "cpu-ns/op")
 }

@@ -271,16 +271,18 @@ func (t *txn) putPack(fs []*Frame, buf []byte) ([]byte, error) {
 	return buf, nil
 }
 
-// maxRun is the most frame ops handleRun takes at once.
+// maxRun is the most ops handleRun takes at once.
 const maxRun = 1024
 
-// runLen returns the length of the run of small frames of sessions that
-// still exist that ops starts with (see frameRun), up to maxRun.
+// runLen returns the length of the run of small frames and stream writes
+// of sessions that still exist that ops starts with (see frameRun), up to
+// maxRun.
 func (w *writer) runLen(ops []op) int {
 	n := 0
 	for n < min(len(ops), maxRun) {
 		o := &ops[n]
-		if o.kind != opFrame || len(o.frame.Raw)+len(o.frame.Data) > maxChunked || w.deleted[o.sessionID] {
+		if w.deleted[o.sessionID] || o.kind != opFrame && o.kind != opStream ||
+			o.kind == opFrame && len(o.frame.Raw)+len(o.frame.Data) > maxChunked {
 			break
 		}
 		n++
@@ -288,19 +290,28 @@ func (w *writer) runLen(ops []op) int {
 	return n
 }
 
-// handleRun applies a run of frame ops (see runLen): each session's
-// packable frames with consecutive seqs, above any seq it wrote before,
-// go in packs; the others in chunks of rows (handleFrames), or one by one
-// when their seq may be in a pack already.
+// handleRun applies a run of frame and stream ops (see runLen): each
+// session's packable frames with consecutive seqs, above any seq it wrote
+// before, go in packs; the others in chunks of rows (handleFrames), or one
+// by one when their seq may be in a pack already. The streams' rows are
+// written last (see putStreams). The run is committed whole: a commit its
+// ops ask for waits for its end (see inRun), so that no commit holds a
+// frame without its stream's row.
 func (w *writer) handleRun(ops []op) {
 	if w.d.Err() != nil || !w.ensureTxn() {
 		return
 	}
+	w.inRun, w.runDue = true, false
+	defer func() { w.inRun = false }()
 	clear(w.packOf)
-	w.packOps, w.packSize, w.rest = w.packOps[:0], w.packSize[:0], w.rest[:0]
+	w.packOps, w.packSize, w.rest, w.streamOps = w.packOps[:0], w.packSize[:0], w.rest[:0], w.streamOps[:0]
 	var check []*op
 	for i := range ops {
 		o := &ops[i]
+		if o.kind == opStream {
+			w.streamOps = append(w.streamOps, o)
+			continue
+		}
 		f := o.frame
 		hi, own := w.seqs[o.sessionID]
 		switch {
@@ -362,12 +373,44 @@ func (w *writer) handleRun(ops []op) {
 			i++
 		}
 	}
+	w.putStreams()
 	clear(w.rest) // drop the frames for the collector
+	clear(w.streamOps)
 	for _, p := range w.packOps {
 		clear(p)
 	}
-	if w.t != nil && (first || w.n >= maxBatchOps || w.size >= maxBatchBytes) {
+	w.inRun = false
+	if w.t != nil && (first || w.runDue || w.n >= maxBatchOps || w.size >= maxBatchBytes) {
 		w.commit()
+	}
+}
+
+// putStreams writes the streams' rows of a run, once its frames are
+// written. Each write of a stream replaces its whole row, so only the
+// last of a stream's writes in the run is applied: a stream that opened
+// and ended within the run (most HTTP exchanges) costs one row write,
+// not two. If SQLite refuses that write, the one before it is applied
+// instead, as it would have been on its own.
+func (w *writer) putStreams() {
+	if len(w.streamOps) == 0 {
+		return
+	}
+	if w.streamDone == nil {
+		w.streamDone = map[any]bool{}
+	}
+	clear(w.streamDone)
+	for i := len(w.streamOps) - 1; i >= 0; i-- {
+		o := w.streamOps[i]
+		id := o.args[0]
+		if w.streamDone[id] {
+			continue
+		}
+		if w.handle(o) {
+			w.streamDone[id] = true
+		}
+		if w.d.Err() != nil {
+			return
+		}
 	}
 }
 

@@ -61,6 +61,13 @@ type writer struct {
 	rest       []op
 	packBuf    []byte
 	packFrames []*Frame
+	// streamOps and streamDone are putStreams's, reused.
+	streamOps  []*op
+	streamDone map[any]bool
+	// inRun is set while handleRun applies a run: a commit asked for
+	// meanwhile is only noted (runDue), and made once the run is
+	// applied (see commitSoon).
+	inRun, runDue bool
 
 	// fresh holds the sessions created whose first frame is not yet
 	// applied. A session's creation and its first frame are each
@@ -277,8 +284,18 @@ func (w *writer) handleFrames(ops []op) {
 	}
 	w.n += len(ops)
 	if first || w.n >= maxBatchOps || w.size >= maxBatchBytes {
-		w.commit()
+		w.commitSoon()
 	}
+}
+
+// commitSoon commits the open transaction now, or at the end of the run
+// being applied (see inRun).
+func (w *writer) commitSoon() {
+	if w.inRun {
+		w.runDue = true
+		return
+	}
+	w.commit()
 }
 
 // ensureTxn begins a transaction if none is open. It reports false if
@@ -349,51 +366,52 @@ func (w *writer) releaseIDs() {
 	}
 }
 
-// handle applies one op. After the writer has failed, ops are dropped and
-// those that wait are told the error.
-func (w *writer) handle(o *op) {
+// handle applies one op, and reports whether a frame, session or stream
+// op was written. After the writer has failed, ops are dropped and those
+// that wait are told the error.
+func (w *writer) handle(o *op) (written bool) {
 	if o.kind == opReserve {
 		w.reserve(o.pool)
-		return
+		return false
 	}
 	if err := w.d.Err(); err != nil {
 		if o.done != nil {
 			o.done <- err
 		}
-		return
+		return false
 	}
 	switch o.kind {
 	case opFlush:
 		if w.t == nil {
 			o.done <- nil
-			return
+			return false
 		}
 		w.waiters = append(w.waiters, o.done)
 		w.commit()
-		return
+		return false
 	case opExclusive:
 		w.commit() // everything queued before it
 		if err := w.d.Err(); err != nil {
 			o.done <- err
-			return
+			return false
 		}
 		o.done <- w.exclusive(o)
-		return
+		return false
 	}
 	if !w.ensureTxn() {
-		return
+		return false
 	}
 	if err := w.apply(w.t, o); err != nil {
 		if errors.Is(err, errSeqPacked) {
 			w.d.log.Error("a write was refused and dropped; the other frames and sessions are still recorded", "session", o.sessionID, "err", err)
-			return
+			return false
 		}
 		if !w.isolable(err) {
 			w.abort(err)
-			return
+			return false
 		}
 		w.skip(o, err)
-		return
+		return false
 	}
 	first := false
 	switch {
@@ -410,15 +428,16 @@ func (w *writer) handle(o *op) {
 	w.size += o.size()
 	switch {
 	case first || w.n >= maxBatchOps || w.size >= maxBatchBytes:
-		w.commit()
+		w.commitSoon()
 	case o.commit:
 		if wait := endGap - time.Since(w.last); wait > 0 {
 			w.schedule(wait)
 			w.endDue = true
 		} else {
-			w.commit()
+			w.commitSoon()
 		}
 	}
+	return true
 }
 
 // firstFrame reports whether a frame of sessionID is its first (see
