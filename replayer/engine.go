@@ -112,13 +112,22 @@ func (r *recording) template(mt Match) *engine {
 }
 
 func buildTemplate(rec *recording, mt Match) *engine {
-	e := &engine{rec: rec, mt: mt, srvReq: map[string]int{}, answerOf: map[string]int{}, cancelOf: map[string]int{}, index: map[*store.Frame]int{}}
+	e := &engine{rec: rec, mt: mt, srvReq: map[string]int{}, answerOf: map[string]int{}, cancelOf: map[string]int{}}
 	protocol := map[int64]bool{}
 	for _, st := range rec.Streams {
 		if st.Kind != store.StderrStream && st.Kind != store.HTTPStream {
 			protocol[st.ID] = true
 		}
 	}
+	n := 0
+	for i := range rec.Frames {
+		if f := &rec.Frames[i]; protocol[f.StreamID] && isProtocol(f) {
+			n++
+		}
+	}
+	// Sized at once: a long recording's frames grown by append were copied
+	// over and over, most of the time a first live session took.
+	e.frames, e.index = make([]recFrame, 0, n), make(map[*store.Frame]int, n)
 	for i := range rec.Frames {
 		f := &rec.Frames[i]
 		if !protocol[f.StreamID] || !isProtocol(f) {
@@ -177,7 +186,7 @@ func (e *engine) link(m *causal.Model) {
 	for i := range e.frames {
 		at[e.frames[i].f] = i
 	}
-	msgsOf := map[*store.Frame][]int{} // frame -> its messages in m
+	msgsOf := make(map[*store.Frame][]int, len(m.Msgs)) // frame -> its messages in m
 	for i := range m.Msgs {
 		msgsOf[m.Msgs[i].Frame] = append(msgsOf[m.Msgs[i].Frame], i)
 	}

@@ -68,7 +68,7 @@ func (r *Recording) ProtocolFrames() []*Frame {
 			stderr[st.ID] = true
 		}
 	}
-	var fs []*Frame
+	fs := make([]*Frame, 0, len(r.Frames))
 	for i := range r.Frames {
 		f := &r.Frames[i]
 		if stderr[f.StreamID] || f.Comment || (f.SSE && f.Kind == KindEmpty) {

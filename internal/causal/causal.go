@@ -135,7 +135,17 @@ func Pair(rec *store.Recording) *Model {
 	}
 	live := func(i int) bool { return slices.Contains(inflight, i) }
 	seen := 0
-	for _, f := range rec.ProtocolFrames() {
+	pf := rec.ProtocolFrames()
+	sends := 0
+	for _, f := range pf {
+		if f.Direction == store.ClientToServer {
+			sends++
+		}
+	}
+	// Sized at once (a batch's members may grow Msgs further): grown by
+	// append, a long recording's messages were copied over and over.
+	m.Msgs, m.Sends = make([]Msg, 0, len(pf)), make([]Send, 0, sends)
+	for _, f := range pf {
 		whole := jsonrpc.Parse(f.Data)
 		msgs, batch := []jsonrpc.Message{whole}, whole.Kind == jsonrpc.KindBatch
 		if batch && len(whole.Members) > 0 {
