@@ -496,7 +496,7 @@ func (c *cursor) caughtUp(t time.Duration) bool {
 	e := c.cands[0]
 	// A request the server refused for its shape changed nothing: the
 	// door answers it (door.go), and a client need not send it at all.
-	for e.firstC2S < len(e.frames) && (!e.frames[e.firstC2S].c2s || e.done[e.firstC2S] || refusedFrame(e.rec, e.frames[e.firstC2S].f)) {
+	for e.firstC2S < len(e.frames) && (!e.frames[e.firstC2S].c2s || e.done.has(e.firstC2S) || refusedFrame(e.rec, e.frames[e.firstC2S].f)) {
 		e.firstC2S++
 	}
 	return e.firstC2S == len(e.frames) || e.frames[e.firstC2S].f.Offset >= t

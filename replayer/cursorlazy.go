@@ -71,7 +71,7 @@ func (c *cursor) reach(e *engine, live *jsonrpc.Message) int {
 		// requests the server refused for their shape, which the door
 		// answers and a client need not send at all (see caughtUp).
 		next := e.lo
-		for next < len(e.frames) && (e.done[next] || refusedStream(e.rec, e.frames[next].f)) {
+		for next < len(e.frames) && (e.done.has(next) || refusedStream(e.rec, e.frames[next].f)) {
 			next++
 		}
 		r = max(r, next+1)

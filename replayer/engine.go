@@ -40,7 +40,7 @@ type engine struct {
 	// frames per engine cost each live session a copy of the whole
 	// recording, and a sessionless client gets a live session per POST.
 	frames []recFrame
-	done   []bool
+	done   marks
 	// lo is the index of the first frame not yet done: every frame
 	// before it is matched or sent, so scans start there.
 	lo     int
@@ -87,7 +87,7 @@ type engine struct {
 func newEngine(rec *recording, mt Match) *engine {
 	t := rec.template(mt)
 	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{},
-		frames: t.frames, done: make([]bool, len(t.frames)), dependents: t.dependents, unsentS2C: t.unsentS2C,
+		frames: t.frames, done: newMarks(len(t.frames)), dependents: t.dependents, unsentS2C: t.unsentS2C,
 		srvReq: t.srvReq, answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index}
 	return e
 }
@@ -281,14 +281,14 @@ func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, in
 	k, members := e.mt.matchKey(live, e.rids)
 	body := ""
 	if live.Kind.IsResponse() {
-		if i, ok := e.srvReq[string(live.ID)]; !ok || !e.done[i] {
+		if i, ok := e.srvReq[string(live.ID)]; !ok || !e.done.has(i) {
 			return -1, false
 		}
 		body = e.mt.answerKey(live)
 	}
 	for i := e.lo; i < len(e.frames); i++ {
 		fr := &e.frames[i]
-		if !fr.c2s || e.done[i] {
+		if !fr.c2s || e.done.has(i) {
 			continue
 		}
 		var ok bool
@@ -307,7 +307,7 @@ func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, in
 // consume marks recorded frame i as received as live, and learns the
 // client's ids and progress tokens.
 func (e *engine) consume(i int, live jsonrpc.Message) {
-	e.done[i] = true
+	e.done.set(i)
 	e.touched = max(e.touched, i+1)
 	e.ready = append(e.ready, e.dependents[i]...)
 	e.learn(i, live)
@@ -345,6 +345,17 @@ func (e *engine) learn(i int, live jsonrpc.Message) {
 		}
 	}
 }
+
+// marks is a set of frame indexes, a bit each: a live session's engine
+// over a long recording costs an eighth of a byte per frame (a
+// sessionless client gets one per POST).
+type marks []uint64
+
+func newMarks(n int) marks { return make(marks, (n+63)/64) }
+
+func (m marks) has(i int) bool { return m[i>>6]&(1<<(i&63)) != 0 }
+
+func (m marks) set(i int) { m[i>>6] |= 1 << (i & 63) }
 
 // rewriter returns an engine over rec's template that only learns ids
 // and rewrites frames: it shares the template's frames, as every engine
@@ -396,13 +407,13 @@ func (e *engine) release() []outFrame {
 		i := work[len(work)-1]
 		work = work[:len(work)-1]
 		fr := &e.frames[i]
-		if fr.c2s || e.done[i] {
+		if fr.c2s || e.done.has(i) {
 			continue
 		}
-		if (fr.prev >= 0 && !e.done[fr.prev]) || (fr.extra >= 0 && !e.done[fr.extra]) {
+		if (fr.prev >= 0 && !e.done.has(fr.prev)) || (fr.extra >= 0 && !e.done.has(fr.extra)) {
 			continue
 		}
-		e.done[i] = true
+		e.done.set(i)
 		e.unsentS2C--
 		e.touched = max(e.touched, i+1)
 		idx = append(idx, i)
@@ -435,7 +446,7 @@ func (e *engine) release() []outFrame {
 
 // advance moves lo past the frames that are done.
 func (e *engine) advance() {
-	for e.lo < len(e.frames) && e.done[e.lo] {
+	for e.lo < len(e.frames) && e.done.has(e.lo) {
 		e.lo++
 	}
 }
@@ -447,7 +458,7 @@ func (e *engine) exhausted() bool { return e.unsentS2C == 0 }
 func (e *engine) unsent() []*store.Frame {
 	var fs []*store.Frame
 	for i := range e.frames {
-		if e.frames[i].c2s && !e.done[i] {
+		if e.frames[i].c2s && !e.done.has(i) {
 			fs = append(fs, e.frames[i].f)
 		}
 	}

@@ -56,10 +56,10 @@ func longSession(calls, notes int) string {
 	return b.String()
 }
 
-// BenchmarkTemplate measures what the first live session of a long
-// recording costs: loading the session's frames and building its
-// template (every frame parsed and linked). go test -bench Template
-// -benchmem ./replayer
+// BenchmarkTemplate measures what the live sessions of a long recording
+// cost: loading the session's frames and building its template (every
+// frame parsed and linked), for the first; an engine over the template,
+// for each. go test -bench Template -benchmem ./replayer
 func BenchmarkTemplate(b *testing.B) {
 	db, ids := storetest.Import(b, longSession(600, 99))
 	b.Run("load", func(b *testing.B) {
@@ -78,6 +78,19 @@ func BenchmarkTemplate(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			buildTemplate(recs[0], Match{})
+		}
+	})
+	b.Run("engine", func(b *testing.B) {
+		// What every further live session of it costs (a sessionless
+		// client gets one per POST).
+		recs, err := load(context.Background(), db, ids...)
+		if err != nil {
+			b.Fatal(err)
+		}
+		recs[0].template(Match{})
+		b.ReportAllocs()
+		for b.Loop() {
+			newEngine(recs[0], Match{})
 		}
 	})
 }

@@ -131,7 +131,7 @@ func (ls *liveSession) onlyDiscovered() bool {
 	discovered := false
 	e := ls.cur.cands[0]
 	for i, fr := range e.frames {
-		if fr.c2s && e.done[i] {
+		if fr.c2s && e.done.has(i) {
 			switch fr.msg.Method {
 			case "initialize":
 				return false

@@ -123,7 +123,7 @@ func (e *engine) closestIndex(live jsonrpc.Message) (int, closestScore) {
 			}
 			score.diffs = len(diffPaths(e.mt.normalized(fr.msg.Method, fr.msg.Params), want, "params", 64))
 		}
-		if !e.done[i] {
+		if !e.done.has(i) {
 			score.base++
 		}
 		if best < 0 || score.better(bestScore) {
@@ -143,7 +143,7 @@ func (e *engine) mismatchAt(live jsonrpc.Message, i int) *Mismatch {
 	mm.Diff = jsonDiff(e.mt.normalized(fr.msg.Method, fr.msg.Params), e.mt.normalized(live.Method, live.Params), "params", 12)
 	mm.Hint = e.mt.hint(live, fr.msg)
 	mm.Rules, mm.Tolerant = e.mt.hintRules(live, fr.msg)
-	if mm.Diff == "" && e.done[i] {
+	if mm.Diff == "" && e.done.has(i) {
 		mm.Reason = fmt.Sprintf("matches recorded seq %d, which this client already sent", fr.f.Seq)
 	}
 	return mm

@@ -110,10 +110,10 @@ func (c *cursor) waive(st stall) ([]outFrame, bool) {
 			continue
 		}
 		i, ok := e.cancelOf[rec]
-		if !ok || e.done[i] {
+		if !ok || e.done.has(i) {
 			continue
 		}
-		e.done[i] = true
+		e.done.set(i)
 		e.touched = max(e.touched, i+1)
 		e.ready = append(e.ready, e.dependents[i]...)
 		o := e.release()
@@ -171,7 +171,7 @@ func (e *engine) stalled(id string) (stall, bool) {
 	a, ok := e.answerOf[rec]
 	if !ok {
 		if c, cancelled := e.cancelOf[rec]; cancelled {
-			if e.done[c] {
+			if e.done.has(c) {
 				// Cancelled here as in the recording, which holds no
 				// answer: nothing is owed.
 				return stall{}, false
@@ -180,12 +180,12 @@ func (e *engine) stalled(id string) (stall, bool) {
 		}
 		return st, true
 	}
-	if c, cancelled := e.cancelOf[rec]; cancelled && !e.done[c] && c < a {
+	if c, cancelled := e.cancelOf[rec]; cancelled && !e.done.has(c) && c < a {
 		// The recording answers only after the client's cancellation:
 		// a late answer.
 		st.Cancel = e.frames[c].f
 	}
-	if e.done[a] {
+	if e.done.has(a) {
 		return stall{}, false
 	}
 	st.Awaited = e.awaited(a)
@@ -198,7 +198,7 @@ func (e *engine) stalled(id string) (stall, bool) {
 		switch {
 		case fr.msg.Kind.IsResponse():
 			j, ok := e.srvReq[string(fr.msg.ID)]
-			st.Expected = st.Expected && ok && e.done[j]
+			st.Expected = st.Expected && ok && e.done.has(j)
 		case fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled":
 			st.Expected = st.Expected && string(mcpwire.CancelledRequestID(fr.msg.Params)) == rec
 		default:
@@ -217,7 +217,7 @@ func (e *engine) awaited(i int) []*store.Frame {
 	seen := map[int]bool{}
 	var walk func(i int)
 	walk = func(i int) {
-		if i < 0 || seen[i] || e.done[i] {
+		if i < 0 || seen[i] || e.done.has(i) {
 			return
 		}
 		seen[i] = true
@@ -244,7 +244,7 @@ func (e *engine) unanswered(id []byte) bool {
 		if fr.c2s && fr.msg.Kind.IsResponse() {
 			return false
 		}
-		if !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && e.done[i] {
+		if !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && e.done.has(i) {
 			sent = true
 		}
 	}
