@@ -29,6 +29,22 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// openRefusing opens a new cassette, closed when the test ends, whose
+// writer refuses values longer than 4096 bytes (SQLite's length limit,
+// lowered for the test), with its log in the returned buffer.
+func openRefusing(t *testing.T) (*DB, *syncBuffer) {
+	t.Helper()
+	lengthLimit = 4096
+	t.Cleanup(func() { lengthLimit = 0 })
+	logs := new(syncBuffer)
+	d, err := OpenWith(context.Background(), filepath.Join(t.TempDir(), "c.db"), Options{Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { d.Close() })
+	return d, logs
+}
+
 // TestWriter_IsolatesRefusedFrame appends, among the frames of two
 // sessions, frames SQLite refuses: one longer than its length limit
 // (lowered for the test), alone and inside a run of small frames inserted
@@ -36,15 +52,8 @@ func (s *syncBuffer) String() string {
 // alone and reported; every other frame of both sessions is stored, the
 // writer goes on, and a too-long frame leaves a placeholder in its place.
 func TestWriter_IsolatesRefusedFrame(t *testing.T) {
-	lengthLimit = 4096
-	t.Cleanup(func() { lengthLimit = 0 })
 	ctx := context.Background()
-	var logs syncBuffer
-	d, err := OpenWith(ctx, filepath.Join(t.TempDir(), "c.db"), Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, logs := openRefusing(t)
 	a, b := &Session{Transport: Stdio}, &Session{Transport: Stdio}
 	for _, s := range []*Session{a, b} {
 		if err := d.CreateSession(ctx, s); err != nil {

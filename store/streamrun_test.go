@@ -2,9 +2,7 @@ package store
 
 import (
 	"context"
-	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -16,15 +14,8 @@ import (
 // than its length limit, lowered for the test): its row stays as it
 // opened, and the writer goes on. Every frame is stored either way.
 func TestWriter_StreamOnceARun(t *testing.T) {
-	lengthLimit = 4096
-	t.Cleanup(func() { lengthLimit = 0 })
 	ctx := context.Background()
-	var logs syncBuffer
-	d, err := OpenWith(ctx, filepath.Join(t.TempDir(), "c.db"), Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
+	d, logs := openRefusing(t)
 	s := &Session{Transport: StreamableHTTP}
 	if err := d.CreateSession(ctx, s); err != nil {
 		t.Fatal(err)
