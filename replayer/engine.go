@@ -119,9 +119,10 @@ func buildTemplate(rec *recording, mt Match) *engine {
 			protocol[st.ID] = true
 		}
 	}
+	replayed := func(f *store.Frame) bool { return protocol[f.StreamID] && isProtocol(f) }
 	n := 0
 	for i := range rec.Frames {
-		if f := &rec.Frames[i]; protocol[f.StreamID] && isProtocol(f) {
+		if replayed(&rec.Frames[i]) {
 			n++
 		}
 	}
@@ -130,7 +131,7 @@ func buildTemplate(rec *recording, mt Match) *engine {
 	e.frames, e.index = make([]recFrame, 0, n), make(map[*store.Frame]int, n)
 	for i := range rec.Frames {
 		f := &rec.Frames[i]
-		if !protocol[f.StreamID] || !isProtocol(f) {
+		if !replayed(f) {
 			continue
 		}
 		e.frames = append(e.frames, recFrame{f: f, msg: jsonrpc.Parse(f.Data), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1})
