@@ -379,7 +379,6 @@ func (w *writer) handleRun(ops []op) {
 	for _, p := range w.packOps {
 		clear(p)
 	}
-	w.inRun = false
 	if w.t != nil && (first || w.runDue || w.n >= maxBatchOps || w.size >= maxBatchBytes) {
 		w.commit()
 	}
@@ -396,12 +395,12 @@ func (w *writer) putStreams() {
 		return
 	}
 	if w.streamDone == nil {
-		w.streamDone = map[any]bool{}
+		w.streamDone = map[int64]bool{}
 	}
 	clear(w.streamDone)
 	for i := len(w.streamOps) - 1; i >= 0; i-- {
 		o := w.streamOps[i]
-		id := o.args[0]
+		id, _ := o.args[0].(int64) // the stream's id (see streamArgs)
 		if w.streamDone[id] {
 			continue
 		}

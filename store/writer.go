@@ -63,7 +63,7 @@ type writer struct {
 	packFrames []*Frame
 	// streamOps and streamDone are putStreams's, reused.
 	streamOps  []*op
-	streamDone map[any]bool
+	streamDone map[int64]bool
 	// inRun is set while handleRun applies a run: a commit asked for
 	// meanwhile is only noted (runDue), and made once the run is
 	// applied (see commitSoon).
