@@ -28,6 +28,9 @@ type run struct {
 // p50 returns the median latency of the run.
 func (r run) p50() time.Duration { return median(r.lat) }
 
+// p99 returns the 99th percentile of the run's latencies.
+func (r run) p99() time.Duration { return quantile(r.lat, 0.99) }
+
 // reqRate returns the requests answered per second.
 func (r run) reqRate() float64 { return float64(r.requests) / r.wall.Seconds() }
 
@@ -50,6 +53,16 @@ func median(ds []time.Duration) time.Duration {
 	}
 	slices.Sort(ds)
 	return ds[len(ds)/2]
+}
+
+// quantile returns the q quantile of ds (the value that a fraction q of
+// them do not exceed), 0 for none. ds is sorted in place.
+func quantile(ds []time.Duration, q float64) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[min(len(ds)-1, int(q*float64(len(ds))))]
 }
 
 // medianF returns the median of xs, 0 for none. xs is sorted in place.
@@ -79,6 +92,25 @@ func (rs rounds) p50() time.Duration {
 	var ds []time.Duration
 	for _, r := range rs {
 		ds = append(ds, r.p50())
+	}
+	return median(ds)
+}
+
+// p99 is the median over rounds of each round's 99th percentile latency.
+func (rs rounds) p99() time.Duration {
+	var ds []time.Duration
+	for _, r := range rs {
+		ds = append(ds, r.p99())
+	}
+	return median(ds)
+}
+
+// ttfe99 is the median over rounds of each round's 99th percentile time
+// to first event.
+func (rs rounds) ttfe99() time.Duration {
+	var ds []time.Duration
+	for _, r := range rs {
+		ds = append(ds, quantile(r.ttfe, 0.99))
 	}
 	return median(ds)
 }

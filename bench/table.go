@@ -88,10 +88,11 @@ func (t *table) rateRow(l load, metric string, x [numModes]float64, target strin
 // (the record run fails otherwise) and the first event at c=1 no more
 // than 50 µs after the passthrough's; stdio JSON p50 at c=1 ≤1.10×.
 func (t *table) addLoad(l load, rs [numModes]rounds) {
-	var p50, ttfe [numModes]time.Duration
+	var p50, p99, ttfe, ttfe99 [numModes]time.Duration
 	var reqs, frames [numModes]float64
 	for m := range numModes {
 		p50[m], ttfe[m] = rs[m].p50(), rs[m].ttfe()
+		p99[m], ttfe99[m] = rs[m].p99(), rs[m].ttfe99()
 		reqs[m], frames[m] = rs[m].reqRate(), rs[m].frameRate()
 	}
 	recLat := ratio(float64(p50[modeRecord]), float64(p50[modePassthrough]))
@@ -138,6 +139,7 @@ func (t *table) addLoad(l load, rs [numModes]rounds) {
 			}
 		}
 		t.durRow(l, "p50 first event", ttfe, target)
+		t.durRow(l, "p99 first event", ttfe99, "")
 		rf := ratio(frames[modeRecord], frames[modePassthrough])
 		live := ratio(frames[modeReplay], frames[modeDirect])
 		target = t.check(live >= 1.5, "replay ≥1.50× direct (%.3g×)", live)
@@ -152,6 +154,7 @@ func (t *table) addLoad(l load, rs [numModes]rounds) {
 			target = ahead(target, recLat, ratio(float64(p50[modeSnoop]), float64(p50[modePassthrough])), true)
 		}
 		t.durRow(l, "p50 latency", p50, target)
+		t.durRow(l, "p99 latency", p99, "")
 		target = ""
 		if l.tool == toolStream {
 			if l.conc > 1 {
@@ -171,6 +174,7 @@ func (t *table) addLoad(l load, rs [numModes]rounds) {
 			target = ahead(target, recLat, ratio(float64(p50[modeSnoop]), float64(p50[modePassthrough])), true)
 		}
 		t.durRow(l, "p50 latency", p50, target)
+		t.durRow(l, "p99 latency", p99, "")
 		target = ""
 		if l.conc > 1 {
 			rr := ratio(reqs[modeRecord], reqs[modePassthrough])
