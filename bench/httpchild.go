@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/procs"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -53,6 +54,9 @@ func startChild(ctx context.Context, self, kind string, args ...string) (*child,
 	args = append([]string{"-peer", kind}, args...)
 	if recordOptions.LowPriority {
 		args = append(args, "-low-writer")
+	}
+	if fixedProcs {
+		args = append(args, "-fixed-procs")
 	}
 	if childProfile != "" {
 		children++
@@ -173,8 +177,15 @@ func httpChild(kind, upstream, cassette string) error {
 	case "http-pass":
 		h = passthrough(u)
 	case "http-record":
+		// As mcpvcr record runs it (cmd/mcpvcr/record_http.go).
+		var active func(int)
+		if !fixedProcs {
+			if fit := procs.New(); fit != nil {
+				active = fit.Active
+			}
+		}
 		if discard {
-			rec := &recorder.HTTP{Upstream: u, Sink: &discardSink{}}
+			rec := &recorder.HTTP{Upstream: u, Sink: &discardSink{}, Active: active}
 			h = rec
 			closeFn = func() error { return rec.Close(ctx) }
 			break
@@ -183,7 +194,7 @@ func httpChild(kind, upstream, cassette string) error {
 		if err != nil {
 			return err
 		}
-		rec := &recorder.HTTP{Upstream: u, Sink: db}
+		rec := &recorder.HTTP{Upstream: u, Sink: db, Active: active}
 		h = rec
 		closeFn = func() error { return errors.Join(rec.Close(ctx), db.Close()) }
 	case "http-replay":

@@ -54,6 +54,7 @@ func main() {
 	flag.StringVar(&upstream, "upstream", "", "internal: the upstream URL of an http-pass or http-record peer")
 	flag.StringVar(&cassette, "cassette", "", "internal: the cassette of an http-record or http-replay peer")
 	flag.BoolVar(&discard, "discard", false, "internal: an http-record peer records into a sink that keeps nothing (-floor)")
+	flag.BoolVar(&fixedProcs, "fixed-procs", false, "record with GOMAXPROCS as the runtime sets it, not fitted to the load as mcpvcr record does (package procs), to compare the two")
 	flag.BoolVar(&recordOptions.LowPriority, "low-writer", false, "record with the cassette's writer at the lowest priority (store.Options.LowPriority), to compare the two")
 	flag.Parse()
 
@@ -94,6 +95,10 @@ func main() {
 
 // recordOptions open the cassettes that record records into.
 var recordOptions store.Options
+
+// fixedProcs leaves the record peers' GOMAXPROCS as the runtime sets it
+// (-fixed-procs).
+var fixedProcs bool
 
 // runPeer runs this program as one of its own peers.
 func runPeer(peer, upstream, cassette, cpuprofile string) error {

@@ -81,6 +81,10 @@ type HTTP struct {
 	// DefaultMaxFrame. OAuth exchanges, which the recorder may rewrite,
 	// are read whole.
 	MaxFrame int64
+	// Active, if set, is told how many exchanges are under way each time
+	// that changes: requests other than GET, whose streams may stay open
+	// and idle. mcpvcr record sizes the Go runtime by it (package procs).
+	Active func(n int)
 
 	once  sync.Once
 	proxy *httputil.ReverseProxy
@@ -88,6 +92,7 @@ type HTTP struct {
 	// proxy, not by their client.
 	stopping atomic.Bool
 	inflight sync.WaitGroup // ServeHTTP calls under way
+	active   atomic.Int64   // of them, those not GET (see Active)
 	red      *Redactor
 	log      *slog.Logger
 
@@ -147,6 +152,9 @@ type exchangeKey struct{}
 
 // exchange is one proxied request: its stream and what is still owed.
 type exchange struct {
+	// act counts the exchange as under way (HTTP.Active) until its
+	// answer's last bytes are read, or it ends without them.
+	act     *activity
 	hs      *httpSession
 	st      *store.Stream
 	reqIDs  map[string]bool // request ids in the POST body not yet answered
@@ -207,6 +215,22 @@ func (h *HTTP) init() {
 	})
 }
 
+// activity is one exchange counted in HTTP.Active.
+type activity struct {
+	h    *HTTP
+	done atomic.Bool
+}
+
+// end stops counting the exchange, once; a nil activity does nothing.
+// The end of an answer's body ends it before its last bytes go to the
+// client, so that the client's next request, which can only follow them,
+// never finds this one still counted.
+func (a *activity) end() {
+	if a != nil && a.done.CompareAndSwap(false, true) {
+		a.h.Active(int(a.h.active.Add(-1)))
+	}
+}
+
 // ServeHTTP forwards one request upstream and records it.
 func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.init()
@@ -219,6 +243,12 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if why := h.refusal(r); why != "" {
 		h.refuse(w, r, why)
 		return
+	}
+	var act *activity
+	if h.Active != nil && r.Method != http.MethodGet {
+		act = &activity{h: h}
+		h.Active(int(h.active.Add(1)))
+		defer act.end()
 	}
 	// Long SSE answers while the client still sends: without full duplex
 	// the server closes the request body early (golang/go#40747).
@@ -255,6 +285,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx := context.WithoutCancel(r.Context())
 	x := h.begin(ctx, r, body, big)
+	x.act = act
 	// The upstream request ends when the client leaves, or when Close
 	// begins for a GET stream (held open until its client leaves) and
 	// once Close has waited its time for anything else (an answer under

@@ -75,6 +75,9 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		n, err := b.rc.Read(p)
+		if err == io.EOF {
+			b.x.act.end()
+		}
 		if n > 0 {
 			if b.holding {
 				b.out = append(b.out, p[:n]...)

@@ -40,6 +40,9 @@ func recordHTTP(c *cli.Context, e *env) error {
 	}
 	rec := &recorder.HTTP{Upstream: u, Sink: db, Redactor: red, Name: c.String("name"), Logger: e.logger,
 		Header: hdr, AuthDirect: !c.Bool("proxy-auth"), AllowOrigins: c.StringSlice("allow-origin"), MaxFrame: maxFrameFlag(c.Generic("max-frame"))}
+	if fit := newFitter(); fit != nil {
+		rec.Active = fit.Active
+	}
 	path := u.EscapedPath()
 	if path == "" {
 		path = "/"
