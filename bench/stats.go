@@ -77,52 +77,41 @@ func medianF(xs []float64) float64 {
 // rounds holds the runs of one mode over all rounds.
 type rounds []run
 
+// medianOf is the median over rounds of what of reads off each round.
+func (rs rounds) medianOf(of func(run) time.Duration) time.Duration {
+	ds := make([]time.Duration, 0, len(rs))
+	for _, r := range rs {
+		ds = append(ds, of(r))
+	}
+	return median(ds)
+}
+
 // cpuPerFrame is the median over rounds of the proxy's CPU time per
 // frame.
 func (rs rounds) cpuPerFrame() time.Duration {
-	var ds []time.Duration
-	for _, r := range rs {
-		ds = append(ds, r.cpuPerFrame())
-	}
-	return median(ds)
+	return rs.medianOf(func(r run) time.Duration { return r.cpuPerFrame() })
 }
 
 // p50 is the median over rounds of each round's median latency.
 func (rs rounds) p50() time.Duration {
-	var ds []time.Duration
-	for _, r := range rs {
-		ds = append(ds, r.p50())
-	}
-	return median(ds)
+	return rs.medianOf(func(r run) time.Duration { return r.p50() })
 }
 
 // p99 is the median over rounds of each round's 99th percentile latency.
 func (rs rounds) p99() time.Duration {
-	var ds []time.Duration
-	for _, r := range rs {
-		ds = append(ds, r.p99())
-	}
-	return median(ds)
+	return rs.medianOf(func(r run) time.Duration { return r.p99() })
 }
 
 // ttfe99 is the median over rounds of each round's 99th percentile time
 // to first event.
 func (rs rounds) ttfe99() time.Duration {
-	var ds []time.Duration
-	for _, r := range rs {
-		ds = append(ds, quantile(r.ttfe, 0.99))
-	}
-	return median(ds)
+	return rs.medianOf(func(r run) time.Duration { return quantile(r.ttfe, 0.99) })
 }
 
 // ttfe is the median over rounds of each round's median time to first
 // event.
 func (rs rounds) ttfe() time.Duration {
-	var ds []time.Duration
-	for _, r := range rs {
-		ds = append(ds, median(r.ttfe))
-	}
-	return median(ds)
+	return rs.medianOf(func(r run) time.Duration { return median(r.ttfe) })
 }
 
 // reqRate is the median over rounds of requests per second.
