@@ -2,10 +2,12 @@ package recorder_test
 
 import (
 	"context"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,5 +73,72 @@ func TestHTTP_CloseEndsHeldStreams(t *testing.T) {
 	}
 	if len(ends) != 1 || ends[0] != store.EndProxyShutdown {
 		t.Errorf("stream ends = %v; want one GET ended by the proxy (%v)", ends, store.EndProxyShutdown)
+	}
+}
+
+// TestHTTP_CloseWhileRequestsArrive: a client that never stops sending
+// (as a test's client left running does) while Close waits for the
+// requests under way. Close must not race with the requests that arrive
+// once it has begun (go test -race saw sync.WaitGroup's Add at zero
+// beside its Wait), and must still return.
+func TestHTTP_CloseWhileRequestsArrive(t *testing.T) {
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL + "/mcp")
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rec := &recorder.HTTP{Upstream: u, Sink: db}
+	ts := httptest.NewServer(rec)
+	defer ts.Close()
+
+	stop := make(chan struct{})
+	sent := make(chan int)
+	done := make(chan struct{})
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for n := 0; ; n++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+				req.Header.Set("Content-Type", "application/json")
+				req.Header.Set("Accept", "application/json, text/event-stream")
+				resp, err := ts.Client().Do(req)
+				if err == nil {
+					io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+				}
+				if n == 20 {
+					sent <- n
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-sent // every client is under way
+	}
+	for range 50 {
+		cctx, cancel := context.WithTimeout(ctx, time.Minute)
+		if err := rec.Close(cctx); err != nil {
+			t.Errorf("Close = %v", err)
+		}
+		if cctx.Err() != nil {
+			t.Errorf("Close waited for its ctx to end")
+		}
+		cancel()
+	}
+	close(stop)
+	for range 4 {
+		<-done
 	}
 }

@@ -91,8 +91,14 @@ type HTTP struct {
 	// stopping is set by Stop: streams cut from then on were cut by the
 	// proxy, not by their client.
 	stopping atomic.Bool
-	inflight sync.WaitGroup // ServeHTTP calls under way
-	active   atomic.Int64   // of them, those not GET (see Active)
+	// inflight counts the ServeHTTP calls under way that Close waits for:
+	// those begun before it. A WaitGroup's Add at zero must not run beside
+	// its Wait, and a client that never stops sends requests while Close
+	// waits, so inMu orders each Add against closing.
+	inMu     sync.Mutex
+	closing  bool
+	inflight sync.WaitGroup
+	active   atomic.Int64 // ServeHTTP calls under way other than GETs (see Active)
 	red      *Redactor
 	log      *slog.Logger
 
@@ -218,8 +224,9 @@ func (h *HTTP) init() {
 // ServeHTTP forwards one request upstream and records it.
 func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.init()
-	h.inflight.Add(1)
-	defer h.inflight.Done()
+	if h.track() {
+		defer h.inflight.Done()
+	}
 	if h.Upstream == nil || h.Sink == nil {
 		http.Error(w, "mcpvcr: recorder has no upstream or sink", http.StatusInternalServerError)
 		return
@@ -540,17 +547,20 @@ func (h *HTTP) abortEnd() store.End {
 
 // Close ends the GET streams still under way (their upstream requests
 // are cancelled, and they are recorded as ended by the proxy, as after
-// Stop), waits for the other requests h is serving to return, ending
-// those still under way when ctx is done, then ends every session
-// recorded so far, like httptest.Server.Close. (An answer under way is
-// let finish: its client may have read all of it already, and the
-// stream then ends complete, as it did.) It may
-// be called before the server serving h closes (a client that left a GET
-// stream open sees it end, and the server then closes at once) or after;
-// a server's own Shutdown waits for held streams, which Close ends.
+// Stop), waits for the other requests h began serving before it to
+// return, ending those still under way when ctx is done, then ends every
+// session recorded so far, like httptest.Server.Close. (An answer under
+// way is let finish: its client may have read all of it already, and the
+// stream then ends complete, as it did.) It may be called before the
+// server serving h closes (a client that left a GET stream open sees it
+// end, and the server then closes at once) or after; a server's own
+// Shutdown waits for held streams, which Close ends.
 func (h *HTTP) Close(ctx context.Context) error {
 	h.init()
 	h.stopping.Store(true)
+	h.inMu.Lock()
+	h.closing = true
+	h.inMu.Unlock()
 	h.endStreams()
 	done := make(chan struct{})
 	go func() {
@@ -573,6 +583,17 @@ func (h *HTTP) Close(ctx context.Context) error {
 		}
 	}
 	return err
+}
+
+// track counts a ServeHTTP call in inflight, unless Close has begun.
+func (h *HTTP) track() bool {
+	h.inMu.Lock()
+	defer h.inMu.Unlock()
+	if h.closing {
+		return false
+	}
+	h.inflight.Add(1)
+	return true
 }
 
 // Err returns the first recording error of any session.
