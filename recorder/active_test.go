@@ -4,16 +4,12 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/recorder"
-	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // TestHTTP_ActiveCountsExchanges: Active is told the exchanges under way
@@ -24,7 +20,7 @@ func TestHTTP_ActiveCountsExchanges(t *testing.T) {
 	var arrived sync.WaitGroup
 	arrived.Add(2)
 	go func() { arrived.Wait(); close(both) }()
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
 			w.Header().Set("Content-Type", "text/event-stream")
 			w.WriteHeader(http.StatusOK)
@@ -37,18 +33,10 @@ func TestHTTP_ActiveCountsExchanges(t *testing.T) {
 		<-both // answer once both POSTs are under way
 		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, answer)
-	}))
-	defer up.Close()
-	u, _ := url.Parse(up.URL + "/mcp")
-	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	})
 	told := make(chan int, 16)
-	rec := &recorder.HTTP{Upstream: u, Sink: db, Active: func(n int) { told <- n }}
-	srv := httptest.NewServer(rec)
-	defer srv.Close()
+	rec := &recorder.HTTP{Active: func(n int) { told <- n }}
+	srv, _ := recording(t, up, rec)
 	defer rec.Close(context.Background())
 
 	ctx, cancel := context.WithCancel(context.Background())

@@ -21,24 +21,16 @@ import (
 // serving the recorder then closes at once. This is the order
 // mcpvcrtest.Proxy closes in.
 func TestHTTP_CloseEndsHeldStreams(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		w.Write([]byte(": ok\n\n"))
 		http.NewResponseController(w).Flush()
 		<-r.Context().Done() // held until the proxy lets go
-	}))
-	defer up.Close()
-	u, _ := url.Parse(up.URL + "/mcp")
+	})
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rec := &recorder.HTTP{Upstream: u, Sink: db}
-	ts := httptest.NewServer(rec)
-	defer ts.Close()
+	rec := &recorder.HTTP{}
+	ts, db := recording(t, up, rec)
 
 	req, _ := http.NewRequest(http.MethodGet, ts.URL+"/mcp", nil)
 	req.Header.Set("Accept", "text/event-stream")
@@ -82,21 +74,13 @@ func TestHTTP_CloseEndsHeldStreams(t *testing.T) {
 // once it has begun (go test -race saw sync.WaitGroup's Add at zero
 // beside its Wait), and must still return.
 func TestHTTP_CloseWhileRequestsArrive(t *testing.T) {
-	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{}}`))
-	}))
-	defer up.Close()
-	u, _ := url.Parse(up.URL + "/mcp")
+	})
 	ctx := context.Background()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rec := &recorder.HTTP{Upstream: u, Sink: db}
-	ts := httptest.NewServer(rec)
-	defer ts.Close()
+	rec := &recorder.HTTP{}
+	ts, _ := recording(t, up, rec)
 
 	stop := make(chan struct{})
 	sent := make(chan int)
@@ -141,4 +125,23 @@ func TestHTTP_CloseWhileRequestsArrive(t *testing.T) {
 	for range 4 {
 		<-done
 	}
+}
+
+// recording sets rec in front of upstream, recording into a new cassette,
+// and returns the server serving rec and the cassette. The servers and the
+// cassette close when the test ends; rec is the test's to close.
+func recording(t *testing.T, upstream http.Handler, rec *recorder.HTTP) (*httptest.Server, *store.DB) {
+	t.Helper()
+	up := httptest.NewServer(upstream)
+	t.Cleanup(up.Close)
+	u, _ := url.Parse(up.URL + "/mcp")
+	db, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	rec.Upstream, rec.Sink = u, db
+	ts := httptest.NewServer(rec)
+	t.Cleanup(ts.Close)
+	return ts, db
 }
