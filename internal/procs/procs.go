@@ -90,14 +90,3 @@ func (f *Fitter) settle() {
 	f.wide.Store(false)
 	f.armed.Store(false)
 }
-
-// Procs returns the GOMAXPROCS f last set: 1 or all.
-func (f *Fitter) Procs() int {
-	if f == nil {
-		return runtime.GOMAXPROCS(0)
-	}
-	if f.wide.Load() {
-		return f.full
-	}
-	return 1
-}
