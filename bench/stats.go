@@ -47,13 +47,7 @@ func (r run) cpuPerFrame() time.Duration {
 }
 
 // median returns the median of ds, 0 for none. ds is sorted in place.
-func median(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	slices.Sort(ds)
-	return ds[len(ds)/2]
-}
+func median(ds []time.Duration) time.Duration { return quantile(ds, 0.5) }
 
 // quantile returns the q quantile of ds (the value that a fraction q of
 // them do not exceed), 0 for none. ds is sorted in place.
