@@ -145,3 +145,45 @@ func recording(t *testing.T, upstream http.Handler, rec *recorder.HTTP) (*httpte
 	t.Cleanup(ts.Close)
 	return ts, db
 }
+
+// wrappedTransport is a RoundTripper of another type than *http.Transport,
+// as an instrumented program sets as http.DefaultTransport.
+type wrappedTransport struct{ rt http.RoundTripper }
+
+func (w wrappedTransport) RoundTrip(r *http.Request) (*http.Response, error) { return w.rt.RoundTrip(r) }
+
+// TestHTTP_DefaultTransportReplaced: a recorder without a Transport of its
+// own forwards and records when the program has replaced
+// http.DefaultTransport with a RoundTripper of its own type.
+func TestHTTP_DefaultTransportReplaced(t *testing.T) {
+	was := http.DefaultTransport
+	http.DefaultTransport = wrappedTransport{was}
+	t.Cleanup(func() { http.DefaultTransport = was })
+	up := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, answer)
+	})
+	rec := &recorder.HTTP{}
+	ts, db := recording(t, up, rec)
+	req, _ := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(got) != answer {
+		t.Fatalf("POST through the recorder = %d %q; want 200 %q", resp.StatusCode, got, answer)
+	}
+	if err := rec.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := db.Recordings(context.Background())
+	if err != nil || len(recs) != 1 {
+		t.Fatalf("Recordings() = %d, %v; want the session", len(recs), err)
+	}
+}

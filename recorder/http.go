@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
@@ -46,7 +47,9 @@ type HTTP struct {
 	// Sink receives sessions, streams and frames.
 	Sink Sink
 	// Transport makes the upstream requests. If nil, a clone of
-	// http.DefaultTransport is used.
+	// http.DefaultTransport is used (or, when a program has replaced it
+	// with a RoundTripper of its own, a transport with the standard
+	// library's defaults).
 	Transport http.RoundTripper
 	// Redactor hides credentials (headers, URLs, OAuth bodies, secret JSON
 	// members of frames) in what is stored. If nil, the defaults are
@@ -196,10 +199,7 @@ func (h *HTTP) init() {
 		}
 		t := h.Transport
 		if t == nil {
-			dt := http.DefaultTransport.(*http.Transport).Clone()
-			dt.MaxIdleConnsPerHost = 64
-			dt.DisableCompression = true // never add Accept-Encoding the client did not send
-			t = dt
+			t = upstreamTransport()
 		}
 		h.byID = map[string]*httpSession{}
 		h.byEndpoint = map[string]*httpSession{}
@@ -219,6 +219,32 @@ func (h *HTTP) init() {
 			ErrorLog:       slog.NewLogLogger(h.log.Handler(), slog.LevelDebug),
 		}
 	})
+}
+
+// upstreamTransport is the transport to the upstream when HTTP.Transport
+// is nil: http.DefaultTransport's settings, with more idle connections per
+// host and no compression of its own. A program may have replaced
+// http.DefaultTransport with a RoundTripper of another type (an
+// instrumented one, say); the standard library's defaults stand in for
+// its settings then.
+func upstreamTransport() *http.Transport {
+	t, ok := http.DefaultTransport.(*http.Transport)
+	if ok {
+		t = t.Clone()
+	} else {
+		t = &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			ForceAttemptHTTP2:     true,
+			MaxIdleConns:          100,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ExpectContinueTimeout: time.Second,
+		}
+	}
+	t.MaxIdleConnsPerHost = 64
+	t.DisableCompression = true // never add Accept-Encoding the client did not send
+	return t
 }
 
 // ServeHTTP forwards one request upstream and records it.
