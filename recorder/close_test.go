@@ -150,7 +150,9 @@ func recording(t *testing.T, upstream http.Handler, rec *recorder.HTTP) (*httpte
 // as an instrumented program sets as http.DefaultTransport.
 type wrappedTransport struct{ rt http.RoundTripper }
 
-func (w wrappedTransport) RoundTrip(r *http.Request) (*http.Response, error) { return w.rt.RoundTrip(r) }
+func (w wrappedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	return w.rt.RoundTrip(r)
+}
 
 // TestHTTP_DefaultTransportReplaced: a recorder without a Transport of its
 // own forwards and records when the program has replaced
