@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -45,6 +46,14 @@ func TestMain(m *testing.M) {
 	if !given {
 		_ = flag.Set("test.parallel", fmt.Sprint(testParallel))
 	}
+	// httptest.Server.Close closes the idle connections of
+	// http.DefaultTransport, those of every test in the process. A client
+	// of a test running beside it that had just taken one for a POST saw
+	// it break ("http: CloseIdleConnections called"; no POST is retried):
+	// TestOAuth/Headless/ApprovesAtOnce failed so once. The tests' clients
+	// without one of their own go through a transport Close cannot reach.
+	baseTransport = http.DefaultTransport.(*http.Transport)
+	http.DefaultTransport = keepIdle{baseTransport}
 	mcpvcrBin = filepath.Join(dir, "mcpvcr")
 	out, err := exec.Command("go", "build", "-race", "-o", mcpvcrBin, ".").CombinedOutput()
 	if err != nil {
@@ -55,6 +64,16 @@ func TestMain(m *testing.M) {
 	os.RemoveAll(dir)
 	os.Exit(code)
 }
+
+// baseTransport is the standard library's http.DefaultTransport, which
+// TestMain wraps in keepIdle; clone it for a transport of a test's own.
+var baseTransport *http.Transport
+
+// keepIdle is a RoundTripper that httptest.Server.Close does not make
+// close its idle connections (it lacks CloseIdleConnections).
+type keepIdle struct{ t *http.Transport }
+
+func (k keepIdle) RoundTrip(r *http.Request) (*http.Response, error) { return k.t.RoundTrip(r) }
 
 // testParallel is how many parallel tests run at once by default.
 const testParallel = 4

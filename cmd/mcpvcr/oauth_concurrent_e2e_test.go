@@ -188,8 +188,8 @@ func TestOAuth_ConcurrentClients_OutOfOrder(t *testing.T) {
 	}
 	var wg sync.WaitGroup
 	for i := range clients {
-		clients[i].rt = http.DefaultTransport.(*http.Transport).Clone()
-		dance := http.DefaultTransport.(*http.Transport).Clone()
+		clients[i].rt = baseTransport.Clone()
+		dance := baseTransport.Clone()
 		dance.MaxConnsPerHost = 1
 		clients[i].dance = dance
 		hc := &http.Client{Transport: clients[i]}

@@ -299,7 +299,7 @@ func TestReliability_Soak(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "soak.db")
 	proxy := startServingBin(t, bin, "record", "--upstream", up.URL+"/mcp", "--listen", "127.0.0.1:0", "--cassette", db)
 
-	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr := baseTransport.Clone()
 	tr.MaxIdleConnsPerHost = streams
 	client := &http.Client{Transport: tr}
 	defer tr.CloseIdleConnections()
