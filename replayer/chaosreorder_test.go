@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -216,6 +217,77 @@ func TestChaos_ReorderGoSDK(t *testing.T) {
 		}
 		t.Logf("run %d: %s: %s", run+1, res[0].Fault, res[0].Did)
 	}
+}
+
+// TestChaos_ReorderCandidatesDisagree: the session the pair is drawn from
+// has the call's progress and then the log message on the GET stream;
+// the other session of the cassette, the same script, had its server send
+// the log message only after the client's next call. While both are in
+// play the GET stream cannot send the log message (they disagree on it
+// until the client's next call, which waits for the held progress's
+// call). The reorder commits the replay to its own session, so the log
+// message goes out, the progress after it, and the client carries on, in
+// far less than the bound, here longer than the client waits.
+func TestChaos_ReorderCandidatesDisagree(t *testing.T) {
+	bound := reorderBound
+	reorderBound = 30 * time.Second
+	t.Cleanup(func() { reorderBound = bound })
+	recs := recordReorder(t)
+	isLog := func(f *store.Frame) bool { return f.Method == "notifications/message" }
+	moveAfter(t, recs[0], isLog, func(f *store.Frame) bool { return f.Method == "notifications/progress" })
+	moveAfter(t, recs[1], isLog, func(f *store.Frame) bool {
+		return f.Kind == store.KindRequest && f.Method == "tools/call" && f.ID == "5"
+	})
+	plan := (Chaos{Seed: 1, Kinds: []FaultKind{FaultReorder}}).Plan(recs[0])
+	if len(plan) != 1 || plan[0].StreamKind != store.PostStream || plan[0].OtherKind != store.GetStream {
+		t.Fatalf("plan %v; want the call's progress held for the log message", plan)
+	}
+	var logs syncWriter
+	srv := &Server{Recordings: recs, Chaos: Chaos{On: true, Seed: 1, Kinds: []FaultKind{FaultReorder}},
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	ts := httptest.NewServer(srv)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	saw := mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.Implementation{Name: "reorder-replay-client", Version: "9.9"}, "reorder")
+	ts.Close()
+	srv.Close()
+	if !slices.Equal(saw, []string{"connected", "tools/list: ok", "logging/setLevel: ok", "notify: ok", "echo: ok", "close: ok"}) {
+		t.Errorf("the client saw %q", saw)
+	}
+	res := srv.ChaosResults()
+	if len(res) != 1 || res[0].Verdict != VerdictPass || !strings.Contains(res[0].Did, "in the other order") {
+		t.Fatalf("results %v; want one reorder, made and passed\n%s", res, logs.String())
+	}
+	if !strings.Contains(logs.String(), "replaying only the session the pair was drawn from") {
+		t.Errorf("stderr does not say the replay kept one session:\n%s", logs.String())
+	}
+}
+
+// moveAfter moves the one frame of rec that which accepts to right after
+// the one that after accepts, as if the server had sent it then: the seqs
+// keep their order, and the frame takes the offset of the one before it.
+func moveAfter(t *testing.T, rec *store.Recording, which, after func(*store.Frame) bool) {
+	t.Helper()
+	i := slices.IndexFunc(rec.Frames, func(f store.Frame) bool { return which(&f) })
+	j := slices.IndexFunc(rec.Frames, func(f store.Frame) bool { return after(&f) })
+	if i < 0 || j < 0 {
+		t.Fatalf("session %d: no frame to move (%d) or none to move it after (%d)", rec.Session.ID, i, j)
+	}
+	seqs := make([]int64, len(rec.Frames))
+	for k := range rec.Frames {
+		seqs[k] = rec.Frames[k].Seq
+	}
+	f := rec.Frames[i]
+	frames := slices.Delete(slices.Clone(rec.Frames), i, i+1)
+	if j > i {
+		j--
+	}
+	frames = slices.Insert(frames, j+1, f)
+	frames[j+1].Offset = frames[j].Offset
+	for k := range frames {
+		frames[k].Seq = seqs[k]
+	}
+	rec.Frames = frames
 }
 
 // TestChaos_ReorderBounded: a reorder whose other notification never

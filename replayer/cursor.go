@@ -404,13 +404,36 @@ func (c *cursor) settle() bool {
 			}
 		}
 	}
+	c.only(pick)
+	return true
+}
+
+// commitTo keeps the candidate replaying rec alone, when there are others:
+// what replay does next was decided on rec's recording (a chaos fault
+// planned on it, say), and candidates that would have done otherwise must
+// not hold the live session back. It reports whether any was dropped.
+func (c *cursor) commitTo(rec *recording) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.cands) < 2 && (len(c.cands) == 0 || c.cands[0].node == nil || c.cands[0].node.size < 2) {
+		return false
+	}
+	i := slices.IndexFunc(c.cands, func(e *engine) bool { return e.rec == rec })
+	if i < 0 {
+		return false
+	}
+	c.only(c.cands[i])
+	return true
+}
+
+// only makes pick the one candidate left. c.mu must be held.
+func (c *cursor) only(pick *engine) {
 	c.cands = []*engine{pick}
 	if pick.node != nil {
 		// The sessions pick stood for are dropped with the others.
 		pick.node = &treeNode{rep: pick.rec.Session.ID, size: 1, shared: len(pick.frames)}
 	}
 	c.notify()
-	return true
 }
 
 // waiting reports whether the client waits for an answer.
