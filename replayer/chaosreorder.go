@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -15,19 +16,43 @@ type reorderHold struct {
 	sent chan struct{}
 }
 
-// chaosHold holds a reorder's notification until its other notification
-// was sent, for at most the fault's Delay: then it is sent anyway, and a
-// warning says so. It never waits longer, so a client that never opens
-// the other stream gets the held notification all the same.
-func (ls *liveSession) chaosHold(r *http.Request, h *reorderHold) chaosStep {
+// chaosHold holds a reorder's notification, drawn from rec, until its
+// other notification was sent, for at most the fault's Delay: then it is
+// sent anyway, and a warning says so. It never waits longer, so a client
+// that never opens the other stream gets the held notification all the
+// same.
+//
+// Other candidate sessions may send the other notification only once the
+// held one's stream goes on (their servers sent it later): while they are
+// in play, the other stream waits for them to agree, and they wait for the
+// held notification. So, as with an awaited answer the candidates
+// disagree on, once the hold has lasted the settle time with other
+// candidates in play, replay keeps rec's session alone.
+func (ls *liveSession) chaosHold(r *http.Request, rec *recording, h *reorderHold) chaosStep {
 	s := ls.srv
 	cs := s.chaos()
-	select {
-	case <-h.sent:
-		return chaosSend
-	case <-s.clock().After(h.inj.Delay):
-	case <-r.Context().Done():
-	case <-s.http().done:
+	bound := s.clock().After(h.inj.Delay)
+	var settle <-chan time.Time
+	if ls.cur.sessions() > 1 {
+		settle = s.clock().After(min(s.settle(), h.inj.Delay))
+	}
+wait:
+	for {
+		select {
+		case <-h.sent:
+			return chaosSend
+		case <-settle:
+			settle = nil
+			if ls.cur.commitTo(rec) {
+				s.logger().Info("chaos: reorder: candidate sessions disagreed on what the other stream sends next; replaying only the session the pair was drawn from", "session", rec.Session.ID)
+			}
+		case <-bound:
+			break wait
+		case <-r.Context().Done():
+			break wait
+		case <-s.http().done:
+			break wait
+		}
 	}
 	cs.mu.Lock()
 	cs.holds = slices.DeleteFunc(cs.holds, func(g *reorderHold) bool { return g == h })

@@ -225,9 +225,9 @@ func TestChaos_ReorderGoSDK(t *testing.T) {
 // the log message only after the client's next call. While both are in
 // play the GET stream cannot send the log message (they disagree on it
 // until the client's next call, which waits for the held progress's
-// call). The reorder commits the replay to its own session, so the log
-// message goes out, the progress after it, and the client carries on, in
-// far less than the bound, here longer than the client waits.
+// call). After the settle time the hold keeps its own session alone, so
+// the log message goes out, the progress after it, and the client carries
+// on, in far less than the bound, here longer than the client waits.
 func TestChaos_ReorderCandidatesDisagree(t *testing.T) {
 	bound := reorderBound
 	reorderBound = 30 * time.Second

@@ -366,14 +366,7 @@ func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.St
 	}
 	s.announce(inj)
 	if hold != nil {
-		// The pair was drawn from rec. Other candidates may send the other
-		// notification only once this stream goes on (their servers sent
-		// it later): while they are in play, the other stream would wait
-		// for them, and they for the held notification.
-		if ls.cur.commitTo(rec) {
-			s.logger().Info("chaos: reorder: replaying only the session the pair was drawn from", "session", rec.Session.ID)
-		}
-		return ls.chaosHold(r, hold), nil
+		return ls.chaosHold(r, rec, hold), nil
 	}
 	switch inj.Kind {
 	case FaultCut:
