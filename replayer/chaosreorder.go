@@ -44,7 +44,7 @@ wait:
 		case <-settle:
 			settle = nil
 			if ls.cur.commitTo(rec) {
-				s.logger().Info("chaos: reorder: candidate sessions disagreed on what the other stream sends next; replaying only the session the pair was drawn from", "session", rec.Session.ID)
+				s.logger().Warn("chaos: reorder: candidate sessions disagreed on what the other stream sends next; replaying only the session the pair was drawn from", "session", rec.Session.ID)
 			}
 		case <-bound:
 			break wait
