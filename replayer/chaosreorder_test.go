@@ -3,6 +3,7 @@ package replayer
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -191,13 +192,7 @@ func TestChaos_ReorderGoSDK(t *testing.T) {
 		var logs syncWriter
 		srv := &Server{Recordings: recs, Chaos: Chaos{On: true, Seed: seed, Kinds: []FaultKind{FaultReorder}},
 			Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-		ts := httptest.NewServer(srv)
-		saw := mcptest.ChaosRun(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.Implementation{Name: "reorder-replay-client", Version: "9.9"}, "reorder")
-		ts.Close()
-		srv.Close()
-		if !slices.Equal(saw, []string{"connected", "tools/list: ok", "logging/setLevel: ok", "notify: ok", "echo: ok", "close: ok"}) {
-			t.Errorf("run %d: the client saw %q", run+1, saw)
-		}
+		replayReorder(t.Context(), t, srv, fmt.Sprintf("run %d: ", run+1))
 		res := srv.ChaosResults()
 		if len(res) != 1 || res[0].Kind != FaultReorder || res[0].Verdict != VerdictPass ||
 			!strings.Contains(res[0].Did, "in the other order and carried on in the same session") || !strings.Contains(res[0].Did, "not visible on the wire") {
@@ -245,15 +240,9 @@ func TestChaos_ReorderCandidatesDisagree(t *testing.T) {
 	var logs syncWriter
 	srv := &Server{Recordings: recs, Chaos: Chaos{On: true, Seed: 1, Kinds: []FaultKind{FaultReorder}},
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	ts := httptest.NewServer(srv)
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	saw := mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.Implementation{Name: "reorder-replay-client", Version: "9.9"}, "reorder")
-	ts.Close()
-	srv.Close()
-	if !slices.Equal(saw, []string{"connected", "tools/list: ok", "logging/setLevel: ok", "notify: ok", "echo: ok", "close: ok"}) {
-		t.Errorf("the client saw %q", saw)
-	}
+	replayReorder(ctx, t, srv, "")
 	res := srv.ChaosResults()
 	if len(res) != 1 || res[0].Verdict != VerdictPass || !strings.Contains(res[0].Did, "in the other order") {
 		t.Fatalf("results %v; want one reorder, made and passed\n%s", res, logs.String())
@@ -325,13 +314,7 @@ func TestChaos_ReorderBounded(t *testing.T) {
 	if planned == 0 {
 		t.Fatal("seed 1 draws a reorder in no session")
 	}
-	ts := httptest.NewServer(srv)
-	saw := mcptest.ChaosRun(t.Context(), &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.Implementation{Name: "reorder-replay-client", Version: "9.9"}, "reorder")
-	ts.Close()
-	srv.Close()
-	if !slices.Equal(saw, []string{"connected", "tools/list: ok", "logging/setLevel: ok", "notify: ok", "echo: ok", "close: ok"}) {
-		t.Errorf("the client saw %q", saw)
-	}
+	replayReorder(t.Context(), t, srv, "")
 	res := srv.ChaosResults()
 	if len(res) != 1 || res[0].Verdict != VerdictPass || !strings.Contains(res[0].Did, "never came within 20ms") {
 		t.Fatalf("results %v; want one reorder, the other never came, passed\n%s", res, logs.String())
@@ -340,4 +323,17 @@ func TestChaos_ReorderBounded(t *testing.T) {
 		t.Errorf("stderr does not say the held notification went anyway:\n%s", logs.String())
 	}
 	t.Logf("%s: %s", res[0].Fault, res[0].Did)
+}
+
+// replayReorder serves srv to the Go SDK client running chaos script
+// "reorder", closes srv, and checks that the client did every step.
+func replayReorder(ctx context.Context, t *testing.T, srv *Server, prefix string) {
+	t.Helper()
+	ts := httptest.NewServer(srv)
+	saw := mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.Implementation{Name: "reorder-replay-client", Version: "9.9"}, "reorder")
+	ts.Close()
+	srv.Close()
+	if !slices.Equal(saw, []string{"connected", "tools/list: ok", "logging/setLevel: ok", "notify: ok", "echo: ok", "close: ok"}) {
+		t.Errorf("%sthe client saw %q", prefix, saw)
+	}
 }
