@@ -415,12 +415,9 @@ func (c *cursor) settle() bool {
 func (c *cursor) commitTo(rec *recording) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.cands) < 2 && (len(c.cands) == 0 || c.cands[0].node == nil || c.cands[0].node.size < 2) {
-		return false
-	}
 	i := slices.IndexFunc(c.cands, func(e *engine) bool { return e.rec == rec })
-	if i < 0 {
-		return false
+	if i < 0 || len(c.cands) == 1 && (c.cands[0].node == nil || c.cands[0].node.size < 2) {
+		return false // not in play, or alone already
 	}
 	c.only(c.cands[i])
 	return true
