@@ -122,10 +122,99 @@ func BenchmarkHTTPRequestPath(b *testing.B) {
 		direct = measure(b, up.URL)
 		b.ReportMetric(float64(direct), "req-path-ns")
 	})
-	proxies := []struct {
-		name string
-		new  func(b *testing.B) (http.Handler, func())
-	}{
+	for _, p := range benchProxies(u) {
+		b.Run(p.name, func(b *testing.B) {
+			h, done := p.new(b)
+			px := httptest.NewServer(h)
+			defer px.Close()
+			defer done()
+			took := measure(b, px.URL)
+			b.ReportMetric(float64(took), "req-path-ns")
+			if direct > 0 {
+				b.ReportMetric(float64(took-direct), "proxy-ns")
+			}
+		})
+	}
+}
+
+// BenchmarkHTTPFirstEvent measures how long the first event of an SSE
+// answer takes to reach the client through recorder.HTTP, against a
+// standard-library passthrough in the same process: the time from the
+// upstream handler's flush of its first event to the client's read of
+// its first bytes, one answer at a time, as the median (event-ns) and
+// that less the same time direct (proxy-ns). It isolates what a proxy
+// does for an answer before its first event is on its way, which make
+// bench sees only through the noise of the whole round trip.
+func BenchmarkHTTPFirstEvent(b *testing.B) {
+	var flushed atomic.Int64 // the upstream's flush of its first event, in ns since start
+	start := time.Now()
+	note := "event: message\ndata: " + `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"step 1"}}` + "\n\n"
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		rc := http.NewResponseController(w)
+		_, _ = io.WriteString(w, note)
+		flushed.Store(int64(time.Since(start)))
+		_ = rc.Flush()
+		for range 9 {
+			_, _ = io.WriteString(w, note)
+			_ = rc.Flush()
+		}
+		_, _ = io.WriteString(w, "event: message\ndata: "+`{"jsonrpc":"2.0","id":1,"result":{}}`+"\n\n")
+	}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL)
+	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench","arguments":{}}}`)
+	measure := func(b *testing.B, target string) time.Duration {
+		c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+		var took []time.Duration
+		buf := make([]byte, 1)
+		for b.Loop() {
+			resp, err := c.Post(target, "application/json", bytes.NewReader(body))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := io.ReadFull(resp.Body, buf); err != nil {
+				b.Fatal(err)
+			}
+			took = append(took, time.Since(start)-time.Duration(flushed.Load()))
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+		slices.Sort(took)
+		return took[len(took)/2]
+	}
+	var direct time.Duration
+	b.Run("direct", func(b *testing.B) {
+		direct = measure(b, up.URL)
+		b.ReportMetric(float64(direct), "event-ns")
+	})
+	for _, p := range benchProxies(u) {
+		b.Run(p.name, func(b *testing.B) {
+			h, done := p.new(b)
+			px := httptest.NewServer(h)
+			defer px.Close()
+			defer done()
+			took := measure(b, px.URL)
+			b.ReportMetric(float64(took), "event-ns")
+			if direct > 0 {
+				b.ReportMetric(float64(took-direct), "proxy-ns")
+			}
+		})
+	}
+}
+
+// benchProxy is a proxy the path benchmarks measure: new makes its
+// handler for upstream u and a func that closes it.
+type benchProxy struct {
+	name string
+	new  func(b *testing.B) (http.Handler, func())
+}
+
+// benchProxies are the standard-library passthrough and recorder.HTTP
+// into a real cassette, both to upstream u.
+func benchProxies(u *url.URL) []benchProxy {
+	return []benchProxy{
 		{"passthrough", func(*testing.B) (http.Handler, func()) {
 			return &httputil.ReverseProxy{Rewrite: func(pr *httputil.ProxyRequest) { pr.SetURL(u) }, FlushInterval: -1}, func() {}
 		}},
@@ -140,18 +229,5 @@ func BenchmarkHTTPRequestPath(b *testing.B) {
 				_ = db.Close()
 			}
 		}},
-	}
-	for _, p := range proxies {
-		b.Run(p.name, func(b *testing.B) {
-			h, done := p.new(b)
-			px := httptest.NewServer(h)
-			defer px.Close()
-			defer done()
-			took := measure(b, px.URL)
-			b.ReportMetric(float64(took), "req-path-ns")
-			if direct > 0 {
-				b.ReportMetric(float64(took-direct), "proxy-ns")
-			}
-		})
 	}
 }
