@@ -13,6 +13,7 @@ import (
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/sse"
+	"github.com/mcpvcr/mcpvcr/internal/sserun"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -48,8 +49,10 @@ type recordingBody struct {
 	out        []byte // bytes held back for the client (the endpoint event)
 	holding    bool   // holding bytes until the endpoint event is complete
 	atEOF      bool   // the upstream body ended with the bytes last handed out: finish is due
-	started    bool
-	finished   bool
+	// runs reports that the sink takes runs of SSE events (see runLen).
+	runs     bool
+	started  bool
+	finished bool
 }
 
 func (b *recordingBody) Read(p []byte) (int, error) {
@@ -60,6 +63,7 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 		b.holding = b.sse && b.x.st.Kind == store.SSEGetStream
 		b.max = maxFrame(b.h.MaxFrame)
 		b.split.Max = b.max
+		b.runs = b.sse && takesRuns(b.x.hs.sink)
 	}
 	b.settle()
 	for {
@@ -160,15 +164,107 @@ func (b *recordingBody) splitData(data []byte) []*store.Frame {
 	// The events data holds whole keep a copy of it as their bytes
 	// (sse.Splitter.FeedOwned): one allocation per read, not one per
 	// event; data goes back to its pool.
-	b.events = b.split.FeedOwned(b.takeEvents(), bytes.Clone(data))
+	own := bytes.Clone(data)
+	b.events = b.split.FeedOwned(b.takeEvents(), own)
 	fs := b.spare[:0]
-	frames := make([]store.Frame, len(b.events)) // one allocation for the read's frames
-	for i, ev := range b.events {
-		fs = append(fs, b.frame(&frames[i], ev))
+	var rc runCheck
+	if b.runs && len(b.events) > 0 {
+		rc = runCheck{kind: b.x.st.Kind, red: b.x.hs.red}
+		if startsAt(b.events[0].Raw, own) && !rc.red.mayChange(own) {
+			// The events are own from its start, one after another.
+			rc.clean = sserun.UpTo(own)
+		}
+	}
+	if n := rc.runLen(b.events); n == len(b.events) && n > 0 {
+		// The whole read is one run (the usual case of a busy stream).
+		fs = append(fs, runFrame(new(store.Frame), b.events, own))
+	} else {
+		frames := make([]store.Frame, len(b.events)) // one allocation for the read's frames
+		for i := 0; i < len(b.events); {
+			if n := rc.runLen(b.events[i:]); n > 0 {
+				fs = append(fs, runFrame(&frames[i], b.events[i:i+n], nil))
+				rc.skip(b.events[i : i+n])
+				i += n
+				continue
+			}
+			fs = append(fs, b.frame(&frames[i], b.events[i]))
+			rc.skip(b.events[i : i+1])
+			i++
+		}
 	}
 	clear(b.events)
 	b.spare = nil
 	return fs
+}
+
+// runCheck says which events of a read go in runs of events
+// (store.Frame.Events): those sserun.Event accepts, on a stream that
+// takes runs, that the session's redaction leaves as they are. The zero
+// runCheck puts none in runs (a sink that does not take them).
+type runCheck struct {
+	kind store.StreamKind
+	red  *Redactor
+	// clean is how many bytes from the start of the read hold nothing
+	// that keeps an event out of a run (sserun.UpTo) when its
+	// events are the read's bytes one after another and the redaction
+	// changes none of them, and 0 otherwise: an event that lies there
+	// needs no search of its own. at is where in the read the next event
+	// to check starts.
+	clean, at int
+}
+
+// runLen returns how many of evs, from the first, go in one run; 0 when
+// the first of evs goes in a frame of its own.
+func (rc *runCheck) runLen(evs []sse.Event) int {
+	if !rc.kind.EventRuns() {
+		return 0
+	}
+	n, size := 0, 0
+	for _, ev := range evs {
+		clean := rc.at+size+len(ev.Raw) <= rc.clean
+		if size+len(ev.Raw) > maxRunBytes || !sserun.Fields(ev) ||
+			!clean && (!sserun.Bytes(ev.Raw) || rc.red.changes(ev.Data)) {
+			break
+		}
+		n++
+		size += len(ev.Raw)
+	}
+	return n
+}
+
+// skip moves past evs, which were put in frames.
+func (rc *runCheck) skip(evs []sse.Event) {
+	for _, ev := range evs {
+		rc.at += len(ev.Raw)
+	}
+}
+
+// startsAt reports whether b starts where read does, in memory: an
+// event that sse.Splitter.FeedOwned returned from read as it is.
+func startsAt(b, read []byte) bool { return len(b) > 0 && len(read) > 0 && &b[0] == &read[0] }
+
+// maxRunBytes bounds the bytes of one run of events; store.DB takes up
+// to 64 KiB. A read fills at most a copy buffer, far less.
+const maxRunBytes = 48 << 10
+
+// runFrame makes f the frame of the run of events evs and returns it: one
+// frame for them all, whose bytes are their blocks, in order. read, if
+// not nil, is the read evs were split from: when their blocks are all of
+// it, it is the run's bytes as it is.
+func runFrame(f *store.Frame, evs []sse.Event, read []byte) *store.Frame {
+	size := 0
+	for _, ev := range evs {
+		size += len(ev.Raw)
+	}
+	raw := read
+	if last := evs[len(evs)-1].Raw; size != len(read) || !startsAt(evs[0].Raw, read) || &last[len(last)-1] != &read[len(read)-1] {
+		raw = make([]byte, 0, size)
+		for _, ev := range evs {
+			raw = append(raw, ev.Raw...)
+		}
+	}
+	*f = store.Frame{Raw: raw, SSE: true, Retry: -1, Events: len(evs)}
+	return f
 }
 
 // settled takes back the frames of a chunk once they are recorded, for

@@ -75,6 +75,24 @@ func (r *Redactor) replaceValue(v string) (string, bool) {
 // frame redacts f, a derived frame about to be stored: its Data, and its
 // Raw (an SSE event is rebuilt around the new data). The slices are
 // replaced, never written to: Raw may be what is being forwarded.
+// changes reports whether frame would redact an SSE event's data: a
+// JSON member data holds is one to redact. A nil Redactor changes
+// nothing.
+func (r *Redactor) changes(data []byte) bool {
+	if r == nil || len(data) == 0 {
+		return false
+	}
+	_, n := r.jsonNames().JSON(data, r.replaceValue)
+	return n > 0
+}
+
+// mayChange reports whether frame might redact the data of an SSE event
+// that b holds whole, each event's data on one line: false means it
+// redacts none of them (see redact.Names.MayHold).
+func (r *Redactor) mayChange(b []byte) bool {
+	return r != nil && r.jsonNames().MayHold(b)
+}
+
 func (r *Redactor) frame(f *store.Frame) {
 	if f.Comment || len(f.Data) == 0 {
 		return

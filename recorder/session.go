@@ -206,6 +206,15 @@ func (rs *session) flushLocked(ctx context.Context) {
 				rs.seq++
 				f.Seq, f.Direction, f.Offset = rs.seq, p.dir, p.at
 				f.SessionID, f.StreamID = rs.sess.ID, p.st.ID
+				if f.Events > 0 {
+					// A run of events, which the sink derives on read
+					// (RunSink): nothing in them to learn or redact.
+					rs.seq += int64(f.Events) - 1
+					if !rs.failed {
+						rs.fail(rs.sink.Append(ctx, f))
+					}
+					continue
+				}
 				rs.record(ctx, f, derive.Frame(f, int(p.st.Kind)))
 			}
 			p.chunk.done(fs)

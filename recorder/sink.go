@@ -43,3 +43,22 @@ type Sink interface {
 	CloseStream(ctx context.Context, st *store.Stream) error
 	Append(ctx context.Context, f *store.Frame) error
 }
+
+// RunSink is a Sink that takes a run of SSE events as one frame
+// (store.Frame.Events), as *store.DB does. To such a sink an HTTP
+// recorder hands the events that one read of an answer completes, when
+// each is one a run may hold (a notification or request on one data
+// line, with no id, retry or escapes), as one frame, which it does not
+// parse: the sink splits and derives them when it reads them. Any other
+// Sink gets a frame per event.
+type RunSink interface {
+	Sink
+	// TakesEventRuns reports whether the sink takes runs of events.
+	TakesEventRuns() bool
+}
+
+// takesRuns reports whether s takes runs of SSE events.
+func takesRuns(s Sink) bool {
+	r, ok := s.(RunSink)
+	return ok && r.TakesEventRuns()
+}

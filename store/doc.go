@@ -36,6 +36,9 @@
 // The writer stores a run of a session's server frames with consecutive
 // seqs as one row of frame_packs rather than a row of frames each (see
 // pack.go); every read merges the two by seq, so readers never see it.
+// An HTTP recorder may hand Append the SSE events one read of a busy
+// stream completes as one frame (Frame.Events), which a pack keeps as it
+// came and every read splits into its events' frames (see eventrun.go).
 // The JSONL text form (Export, Import) is what the repository commits:
 // deterministic, one record per line, lossless.
 //

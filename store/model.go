@@ -197,6 +197,18 @@ type Frame struct {
 	// Data is the JSON-RPC payload: Raw for stdio and JSON bodies, the
 	// joined data lines for SSE events. It is derived, not stored twice.
 	Data []byte
+	// Events, when above 0, makes a frame given to DB.Append a run of that
+	// many SSE events of one stream, with seqs Seq to Seq+Events-1, all
+	// at Offset: Raw holds their blocks as the wire had them, and nothing
+	// else is set but SSE, SessionID, StreamID and Direction. The store
+	// keeps the run as it came and splits and derives its events when it
+	// reads them, so that a recorder does not parse each event of a busy
+	// stream as it forwards it (see pack.go), on a stream whose kind
+	// takes runs (StreamKind.EventRuns), of events that mcpvcr's recorder
+	// puts in runs (a read that does not split back into them reports the
+	// pack damaged). Readers never see such a frame: every read returns
+	// each event as a frame of its own.
+	Events int
 }
 
 // Member is one element of a batch frame.

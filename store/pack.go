@@ -31,6 +31,20 @@ import (
 //	raw        uvarint length, then the bytes
 //	data       (when packData) uvarint length, then the bytes
 //
+// A run of SSE events (Frame.Events, from schema version 8 on) is one
+// entry of its own, for seqs seq to seq+count-1:
+//
+//	flags      uvarint  packRun | packSSE
+//	stream_id  uvarint
+//	direction  uvarint
+//	offset_ns  varint
+//	count      uvarint  the events in the run, at least 1
+//	raw        uvarint length, then the bytes of their blocks
+//
+// A read splits raw into its count events and derives each (see
+// runFrames), as the recorder would have; it is damaged if raw does not
+// split into exactly count events that a run may hold (internal/sserun).
+//
 // The values of Direction and Kind are part of the format: never
 // renumber them.
 
@@ -45,7 +59,18 @@ const (
 	packBatch
 	packMalformed
 	packData // the data column is not NULL (see storedData)
+	packRun  // a run of SSE events (see above)
 )
+
+// runsVersion is the schema version from which packs may hold runs of
+// SSE events: a build that cannot read them refuses the file as newer
+// (ErrNewerSchema) rather than call its packs damaged.
+const runsVersion = 8
+
+// maxRunBytes bounds the bytes of one run of events (Frame.Events). The
+// recorder makes a run of what one read of a stream completed, which
+// its copy buffers bound far lower.
+const maxRunBytes = 64 << 10
 
 // packsVersion is the schema version that added frame_packs.
 const packsVersion = 6
@@ -62,11 +87,27 @@ const insertPackSQL = `INSERT INTO frame_packs (session_id, first_seq, last_seq,
 // batch members (their rows refer to the frame's row), small enough to
 // have been chunked. Client frames stay rows, for HTTPClientMethod.
 func packable(f *Frame) bool {
+	if f.Events > 0 {
+		return true // Append bounds its bytes (maxRunBytes)
+	}
 	return f.Direction == ServerToClient && len(f.Members) == 0 && len(f.Raw)+len(f.Data) <= maxChunked
 }
 
+// lastSeq returns the seq of f's last frame: its own, or that of the last
+// event of a run.
+func lastSeq(f *Frame) int64 { return f.Seq + int64(max(f.Events, 1)) - 1 }
+
 // appendPacked appends f's columns to a pack.
 func appendPacked(dst []byte, f *Frame) []byte {
+	if f.Events > 0 {
+		dst = binary.AppendUvarint(dst, packRun|packSSE)
+		dst = binary.AppendUvarint(dst, uint64(f.StreamID))
+		dst = binary.AppendUvarint(dst, uint64(f.Direction))
+		dst = binary.AppendVarint(dst, int64(f.Offset))
+		dst = binary.AppendUvarint(dst, uint64(f.Events))
+		dst = binary.AppendUvarint(dst, uint64(len(f.Raw)))
+		return append(dst, f.Raw...)
+	}
 	var flags uint64
 	for _, b := range [...]struct {
 		on   bool
@@ -156,6 +197,32 @@ func unpack(sessionID, first, last int64, b []byte, fn func(*Frame) error) error
 	for seq := first; seq <= last; seq++ {
 		f := &Frame{SessionID: sessionID, Seq: seq}
 		flags := d.uvarint()
+		if flags&packRun != 0 {
+			run := &Frame{SessionID: sessionID, Seq: seq, SSE: true}
+			run.StreamID = int64(d.uvarint())
+			run.Direction = Direction(d.uvarint())
+			run.Offset = time.Duration(d.varint())
+			n := d.uvarint()
+			run.Raw = d.bytes()
+			if d.err == nil && (flags != packRun|packSSE || n == 0 || n > uint64(last-seq+1)) {
+				d.fail()
+			}
+			if d.err != nil {
+				return fmt.Errorf("session %d: frame %d of pack %d to %d: %w", sessionID, seq, first, last, d.err)
+			}
+			run.Events = int(n)
+			fs, err := runFrames(run)
+			if err != nil {
+				return fmt.Errorf("session %d: frames %d to %d of pack %d to %d: %w: %v", sessionID, seq, lastSeq(run), first, last, errBadPack, err)
+			}
+			for _, f := range fs {
+				if err := fn(f); err != nil {
+					return err
+				}
+			}
+			seq = lastSeq(run)
+			continue
+		}
 		f.StreamID = int64(d.uvarint())
 		f.Direction = Direction(d.uvarint())
 		f.Offset = time.Duration(d.varint())
@@ -263,10 +330,10 @@ func (t *txn) putPack(fs []*Frame, buf []byte) ([]byte, error) {
 	for _, f := range fs {
 		buf = appendPacked(buf, f)
 	}
-	first, last := fs[0], fs[len(fs)-1]
-	err := t.run(t.s.insertPack, t.setArgs(first.SessionID, first.Seq, last.Seq, buf))
+	first, last := fs[0].Seq, lastSeq(fs[len(fs)-1])
+	err := t.run(t.s.insertPack, t.setArgs(fs[0].SessionID, first, last, buf))
 	if err != nil {
-		return buf, fmt.Errorf("insert frames %d to %d of session %d: %w", first.Seq, last.Seq, first.SessionID, err)
+		return buf, fmt.Errorf("insert frames %d to %d of session %d: %w", first, last, fs[0].SessionID, err)
 	}
 	return buf, nil
 }
@@ -282,7 +349,7 @@ func (w *writer) runLen(ops []op) int {
 	for n < min(len(ops), maxRun) {
 		o := &ops[n]
 		if w.deleted[o.sessionID] || o.kind != opFrame && o.kind != opStream ||
-			o.kind == opFrame && len(o.frame.Raw)+len(o.frame.Data) > maxChunked {
+			o.kind == opFrame && o.frame.Events == 0 && len(o.frame.Raw)+len(o.frame.Data) > maxChunked {
 			break
 		}
 		n++
@@ -322,12 +389,12 @@ func (w *writer) handleRun(ops []op) {
 			check = append(check, o)
 			continue
 		}
-		w.seqs[o.sessionID] = f.Seq // the pass's own bound; wrote sets it again
+		w.seqs[o.sessionID] = lastSeq(f) // the pass's own bound; wrote sets it again
 		o.newSeq = true
 		j, open := w.packOf[o.sessionID]
 		if open {
 			p := w.packOps[j]
-			if !packable(f) || p[len(p)-1].frame.Seq+1 != f.Seq || len(p) >= maxPackFrames ||
+			if !packable(f) || lastSeq(p[len(p)-1].frame)+1 != f.Seq || len(p) >= maxPackFrames ||
 				w.packSize[j]+len(f.Raw)+len(f.Data) > maxPackBytes {
 				delete(w.packOf, o.sessionID)
 				open = false
@@ -352,7 +419,7 @@ func (w *writer) handleRun(ops []op) {
 	}
 	first := false
 	for _, p := range w.packOps {
-		if len(p) == 1 {
+		if len(p) == 1 && p[0].frame.Events == 0 {
 			w.rest = append(w.rest, *p[0])
 			continue
 		}
@@ -456,8 +523,8 @@ func (w *writer) putPack(p []*op) (first bool) {
 
 // wrote notes that f is written, for the packs of its session.
 func (w *writer) wrote(f *Frame) {
-	if hi, own := w.seqs[f.SessionID]; own && f.Seq > hi {
-		w.seqs[f.SessionID] = f.Seq
+	if hi, own := w.seqs[f.SessionID]; own && lastSeq(f) > hi {
+		w.seqs[f.SessionID] = lastSeq(f)
 	}
 }
 

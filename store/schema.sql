@@ -204,3 +204,11 @@ CREATE TABLE replay_exchanges (
 ) WITHOUT ROWID;
 
 PRAGMA user_version = 7;
+
+-- migration 8
+-- Runs of SSE events: an entry of a frame_packs blob may hold several
+-- events of one stream as their blocks came (the recorder's read of a
+-- busy stream), which mcpvcr splits and derives when it reads them (see
+-- pack.go and eventrun.go). No table changes; the version makes a build
+-- that cannot read such entries refuse the file as newer than it.
+PRAGMA user_version = 8;

@@ -159,12 +159,20 @@ func (d *DB) Append(ctx context.Context, f *Frame) error {
 	return nil
 }
 
+// TakesEventRuns reports true: Append takes runs of SSE events as one
+// frame (Frame.Events). It makes DB a recorder.RunSink.
+func (d *DB) TakesEventRuns() bool { return true }
+
 func (d *DB) appendFrame(ctx context.Context, f *Frame) error {
 	switch {
 	case f.Seq <= 0:
 		return invalid("seq %d (seqs start at 1)", f.Seq)
 	case !validDirection(f.Direction):
 		return invalid("direction %s", f.Direction)
+	case f.Events < 0:
+		return invalid("%d events", f.Events)
+	case f.Events > 0 && (!f.SSE || f.Direction != ServerToClient || len(f.Raw) == 0 || len(f.Raw) > maxRunBytes || f.Data != nil):
+		return invalid("a run of %d events must be the server's SSE events, 1 to %d bytes of their blocks, and nothing else", f.Events, maxRunBytes)
 	}
 	var err error
 	if f.StreamID != 0 {

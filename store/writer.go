@@ -237,7 +237,7 @@ func (w *writer) frameRun(ops []op) int {
 	n := 0
 	for n < min(len(ops), frameChunk) {
 		o := &ops[n]
-		if o.kind != opFrame || len(o.frame.Raw)+len(o.frame.Data) > maxChunked || w.deleted[o.sessionID] {
+		if o.kind != opFrame || o.frame.Events > 0 || len(o.frame.Raw)+len(o.frame.Data) > maxChunked || w.deleted[o.sessionID] {
 			break
 		}
 		n++
@@ -398,6 +398,9 @@ func (w *writer) handle(o *op) (written bool) {
 		o.done <- w.exclusive(o)
 		return false
 	}
+	if o.kind == opFrame && o.frame.Events > 0 {
+		return w.handleEventRun(o)
+	}
 	if !w.ensureTxn() {
 		return false
 	}
@@ -438,6 +441,24 @@ func (w *writer) handle(o *op) (written bool) {
 		}
 	}
 	return true
+}
+
+// handleEventRun writes a run of events (Frame.Events) that goes in no
+// pack as a row per event: one whose seqs may be in a pack already, or
+// that SQLite refused as a pack. A run that does not split into its
+// events is dropped whole and reported, as a refused frame is.
+func (w *writer) handleEventRun(o *op) (written bool) {
+	fs, err := runFrames(o.frame)
+	if err != nil {
+		w.d.log.Error("a write was refused and dropped; the other frames and sessions are still recorded", "session", o.sessionID, "seq", o.frame.Seq, "err", err)
+		return false
+	}
+	for _, f := range fs {
+		e := *o
+		e.frame = f
+		written = w.handle(&e) || written
+	}
+	return written
 }
 
 // firstFrame reports whether a frame of sessionID is its first (see

@@ -89,6 +89,10 @@ func (l *lazyDB) CloseStream(ctx context.Context, st *store.Stream) error {
 	return db.CloseStream(ctx, st)
 }
 
+// TakesEventRuns reports true: every cassette takes runs of SSE events
+// (see recorder.RunSink).
+func (l *lazyDB) TakesEventRuns() bool { return true }
+
 func (l *lazyDB) Append(ctx context.Context, f *store.Frame) error {
 	db, err := l.wait(ctx)
 	if err != nil {

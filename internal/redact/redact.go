@@ -129,6 +129,13 @@ func (n Names) Has(key []byte) bool {
 // HasName reports whether name (decoded) is one of n.
 func (n Names) HasName(name string) bool { return n.set[Norm(name)] }
 
+// MayHold reports whether raw may hold a member n names, by the cheap
+// scan JSON starts with (see mayHold): when it reports false, JSON
+// changes nothing in raw. raw may be any text, several JSON values and
+// what lies between them: it is false only if no colon in raw follows a
+// quoted name of n, so a JSON value that is one piece of raw holds none.
+func (n Names) MayHold(raw []byte) bool { return len(n.set) > 0 && n.mayHold(raw) }
+
 // mayHold reports whether raw may hold a member n names: a cheap scan
 // over the member names (what precedes each colon), so that most frames
 // are not walked. It errs on the side of a walk: a name with escapes, or
