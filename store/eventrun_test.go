@@ -262,3 +262,36 @@ func appendRunEntry(run *Frame) []byte {
 	head := len(b) - len(d.b)
 	return append(append(b[:head:head], byte(n)), d.b[1:]...)
 }
+
+// FuzzUnpack: a pack's bytes, from a damaged or hostile file, either
+// decode into exactly the frames of its seqs or fail with errBadPack;
+// they never panic or take memory they do not hold.
+func FuzzUnpack(f *testing.F) {
+	run := &Frame{Direction: ServerToClient, SSE: true, Raw: []byte(strings.Join(runEvents(0, 3), "")), Events: 3}
+	seed := appendPacked([]byte{packFormat}, run)
+	for _, fr := range eventFrames(1, 1, 4, runEvents(3, 2)) {
+		seed = appendPacked(seed, fr)
+	}
+	f.Add(seed, int64(5))
+	f.Add(appendPacked([]byte{packFormat}, run), int64(3))
+	f.Add([]byte{packFormat, packRun | packSSE, 1, 2, 0, 200, 1}, int64(1))
+	f.Fuzz(func(t *testing.T, b []byte, n int64) {
+		if n < 1 || n > 1000 {
+			return
+		}
+		got := int64(0)
+		err := unpack(1, 1, n, b, func(fr *Frame) error {
+			got++
+			if fr.Seq != got {
+				t.Fatalf("frame %d has seq %d", got, fr.Seq)
+			}
+			return nil
+		})
+		switch {
+		case err != nil && !errors.Is(err, errBadPack):
+			t.Fatalf("unpack() = %v; want nil or %v", err, errBadPack)
+		case err == nil && got != n:
+			t.Fatalf("unpack() gave %d frames for seqs 1 to %d", got, n)
+		}
+	})
+}
