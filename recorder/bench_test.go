@@ -117,24 +117,7 @@ func BenchmarkHTTPRequestPath(b *testing.B) {
 		slices.Sort(took)
 		return took[len(took)/2]
 	}
-	var direct time.Duration
-	b.Run("direct", func(b *testing.B) {
-		direct = measure(b, up.URL)
-		b.ReportMetric(float64(direct), "req-path-ns")
-	})
-	for _, p := range benchProxies(u) {
-		b.Run(p.name, func(b *testing.B) {
-			h, done := p.new(b)
-			px := httptest.NewServer(h)
-			defer px.Close()
-			defer done()
-			took := measure(b, px.URL)
-			b.ReportMetric(float64(took), "req-path-ns")
-			if direct > 0 {
-				b.ReportMetric(float64(took-direct), "proxy-ns")
-			}
-		})
-	}
+	runPathBench(b, up.URL, u, "req-path-ns", measure)
 }
 
 // BenchmarkHTTPFirstEvent measures how long the first event of an SSE
@@ -184,24 +167,7 @@ func BenchmarkHTTPFirstEvent(b *testing.B) {
 		slices.Sort(took)
 		return took[len(took)/2]
 	}
-	var direct time.Duration
-	b.Run("direct", func(b *testing.B) {
-		direct = measure(b, up.URL)
-		b.ReportMetric(float64(direct), "event-ns")
-	})
-	for _, p := range benchProxies(u) {
-		b.Run(p.name, func(b *testing.B) {
-			h, done := p.new(b)
-			px := httptest.NewServer(h)
-			defer px.Close()
-			defer done()
-			took := measure(b, px.URL)
-			b.ReportMetric(float64(took), "event-ns")
-			if direct > 0 {
-				b.ReportMetric(float64(took-direct), "proxy-ns")
-			}
-		})
-	}
+	runPathBench(b, up.URL, u, "event-ns", measure)
 }
 
 // benchProxy is a proxy the path benchmarks measure: new makes its
@@ -229,5 +195,29 @@ func benchProxies(u *url.URL) []benchProxy {
 				_ = db.Close()
 			}
 		}},
+	}
+}
+
+// runPathBench runs measure direct (to up) and through each of
+// benchProxies(u), reporting the median it returns as metric and,
+// through a proxy, that less the direct one as proxy-ns.
+func runPathBench(b *testing.B, up string, u *url.URL, metric string, measure func(b *testing.B, target string) time.Duration) {
+	var direct time.Duration
+	b.Run("direct", func(b *testing.B) {
+		direct = measure(b, up)
+		b.ReportMetric(float64(direct), metric)
+	})
+	for _, p := range benchProxies(u) {
+		b.Run(p.name, func(b *testing.B) {
+			h, done := p.new(b)
+			px := httptest.NewServer(h)
+			defer px.Close()
+			defer done()
+			took := measure(b, px.URL)
+			b.ReportMetric(float64(took), metric)
+			if direct > 0 {
+				b.ReportMetric(float64(took-direct), "proxy-ns")
+			}
+		})
 	}
 }

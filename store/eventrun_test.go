@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -53,19 +52,7 @@ func values(fs []*Frame) []Frame {
 // requires each to read back as the frames of its events.
 func TestEventRun_Paths(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "c.db")
-	d, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &Session{Transport: StreamableHTTP}
-	if err := d.CreateSession(ctx, s); err != nil {
-		t.Fatal(err)
-	}
-	st := &Stream{SessionID: s.ID, Kind: PostStream}
-	if err := d.OpenStream(ctx, st); err != nil {
-		t.Fatal(err)
-	}
+	d, path, s, st := postSession(t)
 	var want []*Frame
 	seq := int64(1)
 	add := func(d *DB, blocks []string, asRun bool) {
@@ -122,7 +109,7 @@ func TestEventRun_Paths(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A session this DB did not create: its frames go in rows.
-	d, err = Open(ctx, path)
+	d, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,12 +136,12 @@ func TestEventRun_Paths(t *testing.T) {
 	}
 }
 
-// TestEventRun_SeqGivenTwice: a run some of whose seqs a pack holds
-// already has those refused, as frames of them would be, and the rest
-// written.
-func TestEventRun_SeqGivenTwice(t *testing.T) {
+// postSession opens a new cassette, closed when the test ends, with an
+// HTTP session and a POST stream of it, and returns its path too.
+func postSession(t *testing.T) (*DB, string, *Session, *Stream) {
+	t.Helper()
 	ctx := context.Background()
-	d, _ := openTestDB(t, "c.db")
+	d, path := openTestDB(t, "c.db")
 	s := &Session{Transport: StreamableHTTP}
 	if err := d.CreateSession(ctx, s); err != nil {
 		t.Fatal(err)
@@ -163,6 +150,15 @@ func TestEventRun_SeqGivenTwice(t *testing.T) {
 	if err := d.OpenStream(ctx, st); err != nil {
 		t.Fatal(err)
 	}
+	return d, path, s, st
+}
+
+// TestEventRun_SeqGivenTwice: a run some of whose seqs a pack holds
+// already has those refused, as frames of them would be, and the rest
+// written.
+func TestEventRun_SeqGivenTwice(t *testing.T) {
+	ctx := context.Background()
+	d, _, s, st := postSession(t)
 	release := holdWriter(t, d)
 	first := runEvents(0, 4)
 	if err := d.Append(ctx, &Frame{SessionID: s.ID, StreamID: st.ID, Seq: 1, Direction: ServerToClient, SSE: true,
@@ -196,11 +192,7 @@ func TestEventRun_SeqGivenTwice(t *testing.T) {
 // damaged pack.
 func TestEventRun_Invalid(t *testing.T) {
 	ctx := context.Background()
-	d, _ := openTestDB(t, "c.db")
-	s := &Session{Transport: StreamableHTTP}
-	if err := d.CreateSession(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	d, _, s, _ := postSession(t)
 	raw := []byte(strings.Join(runEvents(0, 2), ""))
 	for name, f := range map[string]*Frame{
 		"negative":     {Events: -1, SSE: true, Raw: raw},
