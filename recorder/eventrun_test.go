@@ -81,6 +81,7 @@ func runTestBlocks() []string {
 func TestHTTP_EventRunsReadAsFrames(t *testing.T) {
 	blocks := runTestBlocks()
 	stream := []byte(strings.Join(blocks, ""))
+	progress := make(chan int, len(stream)) // how much of its answer the client has read
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -98,6 +99,10 @@ func TestHTTP_EventRunsReadAsFrames(t *testing.T) {
 			_, _ = w.Write(rest[:n])
 			_ = rc.Flush()
 			rest = rest[n:]
+			// Write on once the client has the piece, so that each is
+			// a read of the recorder's of its own.
+			for sent := len(stream) - len(rest); <-progress < sent; {
+			}
 		}
 	}))
 	defer up.Close()
@@ -116,7 +121,18 @@ func TestHTTP_EventRunsReadAsFrames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, _ := io.ReadAll(resp.Body)
+			var got []byte
+			buf := make([]byte, 64<<10)
+			for {
+				n, err := resp.Body.Read(buf)
+				got = append(got, buf[:n]...)
+				if n > 0 {
+					progress <- len(got)
+				}
+				if err != nil {
+					break
+				}
+			}
 			resp.Body.Close()
 			if !bytes.Equal(got, stream) {
 				t.Fatalf("POST %d: the client got %d bytes, not the %d the server sent", i, len(got), len(stream))

@@ -165,8 +165,18 @@ func (b *recordingBody) splitData(data []byte) []*store.Frame {
 	// (sse.Splitter.FeedOwned): one allocation per read, not one per
 	// event; data goes back to its pool.
 	own := bytes.Clone(data)
-	b.events = b.split.FeedOwned(b.takeEvents(), own)
 	fs := b.spare[:0]
+	if b.runs && b.x.st.Kind.EventRuns() && b.split.AtBlockStart() {
+		// The read's first blocks may be of the one shape a run takes
+		// that needs no parse (the usual case of a busy stream): they
+		// go in a run as they are, and the splitter gets the rest.
+		if end, n := sserun.Blocks(own, b.split.Max); n > 0 && end <= maxRunBytes &&
+			sserun.UpTo(own[:end]) == end && !b.x.hs.red.mayChange(own[:end]) {
+			fs = append(fs, &store.Frame{Raw: own[:end:end], SSE: true, Retry: -1, Events: n})
+			own = own[end:]
+		}
+	}
+	b.events = b.split.FeedOwned(b.takeEvents(), own)
 	var rc runCheck
 	if b.runs && len(b.events) > 0 {
 		rc = runCheck{kind: b.x.st.Kind, red: b.x.hs.red}

@@ -40,6 +40,16 @@ type Splitter struct {
 	held    bool    // the last byte fed was a CR ending a blank line; the block waits for a possible LF
 }
 
+// AtBlockStart reports whether the next byte fed starts a block of a
+// stream under way: a block has been returned (so the next cannot open
+// with the stream's byte order mark), and no bytes of another are
+// carried over or wait for an LF. Whole blocks whose lines end in LF
+// alone then leave the Splitter as it is: a caller that knows what it
+// would return for such blocks may skip them and feed what follows.
+func (s *Splitter) AtBlockStart() bool {
+	return s.started && s.second && len(s.buf) == 0 && s.lineLen == 0 && s.dropped == 0 && !s.skipLF && !s.held
+}
+
 // Feed splits p, the next bytes of the stream, and appends the events that p
 // completes to dst, returning the extended slice. Feed does not keep p.
 // Events hold no memory of the Splitter's, so dst may be reused once its

@@ -511,3 +511,30 @@ func FuzzSplitterMax(f *testing.F) {
 		}
 	})
 }
+
+// TestSplitter_AtBlockStart: only between whole blocks of a stream under
+// way, with nothing carried over, may a caller skip whole blocks.
+func TestSplitter_AtBlockStart(t *testing.T) {
+	for _, c := range []struct {
+		fed  []string
+		want bool
+	}{
+		{nil, false},
+		{[]string{"data: 1\n\n"}, true},
+		{[]string{"data: 1\n\ndata: 2"}, false},
+		{[]string{"data: 1\n\ndata: 2\n"}, false},
+		{[]string{"data: 1\r\r"}, false},
+		{[]string{"data: 1\r\n\r"}, false},
+		{[]string{"data: 1\r\n\r", "\n"}, true},
+		{[]string{"data: 1\n", "\n"}, true},
+		{[]string{"\ufeffdata: 1\n\n"}, true},
+	} {
+		var s Splitter
+		for _, p := range c.fed {
+			s.Feed(nil, []byte(p))
+		}
+		if got := s.AtBlockStart(); got != c.want {
+			t.Errorf("after %q: AtBlockStart() = %v; want %v", c.fed, got, c.want)
+		}
+	}
+}

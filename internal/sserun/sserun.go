@@ -35,6 +35,43 @@ func Fields(ev sse.Event) bool {
 		n >= 2 && raw[n-1] == '\n' && raw[n-2] == '\n'
 }
 
+// Blocks returns how many whole blocks from the start of b have the one
+// shape that Fields accepts without a parse: an optional "event: " line
+// naming any type but endpoint, then one "data: " line whose value opens
+// a JSON object, then the blank line, every line ending in LF alone and
+// each block at most max bytes (any length when max is 0); and where the
+// last of them ends. Bytes must still accept b[:end].
+func Blocks(b []byte, max int) (end, n int) {
+	for i := 0; i < len(b); {
+		j := i
+		if bytes.HasPrefix(b[j:], []byte("event: ")) {
+			k := bytes.IndexByte(b[j:], '\n')
+			if k < 0 {
+				return end, n
+			}
+			typ := b[j+len("event: ") : j+k]
+			if string(typ) == "endpoint" || bytes.IndexByte(typ, '\r') >= 0 {
+				return end, n
+			}
+			j += k + 1
+		}
+		if !bytes.HasPrefix(b[j:], []byte("data: {")) {
+			return end, n
+		}
+		k := bytes.IndexByte(b[j:], '\n')
+		if k < 0 || j+k+1 >= len(b) || b[j+k+1] != '\n' || bytes.IndexByte(b[j:j+k], '\r') >= 0 {
+			return end, n
+		}
+		j += k + 2
+		if max > 0 && j-i > max {
+			return end, n
+		}
+		i = j
+		end, n = i, n+1
+	}
+	return end, n
+}
+
 // Bytes reports whether b, an event's block or a read of them, holds
 // none of what keeps an event out of a run: a CR (every line must end in
 // LF alone), a backslash (which could spell a name), or the member names

@@ -64,3 +64,45 @@ func TestFields(t *testing.T) {
 		}
 	}
 }
+
+func TestBlocks(t *testing.T) {
+	note := "event: message\ndata: {\"method\":\"m\"}\n\n"
+	for _, c := range []struct {
+		b      string
+		max    int
+		end, n int
+	}{
+		{note + note, 0, 2 * len(note), 2},
+		{note + "data: {}\n\n" + note, 0, 2*len(note) + 10, 3},
+		{note + "id: 1\ndata: {}\n\n" + note, 0, len(note), 1},
+		{note + note[:10], 0, len(note), 1},
+		{note + "event: endpoint\ndata: {}\n\n", 0, len(note), 1},
+		{"data:{}\n\n", 0, 0, 0},
+		{"data: {\r\n\r\n", 0, 0, 0},
+		{"event: a\rb\ndata: {}\n\n", 0, 0, 0},
+		{"data: {}\ndata: {}\n\n", 0, 0, 0},
+		{"data: [1]\n\n", 0, 0, 0},
+		{": ping\n\n" + note, 0, 0, 0},
+		{note + note, len(note), 2 * len(note), 2},
+		{note + note, len(note) - 1, 0, 0},
+		{note, 0, len(note), 1},
+	} {
+		end, n := Blocks([]byte(c.b), c.max)
+		if end != c.end || n != c.n {
+			t.Errorf("Blocks(%q, %d) = %d, %d; want %d, %d", c.b, c.max, end, n, c.end, c.n)
+			continue
+		}
+		// What Blocks accepts, the splitter returns as that many events
+		// that Fields accepts, ending where Blocks says.
+		var sp sse.Splitter
+		evs := sp.Feed(nil, []byte(c.b[:end]))
+		if _, rest := sp.End(); rest || len(evs) != n {
+			t.Errorf("%q: the splitter found %d events in the %d bytes Blocks accepted", c.b, len(evs), end)
+		}
+		for _, ev := range evs {
+			if !Fields(ev) {
+				t.Errorf("%q: Blocks accepted %q, which Fields refuses", c.b, ev.Raw)
+			}
+		}
+	}
+}
