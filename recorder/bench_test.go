@@ -102,20 +102,9 @@ func BenchmarkHTTPRequestPath(b *testing.B) {
 	u, _ := url.Parse(up.URL)
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench","arguments":{}}}`)
 	measure := func(b *testing.B, target string) time.Duration {
-		c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-		var took []time.Duration
-		for b.Loop() {
-			sent := time.Since(start)
-			resp, err := c.Post(target, "application/json", bytes.NewReader(body))
-			if err != nil {
-				b.Fatal(err)
-			}
-			took = append(took, time.Duration(entered.Load())-sent)
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		slices.Sort(took)
-		return took[len(took)/2]
+		return pathMedian(b, target, body, start, func(sent time.Duration, _ *http.Response) time.Duration {
+			return time.Duration(entered.Load()) - sent
+		})
 	}
 	runPathBench(b, up.URL, u, "req-path-ns", measure)
 }
@@ -149,23 +138,13 @@ func BenchmarkHTTPFirstEvent(b *testing.B) {
 	u, _ := url.Parse(up.URL)
 	body := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bench","arguments":{}}}`)
 	measure := func(b *testing.B, target string) time.Duration {
-		c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
-		var took []time.Duration
 		buf := make([]byte, 1)
-		for b.Loop() {
-			resp, err := c.Post(target, "application/json", bytes.NewReader(body))
-			if err != nil {
-				b.Fatal(err)
-			}
+		return pathMedian(b, target, body, start, func(_ time.Duration, resp *http.Response) time.Duration {
 			if _, err := io.ReadFull(resp.Body, buf); err != nil {
 				b.Fatal(err)
 			}
-			took = append(took, time.Since(start)-time.Duration(flushed.Load()))
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-		slices.Sort(took)
-		return took[len(took)/2]
+			return time.Since(start) - time.Duration(flushed.Load())
+		})
 	}
 	runPathBench(b, up.URL, u, "event-ns", measure)
 }
@@ -220,4 +199,24 @@ func runPathBench(b *testing.B, up string, u *url.URL, metric string, measure fu
 			}
 		})
 	}
+}
+
+// pathMedian POSTs body to target once per iteration of b and returns the
+// median of what took gives for each answer, told when (since start) its
+// request was sent; the answer is then read to its end and closed.
+func pathMedian(b *testing.B, target string, body []byte, start time.Time, took func(sent time.Duration, resp *http.Response) time.Duration) time.Duration {
+	c := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 8}}
+	var ds []time.Duration
+	for b.Loop() {
+		sent := time.Since(start)
+		resp, err := c.Post(target, "application/json", bytes.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, took(sent, resp))
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	slices.Sort(ds)
+	return ds[len(ds)/2]
 }
