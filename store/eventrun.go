@@ -56,3 +56,21 @@ func runFrames(run *Frame) ([]*Frame, error) {
 	}
 	return out, nil
 }
+
+// handleEventRun writes a run of events (Frame.Events) that goes in no
+// pack as a row per event: one whose seqs may be in a pack already, or
+// that SQLite refused as a pack. A run that does not split into its
+// events is dropped whole and reported, as a refused frame is.
+func (w *writer) handleEventRun(o *op) (written bool) {
+	fs, err := runFrames(o.frame)
+	if err != nil {
+		w.d.log.Error("a write was refused and dropped; the other frames and sessions are still recorded", "session", o.sessionID, "seq", o.frame.Seq, "err", err)
+		return false
+	}
+	for _, f := range fs {
+		e := *o
+		e.frame = f
+		written = w.handle(&e) || written
+	}
+	return written
+}
