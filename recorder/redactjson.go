@@ -72,9 +72,6 @@ func (r *Redactor) replaceValue(v string) (string, bool) {
 	return r.placeholder(v), true
 }
 
-// frame redacts f, a derived frame about to be stored: its Data, and its
-// Raw (an SSE event is rebuilt around the new data). The slices are
-// replaced, never written to: Raw may be what is being forwarded.
 // changes reports whether frame would redact an SSE event's data: a
 // JSON member data holds is one to redact. A nil Redactor changes
 // nothing.
@@ -93,6 +90,9 @@ func (r *Redactor) mayChange(b []byte) bool {
 	return r != nil && r.jsonNames().MayHold(b)
 }
 
+// frame redacts f, a derived frame about to be stored: its Data, and its
+// Raw (an SSE event is rebuilt around the new data). The slices are
+// replaced, never written to: Raw may be what is being forwarded.
 func (r *Redactor) frame(f *store.Frame) {
 	if f.Comment || len(f.Data) == 0 {
 		return
