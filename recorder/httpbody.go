@@ -185,22 +185,20 @@ func (b *recordingBody) splitData(data []byte) []*store.Frame {
 			rc.clean = sserun.UpTo(own)
 		}
 	}
-	if n := rc.runLen(b.events); n == len(b.events) && n > 0 {
-		// The whole read is one run (the usual case of a busy stream).
-		fs = append(fs, runFrame(new(store.Frame), b.events, own))
-	} else {
-		frames := make([]store.Frame, len(b.events)) // one allocation for the read's frames
-		for i := 0; i < len(b.events); {
-			if n := rc.runLen(b.events[i:]); n > 0 {
-				fs = append(fs, runFrame(&frames[i], b.events[i:i+n], nil))
-				rc.skip(b.events[i : i+n])
-				i += n
-				continue
-			}
-			fs = append(fs, b.frame(&frames[i], b.events[i]))
-			rc.skip(b.events[i : i+1])
-			i++
+	var frames []store.Frame // one allocation for the read's frames of single events, if any
+	for i := 0; i < len(b.events); {
+		if n := rc.runLen(b.events[i:]); n > 0 {
+			fs = append(fs, runFrame(b.events[i:i+n], own))
+			rc.skip(b.events[i : i+n])
+			i += n
+			continue
 		}
+		if frames == nil {
+			frames = make([]store.Frame, len(b.events))
+		}
+		fs = append(fs, b.frame(&frames[i], b.events[i]))
+		rc.skip(b.events[i : i+1])
+		i++
 	}
 	clear(b.events)
 	b.spare = nil
@@ -257,11 +255,11 @@ func startsAt(b, read []byte) bool { return len(b) > 0 && len(read) > 0 && &b[0]
 // to 64 KiB. A read fills at most a copy buffer, far less.
 const maxRunBytes = 48 << 10
 
-// runFrame makes f the frame of the run of events evs and returns it: one
-// frame for them all, whose bytes are their blocks, in order. read, if
-// not nil, is the read evs were split from: when their blocks are all of
-// it, it is the run's bytes as it is.
-func runFrame(f *store.Frame, evs []sse.Event, read []byte) *store.Frame {
+// runFrame returns the frame of the run of events evs: one frame for them
+// all, whose bytes are their blocks, in order. read is the read evs were
+// split from: when their blocks are all of it (the usual case of a busy
+// stream), it is the run's bytes as it is.
+func runFrame(evs []sse.Event, read []byte) *store.Frame {
 	size := 0
 	for _, ev := range evs {
 		size += len(ev.Raw)
@@ -273,8 +271,7 @@ func runFrame(f *store.Frame, evs []sse.Event, read []byte) *store.Frame {
 			raw = append(raw, ev.Raw...)
 		}
 	}
-	*f = store.Frame{Raw: raw, SSE: true, Retry: -1, Events: len(evs)}
-	return f
+	return &store.Frame{Raw: raw, SSE: true, Retry: -1, Events: len(evs)}
 }
 
 // settled takes back the frames of a chunk once they are recorded, for
