@@ -166,15 +166,36 @@ func (b *recordingBody) splitData(data []byte) []*store.Frame {
 	// event; data goes back to its pool.
 	own := bytes.Clone(data)
 	fs := b.spare[:0]
-	if b.runs && b.x.st.Kind.EventRuns() && b.split.AtBlockStart() {
-		// The read's first blocks may be of the one shape a run takes
-		// that needs no parse (the usual case of a busy stream): they
-		// go in a run as they are, and the splitter gets the rest.
-		if end, n := sserun.Blocks(own, b.split.Max); n > 0 && end <= maxRunBytes &&
-			sserun.UpTo(own[:end]) == end && !b.x.hs.red.mayChange(own[:end]) {
-			fs = append(fs, &store.Frame{Raw: own[:end:end], SSE: true, Retry: -1, Events: n})
-			own = own[end:]
+	b.spare = nil
+	if b.runs && b.x.st.Kind.EventRuns() {
+		if k := b.split.BlockEnd(own); k > 0 {
+			// The read ends a block begun before it (or is the
+			// stream's first): the splitter gets that block, and what
+			// follows may take the path below.
+			fs = b.splitRead(fs, own[:k])
+			own = own[k:]
 		}
+		if b.split.AtBlockStart() {
+			// The read's first blocks may be of the one shape a run
+			// takes that needs no parse (the usual case of a busy
+			// stream): they go in a run as they are, and the splitter
+			// gets the rest, such as an answer.
+			end, n := sserun.Blocks(own[:sserun.UpTo(own)], b.split.Max)
+			if n > 0 && end <= maxRunBytes && !b.x.hs.red.mayChange(own[:end]) {
+				fs = append(fs, &store.Frame{Raw: own[:end:end], SSE: true, Retry: -1, Events: n})
+				own = own[end:]
+			}
+		}
+	}
+	return b.splitRead(fs, own)
+}
+
+// splitRead feeds own, bytes of a read that b keeps, to the splitter and
+// appends the frames of the events it completes to fs: runs of those that
+// may go in one (see runCheck), a frame of its own for each other.
+func (b *recordingBody) splitRead(fs []*store.Frame, own []byte) []*store.Frame {
+	if len(own) == 0 {
+		return fs
 	}
 	b.events = b.split.FeedOwned(b.takeEvents(), own)
 	var rc runCheck
@@ -194,14 +215,14 @@ func (b *recordingBody) splitData(data []byte) []*store.Frame {
 			continue
 		}
 		if frames == nil {
-			frames = make([]store.Frame, len(b.events))
+			frames = make([]store.Frame, len(b.events)-i)[:0]
 		}
-		fs = append(fs, b.frame(&frames[i], b.events[i]))
+		frames = append(frames, store.Frame{})
+		fs = append(fs, b.frame(&frames[len(frames)-1], b.events[i]))
 		rc.skip(b.events[i : i+1])
 		i++
 	}
 	clear(b.events)
-	b.spare = nil
 	return fs
 }
 

@@ -1,5 +1,7 @@
 package sse
 
+import "bytes"
+
 // keepBuf is the largest carry-over buffer a Splitter keeps between events.
 // A larger one, grown for a large event, is released once the event is out.
 const keepBuf = 64 << 10
@@ -48,6 +50,26 @@ type Splitter struct {
 // would return for such blocks may skip them and feed what follows.
 func (s *Splitter) AtBlockStart() bool {
 	return s.started && s.second && len(s.buf) == 0 && s.lineLen == 0 && s.dropped == 0 && !s.skipLF && !s.held
+}
+
+// BlockEnd returns how many bytes of p, fed next, end the block under
+// way (or the stream's first, or a later one that a CR ended it before):
+// up to p's first blank line that ends in LF. It returns 0 when p holds
+// none, when a blank line ending in CR waits for p, or when AtBlockStart
+// already holds. Once those bytes are fed, AtBlockStart holds. As with
+// any cut, feeding p in those two parts gives the events feeding it whole
+// would: a caller may feed what follows by another path.
+func (s *Splitter) BlockEnd(p []byte) int {
+	if len(p) == 0 || s.held || s.AtBlockStart() {
+		return 0
+	}
+	if s.lineLen == 0 && !s.skipLF && p[0] == '\n' {
+		return 1
+	}
+	if i := bytes.Index(p, []byte("\n\n")); i >= 0 {
+		return i + 2
+	}
+	return 0
 }
 
 // Feed splits p, the next bytes of the stream, and appends the events that p

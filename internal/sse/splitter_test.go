@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // split feeds stream to a new Splitter in chunks cut at the given offsets,
@@ -535,6 +536,75 @@ func TestSplitter_AtBlockStart(t *testing.T) {
 		}
 		if got := s.AtBlockStart(); got != c.want {
 			t.Errorf("after %q: AtBlockStart() = %v; want %v", c.fed, got, c.want)
+		}
+	}
+}
+
+func TestSplitter_BlockEnd(t *testing.T) {
+	for _, c := range []struct {
+		fed, next string
+		want      int
+		atStart   bool // AtBlockStart after feeding next[:want]
+	}{
+		{"", "data: 1\n\ndata: 2\n\n", 9, true},                // the stream's first block
+		{"data: 1\n\n", "data: 2\n\n", 0, true},                // no block under way
+		{"data: 1\n\ndata: 2", "\n\ndata: 3\n\n", 2, true},     // the rest of a line
+		{"data: 1\n\ndata: 2\n", "\ndata: 3\n\n", 1, true},     // the blank line alone
+		{"data: 1\n\ndata: 2\n", "data: 3\n\n", 9, true},       // another line first
+		{"data: 1\n\ndata: 2", "\ndata: 3", 0, false},          // no end in next
+		{"data: 1\n\ndata: 2\r", "\n\ndata: 3\n\n", 2, true},   // the LF of a CRLF, then a blank line
+		{"data: 1\n\ndata: 2\r\n\r", "\ndata: 3\n\n", 0, true}, // a CRLF blank line held
+		{"data: 1\n\ndata: 2", "\r\rdata: 3\n\n", 11, true},    // a CR block ends first
+		{"data: 1\n\ndata: 2", "\r\rdata: 3\r\n\n", 12, true},  // a CR block, then a CRLF line and a blank line
+		{"data: 1\n\ndata: 22222", "\n\ndata: 3\n\n", 2, true}, // over Max
+	} {
+		s := Splitter{Max: 12}
+		whole := s.Feed(nil, []byte(c.fed+c.next))
+		s = Splitter{Max: 12}
+		evs := s.Feed(nil, []byte(c.fed))
+		got := s.BlockEnd([]byte(c.next))
+		if got != c.want {
+			t.Errorf("after %q: BlockEnd(%q) = %d; want %d", c.fed, c.next, got, c.want)
+			continue
+		}
+		evs = s.Feed(evs, []byte(c.next[:got]))
+		if got > 0 && s.AtBlockStart() != c.atStart {
+			t.Errorf("after %q then %q: AtBlockStart() = %v; want %v", c.fed, c.next[:got], !c.atStart, c.atStart)
+		}
+		evs = s.Feed(evs, []byte(c.next[got:]))
+		if diff := cmp.Diff(whole, evs); diff != "" {
+			t.Errorf("%q cut at BlockEnd: events differ from a whole feed (-whole +cut):\n%s", c.fed+c.next, diff)
+		}
+	}
+}
+
+// TestSplitter_BlockEndAny cuts streams of every line ending at random
+// places, then at BlockEnd, and requires AtBlockStart there and the
+// events of a whole feed.
+func TestSplitter_BlockEndAny(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	parts := []string{"data: x", "event: m", ": c", "\n", "\r", "\r\n", "\ufeff", "id: 1"}
+	for range 2000 {
+		var b strings.Builder
+		for range rng.IntN(20) {
+			b.WriteString(parts[rng.IntN(len(parts))])
+		}
+		stream := b.String()
+		cut := rng.IntN(len(stream) + 1)
+		whole := (&Splitter{Max: 8}).Feed(nil, []byte(stream))
+		s := Splitter{Max: 8}
+		evs := s.Feed(nil, []byte(stream[:cut]))
+		rest := []byte(stream[cut:])
+		if k := s.BlockEnd(rest); k > 0 {
+			evs = s.Feed(evs, rest[:k])
+			if !s.AtBlockStart() {
+				t.Fatalf("%q cut at %d, then BlockEnd %d: not at a block's start", stream, cut, k)
+			}
+			rest = rest[k:]
+		}
+		evs = s.Feed(evs, rest)
+		if diff := cmp.Diff(whole, evs, cmpopts.EquateEmpty()); diff != "" {
+			t.Fatalf("%q cut at %d and at BlockEnd: events differ (-whole +cut):\n%s", stream, cut, diff)
 		}
 	}
 }
