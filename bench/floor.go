@@ -36,3 +36,7 @@ func (s *discardSink) OpenStream(_ context.Context, st *store.Stream) error {
 
 func (s *discardSink) CloseStream(context.Context, *store.Stream) error { return nil }
 func (s *discardSink) Append(context.Context, *store.Frame) error       { return nil }
+
+// TakesEventRuns makes the floor take runs of SSE events, as record's
+// cassette does (recorder.RunSink): the same recording work.
+func (s *discardSink) TakesEventRuns() bool { return true }
