@@ -4,13 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"strconv"
 	"testing"
 )
 
@@ -50,8 +48,8 @@ func Everything(tb testing.TB) []string {
 }
 
 // EverythingHTTP starts the reference server in mode ([StreamableHTTP] or
-// [SSE]) on a free port of 127.0.0.1, waits until it listens, and returns
-// the URL a client connects to: http://127.0.0.1:PORT/mcp or
+// [SSE]) on a port of its own, waits until it listens, and returns the URL
+// a client connects to: http://127.0.0.1:PORT/mcp or
 // http://127.0.0.1:PORT/sse. The process is stopped when the test ends. It
 // skips or fails the test like [Everything].
 func EverythingHTTP(tb testing.TB, mode string) string {
@@ -66,34 +64,39 @@ func EverythingHTTP(tb testing.TB, mode string) string {
 		tb.Fatalf("EverythingHTTP: unknown mode %q (want %q or %q)", mode, StreamableHTTP, SSE)
 	}
 	node, entry := everything(tb)
-	// The package listens on $PORT (all interfaces) and reports readiness
-	// on stderr: "… listening on port N" (streamableHttp) or "Server is
-	// running on port N" (sse). Another process may take the port picked
-	// here before the child binds it, so a child that exits is retried.
-	ready := regexp.MustCompile(`(?:listening on|running on) port (\d+)`)
-	var err error
-	for range startAttempts {
-		var port int
-		port, err = freePort()
-		if err != nil {
-			tb.Fatalf("pick a port for %s: %v", EverythingPackage, err)
-		}
-		cmd := exec.Command(node, entry, mode)
-		cmd.Env = append(os.Environ(), "PORT="+strconv.Itoa(port))
-		if _, err = startChild(tb, cmd, ready); err == nil {
-			return fmt.Sprintf("http://127.0.0.1:%d%s", port, path)
-		}
-		var exited *exitError
-		if !errors.As(err, &exited) {
-			break
-		}
+	// The package listens on $PORT, and says it does even when the
+	// listen failed (Express 5 calls its callback with the error): on a
+	// port picked here, which another process may take first, its word
+	// is worth nothing. So it gets port 0, and a preload reports the
+	// port the kernel gave it once it really listens.
+	report := filepath.Join(tb.TempDir(), "report-listen.cjs")
+	if err := os.WriteFile(report, []byte(reportListen), 0o600); err != nil {
+		tb.Fatalf("write %s: %v", report, err)
 	}
-	tb.Fatalf("start %s %s: %v", EverythingPackage, mode, err)
-	return ""
+	cmd := exec.Command(node, "--require", report, entry, mode)
+	cmd.Env = append(os.Environ(), "PORT=0")
+	m, err := startChild(tb, cmd, listeningLine)
+	if err != nil {
+		tb.Fatalf("start %s %s: %v", EverythingPackage, mode, err)
+	}
+	return fmt.Sprintf("http://127.0.0.1:%s%s", m[1], path)
 }
 
-// startAttempts is how often EverythingHTTP tries to start the server.
-const startAttempts = 3
+// reportListen is a Node.js preload that writes a line matching
+// listeningLine to stderr when a server of the process listens on TCP.
+const reportListen = `const net = require("node:net");
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  this.once("listening", () => {
+    const a = this.address();
+    if (a && typeof a === "object") process.stderr.write("mcpvcr-test: listening on port " + a.port + "\n");
+  });
+  return listen.apply(this, args);
+};
+`
+
+// listeningLine matches reportListen's line.
+var listeningLine = regexp.MustCompile(`^mcpvcr-test: listening on port (\d+)$`)
 
 // everything finds node and the package's entry point, or skips or fails tb.
 func everything(tb testing.TB) (node, entry string) {
@@ -163,14 +166,4 @@ func repoRoot() (string, error) {
 		}
 	}
 	return "", errors.New("repository root (the directory with go.mod) not found")
-}
-
-// freePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
