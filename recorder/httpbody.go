@@ -215,7 +215,7 @@ func (b *recordingBody) splitRead(fs []*store.Frame, own []byte) []*store.Frame 
 			continue
 		}
 		if frames == nil {
-			frames = make([]store.Frame, len(b.events)-i)[:0]
+			frames = make([]store.Frame, 0, len(b.events)-i) // never grows: frames[k] stays put
 		}
 		frames = append(frames, store.Frame{})
 		fs = append(fs, b.frame(&frames[len(frames)-1], b.events[i]))

@@ -52,13 +52,15 @@ func (s *Splitter) AtBlockStart() bool {
 	return s.started && s.second && len(s.buf) == 0 && s.lineLen == 0 && s.dropped == 0 && !s.skipLF && !s.held
 }
 
-// BlockEnd returns how many bytes of p, fed next, end the block under
-// way (or the stream's first, or a later one that a CR ended it before):
-// up to p's first blank line that ends in LF. It returns 0 when p holds
-// none, when a blank line ending in CR waits for p, or when AtBlockStart
-// already holds. Once those bytes are fed, AtBlockStart holds. As with
-// any cut, feeding p in those two parts gives the events feeding it whole
-// would: a caller may feed what follows by another path.
+// BlockEnd returns how many bytes of p, fed next, bring the Splitter to
+// the start of a block: up to and including p's first blank line that
+// ends in LF, which ends the block under way (or the stream's first; or a
+// later one, when a CR ended the one under way sooner). It returns 0 when
+// p holds no such line, when a blank line ending in CR waits for p, or
+// when AtBlockStart holds already. Once those bytes are fed, AtBlockStart
+// holds. As with any cut, feeding p in those two parts gives the events
+// that feeding it whole would, so a caller may feed what follows by
+// another path.
 func (s *Splitter) BlockEnd(p []byte) int {
 	if len(p) == 0 || s.held || s.AtBlockStart() {
 		return 0
