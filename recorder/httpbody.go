@@ -167,33 +167,38 @@ func (b *recordingBody) splitData(data []byte) []*store.Frame {
 	own := bytes.Clone(data)
 	fs := b.spare[:0]
 	b.spare = nil
-	if b.runs && b.x.st.Kind.EventRuns() {
-		if k := b.split.BlockEnd(own); k > 0 {
-			// The read ends a block begun before it (or is the
-			// stream's first): the splitter gets that block, and what
-			// follows may take the path below.
-			fs = b.splitRead(fs, own[:k])
-			own = own[k:]
-		}
-		if b.split.AtBlockStart() {
-			// The read's first blocks may be of the one shape a run
-			// takes that needs no parse (the usual case of a busy
-			// stream): they go in a run as they are, and the splitter
-			// gets the rest, such as an answer.
-			end, n := sserun.Blocks(own[:sserun.UpTo(own)], b.split.Max)
-			if n > 0 && end <= maxRunBytes && !b.x.hs.red.mayChange(own[:end]) {
-				fs = append(fs, &store.Frame{Raw: own[:end:end], SSE: true, Retry: -1, Events: n})
-				own = own[end:]
-			}
+	if !b.runs || !b.x.st.Kind.EventRuns() {
+		return b.splitRead(fs, own, 0)
+	}
+	if k := b.split.BlockEnd(own); k > 0 {
+		// The read ends a block begun before it (or is the stream's
+		// first): the splitter gets that block, and what follows may
+		// take the path below.
+		fs = b.splitRead(fs, own[:k], sserun.UpTo(own[:k]))
+		own = own[k:]
+	}
+	// Where the first byte that may keep an event out of a run lies is
+	// found once for the read, for the blocks below and for splitRead.
+	up := sserun.UpTo(own)
+	if b.split.AtBlockStart() {
+		// The read's first blocks may be of the one shape a run takes
+		// that needs no parse (the usual case of a busy stream): they go
+		// in a run as they are, and the splitter gets the rest, such as
+		// an answer.
+		end, n := sserun.Blocks(own[:up], b.split.Max)
+		if n > 0 && end <= maxRunBytes && !b.x.hs.red.mayChange(own[:end]) {
+			fs = append(fs, newRun(own[:end:end], n))
+			own, up = own[end:], up-end
 		}
 	}
-	return b.splitRead(fs, own)
+	return b.splitRead(fs, own, up)
 }
 
 // splitRead feeds own, bytes of a read that b keeps, to the splitter and
 // appends the frames of the events it completes to fs: runs of those that
-// may go in one (see runCheck), a frame of its own for each other.
-func (b *recordingBody) splitRead(fs []*store.Frame, own []byte) []*store.Frame {
+// may go in one (see runCheck), a frame of its own for each other. up is
+// sserun.UpTo(own) when b takes runs on this stream, and unused otherwise.
+func (b *recordingBody) splitRead(fs []*store.Frame, own []byte, up int) []*store.Frame {
 	if len(own) == 0 {
 		return fs
 	}
@@ -203,7 +208,7 @@ func (b *recordingBody) splitRead(fs []*store.Frame, own []byte) []*store.Frame 
 		rc = runCheck{kind: b.x.st.Kind, red: b.x.hs.red}
 		if startsAt(b.events[0].Raw, own) && !rc.red.mayChange(own) {
 			// The events are own from its start, one after another.
-			rc.clean = sserun.UpTo(own)
+			rc.clean = up
 		}
 	}
 	var frames []store.Frame // one allocation for the read's frames of single events, if any
@@ -292,7 +297,12 @@ func runFrame(evs []sse.Event, read []byte) *store.Frame {
 			raw = append(raw, ev.Raw...)
 		}
 	}
-	return &store.Frame{Raw: raw, SSE: true, Retry: -1, Events: len(evs)}
+	return newRun(raw, len(evs))
+}
+
+// newRun returns the frame of a run of n events whose blocks are raw.
+func newRun(raw []byte, n int) *store.Frame {
+	return &store.Frame{Raw: raw, SSE: true, Retry: -1, Events: n}
 }
 
 // settled takes back the frames of a chunk once they are recorded, for
