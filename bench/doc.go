@@ -51,9 +51,13 @@
 // and a FLOOR/PASS column): the recorder's own work without the store,
 // which no store can take record below. No target is checked on it.
 //
+// With -samples DIR each timed request's latency and time to its first
+// SSE event go to a file per load and mode in DIR, as tab-separated
+// values, for a look at what a median hides.
+//
 // Run it with make bench, or
 //
-//	go run ./bench [-rounds 5] [-rss-mb 256] [-quick] [-mcpsnoop PATH] [-floor]
+//	go run ./bench [-rounds 5] [-rss-mb 256] [-quick] [-mcpsnoop PATH] [-floor] [-samples DIR]
 //
 // The program is also its own peers: with -peer stdio it is the minimal
 // stdio server, with -peer http-peer, http-pass, http-record or

@@ -30,6 +30,7 @@ type options struct {
 	cpuprofile string
 	timeout    time.Duration
 	snoopBin   string
+	samples    string // -samples: a directory for each request's times
 }
 
 func main() {
@@ -46,6 +47,7 @@ func main() {
 	flag.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to `file`, and one of each peer process to file.KIND.N")
 	flag.BoolVar(&floor, "floor", false, "also run every HTTP and stdio load through record into a sink that keeps nothing (the same recording work, no store), in the same rounds: the floor no store can take record below")
 	flag.StringVar(&snoopBin, "mcpsnoop", "", "also run every HTTP and stdio load through the mcpsnoop `binary` (v0.18.0, built outside this module), in the same rounds, with its ratios and the frames it lost")
+	flag.StringVar(&o.samples, "samples", "", "also write each timed request's latency and time to the first SSE event, a file per load and mode, into `dir` (created if missing)")
 	flag.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	flag.StringVar(&gen, "gen-cassette", "", "write a generated cassette of -gen-sessions stdio sessions of 64 frames, sharing their opening frames, as JSONL to `file` (- for stdout), and exit")
 	flag.IntVar(&genSessions, "gen-sessions", 10000, "sessions of the -gen-cassette cassette")
@@ -159,6 +161,11 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 	self, err := os.Executable()
 	if err != nil {
 		return err
+	}
+	if o.samples != "" {
+		if err := os.MkdirAll(o.samples, 0o700); err != nil {
+			return fmt.Errorf("-samples: %w", err)
+		}
 	}
 	dir, err := os.MkdirTemp("", "mcpvcr-bench-")
 	if err != nil {
@@ -336,6 +343,11 @@ func measure(ctx context.Context, o options, l load, self, dir string, db *store
 				return rs, fmt.Errorf("round %d %s: %w", i+1, m, err)
 			}
 			rs[m] = append(rs[m], r)
+			if o.samples != "" {
+				if err := writeSamples(o.samples, l, m, i+1, r); err != nil {
+					return rs, fmt.Errorf("-samples: %w", err)
+				}
+			}
 		}
 		runtime.GC()
 	}
