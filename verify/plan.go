@@ -29,7 +29,9 @@ const (
 
 // wait is one condition of a step. A count wait gives up once its owner
 // (the client request the message belongs to) is answered: what the server
-// did not send while handling a request, it will not send after.
+// did not send while handling a request, it will not send after. Over
+// Streamable HTTP it gives up lateGrace after the answer: what the server
+// sent before it on another stream may still be on its way.
 type wait struct {
 	kind  waitKind
 	id    string   // waitAnswer: the client request id; waitExchange: exchangeKey

@@ -25,6 +25,14 @@ const DefaultTimeout = 30 * time.Second
 // it has cancelled: servers may answer it or not.
 const cancelGrace = 2 * time.Second
 
+// lateGrace is how long, over Streamable HTTP, a Verifier still waits for
+// the server messages a request's handling sent (its progress, say) after
+// the request's answer came. A server sends them before it answers, but
+// it may send them on another stream than the answer (the GET stream,
+// while the answer is a POST's JSON body), and then they can arrive after
+// it. On stdio and HTTP+SSE one stream carries both, in order.
+const lateGrace = 2 * time.Second
+
 // Errors of verify. ErrNoClientFrames, ErrNoAnswer and ErrUnsupported are
 // Verifier runs that mean the server could not be verified; the others
 // come from the expectation workflow (Cassette).
@@ -164,7 +172,8 @@ type driver struct {
 	sent       map[string]time.Time
 	cancelled  map[string]time.Time
 	answered   map[string]bool
-	ended      map[string]bool // the transport says no answer will come
+	answeredAt map[string]time.Time // when each answer came
+	ended      map[string]bool      // the transport says no answer will come
 	timedOut   map[string]bool
 	done       map[string]bool   // exchanges (by exchangeKey) whose response came
 	refusals   map[string]string // request id -> how HTTP refused it
@@ -202,7 +211,7 @@ func (v *Verifier) run(ctx context.Context, c conn) (*Run, error) {
 	p := buildPlan(v.Recording)
 	d := &driver{v: v, p: p, c: c, clock: v.Clock, timeout: v.Timeout, log: v.Logger,
 		changed: make(chan struct{}), sent: map[string]time.Time{}, cancelled: map[string]time.Time{},
-		answered: map[string]bool{}, ended: map[string]bool{}, timedOut: map[string]bool{}, done: map[string]bool{}, refusals: map[string]string{}, liveTools: map[string]toolAnnotations{},
+		answered: map[string]bool{}, answeredAt: map[string]time.Time{}, ended: map[string]bool{}, timedOut: map[string]bool{}, done: map[string]bool{}, refusals: map[string]string{}, liveTools: map[string]toolAnnotations{},
 		counts: map[string]int{}, tokens: map[string]string{}}
 	if d.clock == nil {
 		d.clock = clock.Real{}
@@ -359,11 +368,15 @@ func (d *driver) await(ctx context.Context, waits []wait) error {
 			d.mu.Unlock()
 			continue
 		}
+		wake := deadline
+		if at, ok := d.answeredAt[id]; ok && w.kind == waitCount && at.Add(lateGrace).Before(wake) {
+			wake = at.Add(lateGrace) // see lateGrace
+		}
 		changed := d.changed
 		d.mu.Unlock()
 		select {
 		case <-changed:
-		case <-d.clock.At(deadline):
+		case <-d.clock.At(wake):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
@@ -391,7 +404,13 @@ func (d *driver) satisfied(w wait) bool {
 		}
 		return len(w.ids) > 0
 	}
-	return d.counts[w.key] >= w.n || over(w.owner)
+	if d.counts[w.key] >= w.n {
+		return true
+	}
+	if at, ok := d.answeredAt[w.owner]; ok && d.v.Recording.Session.Transport == store.StreamableHTTP && !d.ended[w.owner] && !d.timedOut[w.owner] {
+		return !d.clock.Now().Before(at.Add(lateGrace)) // see lateGrace
+	}
+	return over(w.owner)
 }
 
 // deadline is when the wait for request id's answer gives up. The caller
@@ -470,6 +489,7 @@ func (d *driver) deliver(ctx context.Context, m jsonrpc.Message) {
 	case jsonrpc.KindResult, jsonrpc.KindError:
 		id := string(m.ID)
 		d.answered[id] = true
+		d.answeredAt[id] = d.clock.Now()
 		if d.p.methods[id] == "tools/list" && m.Kind == jsonrpc.KindResult {
 			toolsOf(m.Result, d.liveTools)
 		}
