@@ -561,6 +561,12 @@ func TestVerify_GoSDKHTTP(t *testing.T) {
 				}
 				if diff := cmp.Diff(want, got); diff != "" {
 					t.Errorf("verify against V2 (-want +got):\n%s", diff)
+					for _, rd := range r.Requests {
+						for _, c := range rd.Changes {
+							t.Logf("%s %s %s: %s → %s", rd.Label(), c.Path, c.Kind, c.Old, c.New)
+						}
+					}
+					t.Logf("the run against V2:\n%s", mcpvcr(t, "", "show", "3", "--cassette", db).stdout)
 				}
 				if v != mcptest.V20250618 || m.name != "SSE" {
 					return
