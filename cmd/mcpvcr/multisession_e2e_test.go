@@ -334,7 +334,7 @@ func (s multiSuite) replayAll(t *testing.T, info *mcp.Implementation, extra ...s
 		}
 		return
 	}
-	rep := startServing(t, append([]string{"replay", "--cassette", s.cassette(), "--listen", "127.0.0.1:0"}, extra...)...)
+	rep := startServing(t, append([]string{"replay", "-v", "--cassette", s.cassette(), "--listen", "127.0.0.1:0"}, extra...)...)
 	for _, i := range order {
 		wg.Add(1)
 		go func() {
