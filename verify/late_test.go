@@ -121,7 +121,10 @@ func (s *lateServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			go func() {
 				// Only once the answer is out: the client has it.
 				gw := <-s.get
-				time.Sleep(100 * time.Millisecond) // the fault: the progress comes late
+				// The delay is the fault under test, not a synchronisation:
+				// the progress must reach the client after the answer, with
+				// nothing in between that a client could wait on.
+				time.Sleep(100 * time.Millisecond)
 				fmt.Fprintf(gw, "data: %s\n\n", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"message":"before"}}`)
 				s.note("progress")
 			}()
