@@ -84,9 +84,9 @@ const (
 // whose streams are written by goroutines of their own may. It notes the
 // order of what it did.
 type lateServer struct {
-	mu     sync.Mutex
-	events []string
-	get    chan http.ResponseWriter // the GET stream, once open
+	mu       sync.Mutex
+	events   []string
+	progress chan struct{} // closed when the GET stream is to send the progress
 }
 
 func (s *lateServer) note(e string) {
@@ -101,7 +101,12 @@ func (s *lateServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		w.WriteHeader(http.StatusOK)
 		w.(http.Flusher).Flush()
-		s.get <- flushOnWrite{w}
+		select {
+		case <-s.progress:
+			fmt.Fprintf(w, "data: %s\n\n", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"message":"before"}}`)
+			w.(http.Flusher).Flush()
+		case <-r.Context().Done():
+		}
 		<-r.Context().Done()
 	case http.MethodDelete:
 		s.note("delete")
@@ -119,30 +124,17 @@ func (s *lateServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.(http.Flusher).Flush()
 			s.note("answer")
 			go func() {
-				// Only once the answer is out: the client has it.
-				gw := <-s.get
 				// The delay is the fault under test, not a synchronisation:
 				// the progress must reach the client after the answer, with
 				// nothing in between that a client could wait on.
 				time.Sleep(100 * time.Millisecond)
-				fmt.Fprintf(gw, "data: %s\n\n", `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p","progress":1,"message":"before"}}`)
-				s.note("progress")
+				s.note("progress") // before it is sent: the DELETE can only follow
+				close(s.progress)
 			}()
 		default:
 			w.WriteHeader(http.StatusAccepted)
 		}
 	}
-}
-
-// flushOnWrite writes to an SSE stream and flushes each write.
-type flushOnWrite struct{ w http.ResponseWriter }
-
-func (f flushOnWrite) Header() http.Header  { return f.w.Header() }
-func (f flushOnWrite) WriteHeader(code int) { f.w.WriteHeader(code) }
-func (f flushOnWrite) Write(p []byte) (int, error) {
-	n, err := f.w.Write(p)
-	f.w.(http.Flusher).Flush()
-	return n, err
 }
 
 // TestVerifier_HTTPProgressAfterAnswer: over Streamable HTTP a server may
@@ -153,7 +145,7 @@ func (f flushOnWrite) Write(p []byte) (int, error) {
 // giving up on it at the answer and reporting it missing.
 func TestVerifier_HTTPProgressAfterAnswer(t *testing.T) {
 	rec := lateHTTPRecording(t)
-	srv := &lateServer{get: make(chan http.ResponseWriter, 1)}
+	srv := &lateServer{progress: make(chan struct{})}
 	hs := httptest.NewServer(srv)
 	defer hs.Close()
 	if _, err := (&Verifier{Recording: rec, Timeout: 10 * time.Second}).RunHTTP(verifyCtx(t), hs.URL+"/mcp", nil, nil); err != nil {
