@@ -1,0 +1,105 @@
+package verify
+
+import (
+	"context"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// What a step waits for before it sends (see plan.go's wait), and when a
+// wait gives up.
+
+// lateGrace is how long, over Streamable HTTP, a Verifier still waits for
+// the server messages a request's handling sent (its progress, say) after
+// the request's answer came. A server sends them before it answers, but
+// it may send them on another stream than the answer (the GET stream,
+// while the answer is a POST's JSON body), and then they can arrive after
+// it. On stdio and HTTP+SSE one stream carries both, in order.
+const lateGrace = 2 * time.Second
+
+// await blocks until every wait is satisfied or given up on.
+func (d *driver) await(ctx context.Context, waits []wait) error {
+	for {
+		d.mu.Lock()
+		if d.gone != nil || d.abort != nil {
+			d.mu.Unlock()
+			return nil
+		}
+		var w *wait
+		for i := range waits {
+			if !d.satisfied(waits[i]) {
+				w = &waits[i]
+				break
+			}
+		}
+		if w == nil {
+			d.mu.Unlock()
+			return nil
+		}
+		id := w.id
+		if w.kind == waitCount {
+			id = w.owner
+		}
+		deadline := d.deadline(id)
+		if !deadline.After(d.clock.Now()) {
+			d.timedOut[id] = true
+			d.log.Warn("no answer in time", "request", id, "after", d.timeout)
+			d.signal()
+			d.mu.Unlock()
+			continue
+		}
+		wake := deadline
+		if at, ok := d.answeredAt[id]; ok && w.kind == waitCount && at.Add(lateGrace).Before(wake) {
+			wake = at.Add(lateGrace) // see lateGrace
+		}
+		changed := d.changed
+		d.mu.Unlock()
+		select {
+		case <-changed:
+		case <-d.clock.At(wake):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// satisfied reports whether w holds or is given up on. The caller holds
+// d.mu.
+func (d *driver) satisfied(w wait) bool {
+	over := func(id string) bool {
+		_, sent := d.sent[id]
+		return !sent || d.answered[id] || d.ended[id] || d.timedOut[id]
+	}
+	switch w.kind {
+	case waitAnswer:
+		return over(w.id)
+	case waitExchange:
+		if _, sent := d.sent[w.id]; !sent || d.done[w.id] || d.timedOut[w.id] {
+			return true
+		}
+		for _, id := range w.ids {
+			if !over(id) {
+				return false
+			}
+		}
+		return len(w.ids) > 0
+	}
+	if d.counts[w.key] >= w.n {
+		return true
+	}
+	if at, ok := d.answeredAt[w.owner]; ok && d.v.Recording.Session.Transport == store.StreamableHTTP && !d.ended[w.owner] && !d.timedOut[w.owner] {
+		return !d.clock.Now().Before(at.Add(lateGrace)) // see lateGrace
+	}
+	return over(w.owner)
+}
+
+// deadline is when the wait for request id's answer gives up. The caller
+// holds d.mu.
+func (d *driver) deadline(id string) time.Time {
+	t := d.sent[id].Add(d.timeout)
+	if c, ok := d.cancelled[id]; ok && c.Add(cancelGrace).Before(t) {
+		t = c.Add(cancelGrace)
+	}
+	return t
+}
