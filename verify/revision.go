@@ -85,7 +85,7 @@ func (d *driver) first(ctx context.Context, st *step) error {
 	switch {
 	case d.abort != nil:
 		return nil // run returns it
-	case d.answered[id]:
+	case d.isAnswered(id):
 		return nil
 	case d.gone != nil:
 		return fmt.Errorf("%w: %w", ErrNoAnswer, d.gone)

@@ -163,8 +163,7 @@ type driver struct {
 	changed    chan struct{} // closed and replaced when anything below changes
 	sent       map[string]time.Time
 	cancelled  map[string]time.Time
-	answered   map[string]bool
-	answeredAt map[string]time.Time // when each answer came
+	answered   map[string]time.Time // when each answer came
 	ended      map[string]bool      // the transport says no answer will come
 	timedOut   map[string]bool
 	done       map[string]bool   // exchanges (by exchangeKey) whose response came
@@ -203,7 +202,7 @@ func (v *Verifier) run(ctx context.Context, c conn) (*Run, error) {
 	p := buildPlan(v.Recording)
 	d := &driver{v: v, p: p, c: c, clock: v.Clock, timeout: v.Timeout, log: v.Logger,
 		changed: make(chan struct{}), sent: map[string]time.Time{}, cancelled: map[string]time.Time{},
-		answered: map[string]bool{}, answeredAt: map[string]time.Time{}, ended: map[string]bool{}, timedOut: map[string]bool{}, done: map[string]bool{}, refusals: map[string]string{}, liveTools: map[string]toolAnnotations{},
+		answered: map[string]time.Time{}, ended: map[string]bool{}, timedOut: map[string]bool{}, done: map[string]bool{}, refusals: map[string]string{}, liveTools: map[string]toolAnnotations{},
 		counts: map[string]int{}, tokens: map[string]string{}}
 	if d.clock == nil {
 		d.clock = clock.Real{}
@@ -305,7 +304,7 @@ func (d *driver) whyUnanswered(id string, sent bool, gone error) string {
 		return "not sent: the server had gone away"
 	case !sent:
 		return "not sent"
-	case d.answered[id]:
+	case d.isAnswered(id):
 		return ""
 	case d.timedOut[id]:
 		return fmt.Sprintf("no answer within %v", d.timeout)
@@ -394,8 +393,7 @@ func (d *driver) deliver(ctx context.Context, m jsonrpc.Message) {
 	switch m.Kind {
 	case jsonrpc.KindResult, jsonrpc.KindError:
 		id := string(m.ID)
-		d.answered[id] = true
-		d.answeredAt[id] = d.clock.Now()
+		d.answered[id] = d.clock.Now()
 		if d.p.methods[id] == "tools/list" && m.Kind == jsonrpc.KindResult {
 			toolsOf(m.Result, d.liveTools)
 		}
@@ -477,7 +475,7 @@ func (d *driver) allAnswered(ids []string) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, id := range ids {
-		if !d.answered[id] {
+		if !d.isAnswered(id) {
 			return false
 		}
 	}
@@ -510,7 +508,7 @@ func (d *driver) exchangeEnded(ids []string) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, id := range ids {
-		if !d.answered[id] {
+		if !d.isAnswered(id) {
 			d.ended[id] = true
 		}
 	}

@@ -50,7 +50,7 @@ func (d *driver) await(ctx context.Context, waits []wait) error {
 			continue
 		}
 		wake := deadline
-		if at, ok := d.answeredAt[id]; ok && w.kind == waitCount && at.Add(lateGrace).Before(wake) {
+		if at, ok := d.answered[id]; ok && w.kind == waitCount && at.Add(lateGrace).Before(wake) {
 			wake = at.Add(lateGrace) // see lateGrace
 		}
 		changed := d.changed
@@ -69,7 +69,7 @@ func (d *driver) await(ctx context.Context, waits []wait) error {
 func (d *driver) satisfied(w wait) bool {
 	over := func(id string) bool {
 		_, sent := d.sent[id]
-		return !sent || d.answered[id] || d.ended[id] || d.timedOut[id]
+		return !sent || d.isAnswered(id) || d.ended[id] || d.timedOut[id]
 	}
 	switch w.kind {
 	case waitAnswer:
@@ -88,10 +88,17 @@ func (d *driver) satisfied(w wait) bool {
 	if d.counts[w.key] >= w.n {
 		return true
 	}
-	if at, ok := d.answeredAt[w.owner]; ok && d.v.Recording.Session.Transport == store.StreamableHTTP && !d.ended[w.owner] && !d.timedOut[w.owner] {
+	if at, ok := d.answered[w.owner]; ok && d.v.Recording.Session.Transport == store.StreamableHTTP && !d.ended[w.owner] && !d.timedOut[w.owner] {
 		return !d.clock.Now().Before(at.Add(lateGrace)) // see lateGrace
 	}
 	return over(w.owner)
+}
+
+// isAnswered reports whether request id's answer came. The caller holds
+// d.mu.
+func (d *driver) isAnswered(id string) bool {
+	_, ok := d.answered[id]
+	return ok
 }
 
 // deadline is when the wait for request id's answer gives up. The caller
