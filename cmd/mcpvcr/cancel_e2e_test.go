@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -337,8 +338,31 @@ func replayHTTPRuns(t *testing.T, db string, runs []cancelRun, live []map[string
 		rep := startServing(t, append([]string{"replay", "--cassette", db, "--listen", "127.0.0.1:0"}, flags...)...)
 		got := r.do(ctx, upgradedClient, &mcp.StreamableClientTransport{Endpoint: rep.URL + "/mcp"}, version)
 		code := rep.Stop()
-		checkReplay(t, i, live[i], got, rep.stderr.String(), code)
+		want := live[i]
+		if r.cancelAt > 0 && r.waitFor == 0 {
+			want, got = beforeCancel(want), beforeCancel(got)
+		}
+		checkReplay(t, i, want, got, rep.stderr.String(), code)
 	}
+}
+
+// beforeCancel returns run's outcome with its progress cut after the
+// client's cancellation. The Go SDK client ends a call's SSE stream as
+// its context is cancelled, from a goroutine of its own: whether progress
+// the server sends after the cancellation still reaches the handler is a
+// race inside the client, which the live run can win (CI saw [1 cancel
+// 2] recorded) and its replay lose, with replay having sent the same
+// frames at once. What came before the cancellation, the call's outcome,
+// the echo after it and a replay with every frame matched are still
+// required.
+func beforeCancel(run map[string]any) map[string]any {
+	out := maps.Clone(run)
+	if p, ok := run["progress"].([]any); ok {
+		if i := slices.Index(p, any("cancel")); i >= 0 {
+			out["progress"] = p[:i+1]
+		}
+	}
+	return out
 }
 
 // TestCancel_EverythingHTTP is TestCancel_EverythingStdio over Streamable
