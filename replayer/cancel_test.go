@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/storetest"
@@ -277,5 +278,93 @@ func TestCursor_ServerCancelKeepsItsTimeout(t *testing.T) {
 	}
 	if o := outs[2]; !o.Timed || o.Gap != 100*time.Millisecond {
 		t.Errorf("the cancellation has Timed %t, Gap %v; want true and 100ms, the time since the elicitation", o.Timed, o.Gap)
+	}
+}
+
+// TestCursor_AgreesAcrossServerOrder: the flake of
+// TestCancel_EverythingStdio. Two sessions of one call, whose server
+// also asks the client for its roots: in one the progress came before
+// roots/list, and the client cancelled after progress 2 while the server
+// went on; in the other roots/list came first, and the server answered.
+// Candidates that sent the same frames in another order agree on them,
+// so either client gets progress 2 and decides: the cancelling client's
+// cancellation keeps the first session, a client that does not cancel is
+// settled on the second and gets the answer.
+func TestCursor_AgreesAcrossServerOrder(t *testing.T) {
+	const (
+		roots     = `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`
+		rootsBack = `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`
+		cancel    = `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":30}}`
+		answer    = `{"jsonrpc":"2.0","id":30,"result":{"done":true}}`
+	)
+	progress := func(token, n string) string {
+		return `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `","progress":` + n + `}}`
+	}
+	rec := func(n string) string { return "< " + progress("t", n) }
+	cancelling := stdioRecording(t, 1, cancelledCall[0], rec("1"), "< "+roots, "> "+rootsBack, rec("2"), cancelledCall[2], rec("3"))
+	answering := stdioRecording(t, 2, cancelledCall[0], "< "+roots, "> "+rootsBack, rec("1"), rec("2"), rec("3"),
+		`< {"jsonrpc":"2.0","id":3,"result":{"done":true}}`)
+	for _, cancels := range []bool{true, false} {
+		c := newCursor([]*recording{cancelling, answering}, Match{}, true)
+		c.start()
+		if diff := cmp.Diff([]string{roots}, recv(t, c, liveCall)); diff != "" {
+			t.Fatalf("after the call (-want +got):\n%s", diff)
+		}
+		if diff := cmp.Diff([]string{progress("u", "1"), progress("u", "2")}, recv(t, c, rootsBack)); diff != "" {
+			t.Fatalf("after the client's roots (-want +got):\n%s", diff)
+		}
+		var got []string
+		if cancels {
+			got = recv(t, c, cancel)
+		} else {
+			if !c.undecided() || !c.settle() {
+				t.Fatal("settle() dropped nothing; want the cancelling session dropped")
+			}
+			got = datas(c.emit())
+		}
+		want := []string{progress("u", "3")}
+		if !cancels {
+			want = append(want, answer)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("cancels=%v, at the end (-want +got):\n%s", cancels, diff)
+		}
+		if lead := c.leader().rec.Session.ID; lead != map[bool]int64{true: 1, false: 2}[cancels] {
+			t.Errorf("cancels=%v: replaying session %d", cancels, lead)
+		}
+	}
+}
+
+func TestUnsent(t *testing.T) {
+	outs := func(ds ...string) []outFrame {
+		var o []outFrame
+		for _, d := range ds {
+			o = append(o, outFrame{Data: []byte(d)})
+		}
+		return o
+	}
+	emitted := func(ds ...string) [][]byte {
+		var e [][]byte
+		for _, d := range ds {
+			e = append(e, []byte(d))
+		}
+		return e
+	}
+	for _, tc := range []struct {
+		outs, emitted, want []string
+	}{
+		{[]string{"a", "b", "c"}, nil, []string{"a", "b", "c"}},
+		{[]string{"a", "b", "c"}, []string{"a", "b"}, []string{"c"}},
+		{[]string{"p1", "roots", "p2"}, []string{"roots"}, []string{"p1", "p2"}},
+		{[]string{"x", "y", "x"}, []string{"x"}, []string{"y", "x"}},
+		{[]string{"a"}, []string{"a", "b"}, nil},
+	} {
+		var got []string
+		for _, o := range unsent(outs(tc.outs...), emitted(tc.emitted...)) {
+			got = append(got, string(o.Data))
+		}
+		if !cmp.Equal(got, tc.want, cmpopts.EquateEmpty()) {
+			t.Errorf("unsent(%q, %q) = %q; want %q", tc.outs, tc.emitted, got, tc.want)
+		}
 	}
 }

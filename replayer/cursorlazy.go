@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,8 +13,8 @@ import (
 // split parts e's node where its members part ways (at its shared
 // frames): e keeps the child holding its own session, and each other
 // child gets an engine of its own, loaded and brought to e's state by
-// replaying the client's frames so far (history) and dropping the first
-// emitted released frames, which went out already. When live is not nil,
+// replaying the client's frames so far (history) and dropping the
+// released frames that went out already (emitted). When live is not nil,
 // children whose frame there is a client frame other than live are left
 // out unloaded: they cannot match it.
 func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
@@ -136,10 +137,38 @@ func (c *cursor) bring(id int64, strict bool) (*engine, error) {
 		outs = append(outs, e.release()...)
 	}
 	if c.queued {
-		outs = outs[min(c.emitted, len(outs)):]
+		outs = unsent(outs, c.emitted)
 	}
 	e.queue = outs
 	return e, nil
+}
+
+// unsent returns outs, in order, without the frames that went out
+// already (emitted, their payloads): each takes away the first equal
+// frame of outs not taken yet. Emission keeps to one candidate's order
+// at each step, not to the loaded session's, so what went out is not
+// always a prefix of outs.
+func unsent(outs []outFrame, emitted [][]byte) []outFrame {
+	gone := make([]bool, len(outs))
+	lo := 0 // outs before lo are all gone
+	for _, d := range emitted {
+		for lo < len(outs) && gone[lo] {
+			lo++
+		}
+		for k := lo; k < len(outs); k++ {
+			if !gone[k] && bytes.Equal(outs[k].Data, d) {
+				gone[k] = true
+				break
+			}
+		}
+	}
+	kept := make([]outFrame, 0, len(outs))
+	for k, o := range outs {
+		if !gone[k] {
+			kept = append(kept, o)
+		}
+	}
+	return kept
 }
 
 // errApart: a session that cannot be a candidate (see bring).
