@@ -335,36 +335,78 @@ func TestCursor_AgreesAcrossServerOrder(t *testing.T) {
 	}
 }
 
-func TestUnsent(t *testing.T) {
-	outs := func(ds ...string) []outFrame {
-		var o []outFrame
-		for _, d := range ds {
-			o = append(o, outFrame{Data: []byte(d)})
-		}
-		return o
-	}
-	emitted := func(ds ...string) [][]byte {
-		var e [][]byte
-		for _, d := range ds {
-			e = append(e, []byte(d))
-		}
-		return e
+// TestEmitLog_Unsent: what a session loaded later must not send again,
+// from the frames that went out, in order (a count) and out of order
+// (by payload).
+func TestEmitLog_Unsent(t *testing.T) {
+	type out struct {
+		data string
+		head bool
 	}
 	for _, tc := range []struct {
-		outs, emitted, want []string
+		outs []string
+		went []out
+		want []string
 	}{
 		{[]string{"a", "b", "c"}, nil, []string{"a", "b", "c"}},
-		{[]string{"a", "b", "c"}, []string{"a", "b"}, []string{"c"}},
-		{[]string{"p1", "roots", "p2"}, []string{"roots"}, []string{"p1", "p2"}},
-		{[]string{"x", "y", "x"}, []string{"x"}, []string{"y", "x"}},
-		{[]string{"a"}, []string{"a", "b"}, nil},
+		{[]string{"a", "b", "c"}, []out{{"a", true}, {"b", true}}, []string{"c"}},
+		{[]string{"p1", "roots", "p2"}, []out{{"roots", false}}, []string{"p1", "p2"}},
+		{[]string{"p1", "roots", "p2", "x"}, []out{{"roots", false}, {"p1", true}, {"p2", true}}, []string{"x"}},
+		{[]string{"x", "y", "x"}, []out{{"y", false}}, []string{"x", "x"}},
+		{[]string{"x", "y", "x"}, []out{{"x", true}, {"x", false}}, []string{"y"}},
+		{[]string{"a"}, []out{{"a", true}, {"b", true}}, nil},
 	} {
+		var l emitLog
+		for _, o := range tc.went {
+			l.note([]byte(o.data), o.head)
+		}
+		var outs []outFrame
+		for _, d := range tc.outs {
+			outs = append(outs, outFrame{Data: []byte(d)})
+		}
 		var got []string
-		for _, o := range unsent(outs(tc.outs...), emitted(tc.emitted...)) {
+		for _, o := range l.unsent(outs) {
 			got = append(got, string(o.Data))
 		}
 		if !cmp.Equal(got, tc.want, cmpopts.EquateEmpty()) {
-			t.Errorf("unsent(%q, %q) = %q; want %q", tc.outs, tc.emitted, got, tc.want)
+			t.Errorf("outs %q after %v: unsent = %q; want %q", tc.outs, tc.went, got, tc.want)
 		}
+	}
+}
+
+// TestSource_BringsASessionAfterFramesOutOfOrder: a session loaded after
+// frames went out of its order (roots/list ahead of progress 1, as
+// another candidate recorded them) queues what it released less those
+// frames, by content, not its first so many: the client gets progress 1
+// next, once.
+func TestSource_BringsASessionAfterFramesOutOfOrder(t *testing.T) {
+	const (
+		roots     = `{"jsonrpc":"2.0","id":0,"method":"roots/list"}`
+		rootsBack = `{"jsonrpc":"2.0","id":0,"result":{"roots":[]}}`
+	)
+	open := []string{
+		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18"}}`,
+		cancelledCall[0],
+	}
+	progress := func(token, n string) string {
+		return `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"` + token + `","progress":` + n + `}}`
+	}
+	session := func(lines ...string) []string { return append(append([]string{}, open...), lines...) }
+	cancelling := session("< "+progress("t", "1"), "< "+roots, "> "+rootsBack, "< "+progress("t", "2"), cancelledCall[2])
+	answering := session("< "+roots, "> "+rootsBack, "< "+progress("t", "1"), "< "+progress("t", "2"), `< {"jsonrpc":"2.0","id":3,"result":{"done":true}}`)
+	other := session("< "+progress("t", "1"), "< "+roots, "> "+rootsBack, `< {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":2,"message":"x"}}`, cancelledCall[2])
+	db, _ := storetest.Import(t, sessionsJSONL(cancelling, answering, other))
+	src, err := NewSource(context.Background(), db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No settling: progress 1 must come because all three candidates
+	// released it, not because one was picked.
+	got := awaitLine(t, &Server{Source: src, Wait: -1, Settle: time.Hour}, `"progress":1`,
+		`{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`, liveCall, rootsBack)
+	want := []string{`{"jsonrpc":"2.0","id":10,"result":{"protocolVersion":"2025-06-18"}}`, roots, progress("u", "1")}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("replayed lines (-want +got):\n%s", diff)
 	}
 }

@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"bytes"
 	"context"
 	"slices"
 	"sync"
@@ -43,10 +42,7 @@ type cursor struct {
 
 	// For a cursor reading a Source: src loads sessions as they are
 	// needed, ctx is the replay's lifetime, history the client frames
-	// matched so far, emitted the payloads of the released frames that
-	// went out (stdio), while a candidate still stands for several
-	// sessions that may have to be loaded and brought to where the
-	// cursor is.
+	// matched so far, emitted what went out of the queues (stdio).
 	src     *Source
 	tree    *tree // src's candidate tree under the cursor's rules
 	ctx     context.Context
@@ -56,7 +52,7 @@ type cursor struct {
 	// matches it as the loaded ones did: a refused request only to one of
 	// its very shape.
 	accepts []func(*engine, int) bool
-	emitted [][]byte
+	emitted emitLog
 	// fresh holds, for a cursor that does not queue (HTTP), what the
 	// candidates loaded since the last start or receive released while
 	// they were brought to where the cursor is; freshMatched the frame
@@ -278,95 +274,6 @@ func (c *cursor) sent(out outFrame) bool {
 		delete(c.outstanding, id)
 	}
 	return true
-}
-
-// emit returns, in order, the queued frames every candidate agrees on and
-// takes them off the queues (stdio). A frame goes when it heads the queue
-// of a candidate (the first, in recorded order, whose head will do) and
-// every other candidate has released it too, anywhere in its queue. So
-// candidates whose servers sent the same frames in another order (a
-// progress notification and a server request racing, as server-everything's
-// do) go on agreeing, and the client gets them in an order one of them
-// recorded, step by step, instead of nothing until settle picks one of
-// them, which may be the wrong one when what tells them apart (the
-// client's cancellation, say) comes only after those frames.
-func (c *cursor) emit() []outFrame {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var outs []outFrame
-	at := make([]int, len(c.cands))
-	for {
-		if len(c.cands) == 1 {
-			lead := c.cands[0]
-			outs = append(outs, lead.queue...)
-			lead.queue = nil
-			break
-		}
-		if !c.commonHead(at) {
-			break
-		}
-		outs = append(outs, c.cands[0].queue[at[0]])
-		for i, e := range c.cands {
-			if at[i] == 0 {
-				e.queue = e.queue[1:]
-			} else {
-				e.queue = slices.Delete(e.queue, at[i], at[i]+1)
-			}
-		}
-	}
-	c.noteEmitted(outs)
-	kept := outs[:0]
-	for _, o := range outs {
-		if c.sent(o) {
-			kept = append(kept, o)
-		}
-	}
-	return kept
-}
-
-// commonHead finds the first candidate whose queue's head every
-// candidate has queued, and sets at[i] to where candidate i holds it. It
-// reports false when there is none. c.mu must be held.
-func (c *cursor) commonHead(at []int) bool {
-	for _, h := range c.cands {
-		if len(h.queue) == 0 {
-			continue
-		}
-		head := h.queue[0].Data
-		all := true
-		for i, e := range c.cands {
-			if at[i] = queued(e.queue, head); at[i] < 0 {
-				all = false
-				break
-			}
-		}
-		if all {
-			return true
-		}
-	}
-	return false
-}
-
-// queued returns the index of the first frame of q whose payload is
-// data, or -1.
-func queued(q []outFrame, data []byte) int {
-	if len(q) > 0 && bytes.Equal(q[0].Data, data) {
-		return 0 // where candidates agree: every frame found at once
-	}
-	return slices.IndexFunc(q, func(o outFrame) bool { return bytes.Equal(o.Data, data) })
-}
-
-// noteEmitted keeps the payloads of outs for bring while a candidate
-// stands for sessions not loaded yet, and forgets them all once none
-// does: the tree's nodes only ever split. c.mu must be held.
-func (c *cursor) noteEmitted(outs []outFrame) {
-	if !slices.ContainsFunc(c.cands, func(e *engine) bool { return e.node != nil && e.node.size > 1 }) {
-		c.emitted = nil
-		return
-	}
-	for _, o := range outs {
-		c.emitted = append(c.emitted, o.Data)
-	}
 }
 
 // undecided reports whether candidates still disagree on what to send

@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"slices"
@@ -137,38 +136,10 @@ func (c *cursor) bring(id int64, strict bool) (*engine, error) {
 		outs = append(outs, e.release()...)
 	}
 	if c.queued {
-		outs = unsent(outs, c.emitted)
+		outs = c.emitted.unsent(outs)
 	}
 	e.queue = outs
 	return e, nil
-}
-
-// unsent returns outs, in order, without the frames that went out
-// already (emitted, their payloads): each takes away the first equal
-// frame of outs not taken yet. Emission keeps to one candidate's order
-// at each step, not to the loaded session's, so what went out is not
-// always a prefix of outs.
-func unsent(outs []outFrame, emitted [][]byte) []outFrame {
-	gone := make([]bool, len(outs))
-	lo := 0 // outs before lo are all gone
-	for _, d := range emitted {
-		for lo < len(outs) && gone[lo] {
-			lo++
-		}
-		for k := lo; k < len(outs); k++ {
-			if !gone[k] && bytes.Equal(outs[k].Data, d) {
-				gone[k] = true
-				break
-			}
-		}
-	}
-	kept := make([]outFrame, 0, len(outs))
-	for k, o := range outs {
-		if !gone[k] {
-			kept = append(kept, o)
-		}
-	}
-	return kept
 }
 
 // errApart: a session that cannot be a candidate (see bring).

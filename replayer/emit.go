@@ -1,0 +1,160 @@
+package replayer
+
+import (
+	"bytes"
+	"hash/maphash"
+	"slices"
+)
+
+// emit returns, in order, the queued frames every candidate agrees on and
+// takes them off the queues (stdio). A frame goes when it heads the queue
+// of a candidate (the first, in recorded order, whose head will do) and
+// every other candidate has released it too, anywhere in its queue. So
+// candidates whose servers sent the same frames in another order (a
+// progress notification and a server request racing, as
+// server-everything's do) go on agreeing, and the client gets them in an
+// order one of them recorded, step by step, instead of nothing until
+// settle picks one of them, which may be the wrong one when what tells
+// them apart (the client's cancellation, say) comes only after those
+// frames.
+func (c *cursor) emit() []outFrame {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	log := c.emitted.keep(c.cands)
+	var outs []outFrame
+	at := make([]int, len(c.cands))
+	for {
+		if len(c.cands) == 1 {
+			lead := c.cands[0]
+			for _, o := range lead.queue {
+				log.note(o.Data, true)
+			}
+			outs = append(outs, lead.queue...)
+			lead.queue = nil
+			break
+		}
+		if !c.commonHead(at) {
+			break
+		}
+		o := c.cands[0].queue[at[0]]
+		head := true
+		for i, e := range c.cands {
+			if at[i] == 0 {
+				e.queue = e.queue[1:]
+			} else {
+				e.queue, head = slices.Delete(e.queue, at[i], at[i]+1), false
+			}
+		}
+		log.note(o.Data, head)
+		outs = append(outs, o)
+	}
+	kept := outs[:0]
+	for _, o := range outs {
+		if c.sent(o) {
+			kept = append(kept, o)
+		}
+	}
+	return kept
+}
+
+// commonHead finds the first candidate whose queue's head every
+// candidate has queued, and sets at[i] to where candidate i holds it. It
+// reports false when there is none. c.mu must be held.
+func (c *cursor) commonHead(at []int) bool {
+	for _, h := range c.cands {
+		if len(h.queue) == 0 {
+			continue
+		}
+		head := h.queue[0].Data
+		all := true
+		for i, e := range c.cands {
+			if at[i] = queued(e.queue, head); at[i] < 0 {
+				all = false
+				break
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// queued returns the index of the first frame of q whose payload is
+// data, or -1.
+func queued(q []outFrame, data []byte) int {
+	if len(q) > 0 && bytes.Equal(q[0].Data, data) {
+		return 0 // where candidates agree: every frame found at once
+	}
+	return slices.IndexFunc(q, func(o outFrame) bool { return bytes.Equal(o.Data, data) })
+}
+
+// emitLog is what went out of a cursor's queues, for bring, which loads a
+// session a candidate stood for and must queue only what its released
+// frames hold beyond that. As long as every frame that went out headed
+// every candidate's queue, what went out is a prefix of every session's
+// released frames, and a count says it; from the first that did not, the
+// payloads' hashes are kept too, while a candidate stands for sessions
+// not loaded yet (once none does, bring is never called again: the
+// tree's nodes only ever split).
+type emitLog struct {
+	inOrder   int // frames that went out before the first out of order
+	reordered bool
+	after     []uint64 // hashes of the payloads that went out since
+	seed      maphash.Seed
+	off       bool // no candidate stands for sessions not loaded
+}
+
+// keep turns l off when no candidate of cands stands for sessions not
+// loaded yet, and returns l.
+func (l *emitLog) keep(cands []*engine) *emitLog {
+	if !l.off && !slices.ContainsFunc(cands, func(e *engine) bool { return e.node != nil && e.node.size > 1 }) {
+		l.off, l.after = true, nil
+	}
+	return l
+}
+
+// note records that a frame of payload data went out; head reports that
+// it headed every candidate's queue.
+func (l *emitLog) note(data []byte, head bool) {
+	switch {
+	case !head && !l.reordered:
+		l.reordered, l.seed = true, maphash.MakeSeed()
+	case !l.reordered:
+		l.inOrder++
+		return
+	}
+	if !l.off {
+		l.after = append(l.after, maphash.Bytes(l.seed, data))
+	}
+}
+
+// unsent returns outs, the frames a loaded session released so far in
+// its order, without those that went out already: the first inOrder, then
+// for each payload that went out since, the first equal frame left.
+func (l *emitLog) unsent(outs []outFrame) []outFrame {
+	outs = outs[min(l.inOrder, len(outs)):]
+	if len(l.after) == 0 {
+		return outs
+	}
+	gone := make([]bool, len(outs))
+	lo := 0 // outs before lo are all gone
+	for _, h := range l.after {
+		for lo < len(outs) && gone[lo] {
+			lo++
+		}
+		for k := lo; k < len(outs); k++ {
+			if !gone[k] && maphash.Bytes(l.seed, outs[k].Data) == h {
+				gone[k] = true
+				break
+			}
+		}
+	}
+	kept := make([]outFrame, 0, len(outs))
+	for k, o := range outs {
+		if !gone[k] {
+			kept = append(kept, o)
+		}
+	}
+	return kept
+}
