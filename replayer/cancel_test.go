@@ -335,6 +335,31 @@ func TestCursor_AgreesAcrossServerOrder(t *testing.T) {
 	}
 }
 
+// TestCursor_NoAnswerAheadOfWhatOnlyOneSent: one session's server sent a
+// log line before its answer, the other's the answer alone. The answer is
+// not sent ahead of the log line (no recording holds the log line after
+// the answer): nothing goes until the candidates settle, then the first
+// session's frames in its order.
+func TestCursor_NoAnswerAheadOfWhatOnlyOneSent(t *testing.T) {
+	const (
+		call   = `{"jsonrpc":"2.0","id":30,"method":"tools/call","params":{"name":"x"}}`
+		logged = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"working"}}`
+	)
+	withLog := stdioRecording(t, 1, `> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`, "< "+logged, `< {"jsonrpc":"2.0","id":3,"result":{}}`)
+	without := stdioRecording(t, 2, `> {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"x"}}`, `< {"jsonrpc":"2.0","id":3,"result":{}}`)
+	c := newCursor([]*recording{withLog, without}, Match{}, true)
+	c.start()
+	if got := recv(t, c, call); len(got) != 0 {
+		t.Fatalf("after the call: %q; want nothing before the candidates settle", got)
+	}
+	if !c.undecided() || !c.settle() {
+		t.Fatal("settle() dropped nothing")
+	}
+	if diff := cmp.Diff([]string{logged, `{"jsonrpc":"2.0","id":30,"result":{}}`}, datas(c.emit())); diff != "" {
+		t.Errorf("after settling (-want +got):\n%s", diff)
+	}
+}
+
 // TestEmitLog_Unsent: what a session loaded later must not send again,
 // from the frames that went out, in order (a count) and out of order
 // (by payload).

@@ -60,6 +60,12 @@ func (c *cursor) emit() []outFrame {
 // commonHead finds the first candidate whose queue's head every
 // candidate has queued, and sets at[i] to where candidate i holds it. It
 // reports false when there is none. c.mu must be held.
+//
+// A candidate that queued other frames before that head must find each of
+// them still to come from the candidate it heads: then the client gets
+// them after it, as that candidate recorded. A frame only some recorded
+// (a log line one server sent before its answer) keeps the answer back
+// until the candidates are told apart, as when they disagree at the head.
 func (c *cursor) commonHead(at []int) bool {
 	for _, h := range c.cands {
 		if len(h.queue) == 0 {
@@ -68,7 +74,8 @@ func (c *cursor) commonHead(at []int) bool {
 		head := h.queue[0].Data
 		all := true
 		for i, e := range c.cands {
-			if at[i] = queued(e.queue, head); at[i] < 0 {
+			at[i] = queued(e.queue, head)
+			if at[i] < 0 || at[i] > 0 && !h.toCome(e.queue[:at[i]]) {
 				all = false
 				break
 			}
@@ -78,6 +85,35 @@ func (c *cursor) commonHead(at []int) bool {
 		}
 	}
 	return false
+}
+
+// maxToCome bounds how far toCome looks among a candidate's server frames
+// not yet released.
+const maxToCome = 256
+
+// toCome reports whether every frame of outs is one e has still to send
+// after the head of its queue: queued behind it, or among its next
+// maxToCome server frames not yet released (their payloads rewritten as
+// release would).
+func (e *engine) toCome(outs []outFrame) bool {
+	var later [][]byte
+	for _, o := range e.queue[1:] {
+		later = append(later, o.Data)
+	}
+	for i := e.lo; i < len(e.frames) && len(later) < len(e.queue)-1+maxToCome; i++ {
+		if fr := &e.frames[i]; !fr.c2s && !e.done.has(i) {
+			d, _ := e.rewrite(fr)
+			later = append(later, d)
+		}
+	}
+	for _, o := range outs {
+		k := slices.IndexFunc(later, func(d []byte) bool { return bytes.Equal(d, o.Data) })
+		if k < 0 {
+			return false
+		}
+		later = slices.Delete(later, k, k+1) // each frame of e stands for one of outs
+	}
+	return true
 }
 
 // queued returns the index of the first frame of q whose payload is
