@@ -22,20 +22,19 @@ func (c *cursor) emit() []outFrame {
 	defer c.mu.Unlock()
 	log := c.emitted.keep(c.cands)
 	var outs []outFrame
-	at := make([]int, len(c.cands))
-	for {
-		if len(c.cands) == 1 {
-			lead := c.cands[0]
-			for _, o := range lead.queue {
-				log.note(o.Data, true)
-			}
-			outs = append(outs, lead.queue...)
-			lead.queue = nil
-			break
+	if len(c.cands) == 1 {
+		lead := c.cands[0]
+		for _, o := range lead.queue {
+			log.note(o.Data, true)
 		}
-		if !c.commonHead(at) {
-			break
-		}
+		outs = append(outs, lead.queue...)
+		lead.queue = nil
+	}
+	var at []int
+	if len(c.cands) > 1 {
+		at = make([]int, len(c.cands))
+	}
+	for len(c.cands) > 1 && c.commonHead(at) {
 		o := c.cands[0].queue[at[0]]
 		head := true
 		for i, e := range c.cands {
