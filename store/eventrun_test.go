@@ -265,6 +265,9 @@ func FuzzUnpack(f *testing.F) {
 		seed = appendPacked(seed, fr)
 	}
 	f.Add(seed, int64(5))
+	if z, _ := compressPack(nil, seed); z[0] == packCompressed {
+		f.Add(z, int64(5))
+	}
 	f.Add(appendPacked([]byte{packFormat}, run), int64(3))
 	f.Add([]byte{packFormat, packRun | packSSE, 1, 2, 0, 200, 1}, int64(1))
 	f.Fuzz(func(t *testing.T, b []byte, n int64) {

@@ -61,7 +61,9 @@ func TestWriter_IsolatesRefusedFrame(t *testing.T) {
 		}
 	}
 	frame := func(s *Session, seq int64, n int) *Frame {
-		raw := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"m","params":{"pad":"%s"}}`+"\n", strings.Repeat("x", n))
+		// Padding that does not compress, so that the too-long frames
+		// stay too long in a pack (see packz.go).
+		raw := fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"m","params":{"pad":"%s"}}`+"\n", noise(n))
 		f := &Frame{SessionID: s.ID, Seq: seq, Direction: ServerToClient, Raw: raw}
 		f.Derive(StdoutStream)
 		return f

@@ -18,7 +18,8 @@ import (
 // of frames by seq, so that every reader (show, replay, export, check,
 // the replay index, the views) gets the same frames either way.
 //
-// A pack's bytes are packFormat, then for each frame, in seq order:
+// A pack's bytes (stored compressed when that saves, see packz.go) are
+// packFormat, then for each frame, in seq order:
 //
 //	flags      uvarint  packSSE | packHasEventID | ...
 //	stream_id  uvarint  0 when none
@@ -190,6 +191,10 @@ func (d *packDecoder) fail() {
 // alias b). It fails with errBadPack if b does not hold exactly those
 // frames.
 func unpack(sessionID, first, last int64, b []byte, fn func(*Frame) error) error {
+	b, err := decompressPack(b)
+	if err != nil {
+		return fmt.Errorf("session %d: frames %d to %d: %w", sessionID, first, last, err)
+	}
 	if len(b) == 0 || b[0] != packFormat || last < first {
 		return fmt.Errorf("session %d: frames %d to %d: %w", sessionID, first, last, errBadPack)
 	}
@@ -324,19 +329,25 @@ func before(a, b *Frame) bool {
 }
 
 // putPack inserts fs, frames of one session with consecutive seqs, as
-// one pack, encoded in buf (which it returns for reuse).
-func (t *txn) putPack(fs []*Frame, buf []byte) ([]byte, error) {
-	buf = append(buf[:0], packFormat)
+// one pack, encoded in b.plain and compressed in b.z (see packz.go),
+// which it keeps for reuse.
+func (t *txn) putPack(fs []*Frame, b *packBufs) error {
+	b.plain = append(b.plain[:0], packFormat)
 	for _, f := range fs {
-		buf = appendPacked(buf, f)
+		b.plain = appendPacked(b.plain, f)
 	}
+	var stored []byte
+	stored, b.z = compressPack(b.z, b.plain)
 	first, last := fs[0].Seq, lastSeq(fs[len(fs)-1])
-	err := t.run(t.s.insertPack, t.setArgs(fs[0].SessionID, first, last, buf))
+	err := t.run(t.s.insertPack, t.setArgs(fs[0].SessionID, first, last, stored))
 	if err != nil {
-		return buf, fmt.Errorf("insert frames %d to %d of session %d: %w", first, last, fs[0].SessionID, err)
+		return fmt.Errorf("insert frames %d to %d of session %d: %w", first, last, fs[0].SessionID, err)
 	}
-	return buf, nil
+	return nil
 }
+
+// packBufs are the writer's buffers for a pack's bytes.
+type packBufs struct{ plain, z []byte }
 
 // maxRun is the most ops handleRun takes at once.
 const maxRun = 1024
@@ -497,9 +508,9 @@ func (w *writer) putPack(p []*op) (first bool) {
 	defer func() { clear(fs); w.packFrames = fs[:0] }()
 	var err error
 	if size <= maxPackBytes {
-		w.packBuf, err = w.t.putPack(fs, w.packBuf)
-		if cap(w.packBuf) > 4*maxPackBytes {
-			w.packBuf = nil
+		err = w.t.putPack(fs, &w.packBuf)
+		if cap(w.packBuf.plain)+cap(w.packBuf.z) > 4*maxPackBytes {
+			w.packBuf = packBufs{}
 		}
 	}
 	if size > maxPackBytes || err != nil {

@@ -308,11 +308,12 @@ func TestPack_DeleteSession(t *testing.T) {
 }
 
 // TestPack_ReadOnlyOlder: cassettes of the schemas before frame_packs (5),
-// before replay_exchanges (6) and before runs of events (7), opened
+// before replay_exchanges (6), before runs of events (7) and before
+// compressed packs (8), opened
 // read-only (they cannot be upgraded), read as they are: every frame a
 // row, no stored exchange index (replay keeps its own in memory).
 func TestPack_ReadOnlyOlder(t *testing.T) {
-	for _, version := range []int{packsVersion - 1, exchangesVersion - 1, runsVersion - 1} {
+	for _, version := range []int{packsVersion - 1, exchangesVersion - 1, runsVersion - 1, compressedVersion - 1} {
 		t.Run(fmt.Sprint("version", version), func(t *testing.T) {
 			ctx := context.Background()
 			path := filepath.Join(t.TempDir(), "old.db")

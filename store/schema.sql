@@ -212,3 +212,10 @@ PRAGMA user_version = 7;
 -- pack.go and eventrun.go). No table changes; the version makes a build
 -- that cannot read such entries refuse the file as newer than it.
 PRAGMA user_version = 8;
+
+-- migration 9
+-- Compressed packs: a frame_packs blob may be an S2 block of a pack's
+-- bytes (see packz.go), which mcpvcr decompresses when it reads it. No
+-- table changes; the version makes a build that cannot read such packs
+-- refuse the file as newer than it.
+PRAGMA user_version = 9;

@@ -59,7 +59,7 @@ type writer struct {
 	packOps    [][]*op
 	packSize   []int // bytes of the frames of each of packOps
 	rest       []op
-	packBuf    []byte
+	packBuf    packBufs
 	packFrames []*Frame
 	// streamOps and streamDone are putStreams's, reused.
 	streamOps  []*op

@@ -196,11 +196,11 @@ func TestReliability_DiskFull(t *testing.T) {
 	if testing.Short() {
 		t.Skip("records for seconds")
 	}
-	const lines = 40000 // about 12 MB, six times the file system
+	const lines = 40000 // about 12 MB of lines that do not compress, six times the file system
 	mnt := mountTmpfs(t, "2m")
 	flood := goBuild(t, floodPackage)
 	db := filepath.Join(mnt, "full.db")
-	cmd := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", flood, "-rate", "20000", "-count", fmt.Sprint(lines), "-size", "300")
+	cmd := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", flood, "-rate", "20000", "-count", fmt.Sprint(lines), "-size", "300", "-noise")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

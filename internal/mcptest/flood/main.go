@@ -4,16 +4,19 @@
 // disk). Line n (from 1) carries "n":n, so a reader can tell a gap-free
 // prefix from a recording with holes.
 //
-//	flood [-rate 10000] [-count 0] [-size 200] [-for 60s]
+//	flood [-rate 10000] [-count 0] [-size 200] [-noise] [-for 60s]
 //
 // It stops after -count lines (0: no limit) or after -for, whichever
-// comes first, and exits 0. It never reads stdin. A write error (its
+// comes first, and exits 0. With -noise each line's padding is random
+// letters, which a compressed cassette cannot shrink (a full disk fills
+// as fast as the lines come). It never reads stdin. A write error (its
 // reader has gone) ends it at once.
 package main
 
 import (
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strings"
 	"time"
@@ -23,9 +26,10 @@ func main() {
 	rate := flag.Int("rate", 10000, "lines per second; 0 writes as fast as the reader takes them")
 	count := flag.Int("count", 0, "stop after this many lines; 0 for no limit")
 	size := flag.Int("size", 200, "approximate bytes per line")
+	noise := flag.Bool("noise", false, "pad each line with random letters rather than a repeated one")
 	limit := flag.Duration("for", 60*time.Second, "stop after this long in any case")
 	flag.Parse()
-	if err := flood(*rate, *count, *size, *limit); err != nil {
+	if err := flood(*rate, *count, *size, *noise, *limit); err != nil {
 		fmt.Fprintln(os.Stderr, "flood:", err)
 		os.Exit(1)
 	}
@@ -33,9 +37,10 @@ func main() {
 
 // flood writes the lines. It paces itself by the clock every millisecond,
 // writing the lines that are due, one write each.
-func flood(rate, count, size int, limit time.Duration) error {
+func flood(rate, count, size int, noise bool, limit time.Duration) error {
 	const head = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":{"n":`
-	pad := strings.Repeat("x", max(0, size-len(head)-40))
+	pad := []byte(strings.Repeat("x", max(0, size-len(head)-40)))
+	r := rand.New(rand.NewPCG(1, 2))
 	start := time.Now()
 	line := make([]byte, 0, size+64)
 	for n := 1; count == 0 || n <= count; n++ {
@@ -47,6 +52,11 @@ func flood(rate, count, size int, limit time.Duration) error {
 		}
 		if time.Since(start) > limit {
 			return nil
+		}
+		if noise {
+			for i := range pad {
+				pad[i] = 'a' + byte(r.IntN(26))
+			}
 		}
 		line = fmt.Appendf(line[:0], `%s%d,"pad":"%s"}}}`+"\n", head, n, pad)
 		if _, err := os.Stdout.Write(line); err != nil {

@@ -1,0 +1,145 @@
+package store
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// noise returns n letters that do not compress.
+func noise(n int) string {
+	r := rand.New(rand.NewPCG(uint64(n), 1))
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = 'a' + byte(r.IntN(26))
+	}
+	return string(b)
+}
+
+// storedPacks returns the first byte of every pack in d, and their bytes
+// in all.
+func storedPacks(t *testing.T, d *DB) (formats []byte, size int) {
+	t.Helper()
+	rows, err := d.rdb.Query("SELECT frames FROM frame_packs ORDER BY session_id, first_seq")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b []byte
+		if err := rows.Scan(&b); err != nil {
+			t.Fatal(err)
+		}
+		formats = append(formats, b[0])
+		size += len(b)
+	}
+	return formats, size
+}
+
+// TestPackZ_ReadsBack: a stream's run of events that repeat themselves is
+// stored as a compressed pack, a fraction of its bytes, and reads back as
+// the same frames; events that do not compress (long random text, which
+// their shared JSON cannot make an eighth shorter) are stored as they
+// are.
+func TestPackZ_ReadsBack(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name       string
+		pad        func(i int) string
+		compressed bool
+	}{
+		{"repetitive", func(i int) string { return strings.Repeat("y", 150) }, true},
+		{"noise", func(i int) string { return noise(1500 + i) }, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, _, s, st := postSession(t)
+			var blocks []string
+			for i := range 30 {
+				blocks = append(blocks, `event: message`+"\n"+`data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`+tc.pad(i)+`"}}`+"\n\n")
+			}
+			run := &Frame{SessionID: s.ID, StreamID: st.ID, Seq: 1, Direction: ServerToClient, SSE: true, Raw: []byte(strings.Join(blocks, "")), Events: len(blocks)}
+			if err := d.Append(ctx, run); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			formats, size := storedPacks(t, d)
+			if len(formats) != 1 || (formats[0] == packCompressed) != tc.compressed {
+				t.Fatalf("pack formats %v; want one pack, compressed %t", formats, tc.compressed)
+			}
+			if tc.compressed && size > len(run.Raw)/10 {
+				t.Errorf("a compressed pack of %d bytes of events is %d bytes; want a tenth or less", len(run.Raw), size)
+			}
+			fs, err := d.Frames(ctx, s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := values(eventFrames(s.ID, st.ID, 1, blocks))
+			got := fs
+			if len(got) != len(want) {
+				t.Fatalf("read %d event frames; want %d", len(got), len(want))
+			}
+			for i := range want {
+				if !bytes.Equal(got[i].Raw, want[i].Raw) || !bytes.Equal(got[i].Data, want[i].Data) || got[i].Method != want[i].Method || got[i].Seq != want[i].Seq {
+					t.Fatalf("frame %d reads back as %+v; want %+v", i, got[i], want[i])
+				}
+			}
+			if r, err := d.Check(ctx); err != nil || !r.OK() || r.Frames != int64(len(blocks)) {
+				t.Errorf("Check() = %+v, %v; want %d frames and nothing wrong", r, err, len(blocks))
+			}
+		})
+	}
+}
+
+// TestPackZ_Damaged: a compressed pack whose bytes are damaged, or that
+// claims more than any pack holds, reads as a damaged pack, never as
+// other frames, and allocates nothing it claims past the bound.
+func TestPackZ_Damaged(t *testing.T) {
+	pack := append([]byte{packFormat}, bytes.Repeat(appendPacked(nil, &Frame{Direction: ServerToClient, Raw: []byte(`{"jsonrpc":"2.0","method":"m"}`)}), 20)...)
+	z, _ := compressPack(nil, pack)
+	if z[0] != packCompressed {
+		t.Fatalf("a pack of 20 equal frames was not compressed")
+	}
+	if b, err := decompressPack(z); err != nil || !bytes.Equal(b, pack) {
+		t.Fatalf("decompressPack() = %q, %v; want the pack back", b, err)
+	}
+	n, k := binary.Uvarint(z[1:])
+	more := append(binary.AppendUvarint([]byte{packCompressed}, n+1), z[1+k:]...)
+	huge := append([]byte{packCompressed}, 0xff, 0xff, 0xff, 0xff, 0x0f)
+	flipped := bytes.Clone(z)
+	flipped[len(flipped)-3] ^= 0x55
+	for name, b := range map[string][]byte{
+		"cut":          z[:len(z)-4],
+		"flipped":      flipped,
+		"claims more":  more,
+		"claims 4 GiB": huge,
+		"no length":    {packCompressed},
+	} {
+		err := unpack(1, 1, 20, b, func(*Frame) error { return nil })
+		if !errors.Is(err, errBadPack) {
+			t.Errorf("%s: unpack() = %v; want %v", name, err, errBadPack)
+		}
+	}
+}
+
+// TestPackZ_Largest: the biggest pack the writer builds, maxPackFrames
+// frames of maxPackBytes in all that do not compress, decompresses within
+// maxPackDecoded.
+func TestPackZ_Largest(t *testing.T) {
+	pack := []byte{packFormat}
+	for i := range maxPackFrames {
+		pad := noise(maxPackBytes/maxPackFrames - 40 + i%2)
+		raw := `{"jsonrpc":"2.0","method":"m","params":{"p":"` + pad + `"}}`
+		f := &Frame{Direction: ServerToClient, Raw: []byte(raw), Data: []byte(raw + " ")}
+		f.derive(StdoutStream)
+		pack = appendPacked(pack, f)
+	}
+	if len(pack) > maxPackDecoded/4 {
+		t.Fatalf("the largest pack is %d bytes; maxPackDecoded (%d) must stay well above it", len(pack), maxPackDecoded)
+	}
+}
