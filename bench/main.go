@@ -58,8 +58,17 @@ func main() {
 	flag.BoolVar(&discard, "discard", false, "internal: an http-record peer records into a sink that keeps nothing (-floor)")
 	flag.BoolVar(&fixedProcs, "fixed-procs", false, "record with GOMAXPROCS as the runtime sets it, not fitted to the load as mcpvcr record does (package procs), to compare the two")
 	flag.BoolVar(&recordOptions.LowPriority, "low-writer", false, "record with the cassette's writer at the lowest priority (store.Options.LowPriority), to compare the two")
+	text := flag.String("text", "repeat", "what the server's payloads are padded with: `repeat` (one letter, which a compressed cassette shrinks 30x and more) or words (words drawn at random, about 3x, as JSON-RPC traffic of varied text)")
 	flag.Parse()
 
+	switch *text {
+	case "repeat":
+	case "words":
+		os.Setenv(benchTextEnv, "words") // for the peer processes too
+	default:
+		fmt.Fprintf(os.Stderr, "bench: -text %q: want repeat or words\n", *text)
+		os.Exit(2)
+	}
 	if gen != "" {
 		if err := writeGenCassette(gen, genSessions, genTransport); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: -gen-cassette:", err)
@@ -297,6 +306,9 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 	shared := ""
 	if others, ok := othersShare(startCPU, sampleCPU()); ok {
 		shared = fmt.Sprintf(", other processes used %.0f%% of the CPUs meanwhile", others*100)
+	}
+	if os.Getenv(benchTextEnv) == "words" {
+		shared += ", payloads padded with words (-text words)"
 	}
 	fmt.Fprintf(out, "mcpvcr bench: %s, %s/%s, %d CPUs, %d rounds (medians), loopback%s\n\n",
 		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.rounds, shared)

@@ -6,9 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
+	"math/rand/v2"
 	"net/http"
+	"os"
 	"strings"
+	"sync"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 )
@@ -39,26 +43,66 @@ func bigResult(id json.RawMessage) []byte {
 	b = append(b, head...)
 	b = append(b, id...)
 	b = append(b, mid...)
-	b = append(b, strings.Repeat("x", pad)...)
+	b = append(b, padding(pad, 'x', int(crc32.ChecksumIEEE(id)))...)
 	return append(b, tail...)
+}
+
+// benchTextEnv names the environment variable by which bench -text words
+// reaches the peer processes.
+const benchTextEnv = "MCPVCR_BENCH_TEXT"
+
+// textVariants is how many different paddings of a length -text words
+// makes: enough that the frames of one pack (at most 256) rarely repeat.
+const textVariants = 1024
+
+// words are what -text words pads payloads with.
+var words = strings.Fields(`the a of to and in is for on with that by this be are from at as it or an was
+tool call result error progress step file read write index module function request answer stream
+event session server client token line page record replay parse build test check value field`)
+
+// paddings holds, per length, the variants -text words pads with.
+var paddings sync.Map // int -> []string
+
+// padding returns n bytes to pad variant i of a payload with: one letter
+// repeated, or with -text words (benchTextEnv) words drawn at random,
+// which compress about as much as JSON-RPC traffic of varied text does
+// (3x with S2) where one letter compresses 30x and more.
+func padding(n int, letter byte, i int) string {
+	if os.Getenv(benchTextEnv) != "words" {
+		return strings.Repeat(string(letter), n)
+	}
+	v, ok := paddings.Load(n)
+	if !ok {
+		r := rand.New(rand.NewPCG(uint64(n), 0))
+		vs := make([]string, textVariants)
+		for k := range vs {
+			var b []byte
+			for len(b) < n {
+				b = append(append(b, words[r.IntN(len(words))]...), ' ')
+			}
+			vs[k] = string(b[:n])
+		}
+		v, _ = paddings.LoadOrStore(n, vs)
+	}
+	return v.([]string)[uint(i)%textVariants]
 }
 
 // notes are the notifications sent while a toolStream call runs, made
 // once so that the server spends its time on the wire.
-var notes = func() [][]byte {
+var notes = sync.OnceValue(func() [][]byte {
 	ns := make([][]byte, streamEvents-1)
 	for i := range ns {
 		ns[i] = note(i)
 	}
 	return ns
-}()
+})
 
 // note returns the i-th logging notification sent while a toolStream call
 // runs, about noteSize bytes.
 func note(i int) []byte {
 	const head, tail = `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"bench","data":"`, `"}}`
 	b := fmt.Appendf(nil, "%sstep %03d ", head, i)
-	b = append(b, strings.Repeat("y", max(0, noteSize-len(b)-len(tail)))...)
+	b = append(b, padding(max(0, noteSize-len(b)-len(tail)), 'y', i)...)
 	return append(b, tail...)
 }
 
@@ -102,7 +146,7 @@ func (httpPeer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	rc := http.NewResponseController(w)
 	buf := make([]byte, 0, 512)
 	for i := range streamEvents - 1 {
-		buf = append(append(append(buf[:0], "event: message\ndata: "...), notes[i]...), "\n\n"...)
+		buf = append(append(append(buf[:0], "event: message\ndata: "...), notes()[i]...), "\n\n"...)
 		if _, err := w.Write(buf); err != nil {
 			return
 		}
@@ -128,7 +172,7 @@ func serveStdio(in io.Reader, out io.Writer) error {
 			if m.Kind == jsonrpc.KindRequest {
 				if toolOf(m.Params) == toolStream {
 					for i := range streamEvents - 1 {
-						if _, err := out.Write(append(append(line[:0], notes[i]...), '\n')); err != nil {
+						if _, err := out.Write(append(append(line[:0], notes()[i]...), '\n')); err != nil {
 							return err
 						}
 					}
