@@ -151,3 +151,38 @@ func TestPackZ_Largest(t *testing.T) {
 		t.Fatalf("the largest pack is %d bytes; maxPackDecoded (%d) must stay well above it", len(pack), maxPackDecoded)
 	}
 }
+
+// BenchmarkUnpack reads a pack of a stream's 100 events (one run, as the
+// recorder hands them over), stored as it is and compressed: what a
+// compressed pack adds to every read of it.
+func BenchmarkUnpack(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		pad  func(i int) string
+	}{
+		{"repetitive", func(int) string { return strings.Repeat("y", 150) }},
+		{"letters", func(i int) string { return noise(150 + i%7) }},
+	} {
+		var blocks []string
+		for i := range 100 {
+			blocks = append(blocks, `event: message`+"\n"+`data: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"`+tc.pad(i)+`"}}`+"\n\n")
+		}
+		run := &Frame{Direction: ServerToClient, SSE: true, Raw: []byte(strings.Join(blocks, "")), Events: len(blocks)}
+		plain := appendPacked([]byte{packFormat}, run)
+		z, _ := compressPack(nil, plain)
+		for _, form := range []struct {
+			name string
+			b    []byte
+		}{{"plain", plain}, {"stored", z}} {
+			b.Run(tc.name+"/"+form.name, func(b *testing.B) {
+				b.SetBytes(int64(len(plain)))
+				b.ReportMetric(float64(len(form.b)), "stored-bytes")
+				for b.Loop() {
+					if err := unpack(1, 1, 100, form.b, func(*Frame) error { return nil }); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
