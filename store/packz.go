@@ -3,6 +3,7 @@ package store
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/klauspost/compress/s2"
 )
@@ -52,11 +53,8 @@ func compressPack(dst, pack []byte) (stored, buf []byte) {
 	}
 	body := pack[1:]
 	head := binary.AppendUvarint(append(dst[:0], packCompressed), uint64(len(body)))
-	n := len(head) + s2.MaxEncodedLen(len(body))
-	if cap(head) < n {
-		head = append(make([]byte, 0, n), head...)
-	}
-	z := head[:len(head)+len(s2.Encode(head[len(head):n], body))]
+	room := slices.Grow(head, s2.MaxEncodedLen(len(body)))
+	z := room[:len(head)+len(s2.Encode(room[len(head):cap(room)], body))]
 	if len(z) > len(pack)-len(pack)/8 {
 		return pack, z
 	}
