@@ -64,11 +64,12 @@ func main() {
 	switch *text {
 	case "repeat":
 	case "words":
-		os.Setenv(benchTextEnv, "words") // for the peer processes too
+		os.Setenv(benchTextEnv, "words") // for the peer processes
 	default:
 		fmt.Fprintf(os.Stderr, "bench: -text %q: want repeat or words\n", *text)
 		os.Exit(2)
 	}
+	textWords = os.Getenv(benchTextEnv) == "words"
 	if gen != "" {
 		if err := writeGenCassette(gen, genSessions, genTransport); err != nil {
 			fmt.Fprintln(os.Stderr, "bench: -gen-cassette:", err)
@@ -307,7 +308,7 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 	if others, ok := othersShare(startCPU, sampleCPU()); ok {
 		shared = fmt.Sprintf(", other processes used %.0f%% of the CPUs meanwhile", others*100)
 	}
-	if os.Getenv(benchTextEnv) == "words" {
+	if textWords {
 		shared += ", payloads padded with words (-text words)"
 	}
 	fmt.Fprintf(out, "mcpvcr bench: %s, %s/%s, %d CPUs, %d rounds (medians), loopback%s\n\n",

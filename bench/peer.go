@@ -10,7 +10,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 
@@ -60,15 +59,19 @@ var words = strings.Fields(`the a of to and in is for on with that by this be ar
 tool call result error progress step file read write index module function request answer stream
 event session server client token line page record replay parse build test check value field`)
 
+// textWords is set by -text words, in the bench and in its peer
+// processes (see benchTextEnv).
+var textWords bool
+
 // paddings holds, per length, the variants -text words pads with.
 var paddings sync.Map // int -> []string
 
 // padding returns n bytes to pad variant i of a payload with: one letter
-// repeated, or with -text words (benchTextEnv) words drawn at random,
+// repeated, or with -text words (textWords) words drawn at random,
 // which compress about as much as JSON-RPC traffic of varied text does
 // (3x with S2) where one letter compresses 30x and more.
 func padding(n int, letter byte, i int) string {
-	if os.Getenv(benchTextEnv) != "words" {
+	if !textWords {
 		return strings.Repeat(string(letter), n)
 	}
 	v, ok := paddings.Load(n)

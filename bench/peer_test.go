@@ -12,7 +12,8 @@ func TestPadding(t *testing.T) {
 	if got := padding(5, 'y', 3); got != "yyyyy" {
 		t.Errorf("padding(5, 'y', 3) = %q; want yyyyy", got)
 	}
-	t.Setenv(benchTextEnv, "words")
+	textWords = true
+	t.Cleanup(func() { textWords = false })
 	a, b := padding(150, 'y', 1), padding(150, 'y', 2)
 	if len(a) != 150 || len(b) != 150 || a == b {
 		t.Fatalf("padding(150, ...) = %q and %q; want two different strings of 150 bytes", a, b)
