@@ -14,8 +14,10 @@
 // order, with the ratios of record and replay to passthrough. For HTTP the
 // server, the passthrough proxy, the recorder and the replayer are each a
 // process of their own, as in use (one process would leave it to the Go
-// scheduler whether the client runs while a proxy is busy, see child), and
-// a "proxy CPU/frame" row gives the CPU time the proxy (or replayer)
+// scheduler whether the client runs while a proxy is busy, see child),
+// each proxy and replayer a new process for each run, as a recorder is
+// for each recording (-long-pass keeps one passthrough for all rounds, to
+// compare), and a "proxy CPU/frame" row gives the CPU time the proxy (or replayer)
 // process used per frame it forwarded, from /proc: on a machine with few
 // CPUs, what recording costs the rest of the machine. For stdio the
 // server is a process, and the proxy runs in this one. The loads:

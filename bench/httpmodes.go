@@ -74,26 +74,38 @@ type httpBench struct {
 	self     string
 	cassette string // the cassette record runs write and replay runs serve
 	peer     *child // the minimal server
-	pass     *child // the passthrough proxy in front of peer
+	pass     *child // the passthrough proxy in front of peer, with -long-pass
 	// clients keeps one connection pool per mode across rounds.
 	clients [numModes]*http.Client
 	// recorded is set once a record run has filled the cassette.
 	recorded bool
 }
 
-// newHTTPBench starts the peer and the passthrough proxy; record runs
-// write cassette. The caller must call close.
+// longPass runs the HTTP passthrough as one process for a load's warm-up
+// and all its rounds (-long-pass), as the bench did before its sixteenth
+// round. By default each run starts a new one, as it starts every other
+// proxy: record must (a run is a recording), and so do the floor, replay
+// and mcpsnoop. A passthrough that has served the warm-up run and kept
+// its connections gave the first SSE event at c=1 150 to 300 µs sooner
+// than a new one (docs/performance.md, sixteenth round), so comparing
+// that with a new recorder measured the age of the process, not the
+// recording.
+var longPass bool
+
+// newHTTPBench starts the peer (and, with -long-pass, the passthrough
+// proxy); record runs write cassette. The caller must call close.
 func newHTTPBench(ctx context.Context, self, cassette string) (*httpBench, error) {
 	peer, err := startChild(ctx, self, "http-peer")
 	if err != nil {
 		return nil, err
 	}
-	pass, err := startChild(ctx, self, "http-pass", "-upstream", peer.url)
-	if err != nil {
-		peer.close()
-		return nil, err
+	b := &httpBench{self: self, cassette: cassette, peer: peer}
+	if longPass {
+		if b.pass, err = startChild(ctx, self, "http-pass", "-upstream", peer.url); err != nil {
+			peer.close()
+			return nil, err
+		}
 	}
-	b := &httpBench{self: self, cassette: cassette, peer: peer, pass: pass}
 	for i := range b.clients {
 		b.clients[i] = newClient()
 	}
@@ -104,7 +116,10 @@ func (b *httpBench) close() error {
 	for _, c := range b.clients {
 		c.CloseIdleConnections()
 	}
-	_, perr := b.pass.close()
+	var perr error
+	if b.pass != nil {
+		_, perr = b.pass.close()
+	}
 	_, err := b.peer.close()
 	return errors.Join(perr, err)
 }
@@ -117,7 +132,14 @@ func (b *httpBench) run(ctx context.Context, m mode, tool string, n, conc int) (
 	case modeDirect:
 		return runHTTP(ctx, c, b.peer.url, tool, n, conc)
 	case modePassthrough:
-		return runThrough(ctx, c, b.pass, false, tool, n, conc)
+		if b.pass != nil {
+			return runThrough(ctx, c, b.pass, false, tool, n, conc)
+		}
+		p, err := startChild(ctx, b.self, "http-pass", "-upstream", b.peer.url)
+		if err != nil {
+			return run{}, err
+		}
+		return runThrough(ctx, c, p, true, tool, n, conc)
 	case modeRecord:
 		return b.record(ctx, c, tool, n, conc)
 	case modeReplay:
