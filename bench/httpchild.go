@@ -31,8 +31,9 @@ import (
 // child is a peer process of this program serving HTTP on loopback: the
 // minimal server (http-peer), the passthrough proxy (http-pass), the
 // recorder (http-record) or the replayer (http-replay). It says
-// "listening URL" on stdout, and on "close" on stdin shuts down (closing
-// its cassette) and says "closed".
+// "listening URL" on stdout; on "flush" on stdin it commits what it has
+// recorded and says "flushed", and on "close" it shuts down (closing its
+// cassette) and says "closed".
 type child struct {
 	cmd   *exec.Cmd
 	stdin io.WriteCloser
@@ -98,6 +99,19 @@ func (c *child) close() (time.Duration, error) {
 	}
 	cpu, err := c.cpu()
 	return cpu, errors.Join(err, c.wait())
+}
+
+// flush asks the child to commit what it has recorded, if it records,
+// and waits for it to say so: a run of a child that lives on is given the
+// CPU time of its recording work (see longLived).
+func (c *child) flush() error {
+	if _, err := io.WriteString(c.stdin, "flush\n"); err != nil {
+		return err
+	}
+	if !c.lines.Scan() || c.lines.Text() != "flushed" {
+		return fmt.Errorf("%s did not flush: %q %v", c.cmd.Args[2], c.lines.Text(), c.lines.Err())
+	}
+	return nil
 }
 
 // stop asks the child to shut down and waits for it to say so; it is
@@ -171,6 +185,7 @@ func httpChild(kind, upstream, cassette string) error {
 	}
 	var h http.Handler
 	var closeFn func() error
+	var flushFn func() error // for "flush" on stdin: a recorder's cassette
 	switch kind {
 	case "http-peer":
 		h = httpPeer{}
@@ -197,6 +212,7 @@ func httpChild(kind, upstream, cassette string) error {
 		rec := &recorder.HTTP{Upstream: u, Sink: db, Active: active}
 		h = rec
 		closeFn = func() error { return errors.Join(rec.Close(ctx), db.Close()) }
+		flushFn = func() error { return db.Flush(ctx) }
 	case "http-replay":
 		rs, err := replayServer(ctx, cassette)
 		if err != nil {
@@ -222,6 +238,15 @@ func httpChild(kind, upstream, cassette string) error {
 	fmt.Printf("listening %s\n", s.url)
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() && in.Text() != "close" {
+		if in.Text() != "flush" {
+			continue
+		}
+		if flushFn != nil {
+			if err := flushFn(); err != nil {
+				return err
+			}
+		}
+		fmt.Println("flushed")
 	}
 	s.close(ctx)
 	if closeFn != nil {

@@ -74,7 +74,12 @@ type httpBench struct {
 	self     string
 	cassette string // the cassette record runs write and replay runs serve
 	peer     *child // the minimal server
-	pass     *child // the passthrough proxy in front of peer, with -long-pass
+	pass     *child // the passthrough proxy in front of peer, with -long-pass or -long-lived
+	// floor and rec are the floor and the recorder with -long-lived; rec
+	// records into cassette+"-long", longRequests requests so far.
+	floor, rec   *child
+	longRequests int
+	longTool     string
 	// clients keeps one connection pool per mode across rounds.
 	clients [numModes]*http.Client
 	// recorded is set once a record run has filled the cassette.
@@ -92,15 +97,26 @@ type httpBench struct {
 // recording.
 var longPass bool
 
-// newHTTPBench starts the peer (and, with -long-pass, the passthrough
-// proxy); record runs write cassette. The caller must call close.
+// longLived runs the passthrough, the floor and record each as one
+// process for a load's warm-up and all its rounds (-long-lived): three
+// proxies that have warmed up, rather than three new ones. Replay and
+// mcpsnoop are still a new process per run. Each run of the recorder ends
+// with a commit of what it recorded (child.flush), so that the run is
+// given that work, and the recorder's cassette is checked to hold every
+// frame of all its runs when it closes. Replay serves a recording that a
+// recorder of its own made in the warm-up.
+var longLived bool
+
+// newHTTPBench starts the peer (and, with -long-pass or -long-lived, the
+// passthrough proxy); record runs write cassette. The caller must call
+// close.
 func newHTTPBench(ctx context.Context, self, cassette string) (*httpBench, error) {
 	peer, err := startChild(ctx, self, "http-peer")
 	if err != nil {
 		return nil, err
 	}
 	b := &httpBench{self: self, cassette: cassette, peer: peer}
-	if longPass {
+	if longPass || longLived {
 		if b.pass, err = startChild(ctx, self, "http-pass", "-upstream", peer.url); err != nil {
 			peer.close()
 			return nil, err
@@ -116,12 +132,22 @@ func (b *httpBench) close() error {
 	for _, c := range b.clients {
 		c.CloseIdleConnections()
 	}
-	var perr error
-	if b.pass != nil {
-		_, perr = b.pass.close()
+	var errs []error
+	for _, p := range []*child{b.floor, b.pass} {
+		if p != nil {
+			_, err := p.close()
+			errs = append(errs, err)
+		}
+	}
+	if b.rec != nil {
+		_, err := b.rec.close()
+		if err == nil {
+			err = b.verifyLong(context.Background())
+		}
+		errs = append(errs, err)
 	}
 	_, err := b.peer.close()
-	return errors.Join(perr, err)
+	return errors.Join(append(errs, err)...)
 }
 
 // run runs the load once in mode m. The run's cpu is the CPU time of the
@@ -141,12 +167,25 @@ func (b *httpBench) run(ctx context.Context, m mode, tool string, n, conc int) (
 		}
 		return runThrough(ctx, c, p, true, tool, n, conc)
 	case modeRecord:
+		if longLived {
+			return b.recordLong(ctx, c, tool, n, conc)
+		}
 		return b.record(ctx, c, tool, n, conc)
 	case modeReplay:
 		return b.replay(ctx, c, tool, n, conc)
 	case modeSnoop:
 		return snoop.runHTTP(ctx, c, b.peer.url, tool, n, conc)
 	case modeFloor:
+		if longLived {
+			if b.floor == nil {
+				f, err := startChild(ctx, b.self, "http-record", "-upstream", b.peer.url, "-discard")
+				if err != nil {
+					return run{}, err
+				}
+				b.floor = f
+			}
+			return runThrough(ctx, c, b.floor, false, tool, n, conc)
+		}
 		rec, err := startChild(ctx, b.self, "http-record", "-upstream", b.peer.url, "-discard")
 		if err != nil {
 			return run{}, err
@@ -178,6 +217,68 @@ func (b *httpBench) record(ctx context.Context, c *http.Client, tool string, n, 
 	}
 	b.recorded = true
 	return r, nil
+}
+
+// recordLong runs the load through the recorder that lives on
+// (-long-lived). Its first run, the warm-up, also has a recorder of its
+// own record the cassette that replay serves.
+func (b *httpBench) recordLong(ctx context.Context, c *http.Client, tool string, n, conc int) (run, error) {
+	if b.rec == nil {
+		if _, err := b.record(ctx, c, tool, n, conc); err != nil {
+			return run{}, err
+		}
+		rec, err := startChild(ctx, b.self, "http-record", "-upstream", b.peer.url, "-cassette", b.cassette+"-long")
+		if err != nil {
+			return run{}, err
+		}
+		b.rec = rec
+	}
+	r, err := runThrough(ctx, c, b.rec, false, tool, n, conc)
+	if err != nil {
+		return run{}, err
+	}
+	b.longRequests += n
+	b.longTool = tool
+	return r, nil
+}
+
+// verifyLong checks that the cassette of the recorder that lived on holds
+// every frame of its runs, in whichever sessions it put them.
+func (b *httpBench) verifyLong(ctx context.Context) error {
+	path := b.cassette + "-long"
+	defer removeCassette(path)
+	db, err := store.Open(ctx, path)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	ids, err := db.SessionIDs(ctx)
+	if err != nil {
+		return err
+	}
+	var c2s, s2c int
+	for _, id := range ids {
+		fs, err := db.Frames(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, f := range fs {
+			switch f.Direction {
+			case store.ClientToServer:
+				c2s++
+			case store.ServerToClient:
+				s2c++
+			}
+		}
+	}
+	wantS2C := b.longRequests
+	if b.longTool == toolStream {
+		wantS2C *= streamEvents
+	}
+	if c2s != b.longRequests || s2c != wantS2C {
+		return fmt.Errorf("-long-lived: the recorder kept %d client and %d server frames of %d requests; want %d and %d", c2s, s2c, b.longRequests, b.longRequests, wantS2C)
+	}
+	return nil
 }
 
 // replay runs the load against a new replayer process serving the newest
@@ -221,7 +322,7 @@ func runThrough(ctx context.Context, c *http.Client, p *child, last bool, tool s
 	if last {
 		c.CloseIdleConnections()
 		cpu1, cerr = p.close()
-	} else {
+	} else if cerr = p.flush(); cerr == nil {
 		cpu1, cerr = p.cpu()
 	}
 	r.cpu = cpu1 - cpu0

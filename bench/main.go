@@ -58,6 +58,7 @@ func main() {
 	flag.BoolVar(&discard, "discard", false, "internal: an http-record peer records into a sink that keeps nothing (-floor)")
 	flag.BoolVar(&fixedProcs, "fixed-procs", false, "record with GOMAXPROCS as the runtime sets it, not fitted to the load as mcpvcr record does (package procs), to compare the two")
 	flag.BoolVar(&longPass, "long-pass", false, "run the HTTP passthrough as one process for a load's warm-up and all its rounds, as the bench did before its sixteenth round, rather than a new one each run as every other proxy: to compare the two")
+	flag.BoolVar(&longLived, "long-lived", false, "run the HTTP passthrough, floor and record each as one process for a load's warm-up and all its rounds (replay and mcpsnoop stay one per run): proxies that have warmed up, to compare with new ones")
 	flag.BoolVar(&recordOptions.LowPriority, "low-writer", false, "record with the cassette's writer at the lowest priority (store.Options.LowPriority), to compare the two")
 	text := flag.String("text", "repeat", "what the server's payloads are padded with: `repeat` (one letter, which a compressed cassette shrinks 30x and more) or words (words drawn at random, about 3x, as JSON-RPC traffic of varied text)")
 	flag.Parse()
