@@ -104,24 +104,19 @@ func (c *child) close() (time.Duration, error) {
 // flush asks the child to commit what it has recorded, if it records,
 // and waits for it to say so: a run of a child that lives on is given the
 // CPU time of its recording work (see longLived).
-func (c *child) flush() error {
-	if _, err := io.WriteString(c.stdin, "flush\n"); err != nil {
-		return err
-	}
-	if !c.lines.Scan() || c.lines.Text() != "flushed" {
-		return fmt.Errorf("%s did not flush: %q %v", c.cmd.Args[2], c.lines.Text(), c.lines.Err())
-	}
-	return nil
-}
+func (c *child) flush() error { return c.ask("flush", "flushed") }
 
 // stop asks the child to shut down and waits for it to say so; it is
 // still running then, for /proc to tell about it.
-func (c *child) stop() error {
-	if _, err := io.WriteString(c.stdin, "close\n"); err != nil {
+func (c *child) stop() error { return c.ask("close", "closed") }
+
+// ask writes line to the child's stdin and waits for its answer, want.
+func (c *child) ask(line, want string) error {
+	if _, err := io.WriteString(c.stdin, line+"\n"); err != nil {
 		return err
 	}
-	if !c.lines.Scan() || c.lines.Text() != "closed" {
-		return fmt.Errorf("%s did not close: %q %v", c.cmd.Args[2], c.lines.Text(), c.lines.Err())
+	if !c.lines.Scan() || c.lines.Text() != want {
+		return fmt.Errorf("%s did not answer %q with %q: %q %v", c.cmd.Args[2], line, want, c.lines.Text(), c.lines.Err())
 	}
 	return nil
 }
