@@ -16,13 +16,14 @@
 // process of their own, as in use (one process would leave it to the Go
 // scheduler whether the client runs while a proxy is busy, see child),
 // each proxy and replayer a new process for each run, as a recorder is
-// for each recording (-long-pass keeps one passthrough for all rounds, to
-// compare), and a "proxy CPU/frame" row gives the CPU time the proxy (or replayer)
-// process used per frame it forwarded, from /proc: on a machine with few
-// CPUs, what recording costs the rest of the machine. For stdio the
-// server is a process, and the proxy runs in this one. The loads:
-// a JSON tools/call answered with a 2 KB result, the same call answered
-// with an SSE stream of 100 events, a stdio request and response, and a
+// for each recording (-long-pass keeps one passthrough for all rounds, as
+// the bench did before, and -long-lived the passthrough, the floor and
+// record, to compare), and a "proxy CPU/frame" row gives the CPU time the
+// proxy (or replayer) process used per frame it forwarded, from /proc: on
+// a machine with few CPUs, what recording costs the rest of the machine.
+// For stdio the server is a process, and the proxy runs in this one. The
+// loads: a JSON tools/call answered with a 2 KB result, the same call
+// answered with an SSE stream of 100 events, a stdio request and response, and a
 // stdio request answered with 100 notifications and a response; each at
 // concurrency 1 and 8. Then store ingest (Append and Flush of 200 B, 2 KB
 // and 64 KB frames into one session) and the peak RSS of a recorder child

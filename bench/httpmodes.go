@@ -262,23 +262,37 @@ func (b *httpBench) verifyLong(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		for _, f := range fs {
-			switch f.Direction {
-			case store.ClientToServer:
-				c2s++
-			case store.ServerToClient:
-				s2c++
-			}
-		}
+		c, s := countFrames(fs)
+		c2s, s2c = c2s+c, s2c+s
 	}
-	wantS2C := b.longRequests
-	if b.longTool == toolStream {
-		wantS2C *= streamEvents
-	}
-	if c2s != b.longRequests || s2c != wantS2C {
-		return fmt.Errorf("-long-lived: the recorder kept %d client and %d server frames of %d requests; want %d and %d", c2s, s2c, b.longRequests, b.longRequests, wantS2C)
+	wantC2S, wantS2C := wantFrames(b.longTool, b.longRequests)
+	if c2s != wantC2S || s2c != wantS2C {
+		return fmt.Errorf("-long-lived: the recorder kept %d client and %d server frames of %d requests; want %d and %d", c2s, s2c, b.longRequests, wantC2S, wantS2C)
 	}
 	return nil
+}
+
+// wantFrames returns the client and server frames that n requests of
+// tool make: n client frames, and one answer or streamEvents events per
+// request.
+func wantFrames(tool string, n int) (c2s, s2c int) {
+	if tool == toolStream {
+		return n, n * streamEvents
+	}
+	return n, n
+}
+
+// countFrames counts the client and the server frames of fs.
+func countFrames(fs []store.Frame) (c2s, s2c int) {
+	for _, f := range fs {
+		switch f.Direction {
+		case store.ClientToServer:
+			c2s++
+		case store.ServerToClient:
+			s2c++
+		}
+	}
+	return c2s, s2c
 }
 
 // replay runs the load against a new replayer process serving the newest
@@ -337,10 +351,7 @@ func runThrough(ctx context.Context, c *http.Client, p *child, last bool, tool s
 // streamEvents events per request; it returns the session loaded for
 // replay.
 func verifyRecorded(ctx context.Context, db *store.DB, tool string, n int) (*store.Recording, error) {
-	wantC2S, wantS2C := n, n
-	if tool == toolStream {
-		wantS2C = n * streamEvents
-	}
+	wantC2S, wantS2C := wantFrames(tool, n)
 	if err := db.Flush(ctx); err != nil {
 		return nil, err
 	}
@@ -356,15 +367,7 @@ func verifyRecorded(ctx context.Context, db *store.DB, tool string, n int) (*sto
 	if err != nil {
 		return nil, err
 	}
-	var c2s, s2c int
-	for _, f := range recs[0].Frames {
-		switch {
-		case f.Direction == store.ClientToServer:
-			c2s++
-		case f.Direction == store.ServerToClient:
-			s2c++
-		}
-	}
+	c2s, s2c := countFrames(recs[0].Frames)
 	if c2s != wantC2S || s2c != wantS2C {
 		return nil, fmt.Errorf("session %d recorded %d client and %d server frames; want %d and %d", id, c2s, s2c, wantC2S, wantS2C)
 	}
