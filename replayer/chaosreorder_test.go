@@ -27,28 +27,7 @@ import (
 // "reorder" against the Go SDK test server with tool notify (mcptest.ReorderHandler), through
 // recorder.HTTP: a log message on the standalone GET stream recorded
 // right beside a progress notification on the call's POST stream.
-//
-// The servers decide on their own time where the two go: about one
-// session in eighty had them apart, with nothing to reorder, and a replay
-// that followed it reached no reorder. So it records again, a few times
-// at most, until every session has the pair the tests are about.
 func recordReorder(t *testing.T) []*store.Recording {
-	t.Helper()
-	const attempts = 5
-	for i := range attempts {
-		recs := recordReorderOnce(t, filepath.Join(t.TempDir(), fmt.Sprintf("reorder-%d.db", i)))
-		if !slices.ContainsFunc(recs, func(rec *store.Recording) bool { return len(reorderSites(rec)) == 0 }) {
-			return recs
-		}
-		t.Logf("recording %d: a session has no log message beside a progress notification; recording again", i+1)
-	}
-	t.Fatalf("in %d recordings, a session always had no log message beside a progress notification", attempts)
-	return nil
-}
-
-// recordReorderOnce is one recording of recordReorder, of two sessions,
-// into a cassette at path.
-func recordReorderOnce(t *testing.T, path string) []*store.Recording {
 	t.Helper()
 	ctx := t.Context()
 	mux := http.NewServeMux()
@@ -59,7 +38,7 @@ func recordReorderOnce(t *testing.T, path string) []*store.Recording {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := store.Open(ctx, path)
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "reorder.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,19 +11,34 @@ import (
 
 // ReorderHandler returns a Streamable HTTP handler (serve it at /mcp) of
 // the Go SDK test server with one more tool, notify, for the chaos
-// reorder tests: it waits until the client's standalone GET stream is
+// reorder tests: it waits until the session's standalone GET stream is
 // open, sends a log message outside the call (no request context: the
 // Go SDK routes it to the GET stream) and progress "notified" on the
 // call's stream, and answers only once a client of [NewClient] in this
 // process has received both. So a recording through mcpvcr holds the
 // two notifications one right after the other, on two streams, with
-// neither the answer nor anything else between them. It serves one
-// session; its hook is removed when tb ends.
+// neither the answer nor anything else between them. It serves sessions
+// one after another, each with its own GET stream; its hook is removed
+// when tb ends.
 func ReorderHandler(tb testing.TB) http.Handler {
-	var openOnce, gotOnce sync.Once
-	open, got := make(chan struct{}), make(chan struct{})
-	var mu sync.Mutex // guards logged, progressed
+	var mu sync.Mutex // guards everything below
+	// opened holds, per session ID, a channel closed once the session's
+	// GET stream is open.
+	opened := map[string]chan struct{}{}
+	// got is closed once the client has both notifications of the call
+	// under way.
+	var got chan struct{}
 	logged, progressed := false, false
+	openOf := func(id string) chan struct{} {
+		mu.Lock()
+		defer mu.Unlock()
+		c, ok := opened[id]
+		if !ok {
+			c = make(chan struct{})
+			opened[id] = c
+		}
+		return c
+	}
 	hook := func(params any) {
 		mu.Lock()
 		defer mu.Unlock()
@@ -33,8 +48,9 @@ func ReorderHandler(tb testing.TB) http.Handler {
 		case *mcp.ProgressNotificationParams:
 			progressed = progressed || p.Message == "notified"
 		}
-		if logged && progressed {
-			gotOnce.Do(func() { close(got) })
+		if logged && progressed && got != nil {
+			close(got)
+			got = nil
 		}
 	}
 	key := new(int)
@@ -51,10 +67,14 @@ func ReorderHandler(tb testing.TB) http.Handler {
 	mcp.AddTool(s, &mcp.Tool{Name: "notify", Description: "Logs a message unrelated to the call, sends progress \"notified\", and answers once the client has both."},
 		func(ctx context.Context, req *mcp.CallToolRequest, _ noArgs) (*mcp.CallToolResult, any, error) {
 			select {
-			case <-open:
+			case <-openOf(req.Session.ID()):
 			case <-ctx.Done():
 				return nil, nil, ctx.Err()
 			}
+			mu.Lock()
+			done := make(chan struct{})
+			got, logged, progressed = done, false, false
+			mu.Unlock()
 			if err := req.Session.Log(context.Background(), &mcp.LoggingMessageParams{Level: "info", Logger: "notify", Data: "unrelated to the call"}); err != nil {
 				return nil, nil, err
 			}
@@ -64,7 +84,7 @@ func ReorderHandler(tb testing.TB) http.Handler {
 				}
 			}
 			select {
-			case <-got:
+			case <-done:
 			case <-ctx.Done():
 				return nil, nil, ctx.Err()
 			}
@@ -77,7 +97,16 @@ func ReorderHandler(tb testing.TB) http.Handler {
 			// holds the stream, which it connects before letting go: a
 			// message sent once the flush is seen waits for the stream
 			// and goes out on it.
-			w = &flushSignal{ResponseWriter: w, flushed: func() { openOnce.Do(func() { close(open) }) }}
+			open := openOf(r.Header.Get("Mcp-Session-Id"))
+			w = &flushSignal{ResponseWriter: w, flushed: func() {
+				mu.Lock()
+				defer mu.Unlock()
+				select {
+				case <-open: // a GET of the session flushed before
+				default:
+					close(open)
+				}
+			}}
 		}
 		h.ServeHTTP(w, r)
 	})
