@@ -117,7 +117,7 @@ func newHTTPBench(ctx context.Context, self, cassette string) (*httpBench, error
 	}
 	b := &httpBench{self: self, cassette: cassette, peer: peer}
 	if longPass || longLived {
-		if b.pass, err = startChild(ctx, self, "http-pass", "-upstream", peer.url); err != nil {
+		if b.pass, err = b.startPass(ctx); err != nil {
 			peer.close()
 			return nil, err
 		}
@@ -161,7 +161,7 @@ func (b *httpBench) run(ctx context.Context, m mode, tool string, n, conc int) (
 		if b.pass != nil {
 			return runThrough(ctx, c, b.pass, false, tool, n, conc)
 		}
-		p, err := startChild(ctx, b.self, "http-pass", "-upstream", b.peer.url)
+		p, err := b.startPass(ctx)
 		if err != nil {
 			return run{}, err
 		}
@@ -178,7 +178,7 @@ func (b *httpBench) run(ctx context.Context, m mode, tool string, n, conc int) (
 	case modeFloor:
 		if longLived {
 			if b.floor == nil {
-				f, err := startChild(ctx, b.self, "http-record", "-upstream", b.peer.url, "-discard")
+				f, err := b.startFloor(ctx)
 				if err != nil {
 					return run{}, err
 				}
@@ -186,7 +186,7 @@ func (b *httpBench) run(ctx context.Context, m mode, tool string, n, conc int) (
 			}
 			return runThrough(ctx, c, b.floor, false, tool, n, conc)
 		}
-		rec, err := startChild(ctx, b.self, "http-record", "-upstream", b.peer.url, "-discard")
+		rec, err := b.startFloor(ctx)
 		if err != nil {
 			return run{}, err
 		}
@@ -217,6 +217,17 @@ func (b *httpBench) record(ctx context.Context, c *http.Client, tool string, n, 
 	}
 	b.recorded = true
 	return r, nil
+}
+
+// startPass starts a passthrough proxy in front of the peer.
+func (b *httpBench) startPass(ctx context.Context) (*child, error) {
+	return startChild(ctx, b.self, "http-pass", "-upstream", b.peer.url)
+}
+
+// startFloor starts a recorder in front of the peer that records into
+// nothing (-floor).
+func (b *httpBench) startFloor(ctx context.Context) (*child, error) {
+	return startChild(ctx, b.self, "http-record", "-upstream", b.peer.url, "-discard")
 }
 
 // recordLong runs the load through the recorder that lives on
