@@ -138,24 +138,36 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 			}
 			return did + ", got 404, " + next, VerdictPass
 		}
-		return did, VerdictPass
+		if !inj.delivered {
+			if inj.left {
+				return did + ", then left before the rest of the stream came", VerdictFail
+			}
+			return did + "; the rest of the stream was not seen delivered", VerdictNotObserved
+		}
+		return did + " and got the rest of the stream", VerdictPass
 	case FaultRetry:
 		if inj.cutAt.IsZero() {
 			return "got the retry, but the stream went no further than the planned cut", VerdictNotObserved
 		}
+		// How the client resumed first, whether or not the rest reached
+		// it: a resumption too soon fails either way.
 		cut := *inj
-		cut.Kind = FaultCutResumable
+		cut.Kind, cut.delivered = FaultCutResumable, true
 		did, v := judge(&cut, after)
 		if v != VerdictPass {
 			return did, v
 		}
+		did = strings.TrimSuffix(did, " and got the rest of the stream")
 		for _, a := range mine {
 			if a.method == http.MethodGet && a.lastEventID != "" {
 				gap := a.at.Sub(inj.cutAt).Round(time.Millisecond)
 				if gap < inj.Delay/2 {
 					return fmt.Sprintf("%s %s after the cut, sooner than half the retry of %s it was given", did, gap, inj.Delay), VerdictFail
 				}
-				return fmt.Sprintf("%s %s after the cut (no sooner than half the retry of %s it was given)", did, gap, inj.Delay), VerdictPass
+				if !inj.delivered {
+					return did + "; the rest of the stream was not seen delivered", VerdictNotObserved
+				}
+				return fmt.Sprintf("%s %s after the cut (no sooner than half the retry of %s it was given) and got the rest of the stream", did, gap, inj.Delay), VerdictPass
 			}
 		}
 		return did, v

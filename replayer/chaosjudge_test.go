@@ -27,7 +27,8 @@ func TestChaos_Judge(t *testing.T) {
 		want  Verdict
 		says  string
 	}{
-		{"resumed right", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{get("e2")}, VerdictPass, "resumed with Last-Event-ID e2"},
+		{"resumed right", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2", delivered: true}, []chaosAction{get("e2")}, VerdictPass, "resumed with Last-Event-ID e2 and got the rest"},
+		{"resumed, rest not served", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{get("e2")}, VerdictNotObserved, "rest of the stream was not seen delivered"},
 		{"resumed wrong", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{get("e1")}, VerdictFail, "the last event it received had id e2"},
 		{"no Last-Event-ID", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{get("")}, VerdictFail, "without Last-Event-ID"},
 		{"never resumed", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{post("tools/call")}, VerdictFail, "never resumed"},
@@ -45,7 +46,7 @@ func TestChaos_Judge(t *testing.T) {
 		{"delay, left", injection{Fault: Fault{Kind: FaultDelay}, left: true}, nil, VerdictFail, "left"},
 		{"delay, took", injection{Fault: Fault{Kind: FaultDelay}, delivered: true}, nil, VerdictPass, "took the event"},
 		{"503 retried", injection{Fault: Fault{Kind: Fault503}, body: "tools/call"}, []chaosAction{post("tools/call")}, VerdictPass, "retried"},
-		{"retry kept", injection{Fault: Fault{Kind: FaultRetry, Delay: 200 * time.Millisecond}, lastID: "e2", cutAt: t0}, []chaosAction{getAt("e2", t0.Add(210*time.Millisecond))}, VerdictPass, "210ms after the cut"},
+		{"retry kept", injection{Fault: Fault{Kind: FaultRetry, Delay: 200 * time.Millisecond}, lastID: "e2", cutAt: t0, delivered: true}, []chaosAction{getAt("e2", t0.Add(210*time.Millisecond))}, VerdictPass, "210ms after the cut"},
 		{"retry too soon", injection{Fault: Fault{Kind: FaultRetry, Delay: 200 * time.Millisecond}, lastID: "e2", cutAt: t0}, []chaosAction{getAt("e2", t0.Add(20*time.Millisecond))}, VerdictFail, "sooner than half the retry"},
 		{"retry, no resumption", injection{Fault: Fault{Kind: FaultRetry, Delay: 200 * time.Millisecond}, lastID: "e2", cutAt: t0}, []chaosAction{post("tools/call")}, VerdictFail, "never resumed"},
 		{"retry, never cut", injection{Fault: Fault{Kind: FaultRetry, Delay: 200 * time.Millisecond}}, nil, VerdictNotObserved, "went no further"},

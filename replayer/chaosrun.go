@@ -300,6 +300,21 @@ func (ls *liveSession) chaosResume(w http.ResponseWriter, r *http.Request, lastI
 	return false
 }
 
+// chaosResumedEmpty notes that the resumption of a stream cut after its
+// last event was served: nothing was left to send, so what the client
+// asked for it got.
+func (ls *liveSession) chaosResumedEmpty(lastID string) {
+	cs := ls.srv.chaos()
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for key, inj := range cs.awaiting {
+		if key.ls == ls && inj.lastID == lastID && (inj.Kind == FaultCutResumable || inj.Kind == FaultRetry) {
+			inj.delivered = true
+			delete(cs.awaiting, key)
+		}
+	}
+}
+
 // chaosStep is what chaos does with an event about to be sent.
 type chaosStep int
 
@@ -441,6 +456,10 @@ func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Fra
 			// HTTP+SSE: the session is the stream; with it gone, its
 			// endpoint answers 404 from now on, and no fault follows.
 			cs.expired[ls] = inj
+		} else if inj.Kind == FaultCutResumable {
+			// Passed only once the rest reached the client: the next
+			// event sent on this stream is its resumption's.
+			cs.awaiting[key] = inj
 		}
 	}
 	retry := cs.retry[key]
@@ -448,6 +467,7 @@ func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Fra
 		// The retry fault announced at the priming event cuts now.
 		retry.lastID, retry.cutAt = lastEventSent(rec, st, sent), s.clock().Now()
 		delete(cs.retry, key)
+		cs.awaiting[key] = retry
 	} else {
 		retry = nil
 	}

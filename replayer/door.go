@@ -208,6 +208,9 @@ func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Messa
 	}
 	ld := liveDoor(r)
 	ld.hostUnknown = false
+	if s.resumesServed(r, ld) {
+		return false // the live session serves the rest of the stream (resume)
+	}
 	var refusals []doorShape
 	if g := s.http().door.byKey[ld.keys()[0]]; g != nil {
 		if g.answered {
@@ -224,6 +227,28 @@ func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Messa
 	}
 	s.invent(w, r, live, ld, shapes)
 	return true
+}
+
+// resumesServed reports whether r is a resumption the live session
+// answers itself although no recording holds one: a GET with
+// Last-Event-ID whose shape without it the server answered. A recording
+// rarely holds a resumption, yet every SSE answer with event ids can be
+// resumed, and a cut of replay's own (--cut, chaos) asks for one: the
+// rest of the stream is in the recording. Over Streamable HTTP with
+// session ids the GET must name a session replay issued; otherwise any
+// live session could not be found anyway, and the conversation answers
+// 404 as a server does.
+func (s *Server) resumesServed(r *http.Request, ld doorShape) bool {
+	if r.Method != http.MethodGet || !ld.resume {
+		return false
+	}
+	plain := ld
+	plain.resume = false
+	g := s.http().door.byKey[plain.keys()[0]]
+	if g == nil || !g.answered {
+		return false
+	}
+	return !ld.session || s.knownSession(r)
 }
 
 // knownSession reports whether r names a live session replay issued.
@@ -345,11 +370,7 @@ func (s *Server) invent(w http.ResponseWriter, r *http.Request, live jsonrpc.Mes
 	}
 	closest += ")"
 	why := fmt.Sprintf("no recorded request has the shape of %s; closest is %s: %s", what, closest, strings.Join(best.differences(ld), ", "))
-	s.logger().Warn("answered a request of its own: "+why, "status", status)
-	ds := &s.http().door
-	ds.mu.Lock()
-	ds.invented = append(ds.invented, fmt.Sprintf("%s answered %d: %s", what, status, why))
-	ds.mu.Unlock()
+	s.noteInvented(what, status, why)
 	msg := "mcpvcr replay: " + why
 	switch live.Kind {
 	case jsonrpc.KindRequest, jsonrpc.KindNotification, jsonrpc.KindBatch:
@@ -363,6 +384,16 @@ func (s *Server) invent(w http.ResponseWriter, r *http.Request, live jsonrpc.Mes
 		w.WriteHeader(status)
 		_, _ = fmt.Fprintln(w, msg)
 	}
+}
+
+// noteInvented logs and keeps, for the summary and the exit code, an
+// answer replay gave of its own: what was asked, its status and why.
+func (s *Server) noteInvented(what string, status int, why string) {
+	s.logger().Warn("answered a request of its own: "+why, "status", status)
+	ds := &s.http().door
+	ds.mu.Lock()
+	ds.invented = append(ds.invented, fmt.Sprintf("%s answered %d: %s", what, status, why))
+	ds.mu.Unlock()
 }
 
 // Invented returns, for people, each request replay answered of its own

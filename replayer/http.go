@@ -352,7 +352,9 @@ func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *recor
 		}
 	}
 	if origin == nil {
-		writeJSONError(w, http.StatusBadRequest, nil, -32000, "mcpvcr replay: no recorded event has id "+eventID)
+		why := "no recorded event has id " + eventID + ": the client resumed a stream this replay never sent"
+		ls.srv.noteInvented(r.Method+" "+r.URL.Path+" (Last-Event-ID "+eventID+")", http.StatusBadRequest, why)
+		writeJSONError(w, http.StatusBadRequest, nil, -32000, "mcpvcr replay: "+why)
 		return
 	}
 	var rest []*store.Frame
@@ -362,6 +364,9 @@ func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *recor
 		}
 	}
 	segment := streamByID(rec, origin.StreamID)
+	if len(rest) == 0 && ls.srv.Chaos.On {
+		ls.chaosResumedEmpty(eventID)
+	}
 	if len(rest) > 0 {
 		segment = streamByID(rec, rest[0].StreamID)
 		n := 0

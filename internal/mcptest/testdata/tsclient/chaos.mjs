@@ -4,10 +4,12 @@
 // stdio:["cmd","arg",…], over stdio to that command, its stderr this
 // process's, its exit code the last thing seen), lists
 // the tools and runs SCRIPT ("script": the first steps of the Go SDK test
-// script, its slow call cancelled; "run0": run 0 of the multi-session cassettes;
+// script, its slow call cancelled; "run0": run 0 of the multi-session cassettes; "everything":
+// server-everything's echo, get-sum and long-running operation, twice;
 // "reorder": the Go SDK chaos script of that name), each step's
 // outcome part of what it saw, closes, and prints that as one line of
-// JSON on stdout. $CLIENT_NAME names the client in initialize.
+// JSON on stdout. $CLIENT_NAME names the client in initialize; with
+// $SHOW_RESULTS=1 a call's step says what it answered.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
@@ -31,8 +33,9 @@ const out = [];
 const opts = { timeout: 10000 };
 async function step(name, f) {
   try {
-    await f();
-    out.push(name + ": ok");
+    const res = await f();
+    // $SHOW_RESULTS=1: what a call answered, not only that it did.
+    out.push(name + ": " + (process.env.SHOW_RESULTS && res && res.content ? JSON.stringify(res.content) : "ok"));
   } catch (e) {
     out.push(name + ": " + e.message);
   }
@@ -69,6 +72,13 @@ const steps = {
     ["prompts/get", () => client.getPrompt({ name: "greet", arguments: { name: "Ada" } }, opts)],
   ],
   run0: [["echo", call("echo", { text: "run 0" })]],
+  // everything: server-everything's echo, get-sum and a short
+  // long-running operation with progress, twice.
+  everything: [0, 1].flatMap((i) => [
+    ["echo " + i, call("echo", { message: "hi " + i })],
+    ["get-sum " + i, call("get-sum", { a: i, b: 2 })],
+    ["long " + i, call("trigger-long-running-operation", { duration: 0.3, steps: 3 }, { progressToken: "long-" + i })],
+  ]),
   // reorder: tool notify of the Go SDK test server (a log message on the
   // GET stream, progress on the call's stream), then an echo.
   reorder: [
