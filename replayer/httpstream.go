@@ -2,8 +2,11 @@ package replayer
 
 import (
 	"bytes"
+	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/sse"
@@ -181,7 +184,14 @@ func (ls *liveSession) isReleased(f *store.Frame) bool {
 // the replay engine releases it when it is a protocol frame.
 func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool) {
 	if f.SSE && f.Event == "endpoint" {
-		if data := ls.srv.bindEndpoint(r, f.Data, ls); !bytes.Equal(data, f.Data) {
+		data, why := localEndpoint(ls.recording().Session.Upstream, f.Data)
+		if why != "" {
+			// Record refuses such an endpoint; a cassette that holds one
+			// was made by hand, and its client would POST elsewhere.
+			ls.srv.noteInvented(r.Method+" "+r.URL.Path+" (HTTP+SSE stream)", http.StatusBadGateway, why)
+			return nil, false
+		}
+		if data = ls.srv.bindEndpoint(r, data, ls); !bytes.Equal(data, f.Data) {
 			return rewriteEvent(f, data), true
 		}
 	}
@@ -223,6 +233,27 @@ func rewriteEvent(f *store.Frame, data []byte) []byte {
 		return f.Raw
 	}
 	return evs[0].WithData(data).Raw
+}
+
+// localEndpoint returns the recorded HTTP+SSE endpoint event's data as
+// replay announces it: a URL on the recorded upstream's origin becomes
+// its path and query (the client resolves them against replay), a
+// relative one stays as it is. An endpoint on another origin than the
+// upstream's is refused, as record refuses it: why says so.
+func localEndpoint(upstream string, data []byte) ([]byte, string) {
+	raw := strings.TrimSpace(string(data))
+	target, err := url.Parse(raw)
+	if err != nil {
+		return nil, fmt.Sprintf("the recorded endpoint event %q is not a URL", raw)
+	}
+	if !target.IsAbs() && target.Host == "" {
+		return data, "" // relative: resolved against replay itself
+	}
+	base, err := url.Parse(upstream)
+	if err != nil || base.Host == "" || !strings.EqualFold(base.Scheme, target.Scheme) || !strings.EqualFold(base.Host, target.Host) {
+		return nil, fmt.Sprintf("the recorded endpoint event names %s, another origin than the recorded SSE stream (%s): replay, like record, will not send a client there", target.Redacted(), upstream)
+	}
+	return []byte(target.RequestURI()), ""
 }
 
 // isProtocol reports whether the replay engine matches or releases f:
