@@ -31,6 +31,14 @@ func Chaos(seed uint64, kinds ...string) Option {
 	})
 }
 
+// ChaosRate sets how many faults [Chaos] draws per recorded session, as
+// replay's --chaos-rate does: n faults where the session has room for
+// them (replayer.DefaultChaosRate when n is 0). Without Chaos it does
+// nothing; with it, the order of the two options does not matter.
+func ChaosRate(n int) Option {
+	return optionFunc(func(c *config) { c.chaosRate = max(n, 0) })
+}
+
 // ChaosSeedsEnv names the environment variable that widens ChaosSeeds'
 // range: MCPVCR_CHAOS_SEEDS=1-50 (or a list, 3,7,9).
 const ChaosSeedsEnv = "MCPVCR_CHAOS_SEEDS"

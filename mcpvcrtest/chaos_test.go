@@ -129,3 +129,4 @@ func TestChaos_TransportHTTPRefused(t *testing.T) {
 		t.Errorf("Transport with Chaos over HTTP reported %q; want a refusal naming NewServer", ft.fatal)
 	}
 }
+

@@ -145,15 +145,16 @@ func (f optionFunc) apply(c *config) { f(c) }
 func (m Mode) apply(c *config) { c.mode = &m }
 
 type config struct {
-	sessions []int64
-	rules    []string
-	strict   bool
-	pace     float64
-	clock    clock.Clock
-	mode     *Mode
-	wait     time.Duration
-	chaos    *replayer.Chaos // nil: no chaos
-	chaosErr error           // a kind Chaos could not read
+	sessions  []int64
+	rules     []string
+	strict    bool
+	pace      float64
+	clock     clock.Clock
+	mode      *Mode
+	wait      time.Duration
+	chaos     *replayer.Chaos // nil: no chaos
+	chaosErr  error           // a kind Chaos could not read
+	chaosRate int             // ChaosRate: faults per session, 0 for the default
 
 	afterCapture, beforeSave, beforeReplay []func(*Frame)
 	redactHeaders, redactQuery             []string

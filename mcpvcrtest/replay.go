@@ -105,6 +105,7 @@ func newServer(t testing.TB, recs []*store.Recording, c *config, fn string) *rep
 	var chaos replayer.Chaos
 	if c.chaos != nil {
 		chaos = *c.chaos
+		chaos.Rate = c.chaosRate
 	}
 	return &replayer.Server{
 		Chaos:      chaos,
