@@ -104,7 +104,7 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 				}
 			}
 			if len(after) == 0 {
-				return "sent nothing more", VerdictNotObserved
+				return silent(inj, "sent nothing more")
 			}
 			return "never resumed: the rest of the stream was lost (next: " + describe(after[0]) + ")", VerdictFail
 		}
@@ -123,20 +123,10 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 			}
 			return did + " and waited for the late answer", VerdictPass
 		case FaultResume404:
-			again := 0
-			for _, a := range mine[resume+1:] {
-				if a.method == http.MethodGet && a.lastEventID == got {
-					again++
-				}
-			}
-			if again >= 3 {
-				return fmt.Sprintf("%s, then retried the refused resumption %d more times", did, again), VerdictFail
-			}
-			next := "then sent nothing more"
-			if rest := after[indexAfter(after, mine[resume])+1:]; len(rest) > 0 {
-				next = "then " + describe(rest[0])
-			}
-			return did + ", got 404, " + next, VerdictPass
+			// A 404 to a request with the session id says the session is
+			// gone: the client must start a new one (initialize without
+			// Mcp-Session-Id), as after an expiry.
+			return judgeGone(inj, after[indexAfter(after, mine[resume])+1:], did+", got 404")
 		}
 		if !inj.delivered {
 			if inj.left {
@@ -208,22 +198,11 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 			}
 		}
 		if len(after) == 0 {
-			return "sent nothing more", VerdictNotObserved
+			return silent(inj, "sent nothing more")
 		}
 		return "did not resume (it cannot), carried on: " + describe(after[0]), VerdictPass
 	case FaultExpire:
-		for _, a := range after {
-			if a.sid == inj.sid && inj.sid != "" && a.method != http.MethodDelete {
-				return "used the expired session id again: " + describe(a), VerdictFail
-			}
-			if a.sid == "" && a.rpcMethod == "initialize" {
-				return "started a new session (initialize without Mcp-Session-Id)", VerdictPass
-			}
-		}
-		if len(after) == 0 {
-			return "sent nothing more (no new session seen)", VerdictNotObserved
-		}
-		return "did not start a new session (next: " + describe(after[0]) + ")", VerdictNotObserved
+		return judgeGone(inj, after, "")
 	case FaultRefuseGet:
 		gets, other := 0, -1
 		for i, a := range mine {
@@ -242,13 +221,29 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 		return "carried on without the GET stream (next: " + describe(mine[other]) + ")", VerdictPass
 	case FaultDelay, FaultDropPriming:
 		switch {
+		case inj.left && inj.StreamKind == store.GetStream && !inj.more:
+			// The standalone GET stream carries what the server sends of
+			// its own; a client done with its work may close it.
+			return "left before the delayed event of its GET stream came; the recorded client sent no request after it either", VerdictNotObserved
 		case inj.left:
 			return "left before the event came", VerdictFail
+		case inj.delivered && inj.Kind == FaultDelay:
+			return "waited and took the event", VerdictPass
 		case inj.delivered:
-			if inj.Kind == FaultDelay {
-				return "waited and took the event", VerdictPass
+			// The events after the missing priming one were written; the
+			// client shows it took them by going on without asking again.
+			for _, a := range mine {
+				if a.method == http.MethodPost && inj.body != "" && a.body == inj.body {
+					return "sent the request again: it abandoned the stream without its priming event", VerdictFail
+				}
+				if a.method == http.MethodPost && a.rpcMethod != "" {
+					return "took the stream without its priming event and carried on (next: " + describe(a) + ")", VerdictPass
+				}
 			}
-			return "took the stream without its priming event", VerdictPass
+			if inj.more {
+				return "sent nothing more after the stream without its priming event, where the recorded client went on", VerdictFail
+			}
+			return "the stream without its priming event was sent; nothing followed to show the client took it", VerdictNotObserved
 		}
 		return "the stream went on no further", VerdictNotObserved
 	case FaultReorder:
@@ -256,7 +251,10 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 	case Fault503:
 		for _, a := range mine {
 			if a.method == http.MethodPost && a.body == inj.body {
-				return "retried the request", VerdictPass
+				if gap := a.at.Sub(inj.cutAt); !inj.cutAt.IsZero() && gap < retryAfter503/2 {
+					return fmt.Sprintf("retried the request %s after the 503, sooner than half its Retry-After of %s", gap.Round(time.Millisecond), retryAfter503), VerdictFail
+				}
+				return "retried the request, no sooner than half its Retry-After", VerdictPass
 			}
 		}
 		if len(mine) == 0 {
@@ -265,6 +263,44 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 		return "did not retry (no retry is required; next: " + describe(mine[0]) + ")", VerdictNotObserved
 	}
 	return "", VerdictNotObserved
+}
+
+// judgeGone judges what a client did after a 404 told it its session is
+// gone (an expiry, a resumption answered 404): it must start a new
+// session, initialize without Mcp-Session-Id, and not use the old id
+// again. did, if not empty, says what it did before.
+func judgeGone(inj *injection, after []chaosAction, did string) (string, Verdict) {
+	say := func(s string) string {
+		if did == "" {
+			return s
+		}
+		return did + ", then " + s
+	}
+	for _, a := range after {
+		if a.sid == inj.sid && inj.sid != "" && a.method != http.MethodDelete {
+			return say("used the expired session id again: " + describe(a)), VerdictFail
+		}
+		if a.sid == "" && a.rpcMethod == "initialize" {
+			return say("started a new session (initialize without Mcp-Session-Id)"), VerdictPass
+		}
+	}
+	if len(after) == 0 {
+		return silent(inj, say("sent nothing more (no new session seen)"))
+	}
+	if inj.more {
+		return say("did not start a new session, which a client must after a 404 to its session id (next: " + describe(after[0]) + ")"), VerdictFail
+	}
+	return say("did not start a new session (next: " + describe(after[0]) + ")"), VerdictNotObserved
+}
+
+// silent judges a client that sent nothing more after fault inj: a
+// fail where the recorded client went on (it sent requests after the
+// fault's place), else not observed.
+func silent(inj *injection, did string) (string, Verdict) {
+	if inj.more {
+		return did + " where the recorded client went on", VerdictFail
+	}
+	return did, VerdictNotObserved
 }
 
 // unseen is what the wire cannot show of a reorder.

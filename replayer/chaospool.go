@@ -1,6 +1,7 @@
 package replayer
 
 import (
+	"fmt"
 	"net/http"
 	"time"
 
@@ -61,6 +62,10 @@ func (p *pool) chaosRequest(w http.ResponseWriter, r *http.Request, live jsonrpc
 	if inj == nil {
 		return false
 	}
+	cs := p.srv.chaos()
+	cs.mu.Lock()
+	inj.cutAt = p.srv.clock().Now()
+	cs.mu.Unlock()
 	p.srv.announce(inj)
 	p.unuse(r, live, exact)
 	write503(w)
@@ -173,8 +178,11 @@ func (s *Server) pause(r *http.Request, d time.Duration) bool {
 }
 
 // write503 answers with a transient 503 and Retry-After.
+// retryAfter503 is the Retry-After a 503 of chaos gives.
+const retryAfter503 = time.Second
+
 func write503(w http.ResponseWriter) {
-	w.Header().Set("Retry-After", "1")
+	w.Header().Set("Retry-After", fmt.Sprint(int(retryAfter503/time.Second)))
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.WriteHeader(http.StatusServiceUnavailable)
 	_, _ = w.Write([]byte("mcpvcr replay --chaos: service unavailable (an injected fault)\n"))

@@ -78,7 +78,34 @@ wait:
 // clientAfter reports whether the recorded client sent a request (other
 // than a DELETE's) after seq.
 func clientAfter(rec *store.Recording, seq int64) bool {
+	if seq < 0 {
+		return false
+	}
 	return slices.ContainsFunc(rec.Frames, func(f store.Frame) bool {
 		return f.Seq > seq && f.Direction == store.ClientToServer && f.Kind == store.KindRequest
 	})
+}
+
+// faultSeq returns the recorded seq at which f hits rec: the event at a
+// stream's fault, the first client frame of the stream a fault before
+// any event hits, of the POST a request's fault hits; -1 when none.
+func faultSeq(rec *store.Recording, f Fault) int64 {
+	if f.Seq > 0 {
+		return f.Seq
+	}
+	posts := 0
+	for n, st := range rec.Streams {
+		if f.Request > 0 && st.Kind == store.PostStream {
+			posts++
+		}
+		if (f.Request > 0 && posts == f.Request) || (f.Request == 0 && f.Stream == n+1) {
+			for _, fr := range rec.Frames {
+				if fr.StreamID == st.ID && fr.Direction == store.ClientToServer {
+					return fr.Seq
+				}
+			}
+			return -1
+		}
+	}
+	return -1
 }

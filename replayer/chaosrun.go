@@ -87,6 +87,9 @@ type chaosAction struct {
 	cancels string
 	// at is when it arrived, on the server's clock.
 	at time.Time
+	// req is the request itself, so that a fault on its answer can find
+	// what it sent.
+	req *http.Request
 }
 
 // injection is a fault injected into a live session.
@@ -156,7 +159,8 @@ func (cs *chaosState) takeLocked(c Chaos, ls *liveSession, rec *store.Recording,
 			continue
 		}
 		cs.done[k] = true
-		inj := &injection{Fault: f, session: rec.Session.ID, index: i, ls: ls, sid: ls.sessionID(), at: len(cs.actions) - 1}
+		inj := &injection{Fault: f, session: rec.Session.ID, index: i, ls: ls, sid: ls.sessionID(), at: len(cs.actions) - 1,
+			more: clientAfter(rec, faultSeq(rec, f))}
 		cs.injected = append(cs.injected, inj)
 		return inj, true
 	}
@@ -179,7 +183,7 @@ func (s *Server) announce(inj *injection) {
 func (s *Server) chaosNote(r *http.Request, live jsonrpc.Message, body []byte) {
 	cs := s.chaos()
 	a := chaosAction{method: r.Method, sid: r.Header.Get("Mcp-Session-Id"), lastEventID: r.Header.Get("Last-Event-ID"),
-		rpcMethod: live.Method, rpcID: string(live.ID), body: string(body), cancels: cancelsID(live), at: s.clock().Now()}
+		rpcMethod: live.Method, rpcID: string(live.ID), body: string(body), cancels: cancelsID(live), at: s.clock().Now(), req: r}
 	hs := s.http()
 	hs.mu.Lock()
 	if a.sid != "" {
@@ -226,6 +230,7 @@ func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSe
 		if inj, ok := cs.takeLocked(s.Chaos, ls, rec, func(f Fault) bool { return f.Kind == Fault503 && f.Request == n }); ok {
 			inj.body, inj.rpcMethod, inj.rpcID = string(body), live.Method, string(live.ID)
 			unavailable = inj
+			inj.cutAt = s.clock().Now()
 			cs.posts[ls]-- // not a POST of the conversation: it is to come again
 			defer s.announce(inj)
 		}
@@ -288,6 +293,13 @@ func (ls *liveSession) chaosResume(w http.ResponseWriter, r *http.Request, lastI
 	case cut == nil:
 		return false
 	case cut.Kind == FaultResume404:
+		// The session is gone, as a 404 to its id says: every request
+		// of it is answered 404 from now on.
+		cs.mu.Lock()
+		if cs.expired[ls] == nil {
+			cs.expired[ls] = cut
+		}
+		cs.mu.Unlock()
 		writeJSONError(w, http.StatusNotFound, nil, -32001, "mcpvcr replay --chaos: unknown Last-Event-ID "+lastID+" (an injected fault)")
 		return true
 	}
@@ -390,6 +402,12 @@ func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.St
 		return chaosSend, withRetry(f.Raw, inj.Delay)
 	case FaultDropPriming:
 		cs.mu.Lock()
+		for i := len(cs.actions) - 1; i >= 0; i-- {
+			if cs.actions[i].req == r {
+				inj.body = cs.actions[i].body // to tell a re-sent request
+				break
+			}
+		}
 		cs.events[key]++
 		cs.awaiting[key] = inj
 		cs.mu.Unlock()
