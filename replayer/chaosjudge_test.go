@@ -84,6 +84,9 @@ func TestChaos_Judge(t *testing.T) {
 		{"no priming, asked again", injection{Fault: Fault{Kind: FaultDropPriming}, delivered: true, body: "tools/call"}, []chaosAction{post("tools/call")}, VerdictFail, "abandoned the stream"},
 		{"no priming, stopped where the recorded client went on", injection{Fault: Fault{Kind: FaultDropPriming}, delivered: true, more: true}, nil, VerdictFail, "where the recorded client went on"},
 		{"no priming, at the end", injection{Fault: Fault{Kind: FaultDropPriming}, delivered: true}, nil, VerdictNotObserved, "nothing followed"},
+		{"cut, only a GET came", injection{Fault: Fault{Kind: FaultCut}, more: true}, []chaosAction{get("")}, VerdictFail, "sent nothing more of its session where the recorded client went on"},
+		{"cut, another session carried on", injection{Fault: Fault{Kind: FaultCut}, more: true}, []chaosAction{{ls: other, sid: "s2", method: "POST", rpcMethod: "tools/call"}}, VerdictFail, "sent nothing more"},
+		{"cut, carried on", injection{Fault: Fault{Kind: FaultCut}, more: true}, []chaosAction{post("tools/call")}, VerdictPass, "carried on: POST tools/call"},
 		{"503 not retried", injection{Fault: Fault{Kind: Fault503}, body: "tools/call"}, []chaosAction{post("tools/list")}, VerdictNotObserved, "did not retry"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
