@@ -7,7 +7,7 @@ PKGS      := ./...
 FUZZTIME  ?= 10s
 BENCHFLAGS ?=
 
-.PHONY: all build test lint fmt golden recassette demo bench fuzz peers clean
+.PHONY: all build test lint fmt golden recassette demo bench soak fuzz peers clean
 
 all: build
 
@@ -64,6 +64,13 @@ demo:
 ##        -mcpsnoop PATH to run an mcpsnoop binary as a further proxy in the same rounds)
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
+
+## soak: a long-running replay under 16 looping clients for SOAKTIME (60s):
+##       its RSS sampled, first against last (SOAKFLAGS="-delete=false" keeps sessions open)
+SOAKTIME  ?= 60s
+SOAKFLAGS ?=
+soak: build
+	$(GO) run ./bench/soak -bin $(BIN)/mcpvcr -duration $(SOAKTIME) $(SOAKFLAGS)
 
 ## fuzz: run each fuzz target for FUZZTIME
 fuzz:

@@ -43,11 +43,22 @@ type httpState struct {
 	byEndpoint map[string]*liveSession
 	anonymous  *liveSession // the latest session the client holds no id for
 	all        []*liveSession
-	done       chan struct{} // closed by Close
-	closed     bool
-	exchanges  exchangeState // plain HTTP exchanges (auth.go)
-	door       doorState     // answers by shape alone (door.go)
-	chaos      chaosState    // chaos replay (chaosrun.go)
+	// retired are the reports of the sessions that ended (a DELETE the
+	// server answered, or idle past sessionIdle): their state is let go,
+	// so that a replay serving clients all day stays flat.
+	retired []*Report
+	// clean holds, by recorded session, the report its clean retired
+	// sessions were folded into (one of retired).
+	clean map[int64]*Report
+	// issued counts the ids issued for each recorded session id.
+	issued map[string]int
+	// swept is when idle sessions were last looked for.
+	swept     time.Time
+	done      chan struct{} // closed by Close
+	closed    bool
+	exchanges exchangeState // plain HTTP exchanges (auth.go)
+	door      doorState     // answers by shape alone (door.go)
+	chaos     chaosState    // chaos replay (chaosrun.go)
 }
 
 // liveSession follows one live client session through the recordings.
@@ -75,6 +86,11 @@ type liveSession struct {
 	// sseClaimed reports that a live GET took the session's HTTP+SSE
 	// stream (guarded by the httpState's mu).
 	sseClaimed bool
+	// inflight counts the client's requests being answered, last is when
+	// the latest began or ended (guarded by mu): a session with nothing
+	// in flight for sessionIdle is retired.
+	inflight int
+	last     time.Time
 }
 
 func (s *Server) http() *httpState {
@@ -156,6 +172,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, status, nil, -32001, "Session not found")
 		return
 	}
+	ls.busy(+1)
+	defer ls.busy(-1)
 	ls.mu.Lock()
 	ls.requests++
 	expired := s.Faults.ExpireAfter > 0 && ls.requests > s.Faults.ExpireAfter
@@ -310,6 +328,9 @@ func (ls *liveSession) deleteSession(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ls.play(w, r, rec, st, nil)
+	if st.Status >= 200 && st.Status < 300 {
+		ls.srv.retire(ls) // the server ended the session
+	}
 }
 
 // nextUnused returns the first recorded stream that ok accepts and no live
@@ -493,18 +514,26 @@ func (s *Server) Reports() []*Report {
 			reps = append(reps, rep)
 		}
 	}
+	hs.mu.Lock()
+	reps = append(reps, hs.retired...)
+	hs.mu.Unlock()
 	for _, ls := range all {
-		lead := ls.cur.leader()
-		ls.mu.Lock()
-		rep := ls.rep
-		rep.Mismatches = append([]*Mismatch(nil), ls.rep.Mismatches...)
-		ls.mu.Unlock()
-		rep.SessionID = lead.rec.Session.ID
-		rep.Candidates = ls.cur.sessions()
-		ls.cur.mu.Lock()
-		rep.Unsent = slices.DeleteFunc(lead.unsent(), func(f *store.Frame) bool { return refusedFrame(lead.rec, f) })
-		ls.cur.mu.Unlock()
-		reps = append(reps, &rep)
+		reps = append(reps, ls.report())
 	}
 	return reps
+}
+
+// report returns what ls's client did so far.
+func (ls *liveSession) report() *Report {
+	lead := ls.cur.leader()
+	ls.mu.Lock()
+	rep := ls.rep
+	rep.Mismatches = append([]*Mismatch(nil), ls.rep.Mismatches...)
+	ls.mu.Unlock()
+	rep.SessionID, rep.Clients = lead.rec.Session.ID, 1
+	rep.Candidates = ls.cur.sessions()
+	ls.cur.mu.Lock()
+	rep.Unsent = slices.DeleteFunc(lead.unsent(), func(f *store.Frame) bool { return refusedFrame(lead.rec, f) })
+	ls.cur.mu.Unlock()
+	return &rep
 }

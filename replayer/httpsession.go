@@ -6,9 +6,11 @@ package replayer
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"time"
 
@@ -73,6 +75,7 @@ func (s *Server) liveSessionFor(r *http.Request, live jsonrpc.Message) (*liveSes
 		return ls, 0
 	}
 	if s.opens(r, live, hs.anonymous) {
+		s.sweepLocked()
 		cur, err := s.httpCursor()
 		if err != nil {
 			s.logger().Warn("reading the recorded sessions failed", "err", err)
@@ -241,9 +244,20 @@ func (ls *liveSession) issueID(recorded string) string {
 	if ls.id != "" {
 		return ls.id
 	}
+	// An id is issued once, even after its session was let go: a
+	// client still holding it must get 404, not another's session.
+	if hs.issued == nil {
+		hs.issued = map[string]int{}
+	}
 	id := recorded
-	for n := 2; hs.byID[id] != nil; n++ {
-		id = fmt.Sprintf("%s-%d", recorded, n)
+	for n := hs.issued[recorded] + 1; n > 1 || hs.byID[id] != nil; n++ {
+		if id = fmt.Sprintf("%s-%d", recorded, n); hs.byID[id] == nil {
+			hs.issued[recorded] = n
+			break
+		}
+	}
+	if id == recorded {
+		hs.issued[recorded] = 1
 	}
 	ls.id = id
 	hs.byID[id] = ls
@@ -251,4 +265,103 @@ func (ls *liveSession) issueID(recorded string) string {
 		hs.anonymous = nil
 	}
 	return id
+}
+
+// sessionIdle is how long a live session may have no request in flight
+// (no open stream either) before replay lets it go, as a server expires
+// an idle session: its client then gets 404 and starts a new one.
+const sessionIdle = 10 * time.Minute
+
+// busy notes a request of ls beginning (+1) or ending (-1).
+func (ls *liveSession) busy(d int) {
+	now := ls.srv.clock().Now()
+	ls.mu.Lock()
+	ls.inflight += d
+	ls.last = now
+	ls.mu.Unlock()
+}
+
+// idle reports whether ls has had nothing in flight since before t.
+func (ls *liveSession) idle(t time.Time) bool {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.inflight == 0 && !ls.last.IsZero() && ls.last.Before(t)
+}
+
+// retire lets go of ls, whose session ended: its report is kept (folded
+// into one per recorded session when it has nothing to say), and its id,
+// endpoint and cursor are dropped, so that a request naming it gets 404
+// as from a server that ended it. Chaos replay keeps every session,
+// since its verdicts read them at the end.
+func (s *Server) retire(ls *liveSession) {
+	if s.Chaos.On {
+		return
+	}
+	rep := ls.report()
+	hs := s.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	s.retireLocked(ls, rep)
+}
+
+// retireLocked is retire with hs.mu held.
+func (s *Server) retireLocked(ls *liveSession, rep *Report) {
+	hs := s.hs
+	i := slices.Index(hs.all, ls)
+	if i < 0 {
+		return // retired already
+	}
+	hs.all = slices.Delete(hs.all, i, i+1)
+	hs.keepReport(rep)
+	if ls.id != "" && hs.byID[ls.id] == ls {
+		delete(hs.byID, ls.id)
+	}
+	maps.DeleteFunc(hs.byEndpoint, func(_ string, x *liveSession) bool { return x == ls })
+	if hs.anonymous == ls {
+		hs.anonymous = nil
+	}
+}
+
+// keepReport keeps the report of a retired session. One with nothing to
+// say (every frame matched, none unsent, one candidate) is added to the
+// clean report of its recorded session, so that what a replay keeps does
+// not grow with the clients it served.
+func (hs *httpState) keepReport(rep *Report) {
+	if !rep.OK() || len(rep.Unsent) > 0 || rep.Candidates > 1 {
+		hs.retired = append(hs.retired, rep)
+		return
+	}
+	if hs.clean == nil {
+		hs.clean = map[int64]*Report{}
+	}
+	c := hs.clean[rep.SessionID]
+	if c == nil {
+		c = &Report{SessionID: rep.SessionID, Candidates: rep.Candidates}
+		hs.clean[rep.SessionID] = c
+		hs.retired = append(hs.retired, c)
+	}
+	c.Clients += rep.Clients
+	c.Received += rep.Received
+	c.Matched += rep.Matched
+	c.Synthesized += rep.Synthesized
+	c.Discovered += rep.Discovered
+	c.Unrecorded += rep.Unrecorded
+	c.Cut += rep.Cut
+	c.Resumed += rep.Resumed
+}
+
+// sweepLocked retires the sessions idle for sessionIdle, at most once a
+// minute. hs.mu is held.
+func (s *Server) sweepLocked() {
+	hs := s.hs
+	now := s.clock().Now()
+	if s.Chaos.On || now.Sub(hs.swept) < time.Minute {
+		return
+	}
+	hs.swept = now
+	for _, ls := range slices.Clone(hs.all) {
+		if ls != hs.anonymous && ls.idle(now.Add(-sessionIdle)) {
+			s.retireLocked(ls, ls.report())
+		}
+	}
 }

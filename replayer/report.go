@@ -33,7 +33,7 @@ func (s *Server) WriteSummary(out io.Writer) (ok bool) {
 	sessions, frames, matched, unmatched, unsent, cut, resumed, unrecorded := 0, 0, 0, 0, 0, 0, 0, 0
 	for _, rep := range s.Reports() {
 		if rep.SessionID != 0 {
-			sessions++
+			sessions += max(rep.Clients, 1)
 		}
 		frames += rep.Received
 		matched += rep.Matched
@@ -101,6 +101,11 @@ type Report struct {
 	Mismatches []*Mismatch
 	// Unsent are recorded client frames the client never sent.
 	Unsent []*store.Frame
+	// Clients counts the live client sessions the report stands for:
+	// 1, or more for the sessions of one recorded session that ended
+	// with every frame matched, which a long-running HTTP replay folds
+	// into one report so that what it keeps does not grow with them.
+	Clients int
 	// Candidates counts the recorded sessions still in play at the end
 	// (HTTP): more than one when the client's frames never told them
 	// apart, and SessionID is only the first of them.
@@ -127,6 +132,9 @@ func (r *Report) writeLine(w io.Writer) {
 	}
 	if r.SessionID == 0 {
 		what = "2026-07-28 exchanges"
+	}
+	if r.Clients > 1 {
+		what += fmt.Sprintf(" to %d clients that ended", r.Clients)
 	}
 	fmt.Fprintf(w, "replayed %s: %s, %d matched, %d unmatched", what, termtext.Count(r.Received, "client frame"), r.Matched, len(r.Mismatches))
 	if r.Unrecorded > 0 {
