@@ -129,4 +129,3 @@ func TestChaos_TransportHTTPRefused(t *testing.T) {
 		t.Errorf("Transport with Chaos over HTTP reported %q; want a refusal naming NewServer", ft.fatal)
 	}
 }
-
