@@ -68,7 +68,7 @@ func newApp(e *env) *cli.App {
 		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // run() reports errors
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageErr("mcpvcr --help", "%v", err)
+			return flagUsageErr("mcpvcr", nil, err)
 		},
 		Flags: []cli.Flag{cassetteFlag()},
 		Commands: []*cli.Command{
@@ -90,7 +90,7 @@ func newApp(e *env) *cli.App {
 	for _, c := range app.Commands {
 		if c.OnUsageError == nil {
 			c.OnUsageError = func(cc *cli.Context, err error, _ bool) error {
-				return usageErr("mcpvcr "+cc.Command.Name+" --help", "%v", err)
+				return flagUsageErr("mcpvcr "+cc.Command.Name, append(cc.Command.Flags, app.Flags...), err)
 			}
 		}
 	}

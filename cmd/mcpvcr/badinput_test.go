@@ -3,6 +3,9 @@ package main
 import (
 	"bufio"
 	"context"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -294,5 +297,47 @@ func TestNothingRecordedLeavesNoFile(t *testing.T) {
 		if m, _ := filepath.Glob(db + "*"); len(m) > 0 {
 			t.Errorf("mcpvcr %s left %q behind", strings.Join(tt.args, " "), m)
 		}
+	}
+}
+
+// TestBadInput_UnknownFlag: a mistyped flag is echoed as typed (two
+// dashes) with the closest flag of its command suggested; one close to
+// nothing gets no guess.
+func TestBadInput_UnknownFlag(t *testing.T) {
+	parallel(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", "--listn", "127.0.0.1:0"}, "unknown flag --listn: did you mean --listen?\ntry: mcpvcr replay --listen …"},
+		{[]string{"ls", "--casete", "x.db"}, "unknown flag --casete: did you mean --cassette?"},
+		{[]string{"show", "--payloa", "1"}, "did you mean --payload?"},
+		{[]string{"replay", "--zzzzzz"}, "unknown flag --zzzzzz\ntry: mcpvcr replay --help"},
+	} {
+		r := mcpvcr(t, "", tc.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("mcpvcr %v exited %d:\n%s\nwant 2 and %q", tc.args, r.code, r.stderr, tc.want)
+		}
+	}
+}
+
+// TestBadInput_ListenTakenLeavesNoCassette: record whose --listen address
+// is taken exits 3 and leaves no new, empty cassette behind.
+func TestBadInput_ListenTakenLeavesNoCassette(t *testing.T) {
+	parallel(t)
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusMethodNotAllowed) }))
+	defer up.Close()
+	db := filepath.Join(t.TempDir(), "new.db")
+	r := mcpvcr(t, "", "record", "--cassette", db, "--upstream", up.URL+"/mcp", "--listen", taken.Addr().String())
+	if r.code != 3 || !strings.Contains(r.stderr, "address already in use") {
+		t.Errorf("record on a taken port exited %d:\n%s\nwant 3 and the port named", r.code, r.stderr)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Errorf("record on a taken port left %s behind (%v)", db, err)
 	}
 }

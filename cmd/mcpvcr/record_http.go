@@ -29,15 +29,18 @@ func recordHTTP(c *cli.Context, e *env) error {
 	// One probe, straight to the upstream (not recorded); its warning
 	// follows the URL to give the client.
 	warn := upstream.Probe(c.Context, u, hdr, red.URL(raw))
-	db, err := openForWrite(c, e)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
+	// The listener first: a port that is taken must not leave a new,
+	// empty cassette behind.
 	ln, err := listen(e, c.String("listen"))
 	if err != nil {
 		return err
 	}
+	db, err := openForWrite(c, e)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	defer db.Close()
 	rec := &recorder.HTTP{Upstream: u, Sink: db, Redactor: red, Name: c.String("name"), Logger: e.logger,
 		Header: hdr, AuthDirect: !c.Bool("proxy-auth"), AllowOrigins: c.StringSlice("allow-origin"), MaxFrame: maxFrameFlag(c.Generic("max-frame"))}
 	if fit := newFitter(); fit != nil {

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"strings"
+
+	"github.com/urfave/cli/v2"
+)
+
+// flagUsageErr is the usage error of command cmd (such as "mcpvcr
+// replay") for err: an unknown flag is named as it is typed, with two
+// dashes, and the closest of flags is suggested.
+func flagUsageErr(cmd string, flags []cli.Flag, err error) error {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -")
+	if !ok {
+		return usageErr(cmd+" --help", "%v", err)
+	}
+	typed := "-" + name
+	if len(name) > 1 {
+		typed = "--" + name
+	}
+	if best := closestFlag(name, flags); best != "" {
+		return usageErr(cmd+" "+best+" … (mcpvcr "+strings.TrimPrefix(cmd, "mcpvcr ")+" --help lists every flag)", "unknown flag %s: did you mean %s?", typed, best)
+	}
+	return usageErr(cmd+" --help", "unknown flag %s", typed)
+}
+
+// closestFlag returns the flag of flags (as --name) closest to name, if
+// one is within two edits of it or starts with it; "" when none is.
+func closestFlag(name string, flags []cli.Flag) string {
+	best, bestD := "", 3
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if len(n) < 2 {
+				continue
+			}
+			d := editDistance(name, n)
+			if strings.HasPrefix(n, name) && len(name) >= 3 {
+				d = min(d, 1)
+			}
+			if d < bestD {
+				best, bestD = "--"+n, d
+			}
+		}
+	}
+	return best
+}
