@@ -47,7 +47,7 @@ func recordCommand(e *env) *cli.Command {
 			cassetteFlag(),
 			&cli.StringFlag{Name: "name", Usage: "a `NAME` for the recorded session"},
 			&cli.StringFlag{Name: "upstream", Usage: "record HTTP: the server's MCP endpoint (or HTTP+SSE stream) `URL`", EnvVars: []string{"MCPVCR_UPSTREAM"}},
-			&cli.StringFlag{Name: "listen", Value: "127.0.0.1:8080", Usage: "record HTTP: the `ADDR` the proxy listens on", EnvVars: []string{"MCPVCR_LISTEN"}},
+			&cli.StringFlag{Name: "listen", Value: defaultListen, Usage: "record HTTP: the `ADDR` the proxy listens on", EnvVars: []string{"MCPVCR_LISTEN"}},
 			&cli.StringSliceFlag{Name: "redact-header", Usage: "also store this `HEADER`'s values as placeholders (repeatable)", EnvVars: []string{"MCPVCR_REDACT_HEADER"}},
 			&cli.StringSliceFlag{Name: "redact-json", Usage: "also store the string values of JSON members named `NAME` as placeholders, in every frame (repeatable; on top of password, secret, api_key, token, access_token, refresh_token, client_secret, authorization, private_key)", EnvVars: []string{"MCPVCR_REDACT_JSON"}},
 			&cli.BoolFlag{Name: "no-redact-json", Usage: "store frames as sent: redact no JSON members (headers and URLs still are)"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -16,7 +17,12 @@ import (
 func listen(e *env, addr string) (net.Listener, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, failErr(fmt.Errorf("listen on %s: %w", addr, err), "choose another --listen address, such as 127.0.0.1:0 for any free port")
+		why := fmt.Errorf("listen on %s: %w", addr, err)
+		if addr == defaultListen && errors.Is(err, syscall.EADDRINUSE) {
+			// record's default, where the quick starts replay too: one of each collides.
+			why = fmt.Errorf("listen on %s: %w (record listens there by default, and the quick starts replay there too: is another mcpvcr running?)", addr, err)
+		}
+		return nil, failErr(why, "choose another --listen address, such as 127.0.0.1:0 for any free port")
 	}
 	if tcp, ok := ln.Addr().(*net.TCPAddr); ok && !tcp.IP.IsLoopback() {
 		fmt.Fprintf(e.stderr, "mcpvcr: warning: listening on %s, which other machines can reach; use 127.0.0.1 unless you mean it\n", ln.Addr())
@@ -34,3 +40,6 @@ func serve(ctx context.Context, e *env, ln net.Listener, g *graceful.Server) err
 	g.Again, g.Progress = again, e.stderr
 	return g.Serve(ctx, ln)
 }
+
+// defaultListen is where record and replay listen unless told.
+const defaultListen = "127.0.0.1:8080"
