@@ -145,6 +145,11 @@ func (f optionFunc) apply(c *config) { f(c) }
 func (m Mode) apply(c *config) { c.mode = &m }
 
 type config struct {
+	// via names the function that replays through NewServer (Proxy),
+	// for messages, and the mode it resolved.
+	via     string
+	viaMode Mode
+
 	sessions  []int64
 	rules     []string
 	strict    bool

@@ -56,6 +56,7 @@ func Proxy(t testing.TB, cassette, upstreamURL string, opts ...Option) *httptest
 	replay := func(sessions ...int64) *httptest.Server {
 		rc := *c
 		rc.mode = nil
+		rc.via, rc.viaMode = "Proxy", mode
 		rc.sessions = append(slices.Clone(c.sessions), sessions...)
 		return NewServer(t, cassette, optionFunc(func(dst *config) { *dst = rc }))
 	}

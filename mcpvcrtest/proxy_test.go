@@ -165,3 +165,34 @@ func TestProxy_Explains(t *testing.T) {
 		t.Errorf("Proxy recording from an upstream that is down failed with %q; want the upstream %s named", msg, down)
 	}
 }
+
+// TestProxy_UnrecordedSaysRecordAgain: a test replayed through Proxy that
+// sends what its cassette lacks fails naming Proxy (not NewServer, which
+// it never called) and says what to do: record the test again from the
+// live server.
+func TestProxy_UnrecordedSaysRecordAgain(t *testing.T) {
+	cassette := filepath.Join(t.TempDir(), "counter.jsonl")
+	upstream, _ := liveServer(t)
+	t.Run("record", func(t *testing.T) {
+		addThrough(t, mcpvcrtest.Proxy(t, cassette, upstream, mcpvcrtest.ModeRecordOnly), "recorder", 1)
+	})
+	rt := &recTB{TB: t}
+	srv := mcpvcrtest.Proxy(rt, cassette, upstream, mcpvcrtest.ModeReplayOnly)
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "changed", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: mcpvcrtest.Endpoint(srv)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatalf("Connect: %v", err)
+	}
+	_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"A": 40, "B": 2}})
+	cs.Close()
+	got := rt.finish()
+	for _, want := range []string{"mcpvcrtest.Proxy: the client sent traffic", "start the server and record this test again", "-mcpvcr=record-only"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the failure says\n%s\nwant it to say %q", got, want)
+		}
+	}
+	if strings.Contains(got, "NewServer") {
+		t.Errorf("the failure names NewServer, which the test never called:\n%s", got)
+	}
+}

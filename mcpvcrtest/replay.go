@@ -142,7 +142,7 @@ func matchRules(rules []string, recs []*store.Recording) (replayer.Match, error)
 // check fails t for every report with unmatched client frames, with the
 // replayer's summary: the frame, the -32019 diff against the closest
 // recorded frame, and the option that would have matched, written in Go.
-func check(t testing.TB, fn, cassette string, reps []*replayer.Report) {
+func check(t testing.TB, fn, cassette string, reps []*replayer.Report) (ok bool) {
 	t.Helper()
 	var b bytes.Buffer
 	for _, r := range reps {
@@ -152,7 +152,21 @@ func check(t testing.TB, fn, cassette string, reps []*replayer.Report) {
 	}
 	if b.Len() > 0 {
 		t.Errorf("mcpvcrtest.%s: the client sent traffic that %s does not match (answered with JSON-RPC error %d):\n%s", fn, cassette, replayer.NoMatchCode, b.String())
+		return false
 	}
+	return true
+}
+
+// reRecordHint says what to do when a test replayed through Proxy sent
+// what its cassette lacks: the traffic changed on purpose, so record it
+// again from the live server.
+func reRecordHint(t testing.TB, mode Mode) string {
+	rerun := fmt.Sprintf("go test -run '^%s$' -%s=record-only (or %s=record-only)", t.Name(), ModeFlag, ModeEnv)
+	if mode == ModeReplayWithNewEpisodes {
+		return "mcpvcrtest.Proxy: replay-with-new-episodes replays a test whose session the cassette holds already, so new traffic is not recorded: " +
+			"if the change is intended, start the server and record this test again:\ntry: " + rerun
+	}
+	return "mcpvcrtest.Proxy: if the change is intended, start the server and record this test again:\ntry: " + rerun
 }
 
 // goHints returns a copy of r whose hints name the mcpvcrtest option that

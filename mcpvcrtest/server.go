@@ -37,8 +37,14 @@ func NewServer(t testing.TB, cassette string, opts ...Option) *httptest.Server {
 		srv.Close()
 		ts.Close()
 		endpoints.Delete(ts)
-		check(t, "NewServer", cassette, srv.Reports())
-		checkChaos(t, "NewServer", srv)
+		fn := "NewServer"
+		if c.via != "" {
+			fn = c.via
+		}
+		if !check(t, fn, cassette, srv.Reports()) && c.via == "Proxy" {
+			t.Errorf("%s", reRecordHint(t, c.viaMode))
+		}
+		checkChaos(t, fn, srv)
 	})
 	return ts
 }
