@@ -75,10 +75,10 @@ func TestFreshModule(t *testing.T) {
 	if !strings.Contains(out, "--- PASS: TestPerCase ") {
 		t.Errorf("TestPerCase with MCPVCR_MODE=replay-only did not pass:\n%s", out)
 	}
-	// The README's and the package doc's code compiles (go vet builds the
+	// The Go code of the README, docs/ and the package doc compiles (go vet builds the
 	// tests; they need cassettes of their own to run).
 	if len(snippets) < 4 {
-		t.Errorf("found %d Go snippets in the README and the package doc; want at least 4", len(snippets))
+		t.Errorf("found %d Go snippets in the README, docs/ and the package doc; want at least 4", len(snippets))
 	}
 	gocmd("vet", "./snippets/...")
 }
@@ -112,19 +112,28 @@ import (
 
 `
 
-// goSnippets returns the Go code blocks of the README (one that starts
-// with func gets snippetHeader) and the complete test in the package doc
-// (doc.go).
+// goSnippets returns the Go code blocks of the README and of every page
+// in docs/ (one that starts with func gets snippetHeader) and the
+// complete test in the package doc (doc.go).
 func goSnippets(t *testing.T) []string {
 	t.Helper()
-	readme, err := os.ReadFile(filepath.Join("..", "README.md"))
+	pages, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(readme), "\n## In Go tests\n") {
-		t.Fatal(`README.md has no "## In Go tests" section`)
+	var all strings.Builder
+	for _, p := range append([]string{filepath.Join("..", "README.md")}, pages...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all.Write(b)
+		all.WriteString("\n")
 	}
-	section := string(readme)
+	if !strings.Contains(all.String(), "\n# In Go tests\n") {
+		t.Fatal(`docs/ has no "# In Go tests" page`)
+	}
+	section := all.String()
 	var out []string
 	for {
 		var code string

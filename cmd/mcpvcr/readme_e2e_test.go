@@ -14,16 +14,26 @@ import (
 	"time"
 )
 
-// readmeShellLines returns the lines of the README's sh code blocks.
+// readmeShellLines returns the lines of the sh code blocks of the README
+// and of every page in docs/, in that order.
 func readmeShellLines(tb testing.TB) []string {
 	tb.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	pages, err := filepath.Glob(filepath.Join("..", "..", "docs", "*.md"))
 	if err != nil {
 		tb.Fatal(err)
 	}
+	var text strings.Builder
+	for _, p := range append([]string{filepath.Join("..", "..", "README.md")}, pages...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		text.Write(b)
+		text.WriteString("\n")
+	}
 	var lines []string
 	in := false
-	for _, l := range strings.Split(string(b), "\n") {
+	for _, l := range strings.Split(text.String(), "\n") {
 		switch {
 		case strings.HasPrefix(l, "```sh"):
 			in = true
