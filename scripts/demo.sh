@@ -9,10 +9,16 @@ out=demo
 rm -rf "$out" && mkdir -p "$out"
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-say "Building mcpvcr, the bundled MCP server (Go SDK v1.8.0) and a real MCP client"
-go build -o "$out/mcpvcr" ./cmd/mcpvcr
+say "Building mcpvcr into bin/, the bundled MCP server (Go SDK v1.8.0) and a real MCP client"
+if [ ! -x bin/mcpvcr ]; then
+  echo "   a first build compiles SQLite with cgo: up to 3 to 4 minutes on two cores, silently; later builds take seconds"
+fi
+echo "   mcpvcr (make build: bin/mcpvcr, stamped with its version and commit)"
+make -s build
+echo "   the MCP server and the client"
 go build -o "$out/server" ./internal/mcptest/testserver
 go build -o "$out/client" ./internal/mcptest/democlient
+ln -sf ../bin/mcpvcr "$out/mcpvcr"
 export MCPVCR_CASSETTE="$out/demo.db"
 
 say "1. Record: the client runs 'mcpvcr record -- server' as its MCP server command"
@@ -46,9 +52,12 @@ say "Done"
 cat <<MSG
 mcpvcr recorded one real MCP session (tools, resources, prompts, progress, logging,
 sampling, elicitation, roots and a cancellation) into $MCPVCR_CASSETTE, then replayed it
-offline to the same client, which got identical results. Try it yourself:
-  $out/mcpvcr show 1 --cassette $MCPVCR_CASSETTE
-  $out/mcpvcr replay 1 --stdio --cassette $MCPVCR_CASSETTE   # as your client's server command
+offline to the same client, which got identical results. mcpvcr is bin/mcpvcr; to run it
+as mcpvcr, as the README does, put it on your PATH (or: go install ./cmd/mcpvcr):
+  export PATH="$PWD/bin:\$PATH"
+Then try it yourself:
+  mcpvcr show 1 --cassette $MCPVCR_CASSETTE
+  mcpvcr replay 1 --stdio --cassette $MCPVCR_CASSETTE   # as your client's server command
 The HTML report of the session (open it in any browser):
 MSG
 echo "  $(cd "$out" && pwd)/report.html"
