@@ -2,9 +2,13 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
+	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/verify"
 	"github.com/mcpvcr/mcpvcr/view"
 )
 
@@ -17,10 +21,12 @@ func lsCommand(e *env) *cli.Command {
 			"name, transport, protocol revision and era, when it started, how long it lasted (\"open\"\n" +
 			"while it is still being recorded) and the server it was recorded from.\n" +
 			"   mcpvcr ls bug.db\n" +
-			"--format json prints the same as one JSON array, for scripts.",
+			"--format json prints the same as one JSON array, for scripts. The runs verify --keep kept\n" +
+			"(sessions labelled mcpvcr.verify-of) are left out unless --all is given; a line says how many.",
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
+			&cli.BoolFlag{Name: "all", Aliases: []string{"a"}, Usage: "list verify runs too"},
 		},
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
@@ -40,10 +46,23 @@ func lsCommand(e *env) *cli.Command {
 			if err != nil {
 				return failErr(fmt.Errorf("list sessions: %w", err), "")
 			}
+			runs := 0
+			if !c.Bool("all") {
+				ss = slices.DeleteFunc(ss, func(s store.Session) bool {
+					if s.Labels[verify.LabelVerifyOf] != "" {
+						runs++
+						return true
+					}
+					return false
+				})
+				if runs > 0 {
+					defer fmt.Fprintf(e.stderr, "mcpvcr: %s of verify left out; mcpvcr ls --all lists them\n", termtext.Count(runs, "run"))
+				}
+			}
 			if format == "json" {
 				return view.WriteSessionsJSON(e.stdout, ss)
 			}
-			if len(ss) == 0 {
+			if len(ss) == 0 && runs == 0 {
 				fmt.Fprintf(e.stderr, "cassette %s holds no sessions yet\n", cassettePath(c))
 				return nil
 			}

@@ -278,7 +278,7 @@ func TestRecord_UpstreamURLAsUsed(t *testing.T) {
 	if ls := mcpvcr(t, "", "ls", "--cassette", db).stdout; !strings.Contains(ls, base+"/mcp\n") || strings.Contains(ls, "/nope") {
 		t.Errorf("ls names the upstream as given, not as used (%s/mcp):\n%s", base, ls)
 	}
-	if res := mcpvcr(t, "", "verify", "1", "--cassette", db, "--upstream", base+"/mcp"); res.code != exitOK {
+	if res := mcpvcr(t, "", "verify", "1", "--keep", "--cassette", db, "--upstream", base+"/mcp"); res.code != exitOK {
 		t.Fatalf("verify exited %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	show := mcpvcr(t, "", "show", "2", "--cassette", db).stdout

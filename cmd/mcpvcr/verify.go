@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/internal/args"
+	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/verify"
 	"github.com/mcpvcr/mcpvcr/view"
 )
@@ -56,6 +59,7 @@ func verifyCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "learn", Usage: "run the server twice first and print the paths that differ between the runs (noise)"},
 			&cli.BoolFlag{Name: "save", Usage: "with --learn: store the noise learned with the session"},
 			&cli.BoolFlag{Name: "update", Usage: "make this run the expectation for later verify runs"},
+			&cli.BoolFlag{Name: "keep", Usage: "keep each live run in the cassette as a session (labelled mcpvcr.verify-of; ls --all lists them); by default a run is deleted once its report is written"},
 			formatFlag(),
 			outputFlag(),
 			&cli.DurationFlag{Name: "timeout", Value: verify.DefaultTimeout, Usage: "wait this `DURATION` for each answer", EnvVars: []string{"MCPVCR_TIMEOUT"}},
@@ -86,6 +90,15 @@ func verifyCommand(e *env) *cli.Command {
 				return err // before any traffic is sent
 			}
 			aw := c.Generic("allow-writes").(*allowWrites)
+			before, err := lastSession(c.Context, db)
+			if err != nil {
+				return failErr(fmt.Errorf("read the cassette: %w", err), "")
+			}
+			if !c.Bool("keep") {
+				// Runs are deleted even when verify fails: a check leaves
+				// the cassette as it found it.
+				defer dropRuns(context.WithoutCancel(c.Context), e, db, before)
+			}
 			reports, err := verify.Cassette(c.Context, db, verify.Options{Session: id, Target: t, Ignore: extra,
 				Learn: c.Bool("learn"), Save: c.Bool("save"), Update: c.Bool("update"), Timeout: c.Duration("timeout"), Logger: e.logger, Progress: e.stderr,
 				AllowWrites: aw.all, AllowTools: aw.tools, ReadOnly: c.Bool("read-only")})
@@ -223,4 +236,34 @@ func reportFlags(c *cli.Context) (format string, extra diff.Noise, err error) {
 
 func formatFlag() cli.Flag {
 	return &cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json, junit, sarif (SARIF 2.1.0, for code-scanning views) or html (both sessions, the differences marked)", EnvVars: []string{"MCPVCR_FORMAT"}}
+}
+
+// lastSession returns the highest session id in db, 0 when none.
+func lastSession(ctx context.Context, db *store.DB) (int64, error) {
+	ss, err := db.Sessions(ctx)
+	if err != nil {
+		return 0, err
+	}
+	var last int64
+	for _, s := range ss {
+		last = max(last, s.ID)
+	}
+	return last, nil
+}
+
+// dropRuns deletes the verify runs recorded after session after: those
+// still labelled as a run (a run --update made the expectation is not).
+func dropRuns(ctx context.Context, e *env, db *store.DB, after int64) {
+	ss, err := db.Sessions(ctx)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "mcpvcr: warning: the verify runs could not be listed to delete them: %v\n", err)
+		return
+	}
+	for _, s := range ss {
+		if s.ID > after && s.Labels[verify.LabelVerifyOf] != "" {
+			if err := db.DeleteSession(ctx, s.ID); err != nil {
+				fmt.Fprintf(e.stderr, "mcpvcr: warning: verify run %d could not be deleted: %v\n", s.ID, err)
+			}
+		}
+	}
 }

@@ -460,8 +460,9 @@ func TestVerify_Everything(t *testing.T) {
 		}
 	})
 
-	// Without learning, the time of day differs.
-	r := verifyJSON(t, exitDiffer, append([]string{"verify", "1", "--cassette", db, "--"}, server...)...)
+	// Without learning, the time of day differs. The run is kept, as
+	// session 2, for diff below.
+	r := verifyJSON(t, exitDiffer, append([]string{"verify", "1", "--keep", "--cassette", db, "--"}, server...)...)
 	var got []string
 	for _, f := range differences(r) {
 		got = append(got, f.Path)
@@ -610,5 +611,38 @@ func TestVerify_GoSDKSSE(t *testing.T) {
 	r := verifyJSON(t, exitDiffer, "verify", "1", "--cassette", db, "--upstream", mcptest.StartServer(t, "-transport", "sse", "-variant", "v2"))
 	if _, differ, changes := r.Counts(); differ != 2 || changes != 3 {
 		t.Errorf("verify against V2: %d requests differ with %d changes; want 2 and 3:\n%+v", differ, changes, differences(r))
+	}
+}
+
+// TestVerify_KeepsRunsOnlyWhenAsked: verify leaves the cassette as it
+// found it unless --keep is given; a kept run is left out of ls unless
+// --all, with a line saying how many were.
+func TestVerify_KeepsRunsOnlyWhenAsked(t *testing.T) {
+	parallel(t)
+	ctx := testCtx(t)
+	server := mcptest.BuildServer(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	recordGoSDK(ctx, t, db, mcptest.V20250618)
+	lines := func(args ...string) int {
+		res := mcpvcr(t, "", append([]string{"ls", "--cassette", db}, args...)...)
+		return strings.Count(res.stdout, "\n") - 1 // the header
+	}
+	for range 2 {
+		if res := mcpvcr(t, "", "verify", "1", "--cassette", db, "--", server); res.code != 0 {
+			t.Fatalf("verify exited %d:\n%s", res.code, res.stderr)
+		}
+	}
+	if n := lines("--all"); n != 1 {
+		t.Errorf("after two verify runs without --keep the cassette holds %d sessions; want the recorded one", n)
+	}
+	if res := mcpvcr(t, "", "verify", "1", "--keep", "--cassette", db, "--", server); res.code != 0 {
+		t.Fatalf("verify --keep exited %d:\n%s", res.code, res.stderr)
+	}
+	ls := mcpvcr(t, "", "ls", "--cassette", db)
+	if n := lines(); n != 1 || !strings.Contains(ls.stderr, "1 run of verify left out; mcpvcr ls --all lists them") {
+		t.Errorf("ls after verify --keep lists %d sessions, says %q; want the recorded one and the run counted", n, ls.stderr)
+	}
+	if n := lines("--all"); n != 2 {
+		t.Errorf("ls --all after verify --keep lists %d sessions; want the recorded one and its run", n)
 	}
 }
