@@ -48,6 +48,10 @@ type CommandResult struct {
 	// when none was: with ExitCode 128+N for that signal, the server
 	// stopped because whoever started mcpvcr asked it to.
 	Signal os.Signal
+	// Stopped reports that the server did not exit once its stdin closed
+	// and was ended by StopGrace's SIGTERM (or KillGrace's SIGKILL): its
+	// exit code is then that signal's, not its own choice.
+	Stopped bool
 	// Err is the first recording error (a full disk, say): forwarding went
 	// on regardless, and the session is incomplete.
 	Err error
@@ -131,7 +135,7 @@ func (c *Command) Run(ctx context.Context, client io.ReadWriter) (*CommandResult
 		return nil, runErr
 	}
 	res.End(ctx, code)
-	return &CommandResult{SessionID: res.SessionID, ExitCode: code, Signal: fwd.last(), Err: res.Err}, nil
+	return &CommandResult{SessionID: res.SessionID, ExitCode: code, Signal: fwd.last(), Stopped: stop.signalled(), Err: res.Err}, nil
 }
 
 // exitCode is the exit code of cmd, whose Wait returned err: 128+N when
@@ -208,6 +212,26 @@ type stopper struct {
 	// timers are the pending SIGTERM and SIGKILL.
 	timers []*time.Timer
 	done   bool
+	// sent: a timer signalled the server.
+	sent bool
+}
+
+// signalled reports whether the stopper signalled the server.
+func (s *stopper) signalled() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.sent
+}
+
+// signal sends sig unless cancel came first, and notes that it did.
+func (s *stopper) signal(sig os.Signal) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done {
+		return
+	}
+	s.sent = true
+	_ = s.cmd.Process.Signal(sig)
 }
 
 // start arms the timers; only the first call counts, and none after
@@ -223,8 +247,8 @@ func (s *stopper) start() {
 			return
 		}
 		s.timers = append(s.timers,
-			time.AfterFunc(s.stop, func() { _ = s.cmd.Process.Signal(syscall.SIGTERM) }),
-			time.AfterFunc(s.stop+s.kill, func() { _ = s.cmd.Process.Kill() }))
+			time.AfterFunc(s.stop, func() { s.signal(syscall.SIGTERM) }),
+			time.AfterFunc(s.stop+s.kill, func() { s.signal(syscall.SIGKILL) }))
 	})
 }
 

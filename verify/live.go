@@ -30,7 +30,7 @@ type liveRun struct {
 	sessionID int64 // the recorded run; 0 if none was created
 	vr        *Run
 	err       error  // the Verifier's error, if the server could not be verified
-	exitCode  int    // stdio: the server's exit code, -1 if unknown
+	exitCode  int    // stdio: the server's exit code, -1 if unknown, exitStopped if verify stopped it
 	stderr    string // stdio: the last lines the server wrote to stderr
 }
 
@@ -108,7 +108,11 @@ func (t Target) runStdio(ctx context.Context, o *Options, db *store.DB, v *Verif
 	if r.res.Err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrNotRecorded, r.res.Err)
 	}
-	return &liveRun{sessionID: r.res.SessionID, vr: vr, err: verr, exitCode: r.res.ExitCode, stderr: tail.String()}, nil
+	code := r.res.ExitCode
+	if r.res.Stopped {
+		code = exitStopped // verify's own SIGTERM, not the server's choice
+	}
+	return &liveRun{sessionID: r.res.SessionID, vr: vr, err: verr, exitCode: code, stderr: tail.String()}, nil
 }
 
 // errServerGone ends the Verifier's writes once the server is gone.

@@ -28,6 +28,9 @@ const (
 	LabelSupersedes = "mcpvcr.supersedes"
 )
 
+// exitStopped is the exit code of a stdio server verify stopped itself.
+const exitStopped = -2
+
 // UnverifiableError reports a session that could not be verified against
 // the target: the recording cannot be driven, or the server did not
 // answer or speaks another revision. Err is the Verifier's error.
@@ -35,7 +38,9 @@ type UnverifiableError struct {
 	Session int64
 	Target  string
 	Err     error
-	// ExitCode is the stdio server's exit code, -1 if unknown.
+	// ExitCode is the stdio server's exit code, -1 if unknown, -2 when
+	// verify stopped the server itself (it did not exit once its stdin
+	// closed).
 	ExitCode int
 	// Stderr holds the last lines the stdio server wrote to stderr.
 	Stderr string
@@ -47,7 +52,10 @@ func (e *UnverifiableError) Error() string {
 		return fmt.Sprintf("session %d: %v", e.Session, e.Err)
 	}
 	msg := fmt.Sprintf("cannot verify session %d against %s: %v", e.Session, e.Target, e.Err)
-	if e.ExitCode >= 0 && errors.Is(e.Err, ErrNoAnswer) {
+	switch {
+	case e.ExitCode == exitStopped && errors.Is(e.Err, ErrNoAnswer):
+		msg += " (the server was still running; verify stopped it)"
+	case e.ExitCode >= 0 && errors.Is(e.Err, ErrNoAnswer):
 		msg += fmt.Sprintf(" (the server exited with code %d)", e.ExitCode)
 	}
 	if e.Stderr != "" {
@@ -125,6 +133,13 @@ func Cassette(ctx context.Context, db *store.DB, o Options) ([]*diff.Report, err
 	return reports, nil
 }
 
+// otherTransport is an error that is both ErrNoSessions and
+// ErrWrongTransport: the cassette holds sessions, of the other transport.
+type otherTransport string
+
+func (e otherTransport) Error() string   { return string(e) }
+func (e otherTransport) Unwrap() []error { return []error{ErrNoSessions, ErrWrongTransport} }
+
 // sessionsToVerify returns o.Session, or every session recorded over the
 // target's kind of transport that is neither a verify run nor replaced.
 func sessionsToVerify(ctx context.Context, db *store.DB, o Options) ([]int64, error) {
@@ -139,15 +154,25 @@ func sessionsToVerify(ctx context.Context, db *store.DB, o Options) ([]int64, er
 		return nil, fmt.Errorf("list sessions: %w", err)
 	}
 	var ids []int64
+	others := 0 // sessions of the other kind of transport
 	for _, s := range all {
-		if s.Labels[LabelVerifyOf] == "" && s.Labels[LabelSupersededBy] == "" && (s.Transport == store.Stdio) == (o.Target.URL == nil) {
+		if s.Labels[LabelVerifyOf] != "" || s.Labels[LabelSupersededBy] != "" {
+			continue
+		}
+		if (s.Transport == store.Stdio) == (o.Target.URL == nil) {
 			ids = append(ids, s.ID)
+		} else {
+			others++
 		}
 	}
 	if len(ids) == 0 {
-		kind := "stdio"
+		kind, other := "stdio", "HTTP"
 		if o.Target.URL != nil {
-			kind = "HTTP"
+			kind, other = "HTTP", "stdio"
+		}
+		if others > 0 {
+			// The user gave the other kind of target: say which to give.
+			return nil, otherTransport(fmt.Sprintf("no sessions to verify: the cassette holds no %s sessions; its %d were recorded over %s", kind, others, other))
 		}
 		return nil, fmt.Errorf("%w: the cassette holds no %s sessions", ErrNoSessions, kind)
 	}

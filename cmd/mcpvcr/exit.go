@@ -116,9 +116,13 @@ func verifyErr(c *cli.Context, id int64, t verify.Target, err error) error {
 		return usageErr("mcpvcr import "+path+" --cassette bug.db, then verify with --cassette bug.db",
 			"--learn and --update store into the cassette, and %s is a JSONL export", path)
 	case errors.Is(err, verify.ErrWrongTransport):
-		hint := fmt.Sprintf("mcpvcr verify %d --upstream URL", id)
+		which := ""
+		if id != 0 {
+			which = fmt.Sprintf(" %d", id)
+		}
+		hint := fmt.Sprintf("mcpvcr verify%s --upstream URL (the live server's MCP endpoint)", which)
 		if t.URL != nil {
-			hint = fmt.Sprintf("mcpvcr verify %d -- SERVER_COMMAND [ARGS...]", id)
+			hint = fmt.Sprintf("mcpvcr verify%s -- SERVER_COMMAND [ARGS...]", which)
 		}
 		return usageErr(hint, "%w", err)
 	case errors.Is(err, store.ErrNotFound):
