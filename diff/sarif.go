@@ -57,8 +57,34 @@ type sarifResult struct {
 }
 
 type sarifLocation struct {
+	PhysicalLocation sarifPhysical  `json:"physicalLocation"`
 	LogicalLocations []sarifLogical `json:"logicalLocations"`
 }
+
+type sarifPhysical struct {
+	ArtifactLocation sarifArtifact `json:"artifactLocation"`
+	Region           *sarifRegion  `json:"region,omitempty"`
+}
+
+type sarifArtifact struct {
+	URI string `json:"uri"`
+}
+
+type sarifRegion struct {
+	StartLine int `json:"startLine"`
+}
+
+// Location is where a recorded frame is in a file: the file (as a URI
+// reference, such as a path relative to the repository) and, in a text
+// file such as a JSONL export, its line (from 1; 0 for none).
+type Location struct {
+	URI  string
+	Line int
+}
+
+// Locator finds frame seq of recorded session (seq 0: the session
+// itself) in the file the reports were made from.
+type Locator func(session, seq int64) Location
 
 type sarifLogical struct {
 	Name               string `json:"name"`
@@ -90,6 +116,20 @@ func sarifRuleIndex(id string) int {
 // call the write guard skipped (kind notApplicable). Results are located
 // logically: session, request and JSON path.
 func WriteSARIF(w io.Writer, reports ...*Report) error {
+	return WriteSARIFAt(w, nil, reports...)
+}
+
+// WriteSARIFAt is WriteSARIF with each result located physically too,
+// as code-scanning views require: the frame of the request it concerns,
+// where loc finds it (the recorded session's, or the new session's for a
+// request only it sent). With loc nil, the artifact is named
+// mcpvcr-session-N, with no line.
+func WriteSARIFAt(w io.Writer, loc Locator, reports ...*Report) error {
+	if loc == nil {
+		loc = func(session, _ int64) Location {
+			return Location{URI: "mcpvcr-session-" + strconv.FormatInt(session, 10)}
+		}
+	}
 	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "mcpvcr", InformationURI: "https://github.com/mcpvcr/mcpvcr", Rules: sarifRules}}, Results: []sarifResult{}}
 	add := func(r *Report, rd *RequestDiff, rule, path, text string) {
 		session := "session " + strconv.FormatInt(r.Old.ID, 10)
@@ -97,9 +137,17 @@ func WriteSARIF(w io.Writer, reports ...*Report) error {
 		if path != "" {
 			fq += "/" + path
 		}
+		at := loc(r.Old.ID, rd.Seq)
+		if rd.Seq == 0 && rd.NewSeq != 0 {
+			at = loc(r.New.ID, rd.NewSeq)
+		}
+		phys := sarifPhysical{ArtifactLocation: sarifArtifact{URI: at.URI}}
+		if at.Line > 0 {
+			phys.Region = &sarifRegion{StartLine: at.Line}
+		}
 		res := sarifResult{RuleID: rule, RuleIndex: sarifRuleIndex(rule), Kind: "fail", Level: "error",
 			Message:             sarifMessage{Text: text},
-			Locations:           []sarifLocation{{LogicalLocations: []sarifLogical{{Name: rd.Label(), FullyQualifiedName: fq, Kind: "member"}}}},
+			Locations:           []sarifLocation{{PhysicalLocation: phys, LogicalLocations: []sarifLogical{{Name: rd.Label(), FullyQualifiedName: fq, Kind: "member"}}}},
 			PartialFingerprints: map[string]string{"mcpvcr/v1": fq + "|" + rule},
 		}
 		if rule == "mcpvcr/skipped" {

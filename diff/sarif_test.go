@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,6 +61,51 @@ func TestWriteSARIF(t *testing.T) {
 		t.Errorf("SARIF results (-want +got):\n%s", diff)
 	}
 	validateSARIF(t, b.Bytes())
+}
+
+// TestWriteSARIFAt: every result has a physical location, as code-scanning
+// uploads require: the frame of its request where the locator finds it,
+// the new session's for a request only it sent, the artifact alone
+// without a locator.
+func TestWriteSARIFAt(t *testing.T) {
+	r := reportWithEverything(t)
+	r.Requests = append(r.Requests, RequestDiff{NewSeq: 12, Method: "ping", Status: StatusExtra, Reason: "not in the recording"})
+	r.New.ID = 2
+	loc := func(session, seq int64) Location {
+		return Location{URI: "testdata/release.jsonl", Line: int(session*100 + seq)}
+	}
+	for _, tc := range []struct {
+		name string
+		loc  Locator
+		want []string
+	}{
+		{"locator", loc, []string{"testdata/release.jsonl:104", "testdata/release.jsonl:106", "testdata/release.jsonl:109", "testdata/release.jsonl:212", "testdata/release.jsonl:100"}},
+		{"none", nil, []string{"mcpvcr-session-1:0", "mcpvcr-session-1:0", "mcpvcr-session-1:0", "mcpvcr-session-2:0", "mcpvcr-session-1:0"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteSARIFAt(&b, tc.loc, r); err != nil {
+				t.Fatal(err)
+			}
+			var log sarifLog
+			if err := json.Unmarshal(b.Bytes(), &log); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, res := range log.Runs[0].Results {
+				p := res.Locations[0].PhysicalLocation
+				line := 0
+				if p.Region != nil {
+					line = p.Region.StartLine
+				}
+				got = append(got, fmt.Sprintf("%s:%d", p.ArtifactLocation.URI, line))
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("physical locations (-want +got):\n%s", diff)
+			}
+			validateSARIF(t, b.Bytes())
+		})
+	}
 }
 
 // validateSARIF validates doc against the SARIF 2.1.0 schema with the ajv

@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
 
 	"github.com/urfave/cli/v2"
 
@@ -31,13 +37,17 @@ func checkOutput(c *cli.Context) error {
 // writeReports writes reports in format to -o's file, or to stdout
 // without one; the file is never the cassette at input.
 func writeReports(ctx context.Context, c *cli.Context, e *env, db *store.DB, input, format string, reports ...*diff.Report) error {
+	write := func(w io.Writer) error { return view.WriteReports(ctx, w, db, format, reports...) }
+	if format == "sarif" {
+		write = func(w io.Writer) error { return diff.WriteSARIFAt(w, frameLocator(input), reports...) }
+	}
 	if p := c.String("output"); p != "" {
 		f, err := createOutput(p, input)
 		if err != nil {
 			return err
 		}
 		defer f.Abort()
-		if err := view.WriteReports(ctx, f, db, format, reports...); err != nil {
+		if err := write(f); err != nil {
 			return failErr(fmt.Errorf("write the report: %w", err), "")
 		}
 		if err := f.Commit(); err != nil {
@@ -45,8 +55,54 @@ func writeReports(ctx context.Context, c *cli.Context, e *env, db *store.DB, inp
 		}
 		return nil
 	}
-	if err := view.WriteReports(ctx, e.stdout, db, format, reports...); err != nil {
+	if err := write(e.stdout); err != nil {
 		return failErr(fmt.Errorf("write the report: %w", err), "")
 	}
 	return nil
+}
+
+// frameLocator locates frames for SARIF results in the cassette at path:
+// in a JSONL export, the line of each frame (the session's line for
+// seq 0); in a SQLite cassette, the file alone. The URI is the path as
+// given, so that a relative path stays relative to where verify ran.
+func frameLocator(path string) diff.Locator {
+	uri := (&url.URL{Path: filepath.ToSlash(path)}).String()
+	lines := map[[2]int64]int{} // (session, seq) -> line
+	if format, _ := store.Sniff(path); format == store.JSONL {
+		if f, err := os.Open(path); err == nil {
+			defer f.Close()
+			scanLines(f, lines)
+		}
+	}
+	return func(session, seq int64) diff.Location {
+		line, ok := lines[[2]int64{session, seq}]
+		if !ok {
+			line = lines[[2]int64{session, 0}]
+		}
+		return diff.Location{URI: uri, Line: line}
+	}
+}
+
+// scanLines notes the line of every session and frame record of a JSONL
+// export.
+func scanLines(f io.Reader, lines map[[2]int64]int) {
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 1<<30)
+	for n := 1; sc.Scan(); n++ {
+		var rec struct {
+			Type    string `json:"type"`
+			ID      int64  `json:"id"`
+			Session int64  `json:"session"`
+			Seq     int64  `json:"seq"`
+		}
+		if json.Unmarshal(sc.Bytes(), &rec) != nil {
+			continue
+		}
+		switch rec.Type {
+		case "session":
+			lines[[2]int64{rec.ID, 0}] = n
+		case "frame":
+			lines[[2]int64{rec.Session, rec.Seq}] = n
+		}
+	}
 }

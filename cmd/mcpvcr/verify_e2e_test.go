@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -648,5 +649,57 @@ func TestVerify_KeepsRunsOnlyWhenAsked(t *testing.T) {
 	}
 	if n := lines("--all"); n != 2 {
 		t.Errorf("ls --all after verify --keep lists %d sessions; want the recorded one and its run", n)
+	}
+}
+
+// TestVerify_SARIFLocations: verify --format sarif of a JSONL cassette
+// locates every result physically, as code-scanning uploads require: the
+// cassette as given and the line of the request's frame in it.
+func TestVerify_SARIFLocations(t *testing.T) {
+	parallel(t)
+	ctx := testCtx(t)
+	server := mcptest.BuildServer(t)
+	dir := t.TempDir()
+	db := filepath.Join(dir, "c.db")
+	recordGoSDK(ctx, t, db, mcptest.V20250618)
+	if res := mcpvcr(t, "", "export", "1", "--cassette", db, "-o", filepath.Join(dir, "release.jsonl")); res.code != 0 {
+		t.Fatalf("export: %d\n%s", res.code, res.stderr)
+	}
+	cmd := exec.CommandContext(ctx, mcpvcrBin, "verify", "1", "--cassette", "release.jsonl", "--format", "sarif", "--", server, "-variant", "v2")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitDiffer {
+		t.Fatalf("verify --format sarif: %v; want exit %d", err, exitDiffer)
+	}
+	var log struct {
+		Runs []struct {
+			Results []struct {
+				Message   struct{ Text string }
+				Locations []struct {
+					PhysicalLocation *struct {
+						ArtifactLocation struct{ URI string }
+						Region           *struct{ StartLine int }
+					}
+				}
+			}
+		}
+	}
+	if err := json.Unmarshal(out, &log); err != nil || len(log.Runs) != 1 || len(log.Runs[0].Results) == 0 {
+		t.Fatalf("the SARIF report: %v\n%s", err, out)
+	}
+	export, err := os.ReadFile(filepath.Join(dir, "release.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(export), "\n")
+	for _, res := range log.Runs[0].Results {
+		p := res.Locations[0].PhysicalLocation
+		if p == nil || p.ArtifactLocation.URI != "release.jsonl" || p.Region == nil || p.Region.StartLine < 1 || p.Region.StartLine > len(lines) {
+			t.Errorf("result %q has no physical location in release.jsonl: %+v", res.Message.Text, p)
+			continue
+		}
+		if line := lines[p.Region.StartLine-1]; !strings.Contains(line, `"type":"frame"`) && !strings.Contains(line, `"type":"session"`) {
+			t.Errorf("result %q points at line %d, which is no frame: %.120s", res.Message.Text, p.Region.StartLine, line)
+		}
 	}
 }
