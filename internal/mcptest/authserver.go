@@ -73,6 +73,14 @@ const (
 type AuthServerConfig struct {
 	// Path is the issuer's path ("" or "/tenant", say).
 	Path string
+	// Host, if set, is the host the issuer names instead of 127.0.0.1
+	// ("localhost", say), with the listener's port: the same server
+	// under another name, as a client resolves it.
+	Host string
+	// NoRegistration leaves registration_endpoint out of the metadata
+	// and refuses registration: only pre-registered clients (and Client
+	// ID Metadata Documents) can use the server.
+	NoRegistration bool
 	// Login is how the authorization endpoint treats the user.
 	Login Login
 	// Iss makes the server return RFC 9207 iss in its authorization
@@ -153,7 +161,12 @@ func StartAuthServer(tb testing.TB, path string) *AuthServer {
 func StartAuthServerWith(tb testing.TB, cfg AuthServerConfig) *AuthServer {
 	tb.Helper()
 	srv := httptest.NewUnstartedServer(nil)
-	as := newAuthServer(cfg, "http://"+srv.Listener.Addr().String())
+	origin := "http://" + srv.Listener.Addr().String()
+	if cfg.Host != "" {
+		_, port, _ := strings.Cut(srv.Listener.Addr().String(), ":")
+		origin = "http://" + cfg.Host + ":" + port
+	}
+	as := newAuthServer(cfg, origin)
 	srv.Config.Handler = as.handler(nil)
 	srv.Start()
 	tb.Cleanup(srv.Close)
@@ -191,7 +204,9 @@ func (as *AuthServer) handler(mux *http.ServeMux) http.Handler {
 	case MetadataOpenIDAppended:
 		mux.HandleFunc("GET "+path+"/.well-known/openid-configuration", logged(as.metadata))
 	}
-	mux.HandleFunc("POST "+path+"/register", logged(as.register))
+	if !as.cfg.NoRegistration {
+		mux.HandleFunc("POST "+path+"/register", logged(as.register))
+	}
 	mux.HandleFunc("GET "+path+"/authorize", logged(as.authorize))
 	mux.HandleFunc("GET "+path+"/login", logged(as.login))
 	mux.HandleFunc("POST "+path+"/token", logged(as.token))
@@ -259,11 +274,13 @@ func (as *AuthServer) metadata(w http.ResponseWriter, _ *http.Request) {
 		"issuer":                                as.Issuer,
 		"authorization_endpoint":                as.Issuer + "/authorize",
 		"token_endpoint":                        as.Issuer + "/token",
-		"registration_endpoint":                 as.Issuer + "/register",
 		"response_types_supported":              []string{"code"},
 		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"client_secret_basic", "client_secret_post", "none"},
+	}
+	if !as.cfg.NoRegistration {
+		md["registration_endpoint"] = as.Issuer + "/register"
 	}
 	if as.cfg.Iss {
 		md["authorization_response_iss_parameter_supported"] = true

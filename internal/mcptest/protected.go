@@ -38,6 +38,11 @@ type ProtectedConfig struct {
 	// well-known location, naming the server's origin as the resource,
 	// instead of at the path-based one naming the MCP endpoint.
 	RootMetadata bool
+	// MetadataPath, if set, is a custom location (a path of the server's
+	// origin, not a well-known one) of the protected-resource metadata,
+	// which names the MCP endpoint as the resource: only the
+	// resource_metadata of WWW-Authenticate leads a client there.
+	MetadataPath string
 	// NoChallengeURL leaves resource_metadata out of WWW-Authenticate, so
 	// that the client must find the metadata at the well-known locations
 	// (allowed from 2025-11-25).
@@ -129,6 +134,9 @@ func StartProtected(tb testing.TB, cfg ProtectedConfig) *Protected {
 	p.Resource = p.URL
 	if cfg.RootMetadata {
 		metadataPath, p.Resource = "/.well-known/oauth-protected-resource", srv.URL
+	}
+	if cfg.MetadataPath != "" {
+		metadataPath = cfg.MetadataPath
 	}
 	if cfg.OriginAS != nil {
 		metadataPath = ""

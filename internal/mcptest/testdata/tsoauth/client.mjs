@@ -19,6 +19,7 @@ class HeadlessProvider {
     this.saved = undefined;
     this.verifier = undefined;
     this.code = undefined;
+    this.discovery = undefined;
   }
   get redirectUrl() { return redirectUrl; }
   get clientMetadata() {
@@ -35,6 +36,11 @@ class HeadlessProvider {
   tokens() { return this.saved; }
   saveTokens(tokens) { this.saved = tokens; }
   saveCodeVerifier(v) { this.verifier = v; }
+  // With MCPTEST_TS_KEEP_DISCOVERY set, what discovery found is kept for
+  // finishAuth, which otherwise discovers again without the
+  // resource_metadata of the refusal.
+  saveDiscoveryState(state) { if (process.env.MCPTEST_TS_KEEP_DISCOVERY) this.discovery = state; }
+  discoveryState() { return this.discovery; }
   codeVerifier() { return this.verifier; }
   async redirectToAuthorization(url) {
     const state = url.searchParams.get('state');
