@@ -181,13 +181,42 @@ func RewriteChallenges(values []string, origin string) []string {
 }
 
 func rewriteChallenge(v, origin string) string {
-	lower := strings.ToLower(v)
 	var b strings.Builder
+	from := 0
+	for _, sp := range metadataParams(v) {
+		b.WriteString(v[from:sp[0]])
+		b.WriteString(Rebase(v[sp[0]:sp[1]], origin))
+		from = sp[1]
+	}
+	b.WriteString(v[from:])
+	return b.String()
+}
+
+// ResourceMetadataURLs returns the resource_metadata parameters of the
+// WWW-Authenticate values, in order: where the server says its
+// protected-resource metadata is, a custom location as well as a
+// well-known one (RFC 9728 §5.1).
+func ResourceMetadataURLs(values []string) []string {
+	var urls []string
+	for _, v := range values {
+		for _, sp := range metadataParams(v) {
+			urls = append(urls, v[sp[0]:sp[1]])
+		}
+	}
+	return urls
+}
+
+// metadataParams returns the start and end offsets of the value (inside
+// its quotes, if quoted) of each resource_metadata parameter of a
+// WWW-Authenticate value.
+func metadataParams(v string) [][2]int {
+	lower := strings.ToLower(v)
+	var spans [][2]int
 	from := 0
 	for {
 		i := strings.Index(lower[from:], "resource_metadata")
 		if i < 0 {
-			break
+			return spans
 		}
 		i += from
 		j := i + len("resource_metadata")
@@ -214,12 +243,9 @@ func rewriteChallenge(v, origin string) string {
 				end++
 			}
 		}
-		b.WriteString(v[from:start])
-		b.WriteString(Rebase(v[start:end], origin))
+		spans = append(spans, [2]int{start, end})
 		from = end
 	}
-	b.WriteString(v[from:])
-	return b.String()
 }
 
 // EditJSON calls edit with each top-level member of the JSON object body

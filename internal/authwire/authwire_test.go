@@ -25,6 +25,18 @@ func TestRewriteChallenges(t *testing.T) {
 	}
 }
 
+func TestResourceMetadataURLs(t *testing.T) {
+	got := ResourceMetadataURLs([]string{
+		`Bearer resource_metadata="http://up:1/custom/prm", scope="a b"`,
+		`Bearer realm="x"`,
+		`Bearer error="insufficient_scope", Resource_Metadata=http://other:3/.well-known/oauth-protected-resource`,
+	})
+	want := []string{"http://up:1/custom/prm", "http://other:3/.well-known/oauth-protected-resource"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ResourceMetadataURLs mismatch (-want +got):\n%s", diff)
+	}
+}
+
 func TestRewriteResourceMetadata(t *testing.T) {
 	in := `{"resource":"http://up:1/mcp", "authorization_servers" : ["http://as:3/t"],"scopes_supported":["a"]}`
 	got, md, err := RewriteResourceMetadata([]byte(in), "http://proxy:2", true)
