@@ -60,6 +60,50 @@ type authExchange struct {
 	// originMeta: a request for the authorization-server metadata of
 	// the upstream's origin (2025-03-26).
 	originMeta bool
+	// resourceMeta: a request for protected-resource metadata at a
+	// custom location a challenge named (learnMetadataAt).
+	resourceMeta bool
+}
+
+// isExchange reports whether a request to path is a plain HTTP exchange
+// rather than MCP: a well-known or fronted path, or a custom location of
+// protected-resource metadata that a challenge named.
+func (h *HTTP) isExchange(path string) bool {
+	return authwire.IsExchange(path) || h.metadataAtPath(path) != ""
+}
+
+// metadataAtPath returns the real URL of the custom protected-resource
+// metadata location the client knows as path, or "".
+func (h *HTTP) metadataAtPath(path string) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.metadataAt[path]
+}
+
+// learnMetadataAt notes the protected-resource metadata locations that
+// the resource_metadata parameters of a challenge (values) name, but for
+// the well-known ones of the upstream's origin, which are exchanges
+// anyway: a client that follows them (RewriteChallenges points them at
+// the proxy, keeping the path) is sent to the real URL, and the metadata
+// is rewritten for it as at a well-known location. A location that is
+// the MCP endpoint itself is left alone.
+func (h *HTTP) learnMetadataAt(values []string) {
+	upstream := authwire.Origin(h.Upstream.String())
+	for _, raw := range authwire.ResourceMetadataURLs(values) {
+		u, err := url.Parse(raw)
+		if err != nil || !u.IsAbs() || u.Path == "" || u.Path == h.Upstream.Path {
+			continue
+		}
+		if authwire.IsExchange(u.Path) && authwire.Origin(raw) == upstream {
+			continue
+		}
+		h.mu.Lock()
+		if h.metadataAt == nil {
+			h.metadataAt = map[string]string{}
+		}
+		h.metadataAt[u.Path] = raw
+		h.mu.Unlock()
+	}
 }
 
 // frontAS is a fronted authorization server.
@@ -139,6 +183,11 @@ func (h *HTTP) serveExchange(w http.ResponseWriter, r *http.Request, body []byte
 		f, ok = authwire.Front{ID: h.originFront().id, Endpoint: ep}, true
 	}
 	ax.originMeta = !ok && !h.AuthDirect && authwire.IsOriginMetadata(r.URL.Path)
+	if real := h.metadataAtPath(r.URL.Path); !ok && real != "" {
+		ax.resourceMeta = true
+		ax.target, _ = url.Parse(real)
+		st.RequestHeader.Set(ForwardedToHeader, h.red.URL(real))
+	}
 	if ok {
 		// as.endpoints grows when another client's metadata request
 		// learns them (learnFronted): read it under h.mu.
@@ -378,7 +427,7 @@ func (h *HTTP) exchangeResponse(resp *http.Response, x *exchange) error {
 	}
 	if resp.StatusCode == http.StatusOK {
 		switch {
-		case authwire.IsResourceMetadata(x.auth.path):
+		case authwire.IsResourceMetadata(x.auth.path) || x.auth.resourceMeta:
 			nb, md, err := authwire.RewriteResourceMetadata(body, x.auth.origin, !h.AuthDirect)
 			if err == nil {
 				out = nb
@@ -464,6 +513,7 @@ func (h *HTTP) mcpResponse(resp *http.Response, x *exchange) {
 		}
 	}
 	if vs := resp.Header.Values("WWW-Authenticate"); len(vs) > 0 {
+		h.learnMetadataAt(vs)
 		resp.Header["Www-Authenticate"] = authwire.RewriteChallenges(vs, "http://"+x.host)
 	}
 }

@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/clock"
-	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/derive"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -128,6 +127,9 @@ type HTTP struct {
 	lastRefused *httpSession
 	fronts      map[string]*frontAS // authwire.FrontID -> fronted authorization server
 	resources   map[string]string   // resource as the client knows it -> the upstream's
+	// metadataAt maps the path of a custom protected-resource metadata
+	// location, as the client knows it, to its real URL (auth.go).
+	metadataAt map[string]string
 	// links ties OAuth exchanges to their client's session (authlink.go).
 	links authLinks
 }
@@ -276,7 +278,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != nil && r.Body != http.NoBody {
 		max := maxFrame(h.MaxFrame)
 		var err error
-		if authwire.IsExchange(r.URL.Path) {
+		if h.isExchange(r.URL.Path) {
 			body, err = io.ReadAll(r.Body)
 		} else {
 			body, err = io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
@@ -285,7 +287,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.Body.Close()
 			h.cutBody(r, body, err)
 		}
-		if len(body) > max && !authwire.IsExchange(r.URL.Path) {
+		if len(body) > max && !h.isExchange(r.URL.Path) {
 			// Forwarded whole as it arrives; recorded cut to max.
 			big = &bigBody{head: body, rest: r.Body, max: max}
 			r.Body = big
@@ -296,7 +298,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			r.ContentLength = int64(len(body))
 		}
 	}
-	if authwire.IsExchange(r.URL.Path) {
+	if h.isExchange(r.URL.Path) {
 		h.serveExchange(w, r, body)
 		return
 	}

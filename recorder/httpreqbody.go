@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -21,7 +20,7 @@ import (
 // closed. It does not return.
 func (h *HTTP) cutBody(r *http.Request, body []byte, err error) {
 	h.log.Warn("the client cut its request body short; closing its connection, nothing was sent upstream", "url", h.red.URL(r.URL.RequestURI()), "received", len(body), "err", err)
-	if !authwire.IsExchange(r.URL.Path) {
+	if !h.isExchange(r.URL.Path) {
 		ctx := context.WithoutCancel(r.Context())
 		x := h.begin(ctx, r, body, nil)
 		x.hs.closeStream(ctx, x.st, store.EndClientAborted, err)

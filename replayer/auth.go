@@ -54,11 +54,18 @@ var exchangeIgnored = map[string]bool{
 // or fronted path) from the recordings; it reports false for any other
 // request, which is MCP.
 func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []byte) bool {
-	if !authwire.IsExchange(r.URL.Path) {
+	wellKnown := authwire.IsExchange(r.URL.Path)
+	if !wellKnown && r.Method != http.MethodGet {
 		return false
 	}
 	origin := "http://" + r.Host
 	rec, st := s.findExchange(r, body)
+	if !wellKnown && st == nil {
+		// Not an exchange the recorder saw (a custom location of
+		// protected-resource metadata, named by a challenge, is one):
+		// MCP.
+		return false
+	}
 	if st == nil {
 		s.logger().Warn("no recorded OAuth exchange matches", "method", r.Method, "url", r.URL.RequestURI())
 		ex := &s.http().exchanges
@@ -88,7 +95,7 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 	}
 	if st.Status == http.StatusOK {
 		switch {
-		case authwire.IsResourceMetadata(r.URL.Path):
+		case authwire.IsResourceMetadata(r.URL.Path) || resourceMetadata(st):
 			if nb, _, err := authwire.RewriteResourceMetadata(out, origin, true); err == nil {
 				out = nb
 			}
@@ -117,6 +124,13 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 	w.WriteHeader(st.Status)
 	_, _ = w.Write(out)
 	return true
+}
+
+// resourceMetadata reports whether the recorded exchange st answered
+// protected-resource metadata that the recorder rewrote for its client:
+// at a well-known location or at a custom one a challenge named.
+func resourceMetadata(st *store.Stream) bool {
+	return strings.HasPrefix(st.ResponseHeader.Get("Mcpvcr-Rewritten"), "resource=")
 }
 
 // findExchange picks the recorded exchange that answers r.
