@@ -184,13 +184,26 @@ const maxShown = 300
 // WriteText writes the report for people: each request that differs,
 // with its JSON paths and old and new values, then a summary line. The
 // control characters of recorded data are escaped (see internal/termtext).
-func (r *Report) WriteText(w io.Writer) error {
+func (r *Report) WriteText(w io.Writer) error { return r.writeText(w, nil) }
+
+// writeText is WriteText leaving out the differences whose key (see
+// repeatKey) is in folded, which were listed once for several sessions;
+// a line says how many.
+func (r *Report) writeText(w io.Writer, folded map[string]bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "comparing %s with %s\n", r.Old, r.New)
+	left := 0
 	for _, rd := range r.all() {
+		if folded[rd.repeatKey()] {
+			left++
+			continue
+		}
 		if rd.Differs() || rd.Status == StatusSkipped {
 			b.WriteString(rd.text())
 		}
+	}
+	if left > 0 {
+		fmt.Fprintf(&b, "(and %s listed above, repeated in other sessions)\n", termtext.Count(left, "difference"))
 	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(&b, "note: %s\n", n)
@@ -433,15 +446,108 @@ func Write(w io.Writer, format string, reports ...*Report) error {
 	default:
 		return fmt.Errorf("unknown report format %q", format)
 	}
-	for i, r := range reports {
-		if i > 0 {
-			if _, err := io.WriteString(w, "\n"); err != nil {
+	if len(reports) < 2 {
+		for _, r := range reports {
+			if err := r.WriteText(w); err != nil {
 				return err
 			}
 		}
-		if err := r.WriteText(w); err != nil {
+		return nil
+	}
+	folded, err := writeRepeated(w, reports)
+	if err != nil {
+		return err
+	}
+	for _, r := range reports {
+		if _, err := io.WriteString(w, "\n"); err != nil {
+			return err
+		}
+		if err := r.writeText(w, folded); err != nil {
 			return err
 		}
 	}
-	return nil
+	return writeTotal(w, reports)
+}
+
+// repeatKey is what makes two sessions' differences the same one: the
+// request (its method and name, not its seq) and what differs; "" for a
+// request that does not differ.
+func (rd *RequestDiff) repeatKey() string {
+	if !rd.Differs() {
+		return ""
+	}
+	return strings.Replace(rd.text(), rd.Label(), rd.plainLabel(), 1)
+}
+
+// plainLabel is Label without the seq: the request as every session
+// sends it.
+func (rd *RequestDiff) plainLabel() string {
+	if rd.Method == "" {
+		return rd.Label()
+	}
+	if rd.Name != "" {
+		return rd.Method + " " + rd.Name
+	}
+	return rd.Method
+}
+
+// writeRepeated lists once each difference found in more than one of
+// reports, with the sessions it is in, and returns their keys.
+func writeRepeated(w io.Writer, reports []*Report) (map[string]bool, error) {
+	in := map[string][]int64{} // key -> the old sessions that have it
+	var order []string
+	for _, r := range reports {
+		seen := map[string]bool{}
+		for _, rd := range r.all() {
+			k := rd.repeatKey()
+			if k == "" || seen[k] {
+				continue
+			}
+			seen[k] = true
+			if _, ok := in[k]; !ok {
+				order = append(order, k)
+			}
+			in[k] = append(in[k], r.Old.ID)
+		}
+	}
+	folded := map[string]bool{}
+	var b strings.Builder
+	for _, k := range order {
+		ids := in[k]
+		if len(ids) < 2 {
+			continue
+		}
+		folded[k] = true
+		where := make([]string, len(ids))
+		for i, id := range ids {
+			where[i] = strconv.FormatInt(id, 10)
+		}
+		every := ""
+		if len(ids) == len(reports) {
+			every = ", every session compared"
+		}
+		fmt.Fprintf(&b, "in sessions %s%s:\n%s", strings.Join(where, ", "), every, k)
+	}
+	if len(folded) > 0 {
+		head := fmt.Sprintf("%s repeated in several sessions, listed once:\n", termtext.Count(len(folded), "difference"))
+		if _, err := io.WriteString(w, termtext.Text(head+b.String())); err != nil {
+			return nil, err
+		}
+	}
+	return folded, nil
+}
+
+// writeTotal writes the last line: what differs across all reports.
+func writeTotal(w io.Writer, reports []*Report) error {
+	requests, differ, sessions := 0, 0, 0
+	for _, r := range reports {
+		n, d, _ := r.Counts()
+		requests += n
+		differ += d
+		if d > 0 || (r.Server != nil && r.Server.Differs()) {
+			sessions++
+		}
+	}
+	_, err := fmt.Fprintf(w, "\nin all: %d sessions compared, %d with differences; %d of %d requests differ\n", len(reports), sessions, differ, requests)
+	return err
 }

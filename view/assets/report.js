@@ -469,11 +469,16 @@
     if (!ds.length) return;
     var sec = $('diffs'), h = '';
     ds.forEach(function (d, di) {
-      var reqs = (d.requests || []).concat(d.server ? [d.server] : []);
-      // Calls verify's write guard skipped are listed, but do not differ.
-      var bad = reqs.filter(function (r) { return r.status !== 'same'; });
-      var differ = bad.filter(function (r) { return r.status !== 'skipped'; }).length;
-      h += '<h2>Session ' + d.old.id + ' → session ' + d['new'].id + ': ' + (differ ? differ + ' of ' + reqs.length + ' requests differ' : 'no differences') + '</h2>';
+      // Counted as the text report counts: the client's requests; the
+      // server's own traffic is said apart. Calls verify's write guard
+      // skipped are listed, but do not differ.
+      var reqs = d.requests || [];
+      var bad = reqs.concat(d.server ? [d.server] : []).filter(function (r) { return r.status !== 'same'; });
+      var differ = reqs.filter(function (r) { return r.status !== 'same' && r.status !== 'skipped'; }).length;
+      var server = d.server && d.server.status !== 'same' && d.server.status !== 'skipped';
+      var head = differ ? differ + ' of ' + reqs.length + ' requests differ' : 'no differences in ' + reqs.length + ' requests';
+      if (server) head += differ ? '; the server\u2019s own requests or notifications differ too' : ', but the server\u2019s own requests or notifications differ';
+      h += '<h2>Session ' + d.old.id + ' → session ' + d['new'].id + ': ' + head + '</h2>';
       bad.forEach(function (r, ri) {
         var name = (r.method || 'server traffic') + (r.name ? ' ' + r.name : '') + (r.seq ? ' (seq ' + r.seq + ')' : r.new_seq ? ' (new seq ' + r.new_seq + ')' : '');
         h += '<div class="drq" data-d="' + di + '" data-r="' + ri + '"><span class="st">' + esc(r.status) + '</span>' + esc(name) + changesHTML(r) + '</div>';

@@ -1,0 +1,57 @@
+package view_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/view"
+)
+
+// TestBrowser_DiffCountsAsText: the HTML report of a comparison counts
+// requests as the text report does (the server's own traffic apart), so
+// that the two say the same number for one comparison.
+func TestBrowser_DiffCountsAsText(t *testing.T) {
+	recs, err := store.LoadFile(context.Background(), filepath.Join("..", "cassettes", "multi-gosdk-http-json.jsonl"), 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := diff.Compare(recs[0], recs[1], diff.Noise{})
+	var text bytes.Buffer
+	if err := r.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	want := regexp.MustCompile(`(\d+ of \d+ requests differ|no differences in \d+ requests)`).FindString(text.String())
+	if want == "" {
+		t.Fatalf("the text report has no count:\n%s", text.String())
+	}
+	raw, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := view.WriteHTML(&page, view.Page{Sessions: recs, Diffs: []json.RawMessage{raw}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "diff.html")
+	if err := os.WriteFile(path, page.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browse(t)
+	do(t, ctx, "load "+path, chromedp.Navigate("file://"+path))
+	got := eval[string](t, ctx, `new Promise(done => {
+		const check = () => document.body.dataset.ready ? done((document.querySelector('#diffs h2') || {}).textContent || '') : setTimeout(check, 5);
+		check();
+	})`)
+	if !regexp.MustCompile(`: ` + regexp.QuoteMeta(want) + `($|;|,)`).MatchString(got) {
+		t.Errorf("the HTML report heads the comparison %q; the text report says %q", got, want)
+	}
+}
