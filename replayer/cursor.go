@@ -131,6 +131,11 @@ type receipt struct {
 	outs []outFrame
 	// mm is set when nothing matched.
 	mm *Mismatch
+	// differs is set when live, a client's answer to a server request,
+	// matched the recorded answer by id only: no candidate's recorded
+	// answer says what it says. Replay goes on as recorded, and counts it
+	// unmatched.
+	differs *Mismatch
 	// unrecorded reports an answer to a server request whose recorded
 	// answer never came (the recorded client was gone first): a server
 	// takes it and moves on.
@@ -162,8 +167,12 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 		}
 	}
 	c.splitLazy(&live)
+	// An answer to a server request keeps the candidates whose recorded
+	// answer it reproduces; when none does, those that sent that request
+	// stay in play (loose) and the difference is reported.
 	var kept []*engine
 	var idx []int
+	loosely := false
 	for _, loose := range []bool{false, true} {
 		if loose && !live.Kind.IsResponse() {
 			break
@@ -175,6 +184,7 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 			}
 		}
 		if len(kept) > 0 {
+			loosely = loose
 			break
 		}
 	}
@@ -195,6 +205,9 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 	}
 	c.cands = kept
 	rc := receipt{matched: map[*engine]*store.Frame{}, pos: -1}
+	if loosely {
+		rc.differs = kept[0].answerMismatch(live, idx[0])
+	}
 	for n, e := range kept {
 		e.consume(idx[n], live)
 		o := e.release()

@@ -22,7 +22,8 @@ type recFrame struct {
 	prev, extra int
 	// key is the canonical match key of a client frame; for an answer to
 	// a server request it names the id only, and body holds the key of
-	// its result or error.
+	// its result or error under the rules (Match.answerKey, with the
+	// method of the server request it answers).
 	key, body string
 	// memberKeys are the sorted match keys of a client batch's members.
 	memberKeys []string
@@ -201,7 +202,8 @@ func (e *engine) link(m *causal.Model) {
 	}
 	last := map[int]int{} // group -> index of its latest frame
 	lastC2S, groups := -1, 0
-	lastC2SOn := map[int64]int{} // stream id -> its latest client frame
+	lastC2SOn := map[int64]int{}     // stream id -> its latest client frame
+	srvMethod := map[string]string{} // server request id -> the method of the latest with it
 	for i := range e.frames {
 		fr := &e.frames[i]
 		g, ok := 0, false
@@ -238,10 +240,19 @@ func (e *engine) link(m *causal.Model) {
 			}
 			fr.key, fr.memberKeys = e.mt.matchKey(fr.msg, nil)
 			if fr.msg.Kind.IsResponse() {
-				fr.body = e.mt.answerKey(fr.msg)
+				fr.body = e.mt.answerKey(srvMethod[string(fr.msg.ID)], fr.msg)
 			}
 			lastC2S = i
-		} else if !ok {
+		} else if fr.msg.Kind == jsonrpc.KindRequest {
+			srvMethod[string(fr.msg.ID)] = fr.msg.Method
+		} else {
+			for _, m := range fr.msg.Members {
+				if m.Kind == jsonrpc.KindRequest {
+					srvMethod[string(m.ID)] = m.Method
+				}
+			}
+		}
+		if !fr.c2s && !ok {
 			groups++
 			g = groups
 			fr.extra = lastC2S
@@ -276,16 +287,18 @@ func (e *engine) serverRequest(i int, id json.RawMessage) int {
 // match finds the first unconsumed recorded client frame that live
 // reproduces. An answer to a server request matches only a recorded
 // answer to a request this replay has sent; one whose content differs
-// from the recorded answer's matches when loose is set. It changes
-// nothing.
+// from the recorded answer's (under mt and its rules) matches when loose
+// is set, and the caller reports it (answerMismatch): loose only keeps
+// the conversation going. It changes nothing.
 func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, int) bool) (int, bool) {
 	k, members := e.mt.matchKey(live, e.rids)
 	body := ""
 	if live.Kind.IsResponse() {
-		if i, ok := e.srvReq[string(live.ID)]; !ok || !e.done.has(i) {
+		i, ok := e.srvReq[string(live.ID)]
+		if !ok || !e.done.has(i) {
 			return -1, false
 		}
-		body = e.mt.answerKey(live)
+		body = e.mt.answerKey(e.frames[i].msg.Method, live)
 	}
 	for i := e.lo; i < len(e.frames); i++ {
 		fr := &e.frames[i]

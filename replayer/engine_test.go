@@ -50,7 +50,9 @@ func (c *cursor) recv(m jsonrpc.Message) ([]outFrame, *store.Frame, *Mismatch) {
 	if rc.unrecorded {
 		return nil, nil, nil
 	}
-	return c.emit(), rc.matched[c.leader()], nil
+	// An answer to a server request that differs from the recorded one
+	// matched it by id only: what it released comes with the report.
+	return c.emit(), rc.matched[c.leader()], rc.differs
 }
 
 func recv(tb testing.TB, c *cursor, line string) []string {

@@ -244,9 +244,13 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	ls.mu.Lock()
-	ls.rep.Matched++
-	ls.mu.Unlock()
+	if rc.differs != nil {
+		ls.mismatch(rc.differs)
+	} else {
+		ls.mu.Lock()
+		ls.rep.Matched++
+		ls.mu.Unlock()
+	}
 	ls.publish(rc.outs)
 	streams := map[*engine]*store.Stream{}
 	for e, f := range rc.matched {

@@ -84,8 +84,9 @@ func (mt Match) names() redact.Names {
 // Rule is a matching rule that ignores part of a client message.
 type Rule interface {
 	// Apply removes what the rule ignores from msg, a client request or
-	// notification decoded as {"method": …, "params": …} (numbers as
-	// json.Number).
+	// notification decoded as {"method": …, "params": …}, or a client's
+	// answer to a server request as {"method": <the server request's>,
+	// "result": …} or {…, "error": …} (numbers as json.Number).
 	Apply(msg map[string]any)
 	// String is the rule as a user writes it, for messages.
 	String() string
@@ -342,6 +343,26 @@ func (mt Match) hintRules(live, rec jsonrpc.Message) (rules []string, tolerant b
 	return rules, false
 }
 
+// answerRules returns what hintRules returns for requests, for a
+// client's answer live to a server request of method whose recorded
+// answer is rec: the --ignore rules (method:path) that would let live
+// match, or tolerant when the default tolerant matching would.
+func (mt Match) answerRules(method string, rec, live jsonrpc.Message) (rules []string, tolerant bool) {
+	if mt.Exact {
+		tol := Match{Ignore: mt.Ignore, Redact: mt.Redact, Scrubbed: mt.Scrubbed}
+		if tol.answerKey(method, rec) == tol.answerKey(method, live) {
+			return nil, true
+		}
+	}
+	if method == "" {
+		return nil, false
+	}
+	for _, p := range slices.Compact(diffPaths(mt.answerValue(method, rec), mt.answerValue(method, live), "", 4)) {
+		rules = append(rules, method+":"+strings.TrimPrefix(p, "."))
+	}
+	return rules, false
+}
+
 // identityPath is, per method, the param that says what a request asks
 // for: which tool, prompt or resource. A rule that ignores it (or the
 // method) would answer one question with another's answer.
@@ -423,18 +444,35 @@ func (mt Match) matchKey(m jsonrpc.Message, rids map[string]string) (string, []s
 	return "raw " + string(m.Raw), nil
 }
 
-// answerKey is the key of what a client's answer to a server request
-// says under mt.
-func (mt Match) answerKey(m jsonrpc.Message) string {
-	v := canonical(m.Result)
+// answerKey is the key of what a client's answer to a server request of
+// method says under mt (see answerValue).
+func (mt Match) answerKey(method string, m jsonrpc.Message) string {
+	return jsonrpc.Key(mt.answerValue(method, m))
+}
+
+// answerValue is what a client's answer m to a server request of method
+// says, as compared under mt: {"result": …} or {"error": …} with the
+// values no mode compares (secrets, volatile _meta) masked, numbers by
+// value in tolerant mode, and the user's rules applied to it as to the
+// message {"method": method, "result": …}: a rule scoped to the server's
+// method, such as elicitation/create:result.content, loosens its answers
+// only. Nothing else is ignored: an answer's content is what a server
+// acts on.
+func (mt Match) answerValue(method string, m jsonrpc.Message) map[string]any {
+	member, raw := "result", m.Result
 	if m.Kind == jsonrpc.KindError {
-		v = canonical(m.Error)
+		member, raw = "error", m.Error
 	}
-	v = mt.mask(v)
+	v := mt.mask(canonical(raw))
 	if !mt.Exact {
 		v = numbersByValue(v)
 	}
-	return jsonrpc.Key(v)
+	msg := map[string]any{"method": method, member: v}
+	for _, r := range mt.Ignore {
+		r.Apply(msg)
+	}
+	delete(msg, "method")
+	return msg
 }
 
 // requestKey is the match key of a whole request body under mt, as one

@@ -149,6 +149,69 @@ func (e *engine) mismatchAt(live jsonrpc.Message, i int) *Mismatch {
 	return mm
 }
 
+// answerMismatch reports live, a client's answer to a server request,
+// against e's recorded answer i, which it matched by id only (loosely):
+// what the client answered differs from what the recorded client did,
+// under e's matching rules. Replay goes on as recorded (the server got
+// the recorded answer, so it sends what it sent next), and the caller
+// counts live as unmatched. The reason names the differing paths with
+// both values; Diff has them all; Hint the rule that would match.
+func (e *engine) answerMismatch(live jsonrpc.Message, i int) *Mismatch {
+	fr := &e.frames[i]
+	method := ""
+	if j := e.serverRequest(i, fr.msg.ID); j >= 0 {
+		method = e.frames[j].msg.Method
+	}
+	rec, got := e.mt.answerValue(method, fr.msg), e.mt.answerValue(method, live)
+	const shown = 3
+	ds := diffs(map[string]any(rec), map[string]any(got), "", shown+1)
+	var at []string
+	for n, d := range ds {
+		if n == shown {
+			at = append(at, "…")
+			break
+		}
+		at = append(at, fmt.Sprintf("%s: %s (recorded %s)", strings.TrimPrefix(d.path, "."), shortJSON(d.b, d.bIn), shortJSON(d.a, d.aIn)))
+	}
+	what := "answer to " + method
+	if method == "" {
+		what = "answer to a server request"
+	}
+	mm := &Mismatch{Live: live.Raw, Closest: fr.f, Session: e.rec.Session.ID,
+		Reason: fmt.Sprintf("%s differs at %s; replay went on as recorded after seq %d", what, strings.Join(at, ", "), fr.f.Seq)}
+	var b strings.Builder
+	for n, d := range diffs(map[string]any(rec), map[string]any(got), "", 13) {
+		if n == 12 {
+			b.WriteString("… and more\n")
+			break
+		}
+		fmt.Fprintf(&b, "%s\n  - %s\n  + %s\n", strings.TrimPrefix(d.path, "."), shownJSON(d.a, d.aIn), shownJSON(d.b, d.bIn))
+	}
+	mm.Diff = b.String()
+	mm.Rules, mm.Tolerant = e.mt.answerRules(method, fr.msg, live)
+	switch {
+	case mm.Tolerant:
+		mm.Hint = "the default tolerant matching (drop --match exact) would match it"
+	case len(mm.Rules) > 0:
+		var h strings.Builder
+		h.WriteString("--ignore would match it:")
+		for _, r := range mm.Rules {
+			fmt.Fprintf(&h, " --ignore '%s'", r)
+		}
+		mm.Hint = h.String()
+	}
+	return mm
+}
+
+// shortJSON is shownJSON cut shorter, for a one-line reason.
+func shortJSON(v any, there bool) string {
+	s := shownJSON(v, there)
+	if r := []rune(s); len(r) > 60 {
+		return string(r[:60]) + "…"
+	}
+	return s
+}
+
 // noMatchAnswer is the JSON-RPC error sent for an unmatched request.
 func noMatchAnswer(id json.RawMessage, mm *Mismatch) []byte {
 	type closest struct {

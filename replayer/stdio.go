@@ -231,7 +231,12 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 		return
 	}
 	if rc.mm == nil {
-		rep.Matched++
+		if rc.differs != nil {
+			rep.Mismatches = append(rep.Mismatches, rc.differs)
+			s.logger().Warn("client answer differs from the recorded one", "frame", rc.differs.Error())
+		} else {
+			rep.Matched++
+		}
 		w.send(ctx, cur.emit())
 		return
 	}

@@ -312,7 +312,9 @@ func (sc Exchange) In(s string) bool {
 }
 
 // Apply removes from msg, a client request or notification decoded as
-// {"method": …, "params": …}, every value p names: a Path is a replay
+// {"method": …, "params": …} (or a client's answer to a server request,
+// as {"method": <the server request's>, "result": …}), every value p
+// names: a Path is a replay
 // matching rule (replayer.Rule) for --ignore. The scope is the message's method (and tool, prompt or
 // resource name); #SEQ and server scopes match nothing here.
 func (p Path) Apply(msg map[string]any) {
