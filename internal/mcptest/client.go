@@ -46,7 +46,16 @@ func NewClient() *mcp.Client {
 // handlers answer exactly as [NewClient]'s do, so that a replay test can
 // play an upgraded client against a recording of an older one.
 func NewClientAs(info *mcp.Implementation) *mcp.Client {
-	c := mcp.NewClient(info, &mcp.ClientOptions{
+	return NewClientWith(info, nil)
+}
+
+// NewClientWith is [NewClientAs] whose options edit may change before the
+// client is made (nil changes nothing): a replay test plays a client that
+// answers a server request otherwise than the recorded one did (declines
+// an elicitation, say), with the notifications still recorded for
+// [Script].
+func NewClientWith(info *mcp.Implementation, edit func(*mcp.ClientOptions)) *mcp.Client {
+	opts := &mcp.ClientOptions{
 		CreateMessageHandler: createMessage,
 		ElicitationHandler:   elicitAccept,
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
@@ -55,7 +64,11 @@ func NewClientAs(info *mcp.Implementation) *mcp.Client {
 		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
 			record(req.Session, "notifications/message", req.Params)
 		},
-	})
+	}
+	if edit != nil {
+		edit(opts)
+	}
+	c := mcp.NewClient(info, opts)
 	c.AddRoots(Roots...)
 	return c
 }
