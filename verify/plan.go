@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/internal/causal"
@@ -25,6 +26,8 @@ const (
 	waitAnswer   waitKind = iota + 1 // the answer to client request id
 	waitCount                        // count messages of a kind, while owner is unanswered
 	waitExchange                     // an HTTP exchange's response (its 202 or JSON body)
+	waitServer                       // count messages of a kind the server sent on its own, until a time
+	waitLinger                       // a time: the recorded client's pause
 )
 
 // wait is one condition of a step. A count wait gives up once its owner
@@ -32,13 +35,22 @@ const (
 // did not send while handling a request, it will not send after. Over
 // Streamable HTTP it gives up lateGrace after the answer: what the server
 // sent before it on another stream may still be on its way.
+//
+// What the server sent on its own (no client request was in flight: a
+// roots/list it sends a while after initialized, a log message) has no
+// answer to give up on: a server wait gives up lateGrace after the time
+// the recording had it, counted from when the step before it was sent
+// live. A linger wait is a pause of the recorded client's, from when the
+// step before it was sent live: the time the recorded session lasted
+// after its last step, during which the server could still speak.
 type wait struct {
 	kind  waitKind
-	id    string   // waitAnswer: the client request id; waitExchange: exchangeKey
-	ids   []string // waitExchange: the requests the exchange carried
-	key   string   // waitCount: countKey of the messages
-	n     int      // waitCount: how many
-	owner string   // waitCount: the client request id the messages belong to
+	id    string        // waitAnswer: the client request id; waitExchange: exchangeKey; waitServer, waitLinger: the exchangeKey of the step the time counts from
+	ids   []string      // waitExchange: the requests the exchange carried
+	key   string        // waitCount, waitServer: countKey of the messages
+	n     int           // waitCount, waitServer: how many
+	owner string        // waitCount: the client request id the messages belong to
+	after time.Duration // waitServer, waitLinger: the recorded time from the step named by id
 }
 
 // countKey identifies a kind of server message for counting: a request
@@ -107,7 +119,10 @@ func buildPlan(rec *store.Recording) *plan {
 		stepOf    = map[int]int{}  // send index -> step index
 		waited    = map[int]bool{} // sends whose exchange a step waits for
 		openSteps = streamOpens(rec)
-		next      = 0 // the next message of m.Msgs to file
+		next      = 0               // the next message of m.Msgs to file
+		lastKey   string            // the exchangeKey of the latest step, "" before the first
+		lastAt    time.Duration     // when the recorded client took it
+		ended     = sessionEnd(rec) // when the recorded client ended the session
 	)
 	http := rec.Session.Transport != store.Stdio
 	// file adds the waits of the server messages up to message end.
@@ -128,8 +143,14 @@ func buildPlan(rec *store.Recording) *plan {
 			case jsonrpc.KindRequest, jsonrpc.KindNotification:
 				k := countKey(x.M)
 				counts[k]++
-				if x.Owner != causal.None {
+				switch {
+				case x.Owner != causal.None:
 					pending = append(pending, wait{kind: waitCount, key: k, n: counts[k], owner: string(m.Msgs[x.Owner].M.ID)})
+				case lastKey != "" && x.Frame.Offset <= ended:
+					// Sent on the server's own: expected about when the
+					// recording had it (see wait). What came after the
+					// client had ended the session comes after it live too.
+					pending = append(pending, wait{kind: waitServer, key: k, n: counts[k], id: lastKey, after: max(0, x.Frame.Offset-lastAt)})
 				}
 				if x.M.Kind == jsonrpc.KindRequest {
 					sr := &srvReq{method: x.M.Method, mkey: x.M.Method + " " + diff.Key(x.M.Params)}
@@ -139,18 +160,51 @@ func buildPlan(rec *store.Recording) *plan {
 			}
 		}
 	}
-	for si, s := range m.Sends {
-		f := s.Frame
-		file(s.Msgs[0])
-		for len(openSteps) > 0 && openSteps[0].Opened <= f.Offset {
-			p.steps = append(p.steps, step{open: openSteps[0], waits: pending})
+	// opens adds the steps of the streams that opened before offset at,
+	// filing what the server said before each opened, up to message end.
+	// A stream opens once what had ended before it did in the recording
+	// has ended live: a GET stream opened too early gets what the server
+	// sent before the recorded one existed (and dropped).
+	opens := func(at time.Duration, end int, all bool) {
+		for len(openSteps) > 0 && (all || openSteps[0].Opened <= at) {
+			st := openSteps[0]
+			cut := next
+			for cut < end && m.Msgs[cut].Frame.Offset < st.Opened {
+				cut++
+			}
+			file(cut)
+			for e := range len(m.Sends) {
+				if m.Sends[e].Frame.Offset > st.Opened {
+					break
+				}
+				si, ok := stepOf[e]
+				rs := m.Stream(m.Sends[e].Frame)
+				if !ok || waited[e] || rs == nil || rs.Kind != store.PostStream || rs.Closed <= 0 || rs.Closed > st.Opened {
+					continue
+				}
+				waited[e] = true
+				pending = append(pending, wait{kind: waitExchange, id: exchangeKey(&p.steps[si]), ids: requestIDs(p.steps[si].msgs)})
+			}
+			if st.Kind == store.DeleteStream && lastKey != "" {
+				// The session ends when the recorded client ended it.
+				pending = append(pending, wait{kind: waitLinger, id: lastKey, after: min(max(0, st.Opened-lastAt), maxLinger)})
+			}
+			p.steps = append(p.steps, step{open: st, waits: pending})
 			pending, openSteps = nil, openSteps[1:]
-			if k := p.steps[len(p.steps)-1].open.Kind; k == store.GetStream || k == store.SSEGetStream {
+			lastKey, lastAt = exchangeKey(&p.steps[len(p.steps)-1]), st.Opened
+			if st.Kind == store.GetStream || st.Kind == store.SSEGetStream {
 				// The stream was open when the client sent its next
 				// frame: what the server sends on it is not lost.
-				pending = append(pending, wait{kind: waitExchange, id: exchangeKey(&p.steps[len(p.steps)-1])})
+				pending = append(pending, wait{kind: waitExchange, id: lastKey})
 			}
 		}
+	}
+	for si, s := range m.Sends {
+		f := s.Frame
+		if http {
+			opens(f.Offset, s.Msgs[0], false)
+		}
+		file(s.Msgs[0])
 		if m.Responses(s) {
 			for _, i := range s.Msgs {
 				if sr := srvByMsg[m.Msgs[i].Answers]; sr != nil && sr.answer == nil {
@@ -185,18 +239,51 @@ func buildPlan(rec *store.Recording) *plan {
 		stepOf[si] = len(p.steps)
 		p.steps = append(p.steps, step{f: f, msgs: msgs, waits: pending})
 		pending = nil
+		lastKey, lastAt = exchangeKey(&p.steps[len(p.steps)-1]), f.Offset
 		next = s.Msgs[len(s.Msgs)-1] + 1
 		if p.firstRequest < 0 && len(requestIDs(msgs)) > 0 {
 			p.firstRequest = len(p.steps) - 1
 		}
 	}
+	if http {
+		opens(0, len(m.Msgs), true)
+	}
 	file(len(m.Msgs))
-	for _, st := range openSteps {
-		p.steps = append(p.steps, step{open: st, waits: pending})
-		pending = nil
+	if lastKey != "" && ended > lastAt {
+		// The session lasts until the recorded one ended: what the server
+		// said by then belongs to it.
+		pending = append(pending, wait{kind: waitLinger, id: lastKey, after: min(ended-lastAt, maxLinger)})
 	}
 	p.final = pending
 	return p
+}
+
+// maxLinger bounds how long a verify run lasts after its last step: a
+// recorded client may have stayed connected for long after it was done.
+const maxLinger = 5 * time.Second
+
+// sessionEnd is when the recorded client ended the session: over stdio
+// when it closed the server's stdin, over HTTP when its last stream
+// closed (the DELETE, or the GET stream it dropped), and at the latest
+// frame if the recording has no such end.
+func sessionEnd(rec *store.Recording) time.Duration {
+	var end time.Duration
+	for i := range rec.Frames {
+		if f := &rec.Frames[i]; f.Direction == store.ClientToServer || rec.Session.Transport != store.Stdio {
+			end = max(end, f.Offset)
+		}
+	}
+	for i := range rec.Streams {
+		st := &rec.Streams[i]
+		switch {
+		case st.Closed <= 0 || st.End == store.EndOpen || st.End == store.EndProxyShutdown:
+		case rec.Session.Transport == store.Stdio && st.Kind == store.StdinStream:
+			end = max(end, st.Closed)
+		case rec.Session.Transport != store.Stdio:
+			end = max(end, st.Closed)
+		}
+	}
+	return end
 }
 
 // exchangeKey names the HTTP exchange of a step among the driver's waits.

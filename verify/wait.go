@@ -37,21 +37,27 @@ func (d *driver) await(ctx context.Context, waits []wait) error {
 			d.mu.Unlock()
 			return nil
 		}
-		id := w.id
-		if w.kind == waitCount {
-			id = w.owner
-		}
-		deadline := d.deadline(id)
-		if !deadline.After(d.clock.Now()) {
-			d.timedOut[id] = true
-			d.log.Warn("no answer in time", "request", id, "after", d.timeout)
-			d.signal()
-			d.mu.Unlock()
-			continue
-		}
-		wake := deadline
-		if at, ok := d.answered[id]; ok && w.kind == waitCount && at.Add(lateGrace).Before(wake) {
-			wake = at.Add(lateGrace) // see lateGrace
+		var wake time.Time
+		switch w.kind {
+		case waitServer, waitLinger:
+			wake, _ = d.until(*w) // satisfied once it passes
+		default:
+			id := w.id
+			if w.kind == waitCount {
+				id = w.owner
+			}
+			deadline := d.deadline(id)
+			if !deadline.After(d.clock.Now()) {
+				d.timedOut[id] = true
+				d.log.Warn("no answer in time", "request", id, "after", d.timeout)
+				d.signal()
+				d.mu.Unlock()
+				continue
+			}
+			wake = deadline
+			if at, ok := d.answered[id]; ok && w.kind == waitCount && at.Add(lateGrace).Before(wake) {
+				wake = at.Add(lateGrace) // see lateGrace
+			}
 		}
 		changed := d.changed
 		d.mu.Unlock()
@@ -84,6 +90,15 @@ func (d *driver) satisfied(w wait) bool {
 			}
 		}
 		return len(w.ids) > 0
+	case waitServer:
+		if d.counts[w.key] >= w.n {
+			return true
+		}
+		t, ok := d.until(w)
+		return !ok || !d.clock.Now().Before(t)
+	case waitLinger:
+		t, ok := d.until(w)
+		return !ok || !d.clock.Now().Before(t)
 	}
 	if d.counts[w.key] >= w.n {
 		return true
@@ -109,4 +124,21 @@ func (d *driver) deadline(id string) time.Time {
 		t = c.Add(cancelGrace)
 	}
 	return t
+}
+
+// until is when a server or linger wait (see wait) is over: the live
+// time the step it counts from was sent, plus its recorded time, plus
+// lateGrace for a server wait, the whole bounded by the timeout. It
+// reports false if that step was not sent (the write guard kept it back):
+// then there is nothing to wait for. The caller holds d.mu.
+func (d *driver) until(w wait) (time.Time, bool) {
+	at, ok := d.sent[w.id]
+	if !ok {
+		return time.Time{}, false
+	}
+	after := w.after
+	if w.kind == waitServer {
+		after += lateGrace
+	}
+	return at.Add(min(after, d.timeout)), true
 }
