@@ -65,6 +65,9 @@ type httpConn struct {
 	ctx      context.Context // the run's: cancelled by finish, ending open streams
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup // exchanges in flight
+	// answering counts the exchanges in flight that carry the client's
+	// answers to server requests: finish lets them complete.
+	answering sync.WaitGroup
 
 	// ready is closed once POSTs may be sent: at once for Streamable
 	// HTTP, on the endpoint event for HTTP+SSE.
@@ -154,16 +157,26 @@ func (c *httpConn) send(ctx context.Context, f *store.Frame, data []byte) error 
 		req.Header.Set("Content-Type", "application/json")
 	}
 	var ids []string
+	answers := true
 	for _, m := range messagesOf(data) {
 		if m.Kind == jsonrpc.KindRequest {
 			ids = append(ids, string(m.ID))
 		}
+		answers = answers && m.Kind.IsResponse()
 	}
 	key := ""
 	if f != nil {
 		key = exchangeKey(&step{f: f})
 	}
-	c.wg.Go(func() { c.exchange(req, key, ids) })
+	if answers {
+		c.answering.Add(1)
+	}
+	c.wg.Go(func() {
+		if answers {
+			defer c.answering.Done()
+		}
+		c.exchange(req, key, ids)
+	})
 	return nil
 }
 
@@ -362,8 +375,23 @@ func upstreamMessage(body []byte) string {
 	return e.Error.Message
 }
 
-// finish ends the streams still open and waits for them.
-func (c *httpConn) finish(context.Context) {
+// finish lets the client's answers to server requests in flight
+// complete (for at most lateGrace: the recorded client had sent them, and
+// a server may act on them), then ends the streams still open and waits
+// for them. The driver has sent every answer it will before it calls
+// finish.
+func (c *httpConn) finish(ctx context.Context) {
+	answered := make(chan struct{})
+	go func() {
+		c.answering.Wait()
+		close(answered)
+	}()
+	select {
+	case <-answered:
+	case <-c.d.clock.After(lateGrace):
+	case <-ctx.Done():
+	}
 	c.cancel()
 	c.wg.Wait()
+	<-answered
 }

@@ -267,6 +267,12 @@ func (d *driver) run(ctx context.Context) (*Run, error) {
 	d.finishing = true
 	gone, abort := d.gone, d.abort
 	d.mu.Unlock()
+	if _, ok := d.c.(*httpConn); ok {
+		// The answers go out on exchanges of their own, which finish
+		// lets complete. A stdio write may block on a server that reads
+		// no more: there finish first closes its input.
+		d.answers.Wait()
+	}
 	d.c.finish(ctx)
 	d.answers.Wait()
 	if abort != nil {
