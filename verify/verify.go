@@ -65,9 +65,15 @@ var (
 // had said before it (the answers, progress and requests that frame
 // followed) and, over HTTP, until the exchanges the recorded client had
 // completed by then have completed live (a notification's 202, a JSON
-// answer, the GET stream's response); frames the recording shows in
-// flight together are sent concurrently. Server requests (sampling, elicitation, roots,
-// ping) are answered with the client's recorded answers. Values the server
+// answer, the GET stream's response); a stream the client opened without
+// a frame (the GET stream, the DELETE) opens once the exchanges that had
+// ended before it opened in the recording have ended live; frames the
+// recording shows in flight together are sent concurrently. The run lasts
+// as long as the recorded session did after its last step (at most 5
+// seconds), and waits about as long as the recording shows for what the
+// server sent on its own (a roots/list a while after initialized). Server
+// requests (sampling, elicitation, roots, ping) are answered with the
+// client's recorded answers. Values the server
 // minted and the client echoes (cursor, requestState, taskId, and over
 // HTTP the Mcp-Session-Id) are rewritten to the live server's.
 //
