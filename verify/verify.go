@@ -273,14 +273,22 @@ func (d *driver) run(ctx context.Context) (*Run, error) {
 	d.finishing = true
 	gone, abort := d.gone, d.abort
 	d.mu.Unlock()
-	if _, ok := d.c.(*httpConn); ok {
-		// The answers go out on exchanges of their own, which finish
-		// lets complete. A stdio write may block on a server that reads
-		// no more: there finish first closes its input.
+	// The answers to server requests that came before the end go out
+	// before it (over HTTP on exchanges of their own, which finish lets
+	// complete), for at most lateGrace: a stdio write may block on a
+	// server that reads no more, until finish closes its input.
+	answered := make(chan struct{})
+	go func() {
 		d.answers.Wait()
+		close(answered)
+	}()
+	select {
+	case <-answered:
+	case <-d.clock.After(lateGrace):
+	case <-ctx.Done():
 	}
 	d.c.finish(ctx)
-	d.answers.Wait()
+	<-answered
 	if abort != nil {
 		return nil, abort
 	}
