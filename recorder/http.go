@@ -281,7 +281,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if h.isExchange(r.URL.Path) {
 			body, err = io.ReadAll(r.Body)
 		} else {
-			body, err = io.ReadAll(io.LimitReader(r.Body, int64(max)+1))
+			body, err = readHead(r.Body, max+1, r.ContentLength)
 		}
 		if err != nil {
 			r.Body.Close()
@@ -486,7 +486,7 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 		h.bindSessionID(ctx, x.hs, sid)
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	rb := &recordingBody{h: h, x: x, ctx: ctx, rc: resp.Body, sse: mt == "text/event-stream", json: strings.HasSuffix(mt, "json")}
+	rb := &recordingBody{h: h, x: x, ctx: ctx, rc: resp.Body, sse: mt == "text/event-stream", json: strings.HasSuffix(mt, "json"), length: max(resp.ContentLength, 0)}
 	resp.Body = rb
 	return nil
 }

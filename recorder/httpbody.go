@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sync"
 
+	"github.com/mcpvcr/mcpvcr/internal/framebuf"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/sse"
 	"github.com/mcpvcr/mcpvcr/internal/sserun"
@@ -43,6 +44,7 @@ type recordingBody struct {
 	spare      []*store.Frame
 	buf        []byte // a non-SSE body, recorded at EOF (its first max bytes)
 	size       int64  // the length of a non-SSE body so far
+	length     int64  // the answer's Content-Length, or 0 when unknown
 	max        int    // the most bytes recorded of one frame
 	out        []byte // bytes held back for the client (the endpoint event)
 	holding    bool   // holding bytes until the endpoint event is complete
@@ -97,9 +99,9 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 				b.reserve(p[:n])
 			} else {
 				b.size += int64(n)
-				if room := b.max - len(b.buf); room > 0 {
-					b.buf = append(b.buf, p[:min(n, room)]...)
-				}
+				// One buffer of at most max bytes, made for the
+				// announced length (framebuf).
+				b.buf, _ = framebuf.Append(b.buf, p[:n], b.max, b.length)
 			}
 		}
 		if err == io.EOF && n > 0 && !b.holding && len(b.out) == 0 {
@@ -159,20 +161,26 @@ func (b *recordingBody) reserve(p []byte) {
 // events they complete. It runs in the flush that records them, under
 // the session's lock, once per chunk and in the order of the chunks.
 func (b *recordingBody) splitData(data []byte) []*store.Frame {
+	fs := b.spare[:0]
+	b.spare = nil
+	if b.split.Carried() > bigCarry {
+		// A big event under way: the splitter copies data into the one
+		// buffer it keeps the event in (sse.Splitter.Feed), which a copy
+		// of data of its own would only double.
+		return b.splitRead(fs, data, 0, false)
+	}
 	// The events data holds whole keep a copy of it as their bytes
 	// (sse.Splitter.FeedOwned): one allocation per read, not one per
 	// event; data goes back to its pool.
 	own := bytes.Clone(data)
-	fs := b.spare[:0]
-	b.spare = nil
 	if !b.runs || !b.x.st.Kind.EventRuns() {
-		return b.splitRead(fs, own, 0)
+		return b.splitRead(fs, own, 0, true)
 	}
 	if k := b.split.BlockEnd(own); k > 0 {
 		// The read ends a block begun before it (or is the stream's
 		// first): the splitter gets that block, and what follows may
 		// take the path below.
-		fs = b.splitRead(fs, own[:k], sserun.UpTo(own[:k]))
+		fs = b.splitRead(fs, own[:k], sserun.UpTo(own[:k]), true)
 		own = own[k:]
 	}
 	// Where the first byte that may keep an event out of a run lies is
@@ -189,20 +197,26 @@ func (b *recordingBody) splitData(data []byte) []*store.Frame {
 			own, up = own[end:], up-end
 		}
 	}
-	return b.splitRead(fs, own, up)
+	return b.splitRead(fs, own, up, true)
 }
 
 // splitRead feeds own, bytes of a read that b keeps, to the splitter and
 // appends the frames of the events it completes to fs: runs of those that
 // may go in one (see runCheck), a frame of its own for each other. up is
 // sserun.UpTo(own) when b takes runs on this stream, and unused otherwise.
-func (b *recordingBody) splitRead(fs []*store.Frame, own []byte, up int) []*store.Frame {
+// Without owned, own is bytes b does not keep (up is 0): the events get
+// copies of their bytes.
+func (b *recordingBody) splitRead(fs []*store.Frame, own []byte, up int, owned bool) []*store.Frame {
 	if len(own) == 0 {
 		return fs
 	}
-	b.events = b.split.FeedOwned(b.takeEvents(), own)
+	if owned {
+		b.events = b.split.FeedOwned(b.takeEvents(), own)
+	} else {
+		b.events = b.split.Feed(b.takeEvents(), own)
+	}
 	var rc runCheck
-	if b.runs && len(b.events) > 0 {
+	if b.runs && len(b.events) > 0 && owned {
 		rc = runCheck{kind: b.x.st.Kind, red: b.x.hs.red}
 		if startsAt(b.events[0].Raw, own) && !rc.red.mayChange(own) {
 			// The events are own from its start, one after another.
@@ -274,6 +288,11 @@ func (rc *runCheck) skip(evs []sse.Event) {
 // startsAt reports whether b starts where read does, in memory: an
 // event that sse.Splitter.FeedOwned returned from read as it is.
 func startsAt(b, read []byte) bool { return len(b) > 0 && len(read) > 0 && &b[0] == &read[0] }
+
+// bigCarry is the length of the block under way above which the bytes of
+// a read are fed to the SSE splitter without a copy of their own (see
+// splitData): a big event's.
+const bigCarry = 64 << 10
 
 // maxRunBytes bounds the bytes of one run of events; store.DB takes up
 // to 64 KiB. A read fills at most a copy buffer, far less.

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcpvcr/mcpvcr/internal/framebuf"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -26,6 +27,28 @@ func (h *HTTP) cutBody(r *http.Request, body []byte, err error) {
 		x.hs.closeStream(ctx, x.st, store.EndClientAborted, err)
 	}
 	panic(http.ErrAbortHandler)
+}
+
+// readHead reads r until EOF or until it has limit bytes, into one buffer
+// made for size (the Content-Length, -1 when unknown) when it is known: a
+// big body costs one copy of at most limit bytes (framebuf), where
+// io.ReadAll left several times that behind. A read error is returned
+// with the bytes read before it.
+func readHead(r io.Reader, limit int, size int64) ([]byte, error) {
+	var b []byte
+	buf := copyBuffers.Get()
+	defer copyBuffers.Put(buf)
+	for len(b) < limit {
+		n, err := r.Read(buf[:min(len(buf), limit-len(b))])
+		b, _ = framebuf.Append(b, buf[:n], limit, max(size, 0))
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
 }
 
 // bigBody is a request body longer than MaxFrame, forwarded as it

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/mcpvcr/mcpvcr/clock"
+	"github.com/mcpvcr/mcpvcr/internal/framebuf"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -242,12 +243,12 @@ func (c *lineCopier) split(ctx context.Context, chunk []byte) {
 	}
 }
 
-// keep adds p to the line under way, keeping no more than max bytes.
+// keep adds p to the line under way, keeping no more than max bytes. A
+// long line is gathered in one buffer of at most max bytes (framebuf), so
+// that it costs one copy of its kept bytes.
 func (c *lineCopier) keep(p []byte) {
 	c.size += int64(len(p))
-	if room := c.max - len(c.pending); room > 0 {
-		c.pending = append(c.pending, p[:min(room, len(p))]...)
-	}
+	c.pending, _ = framebuf.Append(c.pending, p, c.max, 0)
 }
 
 // emit records line, the kept bytes of the line under way, and starts

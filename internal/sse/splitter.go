@@ -1,6 +1,10 @@
 package sse
 
-import "bytes"
+import (
+	"bytes"
+
+	"github.com/mcpvcr/mcpvcr/internal/framebuf"
+)
 
 // keepBuf is the largest carry-over buffer a Splitter keeps between events.
 // A larger one, grown for a large event, is released once the event is out.
@@ -51,6 +55,10 @@ type Splitter struct {
 func (s *Splitter) AtBlockStart() bool {
 	return s.started && s.second && len(s.buf) == 0 && s.lineLen == 0 && s.dropped == 0 && !s.skipLF && !s.held
 }
+
+// Carried returns how many bytes of the block under way the Splitter
+// holds, carried over from the chunks fed so far.
+func (s *Splitter) Carried() int { return len(s.buf) }
 
 // BlockEnd returns how many bytes of p, fed next, bring the Splitter to
 // the start of a block: up to and including p's first blank line that
@@ -142,7 +150,7 @@ func (s *Splitter) feed(dst []Event, p []byte, owned bool) []Event {
 			start = i
 		}
 	}
-	s.buf = grow(s.buf, s.clip(p[start:]))
+	s.buf = s.grow(s.buf, s.clip(p[start:]))
 	return dst
 }
 
@@ -181,9 +189,15 @@ func (s *Splitter) End() (e Event, ok bool) {
 func (s *Splitter) emit(tail []byte, owned bool) Event {
 	tail = s.clip(tail)
 	var raw []byte
-	if owned && len(s.buf) == 0 {
+	switch {
+	case owned && len(s.buf) == 0:
 		raw = tail[:len(tail):len(tail)] // the caller's: see FeedOwned
-	} else {
+	case cap(s.buf) > keepBuf && len(s.buf)+len(tail) <= cap(s.buf):
+		// A large event: its buffer becomes its Raw, rather than be
+		// copied once more (the Splitter lets go of it below).
+		raw = append(s.buf, tail...)
+		raw = raw[:len(raw):len(raw)]
+	default:
 		raw = make([]byte, len(s.buf)+len(tail))
 		copy(raw[copy(raw, s.buf):], tail)
 	}
@@ -202,12 +216,9 @@ func (s *Splitter) emit(tail []byte, owned bool) Event {
 
 // grow appends p to b, at least doubling b's capacity when it must grow, so
 // that a large event arriving in small chunks is copied a bounded number of
-// times.
-func grow(b, p []byte) []byte {
-	if n := len(b) + len(p); n > cap(b) {
-		nb := make([]byte, len(b), max(n, 2*cap(b), 512))
-		copy(nb, b)
-		b = nb
-	}
-	return append(b, p...)
+// times; with Max set, a large event gets one buffer of Max bytes
+// (framebuf), so that it costs one copy of at most Max bytes.
+func (s *Splitter) grow(b, p []byte) []byte {
+	b, _ = framebuf.Append(b, p, s.Max, 0)
+	return b
 }
