@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"unsafe"
 
 	"github.com/mcpvcr/mcpvcr/internal/sse"
 )
@@ -71,6 +72,11 @@ func insertFramesSQL(n int) string {
 // stmts are the writer's statements, prepared once on its connection.
 type stmts struct {
 	upsertSession, upsertStream, insertFrame, insertMember, insertPack driver.Stmt
+	// insertBigFrame inserts a frame with zeroblob(n) for raw, and db is
+	// the connection's SQLite handle, to write raw into the row (see
+	// blobio.go); db is nil when the handle is not to be had.
+	insertBigFrame driver.Stmt
+	db             unsafe.Pointer
 	// insertFrames[i] inserts chunkSizes[i] frames.
 	insertFrames [len(chunkSizes)]driver.Stmt
 	// boxes holds column values boxed once for the writer's life.
@@ -93,6 +99,7 @@ func prepare(c driverConn) (*stmts, error) {
 		{&s.insertFrames[4], insertFramesSQL(chunkSizes[4])},
 		{&s.insertMember, insertMemberSQL},
 		{&s.insertPack, insertPackSQL},
+		{&s.insertBigFrame, insertBigFrameSQL},
 	} {
 		st, err := c.PrepareContext(bg, p.sql)
 		if err != nil {
@@ -234,11 +241,26 @@ func (t *txn) putStream(args []any) error {
 func (t *txn) putFrame(f *Frame) error {
 	t.args = t.args[:0]
 	t.addFrame(f)
-	if err := t.run(t.s.insertFrame, t.args); err != nil {
+	st := t.s.insertFrame
+	big := len(f.Raw) > bigRaw && t.s.db != nil
+	if big {
+		// zeroblob(n) in the statement, the bytes written after (see
+		// blobio.go).
+		st = t.s.insertBigFrame
+		t.args[rawArg].Value = int64(len(f.Raw))
+	}
+	err := t.run(st, t.args)
+	if err == nil && big {
+		err = writeRaw(t.s.db, lastRowID(t.s.db), f.Raw)
+	}
+	if err != nil {
 		return fmt.Errorf("insert frame %d of session %d: %w", f.Seq, f.SessionID, err)
 	}
 	return t.putMembers(f)
 }
+
+// rawArg is the index of raw in addFrame's arguments.
+const rawArg = 16
 
 // putFrames inserts fs, whose length is one of chunkSizes, with one
 // statement.

@@ -127,6 +127,7 @@ func (w *writer) run(conn *sql.Conn, started chan<- error) {
 		if w.s, err = prepare(c); err != nil {
 			return nil
 		}
+		w.s.db = sqliteHandle(dc)
 		defer w.s.close()
 		w.c = c
 		reported = true
