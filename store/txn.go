@@ -113,7 +113,7 @@ func prepare(c driverConn) (*stmts, error) {
 
 func (s *stmts) close() error {
 	var errs []error
-	for _, st := range append([]driver.Stmt{s.upsertSession, s.upsertStream, s.insertFrame, s.insertMember, s.insertPack}, s.insertFrames[:]...) {
+	for _, st := range append([]driver.Stmt{s.upsertSession, s.upsertStream, s.insertFrame, s.insertMember, s.insertPack, s.insertBigFrame}, s.insertFrames[:]...) {
 		if st != nil {
 			errs = append(errs, st.Close())
 		}
