@@ -24,6 +24,16 @@ var sseDataCases = []struct{ raw, data string }{
 	{"\ndata: x\n\n", "x"},
 	{"datax: y\ndata: x\n\n", "x"},
 	{"Data: x\n\n", "x"},
+	// Events cut short (oversize frames keep only their first bytes).
+	{"data: x\n", "x"},
+	{"data: {\"a\":1", `{"a":1`},
+	{"event: message\ndata: {\"a\":", `{"a":`},
+	{"data: a\ndata: b", "a\nb"},
+	{"data: a\ndata: b", "a"},
+	{"data: a\nda", "a"},
+	{"data", "x"},
+	{"id: 1\ndata: x\n", "y"},
+	{": c\ndata: x\r", "x"},
 }
 
 // TestSSEDataIs: the in-place comparison agrees with splitting the event.

@@ -418,19 +418,33 @@ func sseDataIs(raw, data []byte) bool {
 }
 
 // sseDataIsLF compares the data of raw with data when raw is one event
-// whose lines all end in LF and that opens with no byte order mark; ok is
-// false for anything else.
+// whose lines all end in LF and that opens with no byte order mark, or
+// the first bytes of such an event cut short (an oversize frame: its last
+// line may have no end, and no blank line ends it); ok is false for
+// anything else. It copies nothing: a cut event of many megabytes is
+// compared in place too.
 func sseDataIsLF(raw, data []byte) (equal, ok bool) {
 	n := len(raw)
-	if n < 2 || raw[0] == '\n' || raw[0] == 0xEF || raw[n-1] != '\n' || raw[n-2] != '\n' ||
-		bytes.IndexByte(raw, '\r') >= 0 || bytes.Index(raw, []byte("\n\n")) != n-2 {
+	if n < 1 || raw[0] == '\n' || raw[0] == 0xEF || bytes.IndexByte(raw, '\r') >= 0 {
+		return false, false
+	}
+	var rest []byte
+	switch bytes.Index(raw, []byte("\n\n")) {
+	case n - 2:
+		rest = raw[:n-1] // a whole event, each line with its LF
+	case -1:
+		rest = raw // an event cut short, which sseData reads to its end
+	default:
 		return false, false
 	}
 	pos, lines := 0, 0
-	for rest := raw[:n-1]; len(rest) > 0; {
-		i := bytes.IndexByte(rest, '\n')
-		line := rest[:i]
-		rest = rest[i+1:]
+	for len(rest) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
+			line, rest = rest[:i], rest[i+1:]
+		} else {
+			line, rest = rest, nil
+		}
 		var v []byte
 		switch {
 		case string(line) == "data":
@@ -458,7 +472,8 @@ func sseDataIsLF(raw, data []byte) (equal, ok bool) {
 }
 
 func sseData(raw []byte) []byte {
-	var sp sse.Splitter
+	// Max: an event cut short is copied into one buffer of its length.
+	sp := sse.Splitter{Max: len(raw)}
 	evs := sp.Feed(nil, raw)
 	if ev, ok := sp.End(); ok {
 		evs = append(evs, ev)
