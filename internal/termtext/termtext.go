@@ -3,8 +3,11 @@
 // diff and verify: a raw ESC or other control character in a tool name
 // could set the window title, clear the screen or write the clipboard.
 // Escape and Text write every C0 control, DEL, C1 control (U+0080 to
-// U+009F) and byte that is not UTF-8 as a visible escape (\x1b, \u009b,
-// \xff). JSON, HTML and XML outputs escape by their own rules instead.
+// U+009F), bidirectional control and zero-width character (see Invisible)
+// and byte that is not UTF-8 as a visible escape (\x1b, \u009b, \u202e,
+// \xff): a U+202E in a tool name would otherwise reverse what a reader
+// sees. JSON outputs escape the same characters with JSON (see JSON and
+// JSONWriter); HTML and XML outputs escape by their own rules.
 package termtext
 
 import (
@@ -42,6 +45,8 @@ func escape(s string, lines bool) string {
 		case r >= 0x80 && r <= 0x9f:
 			b.WriteString(`\u00`)
 			b.WriteString(hex2(byte(r)))
+		case Invisible(r):
+			b.WriteString(uEscape(r))
 		default:
 			b.WriteString(s[i : i+n])
 		}
@@ -66,13 +71,33 @@ func unsafeAt(s string, lines bool) int {
 			i++
 		default:
 			r, n := utf8.DecodeRuneInString(s[i:])
-			if (r == utf8.RuneError && n == 1) || r <= 0x9f {
+			if (r == utf8.RuneError && n == 1) || r <= 0x9f || Invisible(r) {
 				return i
 			}
 			i += n
 		}
 	}
 	return -1
+}
+
+// Invisible reports whether r is a bidirectional control (U+061C,
+// U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069) or a zero-width
+// character (U+200B to U+200D, U+2060, U+FEFF): characters that print as
+// nothing yet can reorder or hide what is around them.
+func Invisible(r rune) bool {
+	switch {
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	case r >= 0x200b && r <= 0x200d, r == 0x2060, r == 0xfeff:
+		return true
+	}
+	return false
+}
+
+// uEscape is r as \uXXXX (r < 0x10000).
+func uEscape(r rune) string {
+	const hex = "0123456789abcdef"
+	return string([]byte{'\\', 'u', hex[r>>12&0xf], hex[r>>8&0xf], hex[r>>4&0xf], hex[r&0xf]})
 }
 
 func shortEscape(r rune) string {

@@ -17,6 +17,14 @@ func TestEscape(t *testing.T) {
 		{"C1", "a\u009b2Jb", `a\u009b2Jb`, `a\u009b2Jb`},
 		{"NotUTF8", "x\xff\x9b", `x\xff\x9b`, `x\xff\x9b`},
 		{"Empty", "", "", ""},
+		// Issue #48: bidi controls and zero-width characters print as
+		// nothing yet can reverse or hide what a reader sees.
+		{"RightToLeftOverride", "evil\u202etxt.exe", `evil\u202etxt.exe`, `evil\u202etxt.exe`},
+		{"BidiControls", "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069",
+			`\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069`, `\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u2066\u2067\u2068\u2069`},
+		{"ZeroWidth", "a\u200bb\u200cc\u200dd\u2060e\ufefff", `a\u200bb\u200cc\u200dd\u2060e\ufefff`, `a\u200bb\u200cc\u200dd\u2060e\ufefff`},
+		{"AllOfThem", "x\u202e\u200b\u009b\n", `x\u202e\u200b\u009b\n`, "x\\u202e\\u200b\\u009b\n"},
+		{"VisibleNeighbours", "\u2010\u201d\u2030\u2070\ufeef", "\u2010\u201d\u2030\u2070\ufeef", "\u2010\u201d\u2030\u2070\ufeef"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
