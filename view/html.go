@@ -3,6 +3,7 @@ package view
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	_ "embed"
 	"encoding/base64"
 	"encoding/json"
@@ -26,7 +27,24 @@ var (
 	reportJS string
 
 	page = template.Must(template.New("page").Parse(pageHTML))
+
+	// ReportCSP is the Content-Security-Policy of every HTML report, in a
+	// <meta http-equiv> of the page (and the header to send with it,
+	// where a report is served over HTTP): nothing is fetched, no form or
+	// base URL, and the only script and style that run are the report's
+	// own, named by their SHA-256 as the page holds them. A cassette from
+	// a stranger may put markup in any string; should some of it ever
+	// reach the page unescaped, it can neither run nor send anything.
+	ReportCSP = "default-src 'none'; script-src " + cspHash(reportJS) + "; style-src " + cspHash(reportCSS) +
+		"; img-src 'none'; connect-src 'none'; base-uri 'none'; form-action 'none'"
 )
+
+// cspHash is the CSP source expression of an inline script or style
+// whose text is s.
+func cspHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
 
 // Page is what one HTML report shows: one session, or the two sides of a
 // diff or verify run with their differences.
@@ -66,6 +84,7 @@ func WriteHTML(w io.Writer, p Page) error {
 	var buf bytes.Buffer
 	err = page.Execute(&buf, map[string]any{
 		"Title": title,
+		"CSP":   ReportCSP,
 		"CSS":   template.CSS(reportCSS),
 		"JS":    template.JS(reportJS),
 		"Data":  template.JS(data),

@@ -19,8 +19,10 @@
   var progress = {};       // request seq -> progress seqs
   var chaosAt = {}, chaosSt = {}; // seq, stream -> [index of a chaos fault] for the session shown
 
+  // Every string of the data (which a stranger's cassette may have filled)
+  // goes through esc on its way into markup, whatever field it came from.
   function esc(s) {
-    return String(s).replace(/[&<>"]/g, function (c) { return {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;'}[c]; });
+    return String(s).replace(/[&<>"']/g, function (c) { return {'&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;'}[c]; });
   }
   function secs(us) { return (us / 1e6).toFixed(3) + 's'; }
   function dur(us) { return us < 1000 ? us + ' µs' : us < 1e6 ? (us / 1000).toFixed(1) + ' ms' : (us / 1e6).toFixed(2) + ' s'; }
@@ -134,7 +136,10 @@
   spacer.appendChild(lanesCv);
   var KC = {request: '#2563eb', result: '#16a34a', error: '#dc2626', notification: '#7c3aed', batch: '#0891b2', invalid: '#d97706', stderr: '#6b7280'};
   var EC = {complete: '#16a34a', 'server-closed': '#d97706', 'client-aborted': '#dc2626', 'upstream-error': '#dc2626'};
-  function gutter() { return '<span class="c-g" style="width:' + (lanes * LANE + 6) + 'px"></span>'; }
+  // No style attribute in markup: the page's Content-Security-Policy
+  // allows only its own stylesheet, so widths and offsets are set on the
+  // elements (see render).
+  function gutter() { return '<span class="c-g"></span>'; }
   function drawLanes(a, b) {
     var w = lanes * LANE + 6, h = Math.max(1, (b - a) * ROW), dpr = window.devicePixelRatio || 1;
     lanesCv.style.left = $('ghead').offsetLeft + 'px';
@@ -191,7 +196,7 @@
     return s;
   }
   function rowHTML(r, i) {
-    var top = 'style="top:' + (i * ROW) + 'px"';
+    var top = 'data-top="' + (i * ROW) + '"';
     var st = r.st >= 0 ? S.streams[r.st] : null;
     if (r.t === 'o') {
       return '<div class="row o' + chaosClass(chaosSt[r.st]) + '" data-st="' + r.st + '" ' + top + '><span class="c-seq"></span><span class="c-off">' + secs(st.opened) + '</span>' +
@@ -236,6 +241,12 @@
     var out = [];
     for (var i = a; i < b; i++) out.push(rowHTML(view[i], i));
     rowsEl.innerHTML = out.join('');
+    var gw = (lanes * LANE + 6) + 'px';
+    Array.prototype.forEach.call(rowsEl.children, function (el) {
+      el.style.top = el.dataset.top + 'px';
+      var g = el.querySelector('.c-g');
+      if (g) g.style.width = gw;
+    });
     drawLanes(a, b);
     shown = [a, b];
   }
@@ -302,7 +313,7 @@
   }
   function showFrame(f) {
     var st = f.t >= 0 ? S.streams[f.t] : null, raw = rawText(f);
-    var h = '<h2><a class="perma" href="#' + anchor(f.s) + '" title="a link to this frame, to cite">#' + f.s + '</a> <span class="pill" style="background:' + (f.d ? '#ccfbf1' : '#dbeafe') + '">' + (f.d ? 'server → client' : 'client → server') + '</span> ' +
+    var h = '<h2><a class="perma" href="#' + anchor(f.s) + '" title="a link to this frame, to cite">#' + f.s + '</a> <span class="pill ' + (f.d ? 'd1' : 'd0') + '">' + (f.d ? 'server → client' : 'client → server') + '</span> ' +
       '<span class="pill">' + esc(f.k) + '</span> ' + esc(f.m || '') + (f.nm ? ' <i class="nm">' + esc(f.nm) + '</i>' : '') + '</h2><dl>';
     h += '<dt>stream</dt><dd><a data-st="' + f.t + '">' + esc(st ? st.label : '–') + '</a>' + (st && st.method ? ' · ' + esc(st.method + ' ' + st.url) : '') + '</dd>';
     h += '<dt>offset</dt><dd>' + secs(f.o) + '</dd>';
@@ -435,7 +446,7 @@
   // --- header, diffs, sessions ------------------------------------------------------
   function meta() {
     var m = [], labels = S.labels || {};
-    function add(k, v, title) { if (v) m.push('<div><dt>' + k + '</dt><dd title="' + esc(title || v) + '">' + esc(v) + '</dd></div>'); }
+    function add(k, v, title) { if (v) m.push('<div><dt>' + esc(k) + '</dt><dd title="' + esc(title || v) + '">' + esc(v) + '</dd></div>'); }
     $('title').textContent = 'Session ' + S.id + (S.name ? ' · ' + S.name : '');
     m.push('<div><dt>transport</dt><dd><span class="pill">' + esc(S.transport) + '</span>' + (S.revision ? '<span class="pill">' + esc(S.revision) + '</span>' : '') +
       (S.era ? '<span class="pill">' + esc(S.era) + '</span>' : '') + '</dd></div>');
@@ -478,7 +489,7 @@
       var server = d.server && d.server.status !== 'same' && d.server.status !== 'skipped';
       var head = differ ? differ + ' of ' + reqs.length + ' requests differ' : 'no differences in ' + reqs.length + ' requests';
       if (server) head += differ ? '; the server\u2019s own requests or notifications differ too' : ', but the server\u2019s own requests or notifications differ';
-      h += '<h2>Session ' + d.old.id + ' → session ' + d['new'].id + ': ' + head + '</h2>';
+      h += '<h2>Session ' + esc(d.old.id) + ' → session ' + esc(d['new'].id) + ': ' + head + '</h2>';
       bad.forEach(function (r, ri) {
         var name = (r.method || 'server traffic') + (r.name ? ' ' + r.name : '') + (r.seq ? ' (seq ' + r.seq + ')' : r.new_seq ? ' (new seq ' + r.new_seq + ')' : '');
         h += '<div class="drq" data-d="' + di + '" data-r="' + ri + '"><span class="st">' + esc(r.status) + '</span>' + esc(name) + changesHTML(r) + '</div>';
@@ -564,7 +575,7 @@
     cur = i; S = D.sessions[i]; sel = null;
     var tabs = $('tabs');
     tabs.innerHTML = D.sessions.length < 2 ? '' : D.sessions.map(function (s, k) {
-      return '<button data-i="' + k + '" class="' + (k === i ? 'on' : '') + (chaosFails(s.id) ? ' v-fail' : '') + '">session ' + s.id + (s.name ? ' · ' + esc(s.name) : '') + '</button>';
+      return '<button data-i="' + k + '" class="' + (k === i ? 'on' : '') + (chaosFails(s.id) ? ' v-fail' : '') + '">session ' + esc(s.id) + (s.name ? ' · ' + esc(s.name) : '') + '</button>';
     }).join('');
     meta();
     diffs();
