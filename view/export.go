@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -59,11 +60,24 @@ func (x Exporter) Export(ctx context.Context, db *store.DB, w io.Writer, format 
 	default:
 		return fmt.Errorf("export format %q is not supported", format)
 	}
+	var jw *termtext.JSONWriter
+	if format == "jsonl" || format == "har" {
+		// JSON text: C1 controls, bidi controls and zero-width
+		// characters as \u escapes, the same values (see termtext.JSON).
+		jw = termtext.NewJSONWriter(w)
+		w = jw
+	}
 	bw := bufio.NewWriter(w)
 	if err := write(bw); err != nil {
 		return err
 	}
-	return bw.Flush()
+	if err := bw.Flush(); err != nil {
+		return err
+	}
+	if jw != nil {
+		return jw.Flush()
+	}
+	return nil
 }
 
 // OneSession reports whether format holds exactly one session (the

@@ -1,11 +1,13 @@
 package view
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/causal"
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -159,9 +161,17 @@ func WriteJSON(w io.Writer, r *store.Recording, o Options) error {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
+// encode writes v as indented JSON, with C1 controls, bidi controls and
+// zero-width characters as \u escapes (termtext.JSON): the same values,
+// but none a terminal acts on or a reader cannot see.
 func encode(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	_, err := w.Write(termtext.JSON(buf.Bytes()))
+	return err
 }

@@ -239,7 +239,7 @@ func openLine(r *store.Recording, i int, labels []string, c painter) string {
 	}
 	return pad("", wSeq, true) + " " + pad(fmtOffset(st.Opened), wOffset, true) + " " + c.dim("=") + " " + pad(labels[i], wStream, false) + " " +
 		c.dim(pad(kind, wKind, false)) + " " + pad(what, wMethod, false) + " " + pad("", wID, false) + " " + pad("", wSize, true) + " " +
-		pad("", wPair, false) + " " + termtext.Escape(strings.Join(flags, ","))
+		pad("", wPair, false) + " " + flagsText(flags)
 }
 
 func endLine(st store.Stream, label string, c painter) string {
@@ -320,7 +320,27 @@ func frameLine(r *store.Recording, rw row, labels []string, links causal.Links, 
 	}
 	return pad(strconv.FormatInt(f.Seq, 10), wSeq, true) + " " + pad(fmtOffset(f.Offset), wOffset, true) + " " + dirColor(dir) + " " +
 		pad(label, wStream, false) + " " + kindColor(pad(k, wKind, false)) + " " + pad(method, wMethod, false) + " " + pad(f.ID, wID, false) + " " +
-		pad(strconv.Itoa(len(f.Raw)), wSize, true) + " " + pad(pair, wPair, false) + " " + termtext.Escape(strings.Join(fl, ","))
+		pad(strconv.Itoa(len(f.Raw)), wSize, true) + " " + pad(pair, wPair, false) + " " + flagsText(fl)
+}
+
+// wFlags is the most the FLAGS column of a line shows, in characters:
+// the text of a body, a stderr line or a header a stranger's cassette
+// made long is cut there (--payload prints a frame whole).
+const wFlags = 60
+
+// flagsText is fl for the FLAGS column: escaped, and cut with "…" past
+// wFlags characters. It never escapes more of fl than it shows.
+func flagsText(fl []string) string {
+	s := strings.Join(fl, ",")
+	cut := len(s) > 4*wFlags
+	if cut {
+		s = s[:4*wFlags] // at least wFlags characters; one cut here is escaped, then dropped
+	}
+	s = termtext.Escape(s)
+	if rs := []rune(s); cut || len(rs) > wFlags {
+		return string(rs[:min(len(rs), wFlags-1)]) + "…"
+	}
+	return s
 }
 
 // flags lists what else there is to know about a frame.
