@@ -24,7 +24,9 @@ func showCommand(e *env) *cli.Command {
 			"--max-frame, stored cut, cancelled-by=#N on a cancelled request, after-cancel=#N on what\n" +
 			"the server sent for it after that cancellation). A line where each stream opens (HTTP method,\n" +
 			"status, path, content type, Last-Event-ID) and where it ends (complete, server-closed,\n" +
-			"client-aborted, upstream-error). Colour on a terminal, none when piped or with NO_COLOR.\n\n" +
+			"client-aborted, upstream-error). FLAGS are cut at 60 characters (--payload prints a frame whole).\n" +
+			"Control, bidi and zero-width characters print as escapes (\\u202e). Colour on a terminal, none\n" +
+			"when piped or with NO_COLOR.\n\n" +
 			"   mcpvcr show 3 --method tools/call --payload\n" +
 			"   mcpvcr show 3 --stream post#4 --dir s2c\n" +
 			"   mcpvcr show 3 --format json",
