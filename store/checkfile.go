@@ -16,6 +16,7 @@ import (
 // The checks CheckFile runs, as its report names them.
 const (
 	CheckSQLite   = "SQLite file (integrity_check)"
+	CheckSchema   = "schema (only mcpvcr's tables and indexes: no trigger, view or other object)"
 	CheckImport   = "JSONL export (every line imports)"
 	CheckOrder    = "references and frame order (seq 1..n, offsets, streams)"
 	CheckContents = "frame contents (bytes agree with the indexed kind, id, method)"
@@ -32,6 +33,9 @@ type FileReport struct {
 	// ReadOnly is why the cassette was checked read-only (see
 	// DB.ReadOnly); nil when it could be opened for writing.
 	ReadOnly error
+	// Foreign is set when the cassette's schema holds objects mcpvcr
+	// never creates: nothing else of it was read.
+	Foreign *ForeignSchemaError
 }
 
 // CheckResult is one check and the problems it found.
@@ -132,9 +136,19 @@ func CheckFile(ctx context.Context, path string) (*FileReport, error) {
 		if db != nil {
 			r.ReadOnly = db.ReadOnly()
 		}
-		if err != nil && damaged(err) {
-			r.add(CheckSQLite, []string{"the file cannot be opened: " + sqliteMessage(err)}, 0)
+		var fe *ForeignSchemaError
+		switch {
+		case err != nil && errors.As(err, &fe):
+			// Nothing of the file is read past its schema: a view may
+			// stand in for a table.
+			r.Foreign = fe
+			r.skip(CheckSQLite)
+			r.add(CheckSchema, fe.Problems(), 0)
 			r.skip(CheckOrder, CheckContents)
+			err, db = nil, nil
+		case err != nil && damaged(err):
+			r.add(CheckSQLite, []string{"the file cannot be opened: " + sqliteMessage(err)}, 0)
+			r.skip(CheckSchema, CheckOrder, CheckContents)
 			err, db = nil, nil
 		}
 	}
@@ -203,6 +217,7 @@ func checkDB(ctx context.Context, r *FileReport, db *DB, imported bool) error {
 		r.add(CheckImport, nil, 0)
 	} else {
 		r.add(CheckSQLite, rep.Integrity, 0)
+		r.add(CheckSchema, nil, 0) // Open checked it
 	}
 	r.add(CheckOrder, rep.Problems, rep.Omitted)
 	if len(rep.Integrity) > 0 {

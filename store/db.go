@@ -233,7 +233,7 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 			d.held.release()
 		}
 	}()
-	if d.wdb, err = sql.Open("sqlite3", dsn(abs, writerParams)); err != nil {
+	if d.wdb, err = sql.Open(driverName, dsn(abs, writerParams)); err != nil {
 		return nil, err
 	}
 	d.wdb.SetMaxOpenConns(1)
@@ -285,7 +285,7 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 	if err := migrate(ctx, d.wdb, version); err != nil {
 		return nil, err
 	}
-	if d.rdb, err = sql.Open("sqlite3", dsn(abs, readerParams)); err != nil {
+	if d.rdb, err = sql.Open(driverName, dsn(abs, readerParams)); err != nil {
 		return nil, err
 	}
 	d.rdb.SetMaxOpenConns(maxReaders)
@@ -293,7 +293,7 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 	if err := d.rdb.PingContext(ctx); err != nil {
 		return nil, err
 	}
-	if d.cdb, err = sql.Open("sqlite3", dsn(abs, checkpointerParams)); err != nil {
+	if d.cdb, err = sql.Open(driverName, dsn(abs, checkpointerParams)); err != nil {
 		return nil, err
 	}
 	d.cdb.SetMaxOpenConns(1)
@@ -456,7 +456,9 @@ func (d *DB) exclusive(ctx context.Context, o op) error {
 // newer schema. A recorder probes, then opens in the background and
 // forwards meanwhile: Open may wait for other processes that write to the
 // same file. The header Probe reads may lag behind a file whose log is
-// not yet copied into it; Open has the last word. Call it before this
+// not yet copied into it; Open has the last word. Probe also refuses a
+// cassette whose schema holds objects mcpvcr never creates
+// (ErrForeignSchema). Call it before this
 // process opens path: closing a file releases the process's SQLite locks
 // on it.
 func Probe(path string) error {
@@ -488,6 +490,25 @@ func probe(path string) error {
 		return fmt.Errorf("schema version %d, but this build knows up to %d: %w", version, schemaVersion, ErrNewerSchema)
 	case appID != applicationID && appID != 0:
 		return fmt.Errorf("%w (a SQLite database of another program)", ErrNotCassette)
+	}
+	return probeSchema(abs)
+}
+
+// probeSchema refuses a cassette whose schema holds objects mcpvcr never
+// creates (ErrForeignSchema), so that a recorder does not start its
+// server for a file Open will refuse. It reads the schema through a
+// read-only connection; any other failure is left for Open to tell.
+func probeSchema(abs string) error {
+	db, err := sql.Open(driverName, dsn(abs, "_busy_timeout=1000&mode=ro"))
+	if err != nil {
+		return nil
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := inspect(ctx, db); errors.Is(err, ErrForeignSchema) {
+		return err
 	}
 	return nil
 }

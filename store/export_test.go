@@ -30,3 +30,16 @@ func SetMaxWALBytes(t interface{ Cleanup(func()) }, n int) {
 	maxWALBytes = n
 	t.Cleanup(func() { maxWALBytes = old })
 }
+
+// TrustedSchema returns PRAGMA trusted_schema of the writer's and a
+// reader's connection.
+func TrustedSchema(ctx context.Context, d *DB) (writer, reader int64, err error) {
+	err = d.exclusive(ctx, op{fn: func(t *txn) (err error) {
+		writer, err = t.queryInt("PRAGMA trusted_schema")
+		return err
+	}})
+	if err == nil {
+		err = d.rdb.QueryRowContext(ctx, "PRAGMA trusted_schema").Scan(&reader)
+	}
+	return writer, reader, err
+}

@@ -125,21 +125,43 @@ func inspect(ctx context.Context, db *sql.DB) (version int, err error) {
 	// application_id). Not in a transaction of the writer's connection:
 	// its BEGIN IMMEDIATE would create a new file's first page, with the
 	// default page size, before Open sets a bigger one.
-	var appID, objects int
-	const q = `SELECT (SELECT application_id FROM pragma_application_id),
-		(SELECT user_version FROM pragma_user_version), (SELECT count(*) FROM sqlite_master)`
-	if err := db.QueryRowContext(ctx, q).Scan(&appID, &version, &objects); err != nil {
+	// The schema comes in the same statement, so that it is that of the
+	// version read.
+	const q = `SELECT p.app, p.ver, m.type, m.name, m.tbl_name, coalesce(m.sql, '')
+		FROM (SELECT (SELECT application_id FROM pragma_application_id) AS app,
+			(SELECT user_version FROM pragma_user_version) AS ver) AS p
+		LEFT JOIN sqlite_schema AS m ORDER BY m.rowid`
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return 0, err
+	}
+	defer rows.Close()
+	var appID int
+	var objs []SchemaObject
+	for rows.Next() {
+		var typ, name, table, def sql.NullString
+		if err := rows.Scan(&appID, &version, &typ, &name, &table, &def); err != nil {
+			return 0, err
+		}
+		if typ.Valid {
+			objs = append(objs, SchemaObject{Type: typ.String, Name: name.String, Table: table.String, SQL: def.String})
+		}
+	}
+	if err := rows.Err(); err != nil {
 		return 0, err
 	}
 	switch {
 	case appID == applicationID:
-	case appID == 0 && version == 0 && objects == 0:
+	case appID == 0 && version == 0 && len(objs) == 0:
 		return 0, nil // a new, empty database
 	default:
 		return 0, fmt.Errorf("%w (a SQLite database of another program)", ErrNotCassette)
 	}
 	if version > schemaVersion {
 		return 0, fmt.Errorf("schema version %d, but this build knows up to %d: %w", version, schemaVersion, ErrNewerSchema)
+	}
+	if err := checkSchema(version, objs); err != nil {
+		return 0, err
 	}
 	return version, nil
 }

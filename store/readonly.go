@@ -13,11 +13,11 @@ import (
 // openExisting opens the cassette at path, which must exist, for writing
 // if it can and read-only if it cannot: on a read-only file system, a
 // full disk, or another user's file. A file that is no cassette, a newer
-// or damaged one, is no reason to try.
+// or damaged one, or one with a schema not mcpvcr's, is no reason to try.
 func openExisting(ctx context.Context, path string) (*DB, error) {
 	d, err := Open(ctx, path)
 	if err == nil || errors.Is(err, ErrNotCassette) || errors.Is(err, ErrNewerSchema) ||
-		errors.Is(err, ErrDamaged) || errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil {
+		errors.Is(err, ErrDamaged) || errors.Is(err, ErrForeignSchema) || errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil {
 		return d, err
 	}
 	rd, rerr := openReadOnly(ctx, path)
@@ -73,7 +73,7 @@ func openReader(ctx context.Context, path, abs, dsn string) (_ *DB, err error) {
 	if d.held, err = holdFile(abs, false); err != nil {
 		return nil, err
 	}
-	if d.rdb, err = sql.Open("sqlite3", dsn); err != nil {
+	if d.rdb, err = sql.Open(driverName, dsn); err != nil {
 		d.held.release()
 		return nil, err
 	}

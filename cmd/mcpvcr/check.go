@@ -45,6 +45,8 @@ func checkCommand(e *env) *cli.Command {
 			switch {
 			case r.Format == store.JSONL:
 				hint = "fix the lines named above (the file is text), or export the session again from its cassette"
+			case r.Foreign != nil:
+				hint = foreignHint(path, r.Foreign)
 			case r.Failed(store.CheckSQLite):
 				hint = "salvage what SQLite can still read: sqlite3 " + path + " .recover | sqlite3 recovered.db, then mcpvcr check recovered.db"
 			}

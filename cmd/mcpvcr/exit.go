@@ -88,8 +88,22 @@ func openErr(path string, err error) error {
 		return failErr(err, "install a newer mcpvcr: go install github.com/mcpvcr/mcpvcr/cmd/mcpvcr@latest")
 	case errors.Is(err, store.ErrDamaged):
 		return failErr(err, "mcpvcr check "+path+" to see what is damaged and how to rescue the rest")
+	case errors.Is(err, store.ErrForeignSchema):
+		var fe *store.ForeignSchemaError
+		errors.As(err, &fe)
+		return failErr(err, foreignHint(path, fe))
 	}
 	return failErr(err, "check that "+path+" is a writable file path")
+}
+
+// foreignHint says what to do with a cassette whose schema holds objects
+// mcpvcr never creates (fe, which may be nil).
+func foreignHint(path string, fe *store.ForeignSchemaError) string {
+	hint := "do not use a cassette from someone else as it is: ask its sender for a JSONL export (mcpvcr export --cassette FILE -o FILE.jsonl) and import that"
+	if fe != nil && len(fe.Changed) == 0 {
+		hint += "; if you made these objects yourself, remove them: sqlite3 " + path + " '" + fe.Drops() + "'"
+	}
+	return hint
 }
 
 // checkErr maps a check that could not run to exit 3 and a hint.
