@@ -77,10 +77,22 @@ const maxRunBytes = 64 << 10
 const packsVersion = 6
 
 // Bounds of one pack. A frame bigger than maxChunked is a row of its own.
+// maxPackFrames bounds its entries (frames and runs of events), and
+// maxPackBytes their raw and data bytes.
 const (
 	maxPackFrames = 256
 	maxPackBytes  = 256 << 10
 )
+
+// minRunEvent is the fewest bytes of an event that a read of a run
+// accepts: "data:{" and a blank line (sserun.Fields; the recorder makes
+// runs of events of at least "data: {" and a blank line, sserun.Blocks).
+const minRunEvent = 8 // len("data:{\n\n")
+
+// maxPackSeqs bounds the frames (seqs) a pack may hold: its entries, and
+// the events of its runs, whose bytes maxPackBytes bounds. A read refuses
+// a pack that claims more before it decodes it.
+const maxPackSeqs = maxPackFrames + maxPackBytes/minRunEvent
 
 const insertPackSQL = `INSERT INTO frame_packs (session_id, first_seq, last_seq, frames) VALUES (?, ?, ?, ?)`
 
@@ -191,15 +203,27 @@ func (d *packDecoder) fail() {
 // alias b). It fails with errBadPack if b does not hold exactly those
 // frames.
 func unpack(sessionID, first, last int64, b []byte, fn func(*Frame) error) error {
-	b, err := decompressPack(b)
+	// What a pack claims is checked before it is decoded: a hostile file
+	// could claim more frames, and bytes, than any pack the writer makes,
+	// in a few bytes (a compressed pack of 27 bytes decoded to 8 MiB of
+	// 599,186 empty frames).
+	if last < first || first < 1 || last-first >= maxPackSeqs {
+		return fmt.Errorf("session %d: frames %d to %d: %w: a pack claims %d frames, and holds at most %d",
+			sessionID, first, last, errBadPack, uint64(last-first)+1, maxPackSeqs)
+	}
+	b, err := decompressPack(b, last-first+1)
 	if err != nil {
 		return fmt.Errorf("session %d: frames %d to %d: %w", sessionID, first, last, err)
 	}
-	if len(b) == 0 || b[0] != packFormat || last < first {
+	if len(b) == 0 || b[0] != packFormat {
 		return fmt.Errorf("session %d: frames %d to %d: %w", sessionID, first, last, errBadPack)
 	}
 	d := &packDecoder{b: b[1:]}
+	entries := 0
 	for seq := first; seq <= last; seq++ {
+		if entries++; entries > maxPackFrames {
+			return fmt.Errorf("session %d: frames %d to %d: %w: more than the %d entries a pack holds", sessionID, first, last, errBadPack, maxPackFrames)
+		}
 		f := &Frame{SessionID: sessionID, Seq: seq}
 		flags := d.uvarint()
 		if flags&packRun != 0 {
@@ -270,6 +294,10 @@ type packCursor struct {
 	rows *sql.Rows
 	buf  []*Frame // the frames of the current pack not yet taken
 	err  error
+	// skip, when set, is called with the error of each pack whose bytes
+	// do not decode (errBadPack), which the cursor then passes over
+	// rather than fail: a rescue of what can be read (DB.Rescue).
+	skip func(error)
 }
 
 func openPacks(ctx context.Context, tx *sql.Tx, where string, args ...any) (*packCursor, error) {
@@ -299,7 +327,12 @@ func (c *packCursor) next() (*Frame, error) {
 			return nil
 		})
 		if c.err != nil {
+			clear(c.buf)
 			c.buf = c.buf[:0]
+			if c.skip != nil && errors.Is(c.err, errBadPack) {
+				c.skip(c.err)
+				c.err = nil
+			}
 		}
 	}
 	f := c.buf[0]

@@ -61,16 +61,26 @@ func compressPack(dst, pack []byte) (stored, buf []byte) {
 	return z, z
 }
 
+// maxSeqDecoded bounds the bytes of a pack per frame (seq) it holds: a
+// run of events holds at most maxRunBytes of their blocks, a frame at
+// most maxChunked of raw and data together, besides its id, method and
+// event fields (parts of those) and a few varints.
+const maxSeqDecoded = max(maxRunBytes, 4*maxChunked) + 1<<10
+
 // decompressPack returns the bytes of pack b, decompressed when it is a
-// compressed pack; the result may alias b. It fails with errBadPack when
-// b does not decompress into exactly the length it claims.
-func decompressPack(b []byte) ([]byte, error) {
+// compressed pack of seqs frames; the result may alias b. It fails with
+// errBadPack, before it decompresses anything, when b claims more bytes
+// than a pack of seqs frames holds (maxPackDecoded, maxSeqDecoded per
+// frame), and when b does not decompress into exactly the length it
+// claims.
+func decompressPack(b []byte, seqs int64) ([]byte, error) {
 	if len(b) == 0 || b[0] != packCompressed {
 		return b, nil
 	}
 	n, k := binary.Uvarint(b[1:])
-	if k <= 0 || n > maxPackDecoded {
-		return nil, fmt.Errorf("%w: a compressed pack claims %d bytes", errBadPack, n)
+	limit := uint64(min(maxPackDecoded, seqs*maxSeqDecoded))
+	if k <= 0 || n > limit {
+		return nil, fmt.Errorf("%w: a compressed pack of %d frames claims %d bytes, more than the %d such a pack holds", errBadPack, seqs, n, limit)
 	}
 	block := b[1+k:]
 	if m, err := s2.DecodedLen(block); err != nil || uint64(m) != n {

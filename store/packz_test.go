@@ -6,8 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/s2"
 )
 
 // noise returns n letters that do not compress.
@@ -113,7 +116,7 @@ func TestPackZ_Damaged(t *testing.T) {
 	if z[0] != packCompressed {
 		t.Fatalf("a pack of 20 equal frames was not compressed")
 	}
-	if b, err := decompressPack(z); err != nil || !bytes.Equal(b, pack) {
+	if b, err := decompressPack(z, 20); err != nil || !bytes.Equal(b, pack) {
 		t.Fatalf("decompressPack() = %q, %v; want the pack back", b, err)
 	}
 	n, k := binary.Uvarint(z[1:])
@@ -184,5 +187,51 @@ func BenchmarkUnpack(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// bombPack returns a compressed pack of n empty frames: a few bytes that
+// decompress to 12 bytes a frame.
+func bombPack(n int) []byte {
+	body := bytes.Repeat([]byte{0, 0, byte(ServerToClient), 0, byte(KindNotification), 0, 0, 0, 0, 0, 0, 0}, n)
+	return append(binary.AppendUvarint([]byte{packCompressed}, uint64(len(body))), s2.Encode(nil, body)...)
+}
+
+// TestPackZ_Bomb: a decompression bomb, a pack of a few bytes that
+// claims far more frames or bytes than the writer puts in a pack, is
+// refused before it is decoded, with an error that names it, and its
+// read allocates little whatever it claims.
+func TestPackZ_Bomb(t *testing.T) {
+	huge := bombPack(599186) // the issue's: 8 MiB of 599,186 frames
+	if len(huge) > 64 {
+		t.Fatalf("the bomb is %d bytes", len(huge))
+	}
+	for _, tc := range []struct {
+		name        string
+		first, last int64
+		b           []byte
+		want        string
+	}{
+		{"599,186 frames", 1, 599186, huge, "frames 1 to 599186: damaged pack: a pack claims 599186 frames, and holds at most 33024"},
+		{"2 frames of 7 MiB", 5, 6, huge, "a compressed pack of 2 frames claims 7190232 bytes, more than the 133120 such a pack holds"},
+		{"more entries than a pack holds", 1, maxPackSeqs, bombPack(maxPackSeqs), "more than the 256 entries a pack holds"},
+		{"a negative count", 10, 1, huge, "damaged pack"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var m0, m1 runtime.MemStats
+			runtime.ReadMemStats(&m0)
+			frames := 0
+			err := unpack(1, tc.first, tc.last, tc.b, func(*Frame) error { frames++; return nil })
+			runtime.ReadMemStats(&m1)
+			if !errors.Is(err, errBadPack) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("unpack() = %v; want %v naming %q", err, errBadPack, tc.want)
+			}
+			if frames > maxPackFrames {
+				t.Errorf("unpack() handed over %d frames", frames)
+			}
+			if got := m1.TotalAlloc - m0.TotalAlloc; got > 2*maxPackDecoded {
+				t.Errorf("unpack() allocated %d bytes", got)
+			}
+		})
 	}
 }
