@@ -26,7 +26,9 @@ func (d *DB) checkFrameContents(ctx context.Context) (problems []string, omitted
 	}
 	for _, s := range ss {
 		c := &contentChecker{session: s.ID, kinds: map[int64]StreamKind{}}
-		if err := d.Export(ctx, c, s.ID); err != nil {
+		// A pack that does not decode is the order check's problem
+		// (checkFrames): this one checks every other frame.
+		if err := d.export(ctx, c, func(error) {}, []int64{s.ID}); err != nil {
 			return problems, omitted, err
 		}
 		c.flush()

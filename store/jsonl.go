@@ -105,6 +105,19 @@ type frameRecord struct {
 // The output depends only on what is stored. It reads one snapshot of
 // the committed data. A missing session is an error wrapping ErrNotFound.
 func (d *DB) Export(ctx context.Context, w io.Writer, sessionIDs ...int64) error {
+	return d.export(ctx, w, nil, sessionIDs)
+}
+
+// Rescue is Export of what can still be read of a damaged cassette: it
+// passes over each pack of frames whose bytes do not decode, and returns
+// what it passed over (a line per pack, naming its session and frames).
+// The export then lacks those frames, which an import keeps as a gap.
+func (d *DB) Rescue(ctx context.Context, w io.Writer, sessionIDs ...int64) (skipped []string, err error) {
+	err = d.export(ctx, w, func(err error) { skipped = append(skipped, err.Error()) }, sessionIDs)
+	return skipped, err
+}
+
+func (d *DB) export(ctx context.Context, w io.Writer, skip func(error), sessionIDs []int64) error {
 	err := d.read(ctx, func(tx *sql.Tx) error {
 		ids := slices.Compact(slices.Sorted(slices.Values(sessionIDs)))
 		if len(ids) == 0 {
@@ -117,7 +130,7 @@ func (d *DB) Export(ctx context.Context, w io.Writer, sessionIDs ...int64) error
 			}
 		}
 		bw := bufio.NewWriterSize(w, 1<<16)
-		x := exporter{tx: tx, packs: d.packs(), enc: json.NewEncoder(bw)}
+		x := exporter{tx: tx, packs: d.packs(), skip: skip, enc: json.NewEncoder(bw)}
 		x.enc.SetEscapeHTML(false)
 		if err := x.enc.Encode(headerRecord{Type: headerType, Version: exportVersion}); err != nil {
 			return err
@@ -137,7 +150,8 @@ func (d *DB) Export(ctx context.Context, w io.Writer, sessionIDs ...int64) error
 
 type exporter struct {
 	tx         *sql.Tx
-	packs      bool // the file has frame_packs
+	packs      bool        // the file has frame_packs
+	skip       func(error) // see eachFrameSkipping; nil to fail on a damaged pack
 	enc        *json.Encoder
 	lastStream int64 // the last stream number given in the file
 }
@@ -181,7 +195,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 			return err
 		}
 	}
-	return eachFrame(ctx, x.tx, x.packs, id, func(f *Frame) error {
+	return eachFrameSkipping(ctx, x.tx, x.packs, id, x.skip, func(f *Frame) error {
 		rec := frameRecord{
 			Type: "frame", Session: fileID, Seq: f.Seq, Dir: f.Direction.String(),
 			OffsetNS: int64(f.Offset), RPCID: f.ID, Method: f.Method, Malformed: f.Malformed,

@@ -152,6 +152,12 @@ func streams(ctx context.Context, tx *sql.Tx, sessionID int64) ([]Stream, error)
 // frames and, when packs is set, the frames of its packs (see pack.go),
 // merged. fn may keep the frame; it is not reused.
 func eachFrame(ctx context.Context, tx *sql.Tx, packs bool, sessionID int64, fn func(*Frame) error) error {
+	return eachFrameSkipping(ctx, tx, packs, sessionID, nil, fn)
+}
+
+// eachFrameSkipping is eachFrame that, when skip is set, passes over
+// each pack whose bytes do not decode, calling skip with its error.
+func eachFrameSkipping(ctx context.Context, tx *sql.Tx, packs bool, sessionID int64, skip func(error), fn func(*Frame) error) error {
 	members, err := batchMembers(ctx, tx, sessionID)
 	if err != nil {
 		return err
@@ -163,6 +169,7 @@ func eachFrame(ctx context.Context, tx *sql.Tx, packs bool, sessionID int64, fn 
 			return err
 		}
 		defer pc.close()
+		pc.skip = skip
 		if packed, err = pc.next(); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/mcpvcr/mcpvcr/internal/outfile"
+	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/store"
 	"github.com/mcpvcr/mcpvcr/view"
 
@@ -33,12 +34,16 @@ func exportCommand(e *env) *cli.Command {
 			"as their raw event-stream text. Request/response fidelity\n" +
 			"only: no event timing, no stream breaks. A session whose GET stream carried messages is\n" +
 			"refused (go-vcr cannot stream); a GET stream that carried none is written as 405.\n\n" +
-			"   mcpvcr export 3 --format go-vcr -o testdata/fixtures/session3.yaml",
+			"   mcpvcr export 3 --format go-vcr -o testdata/fixtures/session3.yaml\n\n" +
+			"--rescue writes JSONL of what a damaged cassette still holds: it passes over each pack of\n" +
+			"frames that does not decode, names it on stderr, and writes every other frame.\n" +
+			"   mcpvcr export --rescue --cassette damaged.db -o rescued.jsonl",
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.StringFlag{Name: "format", Value: "jsonl", Usage: "output `FORMAT`: jsonl, har, html, or go-vcr or go-vcr-v2 (one HTTP session)"},
 			&cli.StringFlag{Name: "base-url", Usage: "go-vcr: the scheme and host the client addressed, such as `URL` http://127.0.0.1:3001 (default: the session's upstream)"},
 			outputFlag(),
+			&cli.BoolFlag{Name: "rescue", Usage: "jsonl: write what can still be read of a damaged cassette, passing over the packs of frames that do not decode"},
 		},
 		Action: func(c *cli.Context) error {
 			format := c.String("format")
@@ -48,6 +53,9 @@ func exportCommand(e *env) *cli.Command {
 			path, ids, err := positional(c, math.MaxInt)
 			if err != nil {
 				return err
+			}
+			if c.Bool("rescue") && format != "jsonl" {
+				return usageErr("mcpvcr export --rescue --cassette FILE -o rescued.jsonl", "--rescue writes JSONL, not %s", format)
 			}
 			if view.OneSession(format) {
 				if err := oneSessionArgs(c, ids); err != nil {
@@ -76,9 +84,22 @@ func exportCommand(e *env) *cli.Command {
 				defer file.Abort()
 				out = file
 			}
-			x := view.Exporter{BaseURL: c.String("base-url")}
-			if err := x.Export(c.Context, db, out, format, ids...); err != nil {
-				return exportErr(err, transport, ids)
+			if c.Bool("rescue") {
+				skipped, err := db.Rescue(c.Context, out, ids...)
+				if err != nil {
+					return failErr(fmt.Errorf("export: %w", err), "salvage what SQLite can still read: sqlite3 "+cassettePath(c)+" .recover | sqlite3 recovered.db, then mcpvcr check recovered.db")
+				}
+				for _, s := range skipped {
+					fmt.Fprintf(e.stderr, "mcpvcr: export: passed over %s\n", termtext.Text(s))
+				}
+				if len(skipped) > 0 {
+					fmt.Fprintf(e.stderr, "mcpvcr: export: rescued every frame but those of %s that do not decode\n", termtext.Count(int64(len(skipped)), "pack"))
+				}
+			} else {
+				x := view.Exporter{BaseURL: c.String("base-url")}
+				if err := x.Export(c.Context, db, out, format, ids...); err != nil {
+					return exportErr(err, transport, ids)
+				}
 			}
 			if file != nil {
 				if err := file.Commit(); err != nil {
