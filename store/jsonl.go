@@ -246,6 +246,17 @@ func (d *DB) Import(ctx context.Context, r io.Reader) ([]int64, error) {
 	return im.ids, nil
 }
 
+// LineError is the error of an import refused for a line of the export
+// that does not import: it names the line.
+type LineError struct {
+	Line int
+	Err  error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
+
+func (e *LineError) Unwrap() error { return e.Err }
+
 type importer struct {
 	d        *DB
 	r        *bufio.Reader
@@ -279,7 +290,7 @@ func (im *importer) run(ctx context.Context, t *txn) error {
 			continue
 		}
 		if err := im.record(t, line); err != nil {
-			return fmt.Errorf("line %d: %w", im.line, err)
+			return &LineError{Line: im.line, Err: err}
 		}
 	}
 }

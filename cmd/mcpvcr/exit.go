@@ -88,6 +88,8 @@ func openErr(path string, err error) error {
 		return failErr(err, "install a newer mcpvcr: go install github.com/mcpvcr/mcpvcr/cmd/mcpvcr@latest")
 	case errors.Is(err, store.ErrDamaged):
 		return failErr(err, "mcpvcr check "+path+" to see what is damaged and how to rescue the rest")
+	case errors.As(err, new(*store.LineError)):
+		return failErr(err, "mcpvcr check "+path+" names each line that does not import: fix them (the file is text), or export the session again from its cassette")
 	case errors.Is(err, store.ErrForeignSchema):
 		var fe *store.ForeignSchemaError
 		errors.As(err, &fe)

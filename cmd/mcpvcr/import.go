@@ -57,7 +57,11 @@ func importCommand(e *env) *cli.Command {
 				if errors.Is(statErr, fs.ErrNotExist) {
 					removeEmpty(c, db, cassettePath(c)) // made for this import: nothing to keep
 				}
-				return failErr(fmt.Errorf("import %s: %w", path, err), "check the file is an mcpvcr export (mcpvcr export writes one); nothing was imported")
+				hint := "check the file is an mcpvcr export (mcpvcr export writes one); nothing was imported"
+				if errors.As(err, new(*store.LineError)) {
+					hint = "nothing was imported: mcpvcr check " + path + " names each line that does not import; fix them (the file is text), or export the session again from its cassette"
+				}
+				return failErr(fmt.Errorf("import %s: %w", path, err), hint)
 			}
 			// The replay index, so that the first replay starts as fast
 			// as any (it would build what is missing itself).
