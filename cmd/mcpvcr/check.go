@@ -15,7 +15,9 @@ func checkCommand(e *env) *cli.Command {
 		ArgsUsage: "[CASSETTE]",
 		Description: "Checks the cassette named by CASSETTE (or --cassette): a .db file or a .jsonl export.\n" +
 			"   mcpvcr check bug.db\n" +
-			"It runs SQLite's integrity check and foreign-key check, then checks that each session's\n" +
+			"It runs SQLite's integrity check and foreign-key check, checks that the schema holds nothing\n" +
+			"mcpvcr never creates (a trigger or view in a stranger's file runs on every read or write:\n" +
+			"such a file is read no further), then checks that each session's\n" +
 			"frames are numbered 1, 2, 3, ... without gaps, that their offsets never go back, that\n" +
 			"each frame and resumed stream belongs to its session, and that each frame's bytes still\n" +
 			"give the kind, id and method indexed for it. A recording cut short (kill -9, a full\n" +
