@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -161,7 +162,9 @@ func schemaObjects(ctx context.Context, db *sql.DB) ([]SchemaObject, error) {
 // cassette of the given version, holds an object that the migrations up
 // to that version do not create, or one of theirs defined otherwise.
 // SQLite's own objects (named sqlite_...: sqlite_sequence, the indexes of
-// primary keys, ANALYZE's statistics) are allowed.
+// primary keys, ANALYZE's statistics) are allowed, and so is an index on
+// columns alone of one of its tables (not UNIQUE, not partial, no
+// expressions), which someone may have made for their own queries.
 func checkSchema(version int, objs []SchemaObject) error {
 	schemas, err := ownSchemas()
 	if err != nil {
@@ -178,6 +181,9 @@ func checkSchema(version int, objs []SchemaObject) error {
 		}
 		want, ok := own[[2]string{o.Type, o.Name}]
 		switch {
+		case !ok && plainIndex(o, own):
+			// One made for ad-hoc SQL (schema.sql suggests some): it
+			// runs nothing and refuses no write.
 		case !ok:
 			e.Foreign = append(e.Foreign, o)
 		case want.Table != o.Table || want.SQL != o.SQL:
@@ -188,6 +194,23 @@ func checkSchema(version int, objs []SchemaObject) error {
 		return nil
 	}
 	return e
+}
+
+// plainIndexSQL is an index on columns alone: not UNIQUE, not partial,
+// no expressions.
+var plainIndexSQL = regexp.MustCompile(`(?i)^CREATE\s+INDEX\s+("?)(\w+)("?)\s+ON\s+("?)(\w+)("?)\s*\(\s*\w+(\s+(ASC|DESC))?(\s*,\s*\w+(\s+(ASC|DESC))?)*\s*\)$`)
+
+// plainIndex reports whether o is an index on columns alone of one of
+// the tables of own.
+func plainIndex(o SchemaObject, own map[[2]string]SchemaObject) bool {
+	if o.Type != "index" {
+		return false
+	}
+	if _, ok := own[[2]string{"table", o.Table}]; !ok {
+		return false
+	}
+	m := plainIndexSQL.FindStringSubmatch(strings.TrimSpace(o.SQL))
+	return m != nil && m[1] == m[3] && m[4] == m[6] && m[2] == o.Name && m[5] == o.Table
 }
 
 // driverName is the database/sql driver of every connection to a
