@@ -207,7 +207,10 @@ func unpack(sessionID, first, last int64, b []byte, fn func(*Frame) error) error
 	// could claim more frames, and bytes, than any pack the writer makes,
 	// in a few bytes (a compressed pack of 27 bytes decoded to 8 MiB of
 	// 599,186 empty frames).
-	if last < first || first < 1 || last-first >= maxPackSeqs {
+	if last < first || first < 1 {
+		return fmt.Errorf("session %d: frames %d to %d: %w", sessionID, first, last, errBadPack)
+	}
+	if last-first >= maxPackSeqs {
 		return fmt.Errorf("session %d: frames %d to %d: %w: a pack claims %d frames, and holds at most %d",
 			sessionID, first, last, errBadPack, uint64(last-first)+1, maxPackSeqs)
 	}
