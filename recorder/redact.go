@@ -129,7 +129,25 @@ func (r *Redactor) decideHeader(name string) bool {
 			return true
 		}
 	}
-	return looksSecret(name)
+	return looksSecret(name) || secretHeaderWord(name)
+}
+
+// secretHeaderWords mark a header name as a credential when one of the
+// words its '-' and '_' separate is one of them: X-Custom-Auth,
+// Authentication, X-Forwarded-Authorization, X-Goog-Iap-Jwt-Assertion,
+// X-Hub-Signature-256, X-Client-Cert. WWW-Authenticate (a challenge,
+// which replay needs) has none of them.
+var secretHeaderWords = []string{"auth", "authentication", "authorization", "jwt", "signature", "sig", "cert", "certificate", "assertion", "cookie", "credentials", "passcode", "apikey"}
+
+func secretHeaderWord(name string) bool {
+	for w := range strings.FieldsFuncSeq(name, func(r rune) bool { return r == '-' || r == '_' }) {
+		for _, s := range secretHeaderWords {
+			if strings.EqualFold(w, s) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (r *Redactor) param(name string) bool {
@@ -276,6 +294,13 @@ func (r *Redactor) Args(argv []string) []string {
 			out[i], hideNext = r.placeholder(a), false
 		case strings.Contains(a, "://"):
 			out[i] = r.URL(a)
+		case strings.HasPrefix(a, "-") && strings.Contains(a, "="):
+			k, v, _ := strings.Cut(a, "=")
+			if secretFlag(k) || r.param(strings.TrimLeft(k, "-")) || r.header(strings.TrimLeft(k, "-")) {
+				out[i] = k + "=" + r.placeholder(v)
+			} else {
+				out[i] = a
+			}
 		case strings.Contains(a, "="):
 			k, v, _ := strings.Cut(a, "=")
 			if r.param(strings.TrimLeft(k, "-")) || r.header(strings.TrimLeft(k, "-")) {
@@ -283,13 +308,29 @@ func (r *Redactor) Args(argv []string) []string {
 			} else {
 				out[i] = a
 			}
-		case strings.HasPrefix(a, "-") && (r.param(strings.TrimLeft(a, "-")) || r.header(strings.TrimLeft(a, "-"))):
+		case secretFlag(a) || strings.HasPrefix(a, "-") && (r.param(strings.TrimLeft(a, "-")) || r.header(strings.TrimLeft(a, "-"))):
 			out[i], hideNext = a, true
 		default:
 			out[i] = a
 		}
 	}
 	return out
+}
+
+// secretFlags are command-line flags whose value is a credential though
+// their names do not say "password" or "token": -p VALUE (mysql, psql
+// wrappers, sshpass), --pass, --pwd, --passphrase, --pin.
+var secretFlags = []string{"-p", "--pass", "-pass", "--pwd", "--passphrase", "-passphrase", "--pin", "--passcode", "--passwd"}
+
+// secretFlag reports whether the argument a (or its name before '=') is
+// one of secretFlags.
+func secretFlag(a string) bool {
+	for _, f := range secretFlags {
+		if a == f || len(f) > 2 && strings.EqualFold(a, f) {
+			return true
+		}
+	}
+	return false
 }
 
 // bodyParam reports whether a body field carries a credential: one of
