@@ -49,11 +49,9 @@ const ScrubLabel = "scrubbed"
 
 // RedactedJSON are the JSON members whose string values replay never
 // compares (the recorder's defaults): password, secret, api_key, token,
-// access_token, refresh_token, client_secret, authorization, private_key.
-var RedactedJSON = []string{
-	"password", "secret", "api_key", "apiKey", "token", "access_token", "refresh_token",
-	"client_secret", "authorization", "private_key",
-}
+// access_token, refresh_token, client_secret, authorization, private_key,
+// passphrase, passwd, pin, credential: redact.DefaultNames, the one list.
+var RedactedJSON = redact.DefaultNames
 
 // RedactLabel is the session label under which the recorder stores the
 // JSON member names it redacted beyond RedactedJSON, one per line;

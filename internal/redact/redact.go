@@ -19,7 +19,7 @@ import (
 // as Norm writes them.
 var DefaultNames = []string{
 	"password", "secret", "api_key", "apiKey", "token", "access_token", "refresh_token",
-	"client_secret", "authorization", "private_key",
+	"client_secret", "authorization", "private_key", "passphrase", "passwd", "pin", "credential",
 }
 
 // Label is the session label that stores the names a recording redacted

@@ -55,8 +55,9 @@ func randomLooking(s string) bool {
 	return upper > 0 && lower > 0 && digit > 0
 }
 
-// Text returns s with every e-mail address, home directory's user name
-// and long random-looking token replaced by what replace returns for its
+// Text returns s with every credential of a known format (SecretKinds),
+// e-mail address, home directory's user name and long random-looking
+// token replaced by what replace returns for its
 // kind and the text found (for a home directory, the user name; its
 // prefix is kept).
 func Text(s string, replace func(kind, found string) string) string {
@@ -70,6 +71,7 @@ func text(s string, replace func(kind, found string) string, masked bool) string
 	if s == "" {
 		return s
 	}
+	s = secrets(s, replace)
 	if strings.IndexByte(s, '@') >= 0 {
 		s = emailRE.ReplaceAllStringFunc(s, func(m string) string { return replace(KindEmail, m) })
 	}
@@ -98,7 +100,7 @@ func tokens(s string, replace func(kind, found string) string, masked bool) stri
 			}
 		}
 		m := s[start:end]
-		if !randomLooking(m) {
+		if !randomLooking(m) && !lowerRandom(m) {
 			continue
 		}
 		b.WriteString(s[last:start])
@@ -128,7 +130,12 @@ func MaskText(s string) string {
 			return m
 		})
 	}
-	return text(s, func(kind, _ string) string { return "{" + kind + "}" }, true)
+	return text(s, func(kind, _ string) string {
+		if kind == KindEmail || kind == KindHome {
+			return "{" + kind + "}"
+		}
+		return maskedToken // scrub writes a placeholder for every other kind
+	}, true)
 }
 
 // maskedToken is MaskText's mask of a token.
