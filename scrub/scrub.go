@@ -40,18 +40,30 @@ const (
 	KindEmail  = "email"       // an e-mail address
 	KindHome   = "home-path"   // a home directory's user name
 	KindToken  = "token"       // a long random-looking token
+	KindArg    = "argument"    // a credential flag's value in the server's command line (-p VALUE, --password=VALUE)
 )
 
 // Report counts what Cassette replaced, by kind; it never holds a value.
+// Left counts the values it left alone that may still be secrets no
+// format names (redact.LeftKinds, and LeftNonString), by kind.
 type Report struct {
 	Sessions int
 	Counts   map[string]int
+	Left     map[string]int
 }
 
-// Kinds returns the kinds Report counts, in a fixed order.
+// LeftNonString counts secret-named JSON members whose value is not a
+// string (a number, say): they are kept, as replay compares them.
+const LeftNonString = "non-string-secret-member"
+
+// Kinds returns the kinds Report counts, in a fixed order: the kinds of
+// credential found by format (redact.SecretKinds) among them.
 func Kinds() []string {
-	return []string{KindMember, KindHeader, KindURL, KindEmail, KindHome, KindToken}
+	return append([]string{KindMember, KindHeader, KindURL, KindArg}, append(redact.SecretKinds(), KindEmail, KindHome, KindToken)...)
 }
+
+// LeftKinds returns the kinds Report.Left counts, in a fixed order.
+func LeftKinds() []string { return append(redact.LeftKinds(), LeftNonString) }
 
 // Options adds to the defaults.
 type Options struct {
@@ -63,7 +75,7 @@ type Options struct {
 // Cassette writes a scrubbed copy of every session of in into out, which
 // should be empty, and reports what it replaced.
 func Cassette(ctx context.Context, in, out *store.DB, opt Options) (Report, error) {
-	s := &scrubber{red: opt.Redactor, counts: map[string]int{}}
+	s := &scrubber{red: opt.Redactor, counts: map[string]int{}, left: map[string]int{}}
 	if s.red == nil {
 		s.red = &recorder.Redactor{}
 	}
@@ -78,13 +90,14 @@ func Cassette(ctx context.Context, in, out *store.DB, opt Options) (Report, erro
 	if err != nil {
 		return Report{}, err
 	}
-	return Report{Sessions: len(ids), Counts: s.counts}, nil
+	return Report{Sessions: len(ids), Counts: s.counts, Left: s.left}, nil
 }
 
 type scrubber struct {
 	red    *recorder.Redactor
 	names  redact.Names
 	counts map[string]int // only the goroutine of lines writes it
+	left   map[string]int // likewise
 }
 
 // lines scrubs each JSONL line of r into w.
@@ -120,6 +133,17 @@ func (s *scrubber) line(line []byte) ([]byte, error) {
 	_ = json.Unmarshal(rec["type"], &typ)
 	switch typ {
 	case "session":
+		if u, ok := str(rec, "upstream"); ok && !strings.Contains(u, "://") {
+			// A stdio server's command line, stored as its words joined.
+			words := strings.Split(u, " ")
+			red := s.red.Args(words)
+			for i := range red {
+				if red[i] != words[i] {
+					s.counts[KindArg]++
+				}
+			}
+			rec["upstream"] = mustJSON(strings.Join(red, " "))
+		}
 		for _, k := range []string{"name", "upstream", "note"} {
 			s.textField(rec, k)
 		}
@@ -155,43 +179,59 @@ func (s *scrubber) line(line []byte) ([]byte, error) {
 
 // frame scrubs a frame record's bytes: the data of an SSE event (its
 // raw bytes rebuilt around it), else the raw bytes. Bytes that are not
-// UTF-8 (stored in base64) are kept.
+// UTF-8 (exported in base64) are scanned as bytes, as text.
 func (s *scrubber) frame(rec map[string]json.RawMessage) error {
 	var sseEvent, comment bool
 	_ = json.Unmarshal(rec["sse"], &sseEvent)
 	_ = json.Unmarshal(rec["comment"], &comment)
-	raw, ok := str(rec, "raw")
+	raw, ok := getBytes(rec, "raw")
 	if !ok {
 		return nil
 	}
-	data, hasData := str(rec, "data")
+	data, hasData := getBytes(rec, "data")
 	if sseEvent && !comment {
 		if !hasData {
 			return nil
 		}
-		nd := s.body([]byte(data))
-		if string(nd) == data {
+		nd := s.body(data)
+		if bytes.Equal(nd, data) {
 			return nil
 		}
-		ev := sse.Event{Raw: []byte(raw), BOM: strings.HasPrefix(raw, "\ufeff")}.WithData(nd)
+		ev := sse.Event{Raw: raw, BOM: bytes.HasPrefix(raw, []byte("\ufeff"))}.WithData(nd)
 		setBytes(rec, "raw", ev.Raw)
 		setBytes(rec, "data", ev.Data)
 		return nil
 	}
-	nr := s.body([]byte(raw))
+	nr := s.body(raw)
 	if hasData { // a non-SSE frame whose data differs from raw: keep them apart
-		setBytes(rec, "data", s.body([]byte(data)))
+		setBytes(rec, "data", s.body(data))
 	}
 	setBytes(rec, "raw", nr)
 	return nil
+}
+
+// getBytes reads the bytes the export stored under k: as text, or in
+// base64 under k_b64 when they are not UTF-8.
+func getBytes(rec map[string]json.RawMessage, k string) ([]byte, bool) {
+	if v, ok := str(rec, k); ok {
+		return []byte(v), true
+	}
+	if v, ok := str(rec, k+"_b64"); ok {
+		b, err := base64.StdEncoding.DecodeString(v)
+		return b, err == nil
+	}
+	return nil, false
 }
 
 // body scrubs a frame's bytes: JSON with its secret members and the
 // strings in it, anything else as text.
 func (s *scrubber) body(b []byte) []byte {
 	if !json.Valid(b) {
+		// Text, or bytes that are not UTF-8: the patterns are matched
+		// byte by byte, and the bytes around a match kept.
 		return []byte(s.text(string(b)))
 	}
+	s.nonString(b)
 	b, n := s.names.JSON(b, func(v string) (string, bool) {
 		if v == "" || redact.IsPlaceholder(v) {
 			return "", false
@@ -229,9 +269,52 @@ func (s *scrubber) body(b []byte) []byte {
 	return append(out, b[last:]...)
 }
 
-// text replaces e-mail addresses, home directories' user names and
-// random-looking tokens in v.
+// nonString counts the secret-named members of the JSON b whose values
+// are not strings: they are left as they are.
+func (s *scrubber) nonString(b []byte) {
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			for k, e := range x {
+				switch e.(type) {
+				case string, nil, map[string]any, []any, bool:
+				default:
+					if s.names.HasName(k) {
+						s.left[LeftNonString]++
+					}
+				}
+				walk(e)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	if !s.names.MayHold(b) {
+		return
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) == nil {
+		walk(v)
+	}
+}
+
+// text replaces credentials of known formats, e-mail addresses, home
+// directories' user names and random-looking tokens in v, and counts
+// what it left that may be secret.
 func (s *scrubber) text(v string) string {
+	out := s.replace(v)
+	if out != v || len(v) >= 9 {
+		redact.Unrecognised(out, func(kind string) { s.left[kind]++ })
+	}
+	return out
+}
+
+func (s *scrubber) replace(v string) string {
 	return redact.Text(v, func(kind, found string) string {
 		if kind == KindToken && redact.IsPlaceholder(found) {
 			return found
@@ -300,8 +383,8 @@ func str(rec map[string]json.RawMessage, k string) (string, bool) {
 	return v, true
 }
 
-// setBytes stores b under k as the export does: text when it is UTF-8
-// (always so here: it was text before scrubbing).
+// setBytes stores b under k as the export does: text when it is UTF-8,
+// else base64 under k_b64.
 func setBytes(rec map[string]json.RawMessage, k string, b []byte) {
 	if !utf8.Valid(b) {
 		rec[k+"_b64"] = mustJSON(base64.StdEncoding.EncodeToString(b))
@@ -309,6 +392,7 @@ func setBytes(rec map[string]json.RawMessage, k string, b []byte) {
 		return
 	}
 	rec[k] = mustJSON(string(b))
+	delete(rec, k+"_b64")
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -26,9 +26,15 @@ func scrubCommand(e *env) *cli.Command {
 		Description: "Writes a copy of every session with what may identify you or open your accounts replaced\n" +
 			"by stable placeholders (the same value, the same placeholder): credential headers and URL\n" +
 			"parameters, secret JSON members (password, secret, api_key, token, access_token, refresh_token,\n" +
-			"client_secret, authorization, private_key, and --redact-json names), and in every string\n" +
-			"e-mail addresses, home directories' user names (/home/NAME, /Users/NAME, C:\\Users\\NAME) and\n" +
-			"long random-looking tokens. It prints how many of each kind it replaced, never the values.\n" +
+			"client_secret, authorization, private_key, passphrase, passwd, pin, credential, and\n" +
+			"--redact-json names), credential flags of the server's command line (-p VALUE, --password=),\n" +
+			"and in every string, UTF-8 or not: credentials of the formats secret scanners know (AWS key\n" +
+			"ids and secret keys, Slack, GitHub, Google and Stripe keys, JWTs, PEM private key bodies,\n" +
+			"OAuth code= values, the value after password:, passphrase=, pin:, token=, secret:), e-mail\n" +
+			"addresses, home directories' user names (/home/NAME, /Users/NAME, C:\\Users\\NAME) and long\n" +
+			"random-looking tokens. It prints how many of each kind it replaced, never the values, and\n" +
+			"how many values it left that may still be secret: short random-looking runs (12 to 23\n" +
+			"characters), UUIDs, numbers of 9 digits or more, secret-named members that are not strings.\n" +
 			"The copy still replays to the client that recorded it and passes mcpvcr check. JSON-RPC ids,\n" +
 			"progress tokens, SSE event ids and session ids are kept. OUT ending in .jsonl is written as\n" +
 			"JSONL text, anything else as a .db cassette (0600); OUT may not be the input.\n\n" +
@@ -68,6 +74,11 @@ func scrubCommand(e *env) *cli.Command {
 				parts = append(parts, fmt.Sprintf("%s %d", k, rep.Counts[k]))
 			}
 			fmt.Fprintf(e.stdout, "scrubbed %s into %s; replaced: %s\n", termtext.Count(rep.Sessions, "session"), out, strings.Join(parts, ", "))
+			parts = parts[:0]
+			for _, k := range scrub.LeftKinds() {
+				parts = append(parts, fmt.Sprintf("%s %d", k, rep.Left[k]))
+			}
+			fmt.Fprintf(e.stdout, "left unrecognised (check them before sharing): %s\n", strings.Join(parts, ", "))
 			return nil
 		},
 	}
