@@ -45,13 +45,15 @@ type File struct {
 // exist and by their cleaned absolute paths otherwise. It writes to a
 // temporary file in path's folder, mode 0600, until Commit. A path that
 // exists and is not a regular file, such as /dev/stdout or a named pipe,
-// is opened and written directly. The caller must call Commit or Abort.
+// is opened and written directly, if it is still the file it was when
+// Create looked (a link swapped in between is refused, never written
+// through). The caller must call Commit or Abort.
 func Create(path string, protect ...string) (*File, error) {
 	if err := check(path, protect); err != nil {
 		return nil, err
 	}
 	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, Mode)
+		f, err := openDirect(path, fi)
 		if err != nil {
 			return nil, err
 		}
@@ -67,6 +69,39 @@ func Create(path string, protect ...string) (*File, error) {
 		return nil, fmt.Errorf("create %s: %w", path, err)
 	}
 	return &File{File: f, path: path, temp: true}, nil
+}
+
+// ErrChanged means the output path named another file when it was
+// opened than when it was looked at: a link swapped in between, say.
+var ErrChanged = errors.New("the output changed while it was opened")
+
+// beforeOpen, if set (by tests), runs between the look at a path that is
+// not a regular file and its opening.
+var beforeOpen func()
+
+// openDirect opens path, which was fi (not a regular file: a device, a
+// pipe), to write to it. It neither creates nor truncates: if a link
+// was swapped in at path since fi, to a regular file, opening it writes
+// nothing. It then checks the descriptor: a file other than fi is
+// closed and refused.
+func openDirect(path string, fi os.FileInfo) (*os.File, error) {
+	if beforeOpen != nil {
+		beforeOpen()
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, Mode)
+	if err != nil {
+		return nil, err
+	}
+	got, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if got.Mode().IsRegular() || !os.SameFile(got, fi) {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w (a link swapped in?): refused, nothing written", path, ErrChanged)
+	}
+	return f, nil
 }
 
 // Check fails as Create does, with an error wrapping ErrInput, when path
