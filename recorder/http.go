@@ -31,8 +31,11 @@ import (
 // event by event with a flush after each; each exchange becomes a stream
 // of the session it belongs to.
 //
-// Paths pass through unchanged, except that "/" goes to Upstream's path,
-// so a client can be pointed at the proxy's root. A request addressed to
+// CONNECT, TRACE and paths that are not clean are refused; with Header
+// set, so is every path but the MCP endpoint, the HTTP+SSE message
+// endpoints the server announces and the OAuth paths the recorder fronts
+// (see pathRefusal). Paths pass through unchanged, except that "/" goes
+// to Upstream's path, so a client can be pointed at the proxy's root. A request addressed to
 // the proxy itself goes upstream with Upstream's host. A request from
 // another site (a foreign Host or Origin: a DNS-rebinding page, say) is
 // refused with 403 unless AllowOrigins names it; an allowed one goes
@@ -261,6 +264,10 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if why := h.refusal(r); why != "" {
 		h.refuse(w, r, why)
+		return
+	}
+	if why := h.pathRefusal(r); why != "" {
+		h.refusePath(w, r, why)
 		return
 	}
 	var act *activity
