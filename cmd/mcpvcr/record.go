@@ -34,7 +34,8 @@ func recordCommand(e *env) *cli.Command {
 			"   mcpvcr record --upstream http://127.0.0.1:3001/mcp --listen 127.0.0.1:8080\n" +
 			"Streamable HTTP (JSON and SSE answers, GET streams, resumption, sessions) and the\n" +
 			"2024-11-05 HTTP+SSE transport are recorded; each Mcp-Session-Id is one session.\n" +
-			"Credentials (Authorization, cookies, *-Key/*-Secret/*-Token headers, token-like query parameters,\n" +
+			"Credentials (Authorization, cookies, *-Key/*-Secret/*-Token headers, headers naming Auth, Jwt,\n" +
+			"Signature, Cert or Assertion, token-like query parameters, -p/--password values of the server's argv,\n" +
 			"and in every frame the string values of JSON members such as password, api_key and token) are\n" +
 			"stored as placeholders, never forwarded changed; replay still matches a client sending the real value.\n" +
 			"OAuth-protected servers: the resource is rewritten to name the proxy and the authorization\n" +
