@@ -63,7 +63,7 @@ func TestCassette_Hostile(t *testing.T) {
 	}
 	result := mustMarshal(t, map[string]any{"jsonrpc": "2.0", "id": 1, "result": map[string]any{
 		"content": []any{map[string]any{"type": "text", "text": text.String()}}}})
-	req := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"unlock","arguments":{"Passphrase":"open sesame","PIN":"0000","Password":"pw"}}}`
+	req := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"unlock","arguments":{"Passphrase":"open sesame","PIN":"0000","Password":"pw","card":{"pin":7391},"ref":"Zx9Qw8Er7Ty6"}}}`
 	// Not UTF-8: a Latin-1 byte before a GitHub token and an e-mail.
 	bad := append([]byte("caf\xe9 "), "token ghp_R2d2C3poBb8AaKk9Zz1Yy0Xx7Ww6Vv5Uu4 for ann@corp.example\n"...)
 	frames := []*store.Frame{
@@ -127,6 +127,11 @@ func TestCassette_Hostile(t *testing.T) {
 	}
 	if !strings.Contains(all, "caf\xe9 ") || !strings.Contains(all, "--port 5432") || !strings.Contains(all, "--user admin") {
 		t.Errorf("scrub changed what is not secret:\n%s", all)
+	}
+	// What no format names is reported, not replaced: a numeric PIN, a
+	// short random run.
+	if rep.Left[scrub.LeftNonString] != 1 || rep.Left["short-random-run"] == 0 {
+		t.Errorf("Left = %v; want 1 %s and some short-random-run", rep.Left, scrub.LeftNonString)
 	}
 	if rep.Counts["argument"] != 2 {
 		t.Errorf("Counts[argument] = %d; want 2", rep.Counts["argument"])
