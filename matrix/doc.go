@@ -1,0 +1,28 @@
+// Package matrix is mcpvcr's matrix of real MCP clients × real MCP servers
+// × transports × protocol revisions × scenarios (issue #46, design §8
+// "Testing the tester"). It holds no product code: its tests build the
+// mcpvcr binary once (with -race) and drive it exactly as a user would,
+// recording fresh sessions during the run (never from cassettes/) and then
+// checking properties that need no expected output:
+//
+//   - P1 replay identity: the same client with another clientInfo gets
+//     from mcpvcr replay what it got live; nothing unmatched.
+//   - P3 resumption: for every SSE answer with event ids and every cut
+//     point (replay --cut), a resuming client ends with the P1 results and
+//     replay reports the resumption; a chaos run (cut-resumable) agrees.
+//   - P4 verify self: each recording verified against its own live server
+//     exits 0, every run.
+//   - P5 answers: a client that answers a server request differently is
+//     reported by replay.
+//   - P6 cancellation: a client that cancels where the recorded one did
+//     gets every recorded frame, before and after, in recorded order.
+//
+// Every cell is a subtest named client/server/transport/revision/scenario,
+// each property a subtest of it. Cells a pair cannot form say why in the
+// log. Plain go test runs a cheap slice; the whole matrix runs with
+//
+//	make matrix   # go test -race ./matrix -matrix.full
+//
+// or MATRIX_FULL=1. MCPVCR_REQUIRE_PEERS=1 makes a missing node peer fail
+// the test instead of skipping it.
+package matrix

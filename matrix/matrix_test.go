@@ -1,0 +1,285 @@
+package matrix
+
+import (
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestMatrix runs every cell of the matrix (or, without -matrix.full, the
+// cheap slice) and checks properties P1, P3, P4, P5 and P6 on it.
+func TestMatrix(t *testing.T) {
+	var outside int
+	for _, c := range cells() {
+		if !full() && !c.inSlice() {
+			outside++
+			continue
+		}
+		t.Run(c.name(), func(t *testing.T) {
+			if why := c.cannot(); why != "" {
+				t.Skipf("cell not formed: %s", why)
+			}
+			if c.client.peer != nil {
+				c.client.peer(t)
+			}
+			runCell(t, c)
+		})
+	}
+	if outside > 0 {
+		t.Logf("%d cells are outside the slice plain go test runs: make matrix runs them (-matrix.full or MATRIX_FULL=1)", outside)
+	}
+}
+
+// A recording is a session recorded in a cell, with what its client saw.
+type recording struct {
+	db       string
+	upstream endpoint
+	path     string // the endpoint path the replay server serves (/mcp, /sse)
+	live     run
+}
+
+func runCell(t *testing.T, c cell) {
+	rec := record(t, c)
+	if len(rec.live.t.Steps) == 0 {
+		t.Fatalf("the live run saw nothing")
+	}
+	t.Logf("live transcript: %s", compact(rec.live.t))
+
+	// P1 (and P6, from the same replay): the same client with another
+	// clientInfo gets from replay what it got live.
+	replayed, report, code := replay(t, c, rec, nil, call{rev: c.rev, plan: c.plan, info: "matrix-replayer"})
+	t.Run("P1", func(t *testing.T) {
+		if diff := cmp.Diff(rec.live.t, replayed.t); diff != "" {
+			t.Errorf("replay differs from the live run (-live +replay):\n%s\nreplay stderr:\n%s", diff, report)
+		}
+		checkClean(t, code, report)
+	})
+	if c.scenario.cancels {
+		t.Run("P6", func(t *testing.T) {
+			for i, e := range rec.live.t.Steps {
+				if i >= len(replayed.t.Steps) {
+					t.Fatalf("replay ended before step %d (%s)", i, e.Step)
+				}
+				if diff := cmp.Diff(e, replayed.t.Steps[i]); diff != "" && (e.Progress != nil || e.Error == "cancelled" || c.plan[0].Script) {
+					t.Errorf("step %s: the cancelling client did not get the recorded frames in recorded order (-live +replay):\n%s\nreplay stderr:\n%s", e.Step, diff, report)
+				}
+			}
+		})
+	}
+
+	// P3: resumption after every cut of every SSE answer with event ids.
+	if c.transport.name == "http" {
+		t.Run("P3", func(t *testing.T) { checkResumption(t, c, rec) })
+	}
+
+	// P5: a client answering the server's requests otherwise is reported.
+	if c.scenario.serverRequests {
+		t.Run("P5", func(t *testing.T) {
+			_, report, code := replay(t, c, rec, nil, call{rev: c.rev, plan: c.plan, info: "matrix-other-answers", alt: true})
+			if code != 1 || strings.Contains(report, " 0 unmatched") {
+				t.Errorf("replay to a client answering otherwise exited %d; want 1 with its answers unmatched:\n%s", code, report)
+			}
+		})
+	}
+
+	// P4 last: verify records its runs in the cassette.
+	t.Run("P4", func(t *testing.T) { checkVerify(t, c, rec) })
+}
+
+// record starts the cell's server and runs its client live through
+// mcpvcr record.
+func record(t *testing.T, c cell) recording {
+	t.Helper()
+	up := c.transport.start(t)
+	r := recording{db: filepath.Join(t.TempDir(), "c.db"), upstream: up}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("recording (session 1):\n%s", mcpvcr(t, "show", "1", "--cassette", r.db).stdout)
+		}
+	})
+	live := call{rev: c.rev, plan: c.plan, info: "matrix-recorded"}
+	if up.transport == "stdio" {
+		ep := endpoint{transport: "stdio", argv: append([]string{mcpvcrBin, "record", "--cassette", r.db, "--"}, up.argv...)}
+		r.live = c.client.run(t, ep, live)
+		return r
+	}
+	u, err := url.Parse(up.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.path = u.Path
+	proxy := startServing(t, "record", "--cassette", r.db, "--upstream", up.url, "--listen", "127.0.0.1:0")
+	r.live = c.client.run(t, endpoint{transport: up.transport, url: proxy.URL}, live)
+	if code := proxy.Stop(); code != 0 {
+		t.Fatalf("mcpvcr record exited %d:\n%s", code, proxy.stderr)
+	}
+	return r
+}
+
+// replay runs the client against mcpvcr replay of session 1 with extra
+// flags and returns what it saw, replay's stderr and exit code.
+func replay(t *testing.T, c cell, r recording, extra []string, cl call) (run, string, int) {
+	t.Helper()
+	if r.upstream.transport == "stdio" {
+		argv := append([]string{mcpvcrBin, "replay", "1", "--stdio", "--cassette", r.db}, extra...)
+		got := c.client.run(t, endpoint{transport: "stdio", argv: argv}, cl)
+		return got, got.stderr, got.code
+	}
+	rep := startServing(t, append([]string{"replay", "1", "--cassette", r.db, "--listen", "127.0.0.1:0"}, extra...)...)
+	got := c.client.run(t, endpoint{transport: r.upstream.transport, url: rep.URL + r.path}, cl)
+	code := rep.Stop()
+	return got, rep.stderr.String(), code
+}
+
+// checkClean requires replay to have exited 0 with every client frame matched.
+func checkClean(t *testing.T, code int, report string) {
+	t.Helper()
+	if code != 0 || !strings.Contains(report, " 0 unmatched") || strings.Contains(report, "invented an answer") {
+		t.Errorf("mcpvcr replay exited %d; want 0, every client frame matched and nothing invented:\n%s", code, report)
+	}
+}
+
+// sseEventRE is a server frame of show's timeline with an SSE event id:
+// its stream kind and number.
+var sseEventRE = regexp.MustCompile(`(?m)^\s*\d+\s+\S+\s+<\s+(post|get)#(\d+)\s.*\bsse-id=`)
+
+// cutPoints returns, for each stream of session 1 with SSE event ids, the
+// stream number and how many events it holds.
+func cutPoints(t *testing.T, db string) (streams []int, events map[int]int) {
+	t.Helper()
+	show := mcpvcr(t, "show", "1", "--cassette", db)
+	if show.code != 0 {
+		t.Fatalf("mcpvcr show exited %d: %s", show.code, show.stderr)
+	}
+	events = map[int]int{}
+	for _, m := range sseEventRE.FindAllStringSubmatch(show.stdout, -1) {
+		n, _ := strconv.Atoi(m[2])
+		if events[n] == 0 {
+			streams = append(streams, n)
+		}
+		events[n]++
+	}
+	return streams, events
+}
+
+// chaosLineRE is one fault of a chaos report and its verdict.
+var chaosLineRE = regexp.MustCompile(`(?m)^chaos: \d+\. session \d+, (\S+) at [^:]+: .*: (pass|fail|not observed)$`)
+
+func checkResumption(t *testing.T, c cell, r recording) {
+	streams, events := cutPoints(t, r.db)
+	type cut struct{ stream, after int }
+	var cuts []cut
+	for _, n := range streams {
+		for e := 1; e < events[n]; e++ {
+			cuts = append(cuts, cut{n, e})
+		}
+	}
+	if len(cuts) == 0 {
+		t.Logf("no SSE answer with event ids and more than one event: nothing to cut")
+	} else if !full() {
+		// The slice: the middle cut of the stream with the most events.
+		best := streams[0]
+		for _, n := range streams {
+			if events[n] > events[best] {
+				best = n
+			}
+		}
+		if events[best] < 2 {
+			best = cuts[0].stream
+		}
+		cuts = []cut{{best, max(1, events[best]/2)}}
+	}
+	for _, ct := range cuts {
+		t.Run(fmt.Sprintf("cut-%d:%d", ct.stream, ct.after), func(t *testing.T) {
+			got, report, code := replay(t, c, r, []string{"--cut", fmt.Sprintf("%d:%d", ct.stream, ct.after)}, call{rev: c.rev, plan: c.plan, info: "matrix-resumer"})
+			if diff := cmp.Diff(r.live.t, got.t); diff != "" {
+				t.Errorf("after the cut, the resuming client's results differ (-live +replay):\n%s\nreplay stderr:\n%s", diff, report)
+			}
+			checkClean(t, code, report)
+			if !regexp.MustCompile(`1 stream cut, [1-9]\d* resumed`).MatchString(report) {
+				t.Errorf("replay does not report the cut stream resumed:\n%s", report)
+			}
+		})
+	}
+	seeds := []int{1}
+	if full() {
+		seeds = []int{1, 2, 3, 4, 5}
+	}
+	for _, seed := range seeds {
+		t.Run(fmt.Sprintf("chaos-%d", seed), func(t *testing.T) {
+			got, report, code := replay(t, c, r, []string{"--chaos", strconv.Itoa(seed), "--chaos-faults", "cut-resumable", "--chaos-rate", "1"}, call{rev: c.rev, plan: c.plan, info: "matrix-resumer"})
+			faults := chaosLineRE.FindAllStringSubmatch(report, -1)
+			if len(faults) == 0 {
+				t.Logf("chaos drew no fault (no resumable stream):\n%s", report)
+			}
+			for _, f := range faults {
+				if f[2] == "fail" {
+					t.Errorf("chaos verdict %s for %s; the client resumed (want pass):\n%s", f[2], f[1], report)
+				}
+			}
+			if diff := cmp.Diff(r.live.t, got.t); diff != "" {
+				t.Errorf("under chaos cut-resumable, the client's results differ (-live +replay):\n%s\nreplay stderr:\n%s", diff, report)
+			}
+			if code != 0 || strings.Contains(report, "invented an answer") {
+				t.Errorf("chaos replay exited %d; want 0 and nothing invented:\n%s", code, report)
+			}
+		})
+	}
+}
+
+// checkVerify verifies session 1 against its own live server, 20 times
+// in the full matrix (2 in the slice): exit 0 every time.
+func checkVerify(t *testing.T, c cell, r recording) {
+	runs := 2
+	if full() {
+		runs = 20
+	}
+	args := []string{"verify", "1", "--cassette", r.db}
+	if r.upstream.transport == "stdio" {
+		args = append(append(args, "--"), r.upstream.argv...)
+	} else {
+		args = append(args, "--upstream", r.upstream.url)
+	}
+	var failed []int
+	for i := range runs {
+		res := mcpvcr(t, args...)
+		if res.code != 0 {
+			failed = append(failed, i)
+			if len(failed) == 1 {
+				t.Errorf("verify run %d exited %d; want 0 against the same server:\n%s%s", i, res.code, res.stdout, res.stderr)
+			}
+		}
+	}
+	if len(failed) > 0 {
+		t.Errorf("verify exited non-zero in %d of %d runs (%v)", len(failed), runs, failed)
+	}
+}
+
+// compact is t as short text for the log.
+func compact(tr Transcript) string {
+	var parts []string
+	for _, e := range tr.Steps {
+		s := e.Step
+		if e.Error != "" {
+			s += " error=" + e.Error
+		}
+		if len(e.Progress) > 0 {
+			s += fmt.Sprintf(" progress=%d", len(e.Progress))
+			if slices.Contains(e.Progress, any("cancel")) {
+				s += "(cancel)"
+			}
+		}
+		if e.Wait != "" {
+			s += " wait=" + e.Wait
+		}
+		parts = append(parts, s)
+	}
+	return fmt.Sprintf("negotiated %s: %s; %d notes", tr.Negotiated, strings.Join(parts, "; "), len(tr.Notes))
+}
