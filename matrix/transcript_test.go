@@ -50,7 +50,7 @@ func (s step) plain() bool {
 type Transcript struct {
 	// Negotiated is the protocol revision the session settled on, where
 	// the client tells.
-	Negotiated string `json:"negotiated,omitempty"`
+	Negotiated string  `json:"negotiated,omitempty"`
 	Steps      []Entry `json:"steps"`
 	// Notes are the notifications not tied to a step's progress token
 	// (logging, list changes), in arrival order.
