@@ -86,6 +86,23 @@ func (l *progressLog) wait(ctx context.Context, token string, value float64) err
 	}
 }
 
+// waitNotes blocks until n notes arrived, or ctx is done.
+func (l *progressLog) waitNotes(ctx context.Context, n int) error {
+	for {
+		l.mu.Lock()
+		got, changed := len(l.notes), l.changed
+		l.mu.Unlock()
+		if got >= n {
+			return nil
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
 // goClient is the Go SDK client (v1.8.0, the module's) in this process.
 func goClient(t *testing.T, ep endpoint, c call) run {
 	t.Helper()
@@ -157,6 +174,11 @@ func goClient(t *testing.T, ep endpoint, c call) run {
 	}
 	for i, s := range c.plan {
 		out.t.Steps = append(out.t.Steps, goStep(ctx, t, cs, log, fmt.Sprintf("p-%d", i), s))
+	}
+	if c.notes > 0 {
+		wctx, wcancel := context.WithTimeout(ctx, waitLimit)
+		_ = log.waitNotes(wctx, c.notes) // the transcript shows what came
+		wcancel()
 	}
 	_ = cs.Close() // a server that does not exit on EOF is terminated: its exit is no failure of the cell
 	log.mu.Lock()

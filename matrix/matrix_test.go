@@ -54,7 +54,7 @@ func runCell(t *testing.T, c cell) {
 
 	// P1 (and P6, from the same replay): the same client with another
 	// clientInfo gets from replay what it got live.
-	replayed, report, code := replay(t, c, rec, nil, call{rev: c.rev, plan: c.plan, info: "matrix-replayer"})
+	replayed, report, code := replay(t, c, rec, nil, call{rev: c.rev, plan: c.plan, info: "matrix-replayer", notes: len(rec.live.t.Notes)})
 	t.Run("P1", func(t *testing.T) {
 		if diff := cmp.Diff(rec.live.t, replayed.t); diff != "" {
 			t.Errorf("replay differs from the live run (-live +replay):\n%s\nreplay stderr:\n%s", diff, report)
@@ -198,7 +198,7 @@ func checkResumption(t *testing.T, c cell, r recording) {
 	}
 	for _, ct := range cuts {
 		t.Run(fmt.Sprintf("cut-%d:%d", ct.stream, ct.after), func(t *testing.T) {
-			got, report, code := replay(t, c, r, []string{"--cut", fmt.Sprintf("%d:%d", ct.stream, ct.after)}, call{rev: c.rev, plan: c.plan, info: "matrix-resumer"})
+			got, report, code := replay(t, c, r, []string{"--cut", fmt.Sprintf("%d:%d", ct.stream, ct.after)}, call{rev: c.rev, plan: c.plan, info: "matrix-resumer", notes: len(r.live.t.Notes)})
 			if diff := cmp.Diff(r.live.t, got.t); diff != "" {
 				t.Errorf("after the cut, the resuming client's results differ (-live +replay):\n%s\nreplay stderr:\n%s", diff, report)
 			}
@@ -214,7 +214,7 @@ func checkResumption(t *testing.T, c cell, r recording) {
 	}
 	for _, seed := range seeds {
 		t.Run(fmt.Sprintf("chaos-%d", seed), func(t *testing.T) {
-			got, report, code := replay(t, c, r, []string{"--chaos", strconv.Itoa(seed), "--chaos-faults", "cut-resumable", "--chaos-rate", "1"}, call{rev: c.rev, plan: c.plan, info: "matrix-resumer"})
+			got, report, code := replay(t, c, r, []string{"--chaos", strconv.Itoa(seed), "--chaos-faults", "cut-resumable", "--chaos-rate", "1"}, call{rev: c.rev, plan: c.plan, info: "matrix-resumer", notes: len(r.live.t.Notes)})
 			faults := chaosLineRE.FindAllStringSubmatch(report, -1)
 			if len(faults) == 0 {
 				t.Logf("chaos drew no fault (no resumable stream):\n%s", report)
@@ -226,6 +226,11 @@ func checkResumption(t *testing.T, c cell, r recording) {
 			}
 			if diff := cmp.Diff(r.live.t, got.t); diff != "" {
 				t.Errorf("under chaos cut-resumable, the client's results differ (-live +replay):\n%s\nreplay stderr:\n%s", diff, report)
+				for _, f := range faults {
+					if f[2] == "pass" {
+						t.Errorf("the chaos verdict disagrees: %s judged pass, but the client did not end with the live results", f[1])
+					}
+				}
 			}
 			if code != 0 || strings.Contains(report, "invented an answer") {
 				t.Errorf("chaos replay exited %d; want 0 and nothing invented:\n%s", code, report)

@@ -22,6 +22,11 @@ type call struct {
 	plan []step
 	info string // clientInfo name
 	alt  bool   // answer server requests otherwise (P5)
+	// notes is how many notifications outside the steps' progress (on
+	// the GET stream, say) the live run saw: a replayed client waits for
+	// as many (at most waitLimit) before it closes, so that a resumption
+	// has the time to bring them.
+	notes int
 }
 
 // A run is what a client saw and, over stdio, what the command it started
@@ -134,7 +139,7 @@ var scenarios = []scenario{
 	}},
 	{name: "basic", plans: map[string][]step{
 		"gosdk":      {{Op: "list"}, {Op: "call", Tool: "echo", Args: map[string]any{"text": "hello"}}, {Op: "call", Tool: "add", Args: map[string]any{"a": 2, "b": 3}}, {Op: "call", Tool: "fail"}},
-		"everything": {{Op: "list"}, {Op: "call", Tool: "echo", Args: map[string]any{"message": "hello"}}, {Op: "call", Tool: "get-sum", Args: map[string]any{"a": 2, "b": 40}}, {Op: "call", Tool: "get-tiny-image"}},
+		"everything": {{Op: "list"}, {Op: "call", Tool: "echo", Args: map[string]any{"message": "hello"}}, {Op: "call", Tool: "get-sum", Args: map[string]any{"a": 2, "b": 40}}, {Op: "call", Tool: "get-structured-content", Args: map[string]any{"location": "New York"}}},
 	}},
 	{name: "progress", plans: map[string][]step{
 		"gosdk":      {{Op: "call", Tool: "progress", Args: map[string]any{"steps": 3}, Progress: true, WaitFor: 3}},

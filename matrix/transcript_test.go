@@ -82,3 +82,5 @@ func jsonValue(v any) any {
 	}
 	return out
 }
+
+func itoa(n int) string { return fmt.Sprint(n) }
