@@ -133,6 +133,10 @@ type scenario struct {
 }
 
 var scenarios = []scenario{
+	{name: "list", plans: map[string][]step{
+		"gosdk":      {{Op: "list"}},
+		"everything": {{Op: "list"}},
+	}},
 	{name: "echo", plans: map[string][]step{
 		"gosdk":      {{Op: "call", Tool: "echo", Args: map[string]any{"text": "hello"}}},
 		"everything": {{Op: "call", Tool: "echo", Args: map[string]any{"message": "hello"}}},
@@ -266,7 +270,8 @@ func (c cell) inSlice() bool {
 	case "tssdk":
 		return c.server.name == "everything" && c.transport.name != "sse" && c.scenario.name == "progress"
 	case "inspector":
-		return c.server.name == "everything" && c.transport.name == "http" && c.scenario.name == "echo"
+		return c.server.name == "everything" && c.transport.name == "http" && c.scenario.name == "echo" ||
+			c.server.name == "gosdk-stateful" && c.transport.name == "stdio" && c.scenario.name == "list"
 	}
 	return false
 }
