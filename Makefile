@@ -7,7 +7,7 @@ PKGS      := ./...
 FUZZTIME  ?= 10s
 BENCHFLAGS ?=
 
-.PHONY: all build test lint fmt golden recassette demo bench soak fuzz peers clean
+.PHONY: all build test matrix lint fmt golden recassette demo bench soak fuzz peers clean
 
 all: build
 
@@ -26,6 +26,14 @@ build:
 test:
 	@./scripts/peers.sh
 	$(GO) test -race -timeout 30m $(PKGS)
+
+## matrix: run the whole matrix of real clients × servers × transports ×
+##         revisions × scenarios (plain make test runs a cheap slice of it);
+##         MATRIXFLAGS="-run TestMatrix/gosdk/ -matrix.verify-runs 5" narrows it
+MATRIXFLAGS ?=
+matrix:
+	@./scripts/peers.sh
+	$(GO) test -race -timeout 3h ./matrix -matrix.full -v $(MATRIXFLAGS)
 
 ## lint: gofmt check and go vet
 lint:

@@ -106,6 +106,15 @@ func (l *progressLog) waitNotes(ctx context.Context, n int) error {
 // goClient is the Go SDK client (v1.8.0, the module's) in this process.
 func goClient(t *testing.T, ep endpoint, c call) run {
 	t.Helper()
+	out, err := goSession(ep, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// goSession runs c's plan on a session of the Go SDK client over ep.
+func goSession(ep endpoint, c call) (run, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	log := newProgressLog()
@@ -161,19 +170,19 @@ func goClient(t *testing.T, ep endpoint, c call) run {
 	case "sse":
 		transport = &mcp.SSEClientTransport{Endpoint: ep.url}
 	default:
-		t.Fatalf("Go SDK client: unknown transport %q", ep.transport)
+		return run{}, fmt.Errorf("Go SDK client: unknown transport %q", ep.transport)
 	}
 	out := run{code: -1}
 	cs, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: c.rev})
 	if err != nil {
 		out.t.Steps = append(out.t.Steps, Entry{Step: "connect", Error: err.Error()})
-		return finishStdio(out, cmd, &stderr)
+		return finishStdio(out, cmd, &stderr), nil
 	}
 	if res := cs.InitializeResult(); res != nil {
 		out.t.Negotiated = res.ProtocolVersion
 	}
 	for i, s := range c.plan {
-		out.t.Steps = append(out.t.Steps, goStep(ctx, t, cs, log, fmt.Sprintf("p-%d", i), s))
+		out.t.Steps = append(out.t.Steps, goStep(ctx, cs, log, fmt.Sprintf("p-%d", i), s))
 	}
 	if c.notes > 0 {
 		wctx, wcancel := context.WithTimeout(ctx, waitLimit)
@@ -184,7 +193,7 @@ func goClient(t *testing.T, ep endpoint, c call) run {
 	log.mu.Lock()
 	out.t.Notes = log.notes
 	log.mu.Unlock()
-	return finishStdio(out, cmd, &stderr)
+	return finishStdio(out, cmd, &stderr), nil
 }
 
 // finishStdio adds the stderr and exit code of a command the client ran.
@@ -200,7 +209,7 @@ func finishStdio(out run, cmd *exec.Cmd, stderr *syncBuffer) run {
 }
 
 // goStep runs one step on cs.
-func goStep(ctx context.Context, t *testing.T, cs *mcp.ClientSession, log *progressLog, token string, s step) Entry {
+func goStep(ctx context.Context, cs *mcp.ClientSession, log *progressLog, token string, s step) Entry {
 	e := Entry{Step: s.name()}
 	switch {
 	case s.Script:

@@ -21,10 +21,13 @@ var mcpvcrBin string
 
 var fullFlag = flag.Bool("matrix.full", false, "run the whole matrix (also MATRIX_FULL=1); without it, a cheap slice")
 
+var verifyRuns = flag.Int("matrix.verify-runs", 0, "how many verify runs P4 makes per cell (default 20 in the full matrix, 2 in the slice)")
+
 // full reports whether the whole matrix runs.
 func full() bool { return *fullFlag || os.Getenv("MATRIX_FULL") == "1" }
 
 func TestMain(m *testing.M) {
+	goProcessMain() // when this process is the Go SDK client process
 	flag.Parse()
 	dir, err := os.MkdirTemp("", "mcpvcr-matrix-")
 	if err != nil {

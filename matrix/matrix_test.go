@@ -23,6 +23,7 @@ func TestMatrix(t *testing.T) {
 			continue
 		}
 		t.Run(c.name(), func(t *testing.T) {
+			t.Parallel() // cells wait on processes; go test -parallel bounds how many at once
 			if why := c.cannot(); why != "" {
 				t.Skipf("cell not formed: %s", why)
 			}
@@ -245,6 +246,9 @@ func checkVerify(t *testing.T, c cell, r recording) {
 	runs := 2
 	if full() {
 		runs = 20
+	}
+	if *verifyRuns > 0 {
+		runs = *verifyRuns
 	}
 	args := []string{"verify", "1", "--cassette", r.db}
 	if r.upstream.transport == "stdio" {

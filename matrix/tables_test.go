@@ -54,6 +54,7 @@ type client struct {
 
 var clients = []client{
 	{name: "gosdk", transports: []string{"stdio", "http", "sse"}, run: goClient},
+	{name: "gosdk-process", transports: []string{"stdio", "http", "sse"}, run: goProcessClient},
 	{name: "tssdk", transports: []string{"stdio", "http", "sse"}, revisions: []string{mcptest.V20251125},
 		peer: func(tb testing.TB) { mcptest.Everything(tb) }, run: tsClient},
 	{name: "inspector", transports: []string{"stdio", "http", "sse"}, revisions: []string{mcptest.V20251125}, oneShot: true,
@@ -254,6 +255,9 @@ func cells() []cell {
 // slice is the cheap part of the matrix plain go test runs: per
 // client, a few cells at revision 2025-11-25.
 func (c cell) inSlice() bool {
+	if c.client.name == "gosdk-process" && c.rev == mcptest.V20260728 {
+		return c.server.name == "gosdk-stateless" && c.scenario.name == "sampling"
+	}
 	if c.rev != mcptest.V20251125 {
 		return false
 	}
@@ -267,6 +271,8 @@ func (c cell) inSlice() bool {
 		case "everything/stdio", "everything/http":
 			return c.scenario.name == "basic"
 		}
+	case "gosdk-process":
+		return c.server.name == "gosdk-stateless" && c.scenario.name == "basic"
 	case "tssdk":
 		return c.server.name == "everything" && c.transport.name != "sse" && c.scenario.name == "progress"
 	case "inspector":
