@@ -224,10 +224,11 @@ func goStep(ctx context.Context, cs *mcp.ClientSession, log *progressLog, token 
 		setOutcome(&e, res, err)
 		return e
 	}
-	p := &mcp.CallToolParams{Name: s.Tool, Arguments: s.Args}
-	if p.Arguments == nil {
-		p.Arguments = map[string]any{}
+	args := s.Args
+	if args == nil { // a nil map in the any of Arguments would be sent as null
+		args = map[string]any{}
 	}
+	p := &mcp.CallToolParams{Name: s.Tool, Arguments: args}
 	if s.Progress {
 		p.Meta = mcp.Meta{"progressToken": token}
 	}

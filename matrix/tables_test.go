@@ -118,6 +118,27 @@ var servers = []server{
 			return endpoint{transport: "sse", url: mcptest.EverythingHTTP(tb, mcptest.SSE)}
 		}},
 	}},
+	// The TypeScript SDK server written for the matrix: the Go SDK test
+	// server's tools (family gosdk) but for reconnect and script.
+	{name: "ts-server", family: "ts", transports: []serverTransport{
+		{name: "stdio", revisions: legacy, start: func(tb testing.TB) endpoint {
+			node, script := tsServerScript(tb)
+			return endpoint{transport: "stdio", argv: []string{node, script, "stdio"}}
+		}},
+		{name: "http", revisions: legacy, start: startTSServer},
+	}},
+}
+
+// tsServerScenarios are the scenarios of family gosdk the TypeScript
+// server's tools play too.
+var tsServerScenarios = []string{"list", "echo", "basic", "progress", "sampling", "elicitation", "roots", "cancel-honoured", "cancel-ignored"}
+
+func init() {
+	for _, sc := range scenarios {
+		if slices.Contains(tsServerScenarios, sc.name) {
+			sc.plans["ts"] = sc.plans["gosdk"]
+		}
+	}
 }
 
 // A scenario is what a client does, in each server family's tools.
@@ -274,7 +295,8 @@ func (c cell) inSlice() bool {
 	case "gosdk-process":
 		return c.server.name == "gosdk-stateless" && c.scenario.name == "basic"
 	case "tssdk":
-		return c.server.name == "everything" && c.transport.name != "sse" && c.scenario.name == "progress"
+		return c.server.name == "ts-server" && c.transport.name == "http" && c.scenario.name == "cancel-ignored" ||
+			c.server.name == "everything" && c.transport.name != "sse" && c.scenario.name == "progress"
 	case "inspector":
 		return c.server.name == "everything" && c.transport.name == "http" && c.scenario.name == "echo" ||
 			c.server.name == "gosdk-stateful" && c.transport.name == "stdio" && c.scenario.name == "list"
