@@ -23,6 +23,11 @@ var fullFlag = flag.Bool("matrix.full", false, "run the whole matrix (also MATRI
 
 var verifyRuns = flag.Int("matrix.verify-runs", 0, "how many verify runs P4 makes per cell (default 20 in the full matrix, 2 in the slice)")
 
+var (
+	maxCuts    = flag.Int("matrix.cuts", 0, "at most this many --cut points per cell for P3 (default: every one in the full matrix, the middle of the longest stream in the slice)")
+	chaosSeeds = flag.Int("matrix.chaos-seeds", 0, "how many chaos seeds P3 runs per cell (default 5 in the full matrix, 1 in the slice)")
+)
+
 // full reports whether the whole matrix runs.
 func full() bool { return *fullFlag || os.Getenv("MATRIX_FULL") == "1" }
 

@@ -46,6 +46,9 @@ type client struct {
 	// oneShot clients make one session per invocation and can only list
 	// or call (Inspector's CLI): they run single-step plain plans.
 	oneShot bool
+	// answers: the client answers server requests and can answer them
+	// otherwise (P5).
+	answers bool
 	// peer is what the client needs installed (node and npm peers); it
 	// skips the cell, or fails it with MCPVCR_REQUIRE_PEERS=1.
 	peer func(testing.TB)
@@ -53,9 +56,9 @@ type client struct {
 }
 
 var clients = []client{
-	{name: "gosdk", transports: []string{"stdio", "http", "sse"}, run: goClient},
-	{name: "gosdk-process", transports: []string{"stdio", "http", "sse"}, run: goProcessClient},
-	{name: "tssdk", transports: []string{"stdio", "http", "sse"}, revisions: []string{mcptest.V20251125},
+	{name: "gosdk", transports: []string{"stdio", "http", "sse"}, answers: true, run: goClient},
+	{name: "gosdk-process", transports: []string{"stdio", "http", "sse"}, answers: true, run: goProcessClient},
+	{name: "tssdk", transports: []string{"stdio", "http", "sse"}, revisions: []string{mcptest.V20251125}, answers: true,
 		peer: func(tb testing.TB) { mcptest.Everything(tb) }, run: tsClient},
 	{name: "inspector", transports: []string{"stdio", "http", "sse"}, revisions: []string{mcptest.V20251125}, oneShot: true,
 		peer: func(tb testing.TB) { mcptest.InspectorCLI(tb) }, run: inspectorClient},
