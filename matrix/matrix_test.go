@@ -75,6 +75,12 @@ func runCell(t *testing.T, c cell) {
 		})
 	}
 
+	// P2: order, over stdio (one stream each way; over HTTP a second
+	// recording cannot tell the order of frames on different connections).
+	if c.transport.name == "stdio" && c.client.name != "inspector" {
+		t.Run("P2", func(t *testing.T) { checkOrder(t, c, rec) })
+	}
+
 	// P3: resumption after every cut of every SSE answer with event ids.
 	if c.transport.name == "http" {
 		t.Run("P3", func(t *testing.T) { checkResumption(t, c, rec) })
@@ -140,6 +146,9 @@ func replay(t *testing.T, c cell, r recording, extra []string, cl call) (run, st
 }
 
 // checkClean requires replay to have exited 0 with every client frame matched.
+// diffTranscripts is cmp.Diff of two transcripts.
+func diffTranscripts(a, b Transcript) string { return cmp.Diff(a, b) }
+
 func checkClean(t *testing.T, code int, report string) {
 	t.Helper()
 	if code != 0 || !strings.Contains(report, " 0 unmatched") || strings.Contains(report, "invented an answer") {
