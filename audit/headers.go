@@ -33,11 +33,11 @@ func init() {
 		&Rule{ID: "http/protocol-version-absent-on-initialize", Revisions: versioned, Transports: httpOnly, Level: Warning, Section: secLegacyVersion,
 			Description: "MCP-Protocol-Version is not sent on initialize: no version is agreed yet (the specification does not require it either way; a client that sends its newest version there says nothing useful).",
 			Check:       checkVersionOnInitialize},
-		&Rule{ID: "http/protocol-version-negotiated", Revisions: versioned, Transports: httpOnly, Level: Error, Section: secLegacyVersion,
-			Description: "MCP-Protocol-Version is the version initialize returned, on every later request (POST, GET, DELETE).",
+		&Rule{ID: "http/protocol-version-negotiated", Revisions: []string{mcpwire.V20250326, mcpwire.V20250618, mcpwire.V20251125}, Transports: httpOnly, Level: Error, Section: secLegacyVersion,
+			Description: "MCP-Protocol-Version is the version initialize returned, on every later request (POST, GET, DELETE); when 2025-03-26 was negotiated, a header sent anyway still names it.",
 			Check:       checkVersionNegotiated},
-		&Rule{ID: "http/protocol-version-not-before-2025-06-18", Revisions: []string{mcpwire.V20250326}, Transports: httpOnly, Level: Error, Section: secLegacyVersion,
-			Description: "No MCP-Protocol-Version when 2025-03-26 or earlier was negotiated: the header did not exist.",
+		&Rule{ID: "http/protocol-version-not-before-2025-06-18", Revisions: []string{mcpwire.V20250326}, Transports: httpOnly, Level: Warning, Section: secLegacyVersion,
+			Description: "No MCP-Protocol-Version when 2025-03-26 was negotiated: the header did not exist then (no revision forbids it, so a header naming 2025-03-26 is a warning; one naming another version breaks http/protocol-version-negotiated).",
 			Check:       checkNoVersionHeader},
 		&Rule{ID: "http/session-id", Revisions: []string{mcpwire.V20250326, mcpwire.V20250618, mcpwire.V20251125}, Transports: httpOnly, Level: Error, Section: secLegacySession,
 			Description: "Mcp-Session-Id, as the server issued it with the initialize result, on every later request.",
@@ -143,7 +143,11 @@ func checkVersionNegotiated(r *Rule, v *view) []Finding {
 	}
 	var out []Finding
 	for _, st := range sts {
-		if h, ok := header(st.RequestHeader, "MCP-Protocol-Version"); !ok || h != want {
+		h, ok := header(st.RequestHeader, "MCP-Protocol-Version")
+		if want <= mcpwire.V20250326 && !ok {
+			continue // the header did not exist: absent is right
+		}
+		if !ok || h != want {
 			out = append(out, v.at(r, st, what(st, v)+" with MCP-Protocol-Version: "+quote(h, ok), "MCP-Protocol-Version: "+want+", the version initialize returned"))
 		}
 	}

@@ -2,6 +2,7 @@ package audit
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
@@ -69,18 +70,33 @@ func removed(method, required string) func(*Rule, *view) []Finding {
 	}
 }
 
+// checkRootsListChanged reports the first request declaring
+// roots.listChanged, counting the others: each request declares its
+// capabilities afresh, and one finding says it.
 func checkRootsListChanged(r *Rule, v *view) []Finding {
-	var out []Finding
+	var first *msg
+	n := 0
 	for _, m := range v.msgs {
 		if !m.c2s() || m.Method == "" {
 			continue
 		}
 		caps := field(m.Params, "_meta", mcpwire.MetaClientCapabilities)
-		if lc := field(caps, "roots", "listChanged"); lc != nil {
-			out = append(out, v.finding(r, m.f, m.Method+" declaring roots.listChanged: "+string(lc), "roots without listChanged"))
+		if field(caps, "roots", "listChanged") != nil {
+			if first == nil {
+				first = m
+			}
+			n++
 		}
 	}
-	return out
+	if first == nil {
+		return nil
+	}
+	lc := field(first.Params, "_meta", mcpwire.MetaClientCapabilities, "roots", "listChanged")
+	sent := first.Method + " declaring roots.listChanged: " + string(lc)
+	if n > 1 {
+		sent += fmt.Sprintf(" (and %d later requests)", n-1)
+	}
+	return []Finding{v.finding(r, first.f, sent, "roots without listChanged")}
 }
 
 func checkInitializedAfterUnknown(r *Rule, v *view) []Finding {

@@ -156,6 +156,7 @@ func Audit(recs []*store.Recording, rules []*Rule) []Finding {
 				fs = append(fs, r.Check(r, v)...)
 			}
 		}
+		fs = dedupe(fs)
 		sort.SliceStable(fs, func(i, j int) bool {
 			if fs[i].Seq != fs[j].Seq {
 				return fs[i].Seq < fs[j].Seq
@@ -182,3 +183,16 @@ func Errors(fs []Finding) int {
 var registry []*Rule
 
 func register(rs ...*Rule) { registry = append(registry, rs...) }
+
+// dedupe drops a finding that repeats another's rule, frame and text.
+func dedupe(fs []Finding) []Finding {
+	seen := map[Finding]bool{}
+	out := fs[:0]
+	for _, f := range fs {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}

@@ -83,13 +83,32 @@ func newView(rec *store.Recording) *view {
 }
 
 // answer returns the response to request r, nil if none was recorded.
+// Over HTTP a POSTed request is answered on its own stream (or a stream
+// resuming it), and ids may repeat across streams.
 func (v *view) answer(r *msg) *msg {
+	scoped := r.c2s() && r.st != nil && (r.st.Kind == store.PostStream || r.st.Kind == store.ListenStream)
 	for _, m := range v.msgs {
-		if m.f.Direction != r.f.Direction && m.isResponse() && string(m.ID) == string(r.ID) && m.f.Seq > r.f.Seq {
-			return m
+		if m.f.Direction == r.f.Direction || !m.isResponse() || string(m.ID) != string(r.ID) || m.f.Seq <= r.f.Seq {
+			continue
 		}
+		if scoped && m.st != nil && m.st.ID != r.st.ID && !v.resumes(m.st, r.st.ID) {
+			continue
+		}
+		return m
 	}
 	return nil
+}
+
+// resumes reports whether st resumes, directly or through others, the
+// stream with id origin.
+func (v *view) resumes(st *store.Stream, origin int64) bool {
+	for i := 0; st != nil && st.ResumesID != 0 && i < len(v.rec.Streams); i++ {
+		if st.ResumesID == origin {
+			return true
+		}
+		st = v.streams[st.ResumesID]
+	}
+	return false
 }
 
 // request returns the request a response answers, nil if unknown.

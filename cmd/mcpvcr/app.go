@@ -82,6 +82,7 @@ func newApp(e *env) *cli.App {
 			verifyCommand(e),
 			diffCommand(e),
 			checkCommand(e),
+			auditCommand(e),
 			scrubCommand(e),
 			completionCommand(e),
 		},
