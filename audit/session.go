@@ -117,6 +117,16 @@ func (v *view) request(resp *msg) *msg {
 	if resp.c2s() {
 		other = store.ServerToClient
 	}
+	if other == store.ClientToServer && resp.st != nil {
+		// Over HTTP the answer is on the request's stream or one
+		// resuming it; ids may repeat across streams.
+		for _, m := range v.msgs {
+			if m.c2s() && m.isRequest() && string(m.ID) == string(resp.ID) && m.st != nil &&
+				(m.st.Kind == store.PostStream || m.st.Kind == store.ListenStream) && (m.st.ID == resp.st.ID || v.resumes(resp.st, m.st.ID)) {
+				return m
+			}
+		}
+	}
 	return v.requests[reqKey{other, string(resp.ID)}]
 }
 
