@@ -44,7 +44,7 @@ func init() {
 			Description: "initialize is never cancelled: no notifications/cancelled names it.", Check: checkInitializeCancelled},
 		&Rule{ID: "cancel/modern-http-by-close", Revisions: modernRevs, Transports: httpOnly, Level: Error, Section: secCancelModern,
 			Description: "Over Streamable HTTP in 2026-07-28 closing the response stream is the cancellation: no notifications/cancelled is POSTed.",
-			Check:       removed("notifications/cancelled", "no notifications/cancelled over HTTP: close the request's response stream")},
+			Check:       checkModernHTTPCancel},
 		&Rule{ID: "server-requests/id-echoed", Revisions: allRevs, Level: Error, Section: secMessages,
 			Description: "A response to a server request carries its id exactly as sent: a string id stays a string, a number a number.",
 			Check:       checkIDEchoed},
@@ -205,6 +205,26 @@ func checkElicitation(r *Rule, v *view) []Finding {
 		if str(field(m.Result, "action")) == "accept" && (v.rev == mcpwire.V20250618 || field(declared, "url") == nil) {
 			out = append(out, v.finding(r, m.f, "an accepted url-mode elicitation", "url mode only where the revision has it and the client declared it"))
 		}
+	}
+	return out
+}
+
+// checkModernHTTPCancel reports each notifications/cancelled POSTed in
+// 2026-07-28, saying how the stream of the request it names ended.
+func checkModernHTTPCancel(r *Rule, v *view) []Finding {
+	var out []Finding
+	for _, m := range v.msgs {
+		if !m.c2s() || m.Method != "notifications/cancelled" {
+			continue
+		}
+		id := mcpwire.CancelledRequestID(m.Params)
+		sent := "notifications/cancelled naming request " + string(id)
+		for _, q := range v.msgs {
+			if q.c2s() && q.isRequest() && string(q.ID) == string(id) && q.f.Seq < m.f.Seq && q.st != nil {
+				sent += fmt.Sprintf(" (whose stream %s#%d ended %s)", q.st.Kind, v.ordinal[q.st.ID], q.st.End)
+			}
+		}
+		out = append(out, v.finding(r, m.f, sent, "no notifications/cancelled over HTTP: closing the request's response stream is the cancellation"))
 	}
 	return out
 }
