@@ -16,11 +16,11 @@ import (
 const (
 	secVersioning   = "docs/specification/2026-07-28/basic/versioning.mdx"
 	secPagination   = "docs/specification/2026-07-28/server/utilities/pagination.mdx"
-	secHeaderErr    = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx#server-validation"
+	secHeaderErr    = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx §Server validation"
 	secSubscription = "docs/specification/2026-07-28/basic/patterns/subscriptions.mdx"
-	secResumption   = "docs/specification/2025-11-25/basic/transports.mdx#resumability-and-redelivery"
-	secGetStream    = "docs/specification/2025-11-25/basic/transports.mdx#listening-for-messages-from-the-server"
-	secLegacySSE    = "docs/specification/2024-11-05/basic/transports.mdx#http-with-sse"
+	secResumption   = "docs/specification/2025-11-25/basic/transports.mdx §Resumability and Redelivery"
+	secGetStream    = "docs/specification/2025-11-25/basic/transports.mdx §Listening for Messages from the Server"
+	secLegacySSE    = "docs/specification/2024-11-05/basic/transports.mdx §HTTP with SSE"
 )
 
 var resumable = []string{mcpwire.V20250326, mcpwire.V20250618, mcpwire.V20251125}
@@ -30,11 +30,11 @@ func init() {
 		&Rule{ID: "version/discover-retry", Revisions: modernRevs, Level: Warning, Section: secVersioning,
 			Description: "After -32022 the retry names a version from data.supported, and no version is asked for more than twice.",
 			Check:       checkDiscoverRetry},
-		&Rule{ID: "pagination/empty-cursor-legacy", Revisions: legacyRevs, Level: Error, Section: "docs/specification/2025-11-25/server/utilities/pagination.mdx",
-			Description: "In the legacy revisions an empty nextCursor ends the list: no request follows with cursor \"\".",
+		&Rule{ID: "pagination/empty-cursor-legacy", Revisions: legacyRevs, Level: Warning, Section: "docs/specification/2025-11-25/server/utilities/pagination.mdx",
+			Description: "In the legacy revisions an empty nextCursor ends the list: no request follows with cursor \"\" (the legacy text does not say what \"\" means, so this is a warning).",
 			Check:       checkPagination(false)},
-		&Rule{ID: "pagination/repeated-cursor", Revisions: allRevs, Level: Error, Section: secPagination,
-			Description: "A nextCursor equal to the cursor just sent ends the list: it is not sent again.",
+		&Rule{ID: "pagination/repeated-cursor", Revisions: allRevs, Level: Warning, Section: secPagination,
+			Description: "A nextCursor equal to the cursor just sent ends the list: it is not sent again (a loop guard no revision states, so a warning).",
 			Check:       checkPagination(true)},
 		&Rule{ID: "tools/header-mismatch-retry", Revisions: modernRevs, Level: Warning, Section: secHeaderErr,
 			Description: "After -32020 on tools/call: tools/list again before the call is retried, and the call retried at most once.",
@@ -42,8 +42,8 @@ func init() {
 		&Rule{ID: "listen/declared-kinds", Revisions: modernRevs, Level: Error, Section: secSubscription,
 			Description: "subscriptions/listen asks only for what the server declared: tools, prompts, resources listChanged, resource subscriptions only with resources.subscribe.",
 			Check:       checkListenKinds},
-		&Rule{ID: "listen/one-stream", Revisions: modernRevs, Level: Error, Section: secSubscription,
-			Description: "One listen stream per connection: a new one replaces the old, which is ended (closed over HTTP, cancelled over stdio), never kept beside it.",
+		&Rule{ID: "listen/one-stream", Revisions: modernRevs, Level: Warning, Section: secSubscription,
+			Description: "One listen stream per connection: a new one replaces the old, which is ended (closed over HTTP, cancelled over stdio), never kept beside it (the subscriptions page allows several concurrent listens, so a warning).",
 			Check:       checkListenOne},
 		&Rule{ID: "resume/last-event-id", Revisions: resumable, Transports: httpOnly, Level: Error, Section: secResumption,
 			Description: "A resuming GET sends Last-Event-ID equal to the last event id received on the stream it resumes, and only streams with event ids are resumed.",

@@ -14,9 +14,9 @@ import (
 // negotiated version) and the modern one (every request says what it is).
 
 const (
-	secLegacyVersion = "docs/specification/2025-11-25/basic/transports.mdx#protocol-version-header"
-	secLegacySession = "docs/specification/2025-11-25/basic/transports.mdx#session-management"
-	secModernHeaders = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx#request-metadata-headers"
+	secLegacyVersion = "docs/specification/2025-11-25/basic/transports.mdx §Protocol Version Header"
+	secLegacySession = "docs/specification/2025-11-25/basic/transports.mdx §Session Management"
+	secModernHeaders = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx §Request metadata headers"
 	secModernSession = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx"
 )
 

@@ -15,11 +15,11 @@ import (
 
 const (
 	secModernChangelog = "docs/specification/2026-07-28/changelog.mdx"
-	secModernMeta      = "docs/specification/2026-07-28/basic/index.mdx#_meta"
-	secLifecycle       = "docs/specification/2025-11-25/basic/lifecycle.mdx#version-negotiation"
+	secModernMeta      = "docs/specification/2026-07-28/basic/index.mdx §_meta"
+	secLifecycle       = "docs/specification/2025-11-25/basic/lifecycle.mdx §Version Negotiation"
 	secCancelLegacy    = "docs/specification/2025-11-25/basic/utilities/cancellation.mdx"
-	secCancelModern    = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx#cancellation"
-	secMessages        = "docs/specification/2025-11-25/basic/index.mdx#responses"
+	secCancelModern    = "docs/specification/2026-07-28/basic/transports/streamable-http.mdx §Cancellation"
+	secMessages        = "docs/specification/2025-11-25/basic/index.mdx §Responses"
 	secBatch           = "docs/specification/2025-06-18/changelog.mdx"
 	secElicitation     = "docs/specification/2025-11-25/client/elicitation.mdx"
 	secRoots           = "docs/specification/2026-07-28/client/roots.mdx"

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 	"strconv"
+	"strings"
 )
 
 // SARIF 2.1.0: one run, the rules as reportingDescriptors, one result per
@@ -109,7 +110,7 @@ func WriteSARIF(w io.Writer, loc Locator, rules []*Rule, fs []Finding) error {
 	for i, r := range rules {
 		index[r.ID] = i
 		run.Tool.Driver.Rules = append(run.Tool.Driver.Rules, sarifRule{ID: r.ID, ShortDescription: sarifMessage{r.Description},
-			HelpURI: "https://modelcontextprotocol.io/" + r.Section, DefaultConfiguration: sarifConfig{r.Level.String()}})
+			HelpURI: helpURI(r.Section), DefaultConfiguration: sarifConfig{r.Level.String()}})
 	}
 	for _, f := range fs {
 		i, ok := index[f.Rule]
@@ -133,4 +134,12 @@ func WriteSARIF(w io.Writer, loc Locator, rules []*Rule, fs []Finding) error {
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	return enc.Encode(sarifLog{Schema: SARIFSchema, Version: "2.1.0", Runs: []sarifRun{run}})
+}
+
+// helpURI turns a section ("docs/specification/REV/PAGE.mdx §Heading")
+// into the page's address on modelcontextprotocol.io.
+func helpURI(section string) string {
+	page, _, _ := strings.Cut(section, " ")
+	page = strings.TrimSuffix(strings.TrimPrefix(page, "docs/"), ".mdx")
+	return "https://modelcontextprotocol.io/" + page
 }
