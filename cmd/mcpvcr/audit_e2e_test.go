@@ -81,6 +81,7 @@ func wantClientAudit(t *testing.T, cassette string, want ...string) {
 	if err := json.Unmarshal([]byte(ls.stdout), &sessions); err != nil || len(sessions) == 0 {
 		t.Fatalf("mcpvcr ls: %v\n%s", err, ls.stdout)
 	}
+	t.Logf("sessions: %s", ls.stdout)
 	for _, s := range sessions {
 		if s.Revision == "" {
 			t.Errorf("a session of unknown revision: the audit checks nothing in it:\n%s", ls.stdout)
