@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"encoding/xml"
 	"net/http"
 	"os"
 	"os/exec"
@@ -425,5 +426,23 @@ func TestAudit_Usage(t *testing.T) {
 	}
 	if r := mcpvcr(t, "", "audit", db); r.code != 0 || !strings.Contains(r.stdout, "0 error(s), 0 warning(s)") {
 		t.Errorf("audit of a clean cassette = %d %q", r.code, r.stdout)
+	}
+	// JUnit: a suite per session, a passing case per rule that applies.
+	r := mcpvcr(t, "", "audit", db, "--format", "junit", "--rules", "http,lifecycle")
+	var doc struct {
+		Suites []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+			Cases    []struct {
+				Name string `xml:"name,attr"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 0 || len(doc.Suites) != 1 {
+		t.Fatalf("audit --format junit = %d, %v:\n%s", r.code, err, r.stdout)
+	}
+	// A stdio session: the lifecycle rules apply, the HTTP ones do not.
+	if s := doc.Suites[0]; s.Tests != 2 || s.Failures != 0 || s.Cases[0].Name != "lifecycle/initialize-not-cancelled" {
+		t.Errorf("JUnit suite = %+v; want the two lifecycle rules, passing", s)
 	}
 }
