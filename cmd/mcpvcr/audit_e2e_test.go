@@ -148,12 +148,17 @@ func TestAudit_GoSDKHTTP(t *testing.T) {
 		{mcptest.V20250326, nil, []string{"http/protocol-version-not-before-2025-06-18 warning"}},
 		{mcptest.V20250618, nil, nil},
 		{mcptest.V20251125, nil, nil},
+		// With an event store the server closes streams for the client
+		// to resume: the resumption rules see real GETs with Last-Event-ID.
+		{mcptest.V20250326, []string{"-eventstore"}, []string{"http/protocol-version-not-before-2025-06-18 warning"}},
+		{mcptest.V20250618, []string{"-eventstore"}, nil},
+		{mcptest.V20251125, []string{"-eventstore"}, nil},
 		// In 2026-07-28 it also POSTs notifications/cancelled for the
 		// call it cancels, besides closing that call's stream.
 		{mcptest.V20260728, []string{"-stateless"}, []string{goSDKModernRoots, "cancel/modern-http-by-close error"}},
 		{mcptest.V20241105, []string{"sse"}, nil},
 	} {
-		t.Run(tc.version, func(t *testing.T) {
+		t.Run(strings.Join(append([]string{tc.version}, tc.flags...), ""), func(t *testing.T) {
 			t.Parallel()
 			ctx := testCtx(t)
 			var db string
@@ -169,6 +174,11 @@ func TestAudit_GoSDKHTTP(t *testing.T) {
 				})
 			}
 			wantClientAudit(t, db, tc.want...)
+			if slices.Contains(tc.flags, "-eventstore") {
+				if ex := mcpvcr(t, "", "export", "--cassette", db); !strings.Contains(ex.stdout, `"kind":"resume"`) {
+					t.Errorf("no resuming GET recorded: the resumption rules saw nothing")
+				}
+			}
 		})
 	}
 }
