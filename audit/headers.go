@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/base64"
 	"encoding/json"
+	"maps"
 	"math/big"
 	"strings"
 
@@ -253,52 +254,70 @@ type annotation struct {
 // server listed before seq, by tool name. A tool with an invalid one is
 // left out: the client must not call it as if it were valid.
 func (v *view) annotations(seq int64) map[string][]annotation {
-	out := map[string][]annotation{}
-	for _, m := range v.msgs {
-		if m.f.Seq >= seq || m.c2s() || m.Result == nil {
-			continue
-		}
-		if req := v.request(m); req == nil || req.Method != "tools/list" {
-			continue
-		}
-		var res struct {
-			Tools []struct {
-				Name        string `json:"name"`
-				InputSchema struct {
-					Properties map[string]json.RawMessage `json:"properties"`
-				} `json:"inputSchema"`
-			} `json:"tools"`
-		}
-		if json.Unmarshal(m.Result, &res) != nil {
-			continue
-		}
-		for _, t := range res.Tools {
-			var as []annotation
-			valid, seen := true, map[string]bool{}
-			for arg, raw := range t.InputSchema.Properties {
-				var p struct {
-					Type   json.RawMessage `json:"type"`
-					Header *string         `json:"x-mcp-header"`
-				}
-				if json.Unmarshal(raw, &p) != nil || p.Header == nil {
-					continue
-				}
-				typ := str(p.Type)
-				h := *p.Header
-				if !isToken(h) || seen[strings.ToLower(h)] || (typ != "string" && typ != "integer" && typ != "boolean") {
-					valid = false
-				}
-				seen[strings.ToLower(h)] = true
-				as = append(as, annotation{arg, h, typ})
+	if !v.listedDone {
+		v.listedDone = true
+		cur := map[string][]annotation{}
+		for _, m := range v.msgs {
+			if m.c2s() || m.Result == nil {
+				continue
 			}
-			if valid && len(as) > 0 {
-				out[t.Name] = as
-			} else {
-				delete(out, t.Name)
+			if req := v.request(m); req == nil || req.Method != "tools/list" {
+				continue
 			}
+			next := maps.Clone(cur)
+			listTools(m.Result, next)
+			v.listed = append(v.listed, listing{m.f.Seq, next})
+			cur = next
 		}
 	}
+	var out map[string][]annotation
+	for _, l := range v.listed {
+		if l.seq >= seq {
+			break
+		}
+		out = l.tools
+	}
 	return out
+}
+
+// listTools adds the annotated tools of a tools/list result to into.
+func listTools(result json.RawMessage, into map[string][]annotation) {
+	var res struct {
+		Tools []struct {
+			Name        string `json:"name"`
+			InputSchema struct {
+				Properties map[string]json.RawMessage `json:"properties"`
+			} `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if json.Unmarshal(result, &res) != nil {
+		return
+	}
+	for _, t := range res.Tools {
+		var as []annotation
+		valid, seen := true, map[string]bool{}
+		for arg, raw := range t.InputSchema.Properties {
+			var p struct {
+				Type   json.RawMessage `json:"type"`
+				Header *string         `json:"x-mcp-header"`
+			}
+			if json.Unmarshal(raw, &p) != nil || p.Header == nil {
+				continue
+			}
+			typ := str(p.Type)
+			h := *p.Header
+			if !isToken(h) || seen[strings.ToLower(h)] || (typ != "string" && typ != "integer" && typ != "boolean") {
+				valid = false
+			}
+			seen[strings.ToLower(h)] = true
+			as = append(as, annotation{arg, h, typ})
+		}
+		if valid && len(as) > 0 {
+			into[t.Name] = as
+		} else {
+			delete(into, t.Name)
+		}
+	}
 }
 
 // isToken reports whether s is a non-empty RFC 9110 token.

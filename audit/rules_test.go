@@ -107,6 +107,15 @@ func TestRules(t *testing.T) {
 			modernPost(b, nil, "tools/list", "", annotatedTools)
 			modernPost(b, map[string]string{"Mcp-Name": "t", "Mcp-Param-Region": "", "Mcp-Param-N": "42"}, "tools/call", `"name":"t","arguments":{"region":"","n":42.0}`, "")
 		}},
+		{"http/mcp-param", "invalid annotation", "2026-07-28", http, 0, func(b *rb) {
+			modernPost(b, nil, "tools/list", "", `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"properties":{"x":{"type":"number","x-mcp-header":"X"}}}}]}}`)
+			modernPost(b, map[string]string{"Mcp-Name": "t"}, "tools/call", `"name":"t","arguments":{"x":1.5}`, "")
+		}},
+		{"http/mcp-param", "listed again without it", "2026-07-28", http, 0, func(b *rb) {
+			modernPost(b, nil, "tools/list", "", annotatedTools)
+			modernPost(b, nil, "tools/list", "", `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","inputSchema":{"properties":{"region":{"type":"string"}}}}]}}`)
+			modernPost(b, map[string]string{"Mcp-Name": "t"}, "tools/call", `"name":"t","arguments":{"region":"eu"}`, "")
+		}},
 		{"http/mcp-param", "not listed", "2026-07-28", http, 0, func(b *rb) {
 			modernPost(b, map[string]string{"Mcp-Name": "t"}, "tools/call", `"name":"t","arguments":{"region":"eu"}`, "")
 		}},

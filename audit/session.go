@@ -40,6 +40,19 @@ type view struct {
 	msgs    []*msg        // every protocol message in seq order
 	// requests maps a request's direction and raw id token to it.
 	requests map[reqKey]*msg
+	// responses maps a response's direction and raw id token to every
+	// response with them, in seq order.
+	responses map[reqKey][]*msg
+	// listed holds the x-mcp-header annotations after each tools/list
+	// result, in seq order; computed on first use.
+	listed     []listing
+	listedDone bool
+}
+
+// listing is the annotations of the listed tools as of frame seq.
+type listing struct {
+	seq   int64
+	tools map[string][]annotation
 }
 
 type reqKey struct {
@@ -48,7 +61,8 @@ type reqKey struct {
 }
 
 func newView(rec *store.Recording) *view {
-	v := &view{rec: rec, rev: rec.Session.Revision, streams: map[int64]*store.Stream{}, ordinal: map[int64]int{}, requests: map[reqKey]*msg{}}
+	v := &view{rec: rec, rev: rec.Session.Revision, streams: map[int64]*store.Stream{}, ordinal: map[int64]int{},
+		requests: map[reqKey]*msg{}, responses: map[reqKey][]*msg{}}
 	for i := range rec.Streams {
 		st := &rec.Streams[i]
 		v.streams[st.ID] = st
@@ -74,8 +88,12 @@ func newView(rec *store.Recording) *view {
 			}
 			m.f, m.st = f, v.streams[f.StreamID]
 			v.msgs = append(v.msgs, m)
-			if m.isRequest() {
+			switch {
+			case m.isRequest():
 				v.requests[reqKey{f.Direction, string(m.ID)}] = m
+			case m.isResponse():
+				k := reqKey{f.Direction, string(m.ID)}
+				v.responses[k] = append(v.responses[k], m)
 			}
 		}
 	}
@@ -87,8 +105,12 @@ func newView(rec *store.Recording) *view {
 // resuming it), and ids may repeat across streams.
 func (v *view) answer(r *msg) *msg {
 	scoped := r.c2s() && r.st != nil && (r.st.Kind == store.PostStream || r.st.Kind == store.ListenStream)
-	for _, m := range v.msgs {
-		if m.f.Direction == r.f.Direction || !m.isResponse() || string(m.ID) != string(r.ID) || m.f.Seq <= r.f.Seq {
+	other := store.ServerToClient
+	if !r.c2s() {
+		other = store.ClientToServer
+	}
+	for _, m := range v.responses[reqKey{other, string(r.ID)}] {
+		if m.f.Seq <= r.f.Seq {
 			continue
 		}
 		if scoped && m.st != nil && m.st.ID != r.st.ID && !v.resumes(m.st, r.st.ID) {
