@@ -16,7 +16,7 @@ import (
 // compare case-insensitively and without '_' and '-', so apiKey is
 // api_key. Replay ignores these values when it matches, so a client that
 // sends the real value still matches the recording.
-var DefaultRedactedJSON = redact.DefaultNames
+var DefaultRedactedJSON []string = redact.DefaultNames
 
 // RedactLabel is the session label that stores the JSON member names a
 // recording redacted on top of DefaultRedactedJSON, one per line ("off"

@@ -51,7 +51,7 @@ const ScrubLabel = "scrubbed"
 // compares (the recorder's defaults): password, secret, api_key, token,
 // access_token, refresh_token, client_secret, authorization, private_key,
 // passphrase, passwd, pin, credential: redact.DefaultNames, the one list.
-var RedactedJSON = redact.DefaultNames
+var RedactedJSON []string = redact.DefaultNames
 
 // RedactLabel is the session label under which the recorder stores the
 // JSON member names it redacted beyond RedactedJSON, one per line;

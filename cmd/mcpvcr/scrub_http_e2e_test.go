@@ -67,7 +67,7 @@ func TestScrub_HTTPReplays(t *testing.T) {
 		t.Fatalf("scrub exited %d:\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	export := mcpvcr(t, "", "export", "--cassette", out).stdout
-	for _, secret := range []string{"hunter2", "ann@corp.example", "wJalrXUtnFEMI", "AKIAIOSFODNN7EXAMPLE", "open sesame", "4821", "xoxb-1234", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "SplxlOBeZQQYbYS6WxSbIA", "q8z2m4x7c1v9b3n5k6j0h2g4"} {
+	for _, secret := range []string{"hunter2", "ann@corp.example", "wJalrXUtnFEMI", "AKIAIOSFODNN7EXAMPLE", "open sesame", "PIN: 4821", "xoxb-1234", "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7", "SplxlOBeZQQYbYS6WxSbIA", "q8z2m4x7c1v9b3n5k6j0h2g4"} {
 		if strings.Contains(export, secret) {
 			t.Errorf("the scrubbed export holds %q", secret)
 		}

@@ -94,7 +94,7 @@ func verifyCommand(e *env) *cli.Command {
 			if err != nil {
 				return failErr(fmt.Errorf("read the cassette: %w", err), "")
 			}
-			if !c.Bool("keep") {
+			if !c.Bool("keep") && !c.Bool("update") {
 				// Runs are deleted even when verify fails: a check leaves
 				// the cassette as it found it.
 				defer dropRuns(context.WithoutCancel(c.Context), e, db, before)
