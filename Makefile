@@ -22,10 +22,13 @@ build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(BIN)/mcpvcr ./cmd/mcpvcr
 
 ## test: run every test with the race detector; installs the npm test peer
-##       first when it is missing and npm exists (else says which tests skip)
+##       first when it is missing and npm exists (else says which tests skip);
+##       prints each package as it ends, slow tests, and every 30 s what is
+##       still running (TESTFLAGS adds go test flags, e.g. TESTFLAGS=-v)
+TESTFLAGS ?=
 test:
 	@./scripts/peers.sh
-	$(GO) test -race -timeout 30m $(PKGS)
+	$(GO) run ./scripts/testprogress -race -timeout 30m $(TESTFLAGS) $(PKGS)
 
 ## matrix: run the whole matrix of real clients × servers × transports ×
 ##         revisions × scenarios (plain make test runs a cheap slice of it);
