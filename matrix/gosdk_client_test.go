@@ -29,11 +29,15 @@ const (
 	altName      = "someone-else"
 )
 
-// roots are the roots every matrix client reports.
-var roots = []*mcp.Root{
-	{URI: "file:///matrix/alpha", Name: "alpha"},
-	{URI: "file:///matrix/beta", Name: "beta"},
-}
+// roots are the roots every matrix client reports; altRoots those a
+// client answering otherwise (P5) reports.
+var (
+	roots = []*mcp.Root{
+		{URI: "file:///matrix/alpha", Name: "alpha"},
+		{URI: "file:///matrix/beta", Name: "beta"},
+	}
+	altRoots = []*mcp.Root{{URI: "file:///matrix/gamma", Name: "gamma"}}
+)
 
 // progressLog collects the notifications of one session.
 type progressLog struct {
@@ -153,7 +157,11 @@ func goSession(ep endpoint, c call) (run, error) {
 			log.add("", map[string]any{"method": "notifications/tools/list_changed"})
 		},
 	})
-	client.AddRoots(roots...)
+	if c.alt {
+		client.AddRoots(altRoots...)
+	} else {
+		client.AddRoots(roots...)
+	}
 
 	var (
 		transport mcp.Transport

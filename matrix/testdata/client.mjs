@@ -93,7 +93,9 @@ client.setRequestHandler(CreateMessageRequestSchema, (req) => {
 });
 client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { name: alt ? "someone-else" : "matrix-user" } }));
 client.setRequestHandler(ListRootsRequestSchema, () => ({
-  roots: [{ uri: "file:///matrix/alpha", name: "alpha" }, { uri: "file:///matrix/beta", name: "beta" }],
+  roots: alt
+    ? [{ uri: "file:///matrix/gamma", name: "gamma" }]
+    : [{ uri: "file:///matrix/alpha", name: "alpha" }, { uri: "file:///matrix/beta", name: "beta" }],
 }));
 
 const out = { steps: [] };
