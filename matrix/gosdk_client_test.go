@@ -126,37 +126,55 @@ func goSession(ep endpoint, c call) (run, error) {
 	if c.alt {
 		prefix, name = altPrefix, altName
 	}
-	client := mcp.NewClient(&mcp.Implementation{Name: c.info, Version: "1.0.0"}, &mcp.ClientOptions{
-		CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
-			var prompt string
-			for _, m := range req.Params.Messages {
-				if tc, ok := m.Content.(*mcp.TextContent); ok && m.Role == "user" {
-					prompt = tc.Text
+	// The client is mcptest's, so that mcptest.Script (the script
+	// scenario) sees the notifications it waits for; its handlers are
+	// the matrix's, each passing notifications on to mcptest's first.
+	client := mcptest.NewClientWith(&mcp.Implementation{Name: c.info, Version: "1.0.0"}, func(o *mcp.ClientOptions) {
+		scriptProgress, scriptLog := o.ProgressNotificationHandler, o.LoggingMessageHandler
+		*o = mcp.ClientOptions{
+			CreateMessageHandler: func(_ context.Context, req *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				var prompt string
+				for _, m := range req.Params.Messages {
+					if tc, ok := m.Content.(*mcp.TextContent); ok && m.Role == "user" {
+						prompt = tc.Text
+					}
 				}
-			}
-			return &mcp.CreateMessageResult{Role: "assistant", Model: sampleModel, Content: &mcp.TextContent{Text: prefix + prompt}, StopReason: "endTurn"}, nil
-		},
-		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
-			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}, nil
-		},
-		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
-			tok, _ := req.Params.ProgressToken.(string)
-			p := map[string]any{"progress": req.Params.Progress}
-			if req.Params.Total != 0 {
-				p["total"] = req.Params.Total
-			}
-			if req.Params.Message != "" {
-				p["message"] = req.Params.Message
-			}
-			log.add(tok, jsonValue(p))
-		},
-		LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
-			log.add("", map[string]any{"method": "notifications/message", "params": jsonValue(req.Params)})
-		},
-		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
-			log.add("", map[string]any{"method": "notifications/tools/list_changed"})
-		},
+				return &mcp.CreateMessageResult{Role: "assistant", Model: sampleModel, Content: &mcp.TextContent{Text: prefix + prompt}, StopReason: "endTurn"}, nil
+			},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": name}}, nil
+			},
+			ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+				tok, _ := req.Params.ProgressToken.(string)
+				p := map[string]any{"progress": req.Params.Progress}
+				if req.Params.Total != 0 {
+					p["total"] = req.Params.Total
+				}
+				if req.Params.Message != "" {
+					p["message"] = req.Params.Message
+				}
+				log.add(tok, jsonValue(p))
+			},
+			LoggingMessageHandler: func(_ context.Context, req *mcp.LoggingMessageRequest) {
+				log.add("", map[string]any{"method": "notifications/message", "params": jsonValue(req.Params)})
+			},
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+				log.add("", map[string]any{"method": "notifications/tools/list_changed"})
+			},
+		}
+		progress, logging := o.ProgressNotificationHandler, o.LoggingMessageHandler
+		o.ProgressNotificationHandler = func(ctx context.Context, req *mcp.ProgressNotificationClientRequest) {
+			scriptProgress(ctx, req)
+			progress(ctx, req)
+		}
+		o.LoggingMessageHandler = func(ctx context.Context, req *mcp.LoggingMessageRequest) {
+			scriptLog(ctx, req)
+			logging(ctx, req)
+		}
 	})
+	for _, r := range mcptest.Roots {
+		client.RemoveRoots(r.URI)
+	}
 	if c.alt {
 		client.AddRoots(altRoots...)
 	} else {
