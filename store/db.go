@@ -138,6 +138,7 @@ type DB struct {
 	held        *heldFile      // the file's descriptor, held until Close (see heldfile.go)
 	readOnly    error          // why the DB was opened read-only (see ReadOnly); nil when writable
 	noPacks     bool           // the file's schema is older than frame_packs (read-only, see openReader)
+	noOversize  bool           // the file's schema is older than frame_oversize (read-only)
 	noExchanges bool           // the file's schema is older than replay_exchanges (read-only, see openReader)
 
 	lowWriter bool         // Options.LowPriority

@@ -130,7 +130,7 @@ func (d *DB) export(ctx context.Context, w io.Writer, skip func(error), sessionI
 			}
 		}
 		bw := bufio.NewWriterSize(w, 1<<16)
-		x := exporter{tx: tx, packs: d.packs(), skip: skip, enc: json.NewEncoder(bw)}
+		x := exporter{tx: tx, has: d.tables(), skip: skip, enc: json.NewEncoder(bw)}
 		x.enc.SetEscapeHTML(false)
 		if err := x.enc.Encode(headerRecord{Type: headerType, Version: exportVersion}); err != nil {
 			return err
@@ -150,7 +150,7 @@ func (d *DB) export(ctx context.Context, w io.Writer, skip func(error), sessionI
 
 type exporter struct {
 	tx         *sql.Tx
-	packs      bool        // the file has frame_packs
+	has        tables      // the tables the file has of those added lately
 	skip       func(error) // see eachFrameSkipping; nil to fail on a damaged pack
 	enc        *json.Encoder
 	lastStream int64 // the last stream number given in the file
@@ -195,7 +195,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 			return err
 		}
 	}
-	return eachFrameSkipping(ctx, x.tx, x.packs, id, x.skip, func(f *Frame) error {
+	return eachFrameSkipping(ctx, x.tx, x.has, id, x.skip, func(f *Frame) error {
 		rec := frameRecord{
 			Type: "frame", Session: fileID, Seq: f.Seq, Dir: f.Direction.String(),
 			OffsetNS: int64(f.Offset), RPCID: f.ID, Method: f.Method, Malformed: f.Malformed,

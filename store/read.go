@@ -19,7 +19,26 @@ const (
 		closed_ns, end_kind, err, request_header, response_header`
 	frameColumns = `session_id, seq, stream_id, direction, offset_ns, kind, rpc_id, method, batch,
 		malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, raw, data, oversize`
+	// frameColumnsBig is frameColumns reading a frame's oversize from
+	// frame_oversize when its row holds bigOversize (migration 10).
+	frameColumnsBig = `session_id, seq, stream_id, direction, offset_ns, kind, rpc_id, method, batch,
+		malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, raw, data,
+		CASE oversize WHEN 1 THEN coalesce((SELECT o.oversize FROM frame_oversize o
+		WHERE o.session_id = frames.session_id AND o.seq = frames.seq), 1) ELSE oversize END`
 )
+
+// oversizeVersion is the schema version that added frame_oversize.
+const oversizeVersion = 10
+
+// tables says which tables added since a read-only cassette's schema
+// (see openReader) it has.
+type tables struct {
+	packs    bool // frame_packs
+	oversize bool // frame_oversize
+}
+
+// tables returns the tables d's file has of those tables names.
+func (d *DB) tables() tables { return tables{packs: !d.noPacks, oversize: !d.noOversize} }
 
 // Sessions returns every committed session, by ID.
 func (d *DB) Sessions(ctx context.Context) ([]Session, error) {
@@ -76,7 +95,7 @@ func (d *DB) Frames(ctx context.Context, sessionID int64) ([]Frame, error) {
 		if _, err := session(ctx, tx, sessionID); err != nil {
 			return err
 		}
-		return eachFrame(ctx, tx, d.packs(), sessionID, func(f *Frame) error {
+		return eachFrame(ctx, tx, d.tables(), sessionID, func(f *Frame) error {
 			if len(fs) == cap(fs) {
 				// Doubled, not grown by append's quarter: a long
 				// session's frames were otherwise copied about four
@@ -151,20 +170,20 @@ func streams(ctx context.Context, tx *sql.Tx, sessionID int64) ([]Stream, error)
 // eachFrame calls fn with each frame of a session, by seq: its rows of
 // frames and, when packs is set, the frames of its packs (see pack.go),
 // merged. fn may keep the frame; it is not reused.
-func eachFrame(ctx context.Context, tx *sql.Tx, packs bool, sessionID int64, fn func(*Frame) error) error {
-	return eachFrameSkipping(ctx, tx, packs, sessionID, nil, fn)
+func eachFrame(ctx context.Context, tx *sql.Tx, has tables, sessionID int64, fn func(*Frame) error) error {
+	return eachFrameSkipping(ctx, tx, has, sessionID, nil, fn)
 }
 
 // eachFrameSkipping is eachFrame that, when skip is set, passes over
 // each pack whose bytes do not decode, calling skip with its error.
-func eachFrameSkipping(ctx context.Context, tx *sql.Tx, packs bool, sessionID int64, skip func(error), fn func(*Frame) error) error {
+func eachFrameSkipping(ctx context.Context, tx *sql.Tx, has tables, sessionID int64, skip func(error), fn func(*Frame) error) error {
 	members, err := batchMembers(ctx, tx, sessionID)
 	if err != nil {
 		return err
 	}
 	var pc *packCursor
 	var packed *Frame
-	if packs {
+	if has.packs {
 		if pc, err = openPacks(ctx, tx, "WHERE session_id = ?", sessionID); err != nil {
 			return err
 		}
@@ -174,7 +193,11 @@ func eachFrameSkipping(ctx context.Context, tx *sql.Tx, packs bool, sessionID in
 			return err
 		}
 	}
-	rows, err := tx.QueryContext(ctx, "SELECT "+frameColumns+" FROM frames WHERE session_id = ? ORDER BY seq", sessionID)
+	cols := frameColumns
+	if has.oversize {
+		cols = frameColumnsBig
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT "+cols+" FROM frames WHERE session_id = ? ORDER BY seq", sessionID)
 	if err != nil {
 		return err
 	}

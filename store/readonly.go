@@ -96,6 +96,7 @@ func openReader(ctx context.Context, path, abs, dsn string) (_ *DB, err error) {
 		// replay_exchanges): its frames are all rows without packs, and
 		// replay keeps its exchange index in memory without the table.
 		d.noPacks = version < packsVersion
+		d.noOversize = version < oversizeVersion
 		d.noExchanges = version < exchangesVersion
 	case version < schemaVersion:
 		return nil, fmt.Errorf("schema version %d is older than this build's %d, and a cassette opened read-only cannot be upgraded: copy it to a writable place", version, schemaVersion)

@@ -219,3 +219,18 @@ PRAGMA user_version = 8;
 -- table changes; the version makes a build that cannot read such packs
 -- refuse the file as newer than it.
 PRAGMA user_version = 9;
+
+-- migration 10
+-- The true length of a cut frame whose raw bytes are written into its
+-- row in pieces (see blobio.go): such a row holds oversize 1, which no
+-- cut frame can have, and its length is here. SQLite keeps a zeroblob
+-- unexpanded only when no bytes follow it in the row; a length in the
+-- row's last column made it expand the blob to its full size, twice over.
+CREATE TABLE frame_oversize (
+	session_id INTEGER NOT NULL,
+	seq        INTEGER NOT NULL,
+	oversize   INTEGER NOT NULL,
+	PRIMARY KEY (session_id, seq)
+) WITHOUT ROWID;
+
+PRAGMA user_version = 10;

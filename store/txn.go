@@ -249,9 +249,17 @@ func (t *txn) putFrame(f *Frame) error {
 		st = t.s.insertBigFrame
 		t.args[rawArg].Value = int64(len(f.Raw))
 	}
+	if big && f.Oversize > 0 {
+		// The length goes in frame_oversize, the row holds bigOversize:
+		// a length after the zeroblob would make SQLite expand it.
+		t.args[oversizeArg].Value = int64(bigOversize)
+	}
 	err := t.run(st, t.args)
 	if err == nil && big {
 		err = writeRaw(t.s.db, lastRowID(t.s.db), f.Raw)
+	}
+	if err == nil && big && f.Oversize > 0 {
+		_, err = t.exec("INSERT INTO frame_oversize (session_id, seq, oversize) VALUES (?, ?, ?)", f.SessionID, f.Seq, f.Oversize)
 	}
 	if err != nil {
 		return fmt.Errorf("insert frame %d of session %d: %w", f.Seq, f.SessionID, err)
@@ -259,8 +267,17 @@ func (t *txn) putFrame(f *Frame) error {
 	return t.putMembers(f)
 }
 
-// rawArg is the index of raw in addFrame's arguments.
-const rawArg = 16
+// rawArg and oversizeArg are the indexes of raw and oversize in
+// addFrame's arguments.
+const (
+	rawArg      = 16
+	oversizeArg = 18
+)
+
+// bigOversize is the oversize a row written in pieces holds when its
+// frame was cut: its true length is in frame_oversize (migration 10). No
+// cut frame is 1 byte long.
+const bigOversize = 1
 
 // putFrames inserts fs, whose length is one of chunkSizes, with one
 // statement.

@@ -207,6 +207,7 @@ func (d *DB) deleteSession(ctx context.Context, id int64) error {
 			"DELETE FROM replay_index WHERE session_id = ?",
 			"DELETE FROM frame_members WHERE session_id = ?",
 			"DELETE FROM frame_packs WHERE session_id = ?",
+			"DELETE FROM frame_oversize WHERE session_id = ?",
 			"DELETE FROM frames WHERE session_id = ?",
 			"DELETE FROM streams WHERE session_id = ?",
 		} {
