@@ -135,17 +135,26 @@ type HTTP struct {
 	metadataAt map[string]string
 	// links ties OAuth exchanges to their client's session (authlink.go).
 	links authLinks
+	// swept is when the sessions were last looked at for idle ones
+	// (retire.go).
+	swept time.Time
 }
 
 // httpSession is a recorded session plus what HTTP recording needs to
 // know about it.
 type httpSession struct {
 	*session
-	mu      sync.Mutex               // guards eventTo, pending, probes, others and awaitingSSEGet
+	mu      sync.Mutex               // guards eventTo, eventIDs, eventNext, pending, pendingOrder, probes, others and awaitingSSEGet
 	eventTo map[string]*store.Stream // SSE event id -> the stream that carried it
+	// eventIDs are the keys of eventTo (at most eventWindow, see
+	// retire.go): a ring whose oldest is at eventNext once it is full.
+	eventIDs  []string
+	eventNext int
 	// pending holds, per ended stream, the request ids it still owed an
-	// answer to; a stream that resumes it inherits them.
-	pending map[int64]map[string]bool
+	// answer to; a stream that resumes it inherits them. pendingOrder
+	// are its keys, oldest first (at most pendingWindow).
+	pending      map[int64]map[string]bool
+	pendingOrder []int64
 	// probes counts the server/discover requests of a modern session,
 	// others its other requests. A session that only saw probes is where
 	// a dual-era client's fallback initialize belongs: the probe was
@@ -160,6 +169,16 @@ type httpSession struct {
 	// exchanges).
 	refused, answered bool
 	mcp               int
+
+	// The fields below are guarded by HTTP.mu (retire.go): ids and
+	// endpoints are the keys of HTTP.byID and HTTP.byEndpoint that lead
+	// to the session; open counts its exchanges under way, used is when
+	// one last began or ended, and deleted is set once its client's
+	// DELETE was answered 2xx.
+	ids, endpoints []string
+	open           int
+	used           time.Time
+	deleted        bool
 }
 
 type exchangeKey struct{}
@@ -326,11 +345,14 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.client = rctx
 	h.mu.Lock()
 	h.open[x] = true
+	h.opened(x)
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
 		delete(h.open, x)
+		ended := h.closed(x)
 		h.mu.Unlock()
+		h.retire(ctx, ended)
 	}()
 	r = r.WithContext(httptrace.WithClientTrace(context.WithValue(rctx, exchangeKey{}, x), &x.trace))
 	h.proxy.ServeHTTP(w, r)
@@ -574,5 +596,5 @@ func (h *HTTP) rememberPending(x *exchange) {
 	}
 	x.hs.mu.Lock()
 	defer x.hs.mu.Unlock()
-	x.hs.pending[x.st.ID] = x.reqIDs
+	x.hs.notePending(x.st.ID, x.reqIDs)
 }
