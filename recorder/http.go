@@ -121,7 +121,7 @@ type HTTP struct {
 	byEndpoint  map[string]*httpSession // HTTP+SSE endpoint request URI -> session
 	sessionless *httpSession            // the latest legacy session without a server-minted id
 	modern      *httpSession            // the modern-era recording run
-	all         []*httpSession          // every session, to end them on Close
+	all         []*httpSession          // every session not let go, to end them on Close (in no set order)
 	pendingInit map[*http.Request]*httpSession
 	open        map[*exchange]bool // exchanges under way
 	err         error              // first sink error
@@ -170,11 +170,13 @@ type httpSession struct {
 	refused, answered bool
 	mcp               int
 
-	// The fields below are guarded by HTTP.mu (retire.go): ids and
+	// The fields below are guarded by HTTP.mu (retire.go): at is the
+	// session's index in HTTP.all (-1 once it is let go); ids and
 	// endpoints are the keys of HTTP.byID and HTTP.byEndpoint that lead
 	// to the session; open counts its exchanges under way, used is when
 	// one last began or ended, and deleted is set once its client's
 	// DELETE was answered 2xx.
+	at             int
 	ids, endpoints []string
 	open           int
 	used           time.Time

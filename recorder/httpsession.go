@@ -123,7 +123,7 @@ func (h *HTTP) newSession(ctx context.Context, r *http.Request, t store.Transpor
 	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
 	hs.awaitingSSEGet = externalID == ""
 	hs.used = h.Clock.Now()
-	h.all = append(h.all, hs)
+	h.listLocked(hs)
 	return hs
 }
 

@@ -68,8 +68,13 @@ func (hs *httpSession) notePending(stream int64, ids map[string]bool) {
 	hs.pending[stream] = ids
 }
 
-// opened notes an exchange of x's session beginning. h.mu is held.
+// opened notes an exchange of x's session beginning. A session let go
+// between the lookup that found it and now is listed again, to be let go
+// (its record closed anew) when this exchange ends. h.mu is held.
 func (h *HTTP) opened(x *exchange) {
+	if x.hs.at < 0 {
+		h.listLocked(x.hs)
+	}
 	x.hs.open++
 	x.hs.used = h.Clock.Now()
 }
@@ -102,14 +107,26 @@ func (h *HTTP) closed(x *exchange) []*httpSession {
 	return out
 }
 
+// listLocked adds hs to h.all. h.mu is held.
+func (h *HTTP) listLocked(hs *httpSession) {
+	hs.at = len(h.all)
+	h.all = append(h.all, hs)
+}
+
 // unlistLocked drops hs from every place a request may find it, and
 // returns it, or nothing when it was dropped already. h.mu is held.
 func (h *HTTP) unlistLocked(hs *httpSession) []*httpSession {
-	i := slices.Index(h.all, hs)
-	if i < 0 {
+	i := hs.at
+	if i < 0 || i >= len(h.all) || h.all[i] != hs {
 		return nil
 	}
-	h.all = slices.Delete(h.all, i, i+1)
+	// The last session takes hs's place: a removal costs the same however
+	// many sessions are live.
+	last := h.all[len(h.all)-1]
+	h.all[i], last.at = last, i
+	h.all[len(h.all)-1] = nil
+	h.all = h.all[:len(h.all)-1]
+	hs.at = -1
 	for _, sid := range hs.ids {
 		if h.byID[sid] == hs {
 			delete(h.byID, sid)
