@@ -174,13 +174,13 @@ type httpSession struct {
 	// session's index in HTTP.all (-1 once it is let go); ids and
 	// endpoints are the keys of HTTP.byID and HTTP.byEndpoint that lead
 	// to the session; open counts its exchanges under way, used is when
-	// one last began or ended, and deleted is set once its client's
-	// DELETE was answered 2xx.
+	// one last began or ended, and ended is set once its client's
+	// DELETE was answered 2xx or its HTTP+SSE stream ended.
 	at             int
 	ids, endpoints []string
 	open           int
 	used           time.Time
-	deleted        bool
+	ended          bool
 }
 
 type exchangeKey struct{}

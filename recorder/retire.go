@@ -12,7 +12,8 @@ import (
 
 // A recorder in front of a client all day sees session after session:
 // what it keeps of each is let go when the session ends (its client's
-// DELETE was answered 2xx) or has idled for sessionIdle, once none of its
+// DELETE was answered 2xx, or the SSE stream of an HTTP+SSE session
+// ended) or has idled for sessionIdle, once none of its
 // exchanges is under way. Its record is closed in the sink then, as Close
 // would close it, and a later request naming it starts a session of its
 // own, as one the proxy did not see start. Within a session, the SSE
@@ -80,19 +81,23 @@ func (h *HTTP) opened(x *exchange) {
 }
 
 // closed notes x's exchange ending, and returns the sessions to retire
-// now: x's own when its client's DELETE was answered 2xx and nothing else
-// of it is under way, and, once every sweepEvery, those idle for
+// now: x's own when it has ended (its client's DELETE was answered 2xx,
+// or its HTTP+SSE stream ended) and nothing else of it is under way, and, once every sweepEvery, those idle for
 // sessionIdle. h.mu is held.
 func (h *HTTP) closed(x *exchange) []*httpSession {
 	now := h.Clock.Now()
 	hs := x.hs
 	hs.open--
 	hs.used = now
-	if x.st.Kind == store.DeleteStream && x.st.Status >= 200 && x.st.Status < 300 {
-		hs.deleted = true
+	switch {
+	case x.st.Kind == store.DeleteStream && x.st.Status >= 200 && x.st.Status < 300:
+		hs.ended = true
+	case x.st.Kind == store.SSEGetStream:
+		// An HTTP+SSE session lives as long as its SSE stream.
+		hs.ended = true
 	}
 	var out []*httpSession
-	if hs.deleted && hs.open == 0 {
+	if hs.ended && hs.open == 0 {
 		out = append(out, h.unlistLocked(hs)...)
 	}
 	if now.Sub(h.swept) < sweepEvery {

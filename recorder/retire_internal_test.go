@@ -148,3 +148,55 @@ func TestHTTP_SessionsRetire(t *testing.T) {
 		t.Errorf("Err() = %v", err)
 	}
 }
+
+// TestHTTP_LegacySessionRetires: an HTTP+SSE session lives as long as
+// its SSE stream; once its client closes that stream (the Go SDK's SSE
+// client, in front of the Go SDK's SSE server), the recorder lets it go.
+func TestHTTP_LegacySessionRetires(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "legacy", Version: "1"}, nil)
+	up := httptest.NewServer(mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return server }, nil))
+	defer up.Close()
+	u, _ := url.Parse(up.URL + "/sse")
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h := &HTTP{Upstream: u, Sink: db}
+	// gets hears of each GET once ServeHTTP is done with it (it ends a
+	// stream its client left by panicking with http.ErrAbortHandler, as
+	// httputil.ReverseProxy does).
+	gets := make(chan struct{}, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			defer func() { gets <- struct{}{} }()
+		}
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	defer h.Close(ctx)
+
+	client := mcp.NewClient(&mcp.Implementation{Name: "t", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.SSEClientTransport{Endpoint: ts.URL + "/sse"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	held := len(h.all)
+	h.mu.Unlock()
+	if held != 1 {
+		t.Fatalf("during the session the recorder holds %d sessions; want 1", held)
+	}
+	cs.Close()
+	<-gets
+	h.mu.Lock()
+	all, endpoints := len(h.all), len(h.byEndpoint)
+	h.mu.Unlock()
+	if all != 0 || endpoints != 0 {
+		t.Errorf("after its SSE stream ended the recorder holds %d sessions and %d endpoints; want none", all, endpoints)
+	}
+}
