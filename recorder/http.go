@@ -144,8 +144,8 @@ type HTTP struct {
 // know about it.
 type httpSession struct {
 	*session
-	mu      sync.Mutex               // guards eventTo, eventIDs, eventNext, pending, pendingOrder, probes, others and awaitingSSEGet
-	eventTo map[string]*store.Stream // SSE event id -> the stream that carried it
+	mu      sync.Mutex           // guards eventTo, eventIDs, eventNext, pending, pendingOrder, probes, others, awaitingSSEGet and the refs of its exchanges
+	eventTo map[string]*eventRef // SSE event id -> the stream that carried it
 	// eventIDs are the keys of eventTo (at most eventWindow, see
 	// retire.go): a ring whose oldest is at eventNext once it is full.
 	eventIDs  []string
@@ -195,6 +195,10 @@ type exchange struct {
 	reqIDs  map[string]bool // request ids in the POST body not yet answered
 	reqBody []byte
 	resumed *store.Stream
+	// ref is what the session's event ids lead to while the stream is
+	// under way: nil until the stream carries an event id (guarded by
+	// hs.mu; see retire.go).
+	ref *eventRef
 	// host is the Host the client addressed, for rewriting an absolute
 	// HTTP+SSE endpoint back to the proxy.
 	host string
@@ -350,6 +354,7 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.opened(x)
 	h.mu.Unlock()
 	defer func() {
+		x.hs.settle(x)
 		h.mu.Lock()
 		delete(h.open, x)
 		ended := h.closed(x)
@@ -399,7 +404,7 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte, big *big
 		if id := r.Header.Get("Last-Event-ID"); id != "" {
 			st.Kind, st.LastEventID = store.ResumeStream, id
 			hs.mu.Lock()
-			x.resumed = hs.eventTo[id]
+			x.resumed = hs.eventTo[id].stream()
 			if x.resumed != nil {
 				st.ResumesID = x.resumed.ID
 				for rid := range hs.pending[x.resumed.ID] {

@@ -391,7 +391,7 @@ func (b *recordingBody) frame(f *store.Frame, ev sse.Event) *store.Frame {
 func (b *recordingBody) noteEvent(f *store.Frame) {
 	if f.HasEventID && f.EventID != "" {
 		b.x.hs.mu.Lock()
-		b.x.hs.noteEventID(f.EventID, b.x.st)
+		b.x.hs.noteEventID(f.EventID, b.x)
 		b.x.hs.mu.Unlock()
 	}
 	b.answeredFrame(f)

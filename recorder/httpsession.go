@@ -120,7 +120,7 @@ func (h *HTTP) newSession(ctx context.Context, r *http.Request, t store.Transpor
 		close(rs.ready)
 	}
 	rs.red = h.red
-	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
+	hs := &httpSession{session: rs, eventTo: map[string]*eventRef{}, pending: map[int64]map[string]bool{}}
 	hs.awaitingSSEGet = externalID == ""
 	hs.used = h.Clock.Now()
 	h.listLocked(hs)

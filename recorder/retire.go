@@ -40,9 +40,50 @@ const eventWindow = 1024
 // keeps for the streams that resume them.
 const pendingWindow = 256
 
-// noteEventID remembers that st carried event id, forgetting the oldest
-// id beyond eventWindow. hs.mu is held.
-func (hs *httpSession) noteEventID(id string, st *store.Stream) {
+// eventRef is the stream an event id leads to: the stream itself while
+// its exchange is under way, then only its ID, so that a session's event
+// ids do not keep the streams' headers in memory. Guarded by
+// httpSession.mu.
+type eventRef struct {
+	st *store.Stream
+	id int64
+}
+
+// stream returns the stream r leads to (only its ID once its exchange
+// has ended), or nil for a nil r.
+func (r *eventRef) stream() *store.Stream {
+	switch {
+	case r == nil:
+		return nil
+	case r.st != nil:
+		return r.st
+	}
+	return &store.Stream{ID: r.id}
+}
+
+// settle lets the event ids of x's stream lead to its ID alone, once the
+// exchange has ended.
+func (hs *httpSession) settle(x *exchange) {
+	hs.mu.Lock()
+	ref := x.ref
+	hs.mu.Unlock()
+	if ref == nil {
+		return
+	}
+	hs.session.mu.Lock() // the sink sets the stream's ID under it
+	id := x.st.ID
+	hs.session.mu.Unlock()
+	hs.mu.Lock()
+	ref.st, ref.id = nil, id
+	hs.mu.Unlock()
+}
+
+// noteEventID remembers that x's stream carried event id, forgetting the
+// oldest id beyond eventWindow. hs.mu is held.
+func (hs *httpSession) noteEventID(id string, x *exchange) {
+	if x.ref == nil {
+		x.ref = &eventRef{st: x.st}
+	}
 	if _, ok := hs.eventTo[id]; !ok {
 		if len(hs.eventIDs) < eventWindow {
 			hs.eventIDs = append(hs.eventIDs, id)
@@ -53,7 +94,7 @@ func (hs *httpSession) noteEventID(id string, st *store.Stream) {
 			hs.eventNext = (hs.eventNext + 1) % eventWindow
 		}
 	}
-	hs.eventTo[id] = st
+	hs.eventTo[id] = x.ref
 }
 
 // notePending keeps the request ids stream owed, forgetting the oldest
@@ -169,7 +210,7 @@ func (h *HTTP) retire(ctx context.Context, out []*httpSession) {
 			h.mu.Unlock()
 		}
 		hs.mu.Lock()
-		hs.eventTo, hs.eventIDs, hs.eventNext, hs.pending, hs.pendingOrder = map[string]*store.Stream{}, nil, 0, map[int64]map[string]bool{}, nil
+		hs.eventTo, hs.eventIDs, hs.eventNext, hs.pending, hs.pendingOrder = map[string]*eventRef{}, nil, 0, map[int64]map[string]bool{}, nil
 		hs.mu.Unlock()
 	}
 }
