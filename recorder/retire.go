@@ -123,8 +123,8 @@ func (h *HTTP) opened(x *exchange) {
 
 // closed notes x's exchange ending, and returns the sessions to retire
 // now: x's own when it has ended (its client's DELETE was answered 2xx,
-// or its HTTP+SSE stream ended) and nothing else of it is under way, and, once every sweepEvery, those idle for
-// sessionIdle. h.mu is held.
+// or its HTTP+SSE stream ended) and nothing else of it is under way,
+// and, once every sweepEvery, those idle for sessionIdle. h.mu is held.
 func (h *HTTP) closed(x *exchange) []*httpSession {
 	now := h.Clock.Now()
 	hs := x.hs
@@ -133,8 +133,10 @@ func (h *HTTP) closed(x *exchange) []*httpSession {
 	switch {
 	case x.st.Kind == store.DeleteStream && x.st.Status >= 200 && x.st.Status < 300:
 		hs.ended = true
-	case x.st.Kind == store.SSEGetStream:
-		// An HTTP+SSE session lives as long as its SSE stream.
+	case x.st.Kind == store.SSEGetStream && len(hs.endpoints) > 0:
+		// An HTTP+SSE session lives as long as its SSE stream. (A GET
+		// that gave no endpoint event, such as one a Streamable HTTP
+		// server refused with 405, ends nothing.)
 		hs.ended = true
 	}
 	var out []*httpSession

@@ -200,3 +200,64 @@ func TestHTTP_LegacySessionRetires(t *testing.T) {
 		t.Errorf("after its SSE stream ended the recorder holds %d sessions and %d endpoints; want none", all, endpoints)
 	}
 }
+
+// TestHTTP_RefusedGetEndsNothing: a client of a stateless Streamable
+// HTTP server (the Go SDK's, which answers GET with 405) sends its
+// standalone GET before the server has given any session id: the GET,
+// which could have opened an HTTP+SSE stream, gets no endpoint event,
+// and its end does not end the session: the requests before and after it
+// are one recorded session.
+func TestHTTP_RefusedGetEndsNothing(t *testing.T) {
+	server := mcp.NewServer(&mcp.Implementation{Name: "stateless", Version: "1"}, nil)
+	up := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server },
+		&mcp.StreamableHTTPOptions{Stateless: true}))
+	defer up.Close()
+	u, _ := url.Parse(up.URL + "/mcp")
+	ctx := context.Background()
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	h := &HTTP{Upstream: u, Sink: db}
+	returned := make(chan struct{}, 1)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() { returned <- struct{}{} }()
+		h.ServeHTTP(w, r)
+	}))
+	defer ts.Close()
+	do := func(method, body string) int {
+		t.Helper()
+		req, _ := http.NewRequest(method, ts.URL+"/mcp", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Protocol-Version", "2025-06-18")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		<-returned
+		return resp.StatusCode
+	}
+	if code := do(http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`); code != http.StatusOK {
+		t.Fatalf("initialize = %d; want 200", code)
+	}
+	if code := do(http.MethodGet, ""); code != http.StatusMethodNotAllowed {
+		t.Fatalf("GET = %d; want the stateless server's 405", code)
+	}
+	if code := do(http.MethodPost, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); code != http.StatusOK {
+		t.Fatalf("tools/list = %d; want 200", code)
+	}
+	if err := h.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ss, err := db.Sessions(ctx)
+	if err != nil || len(ss) != 1 {
+		t.Errorf("Sessions() = %d sessions, %v; want the one session of all three requests", len(ss), err)
+	}
+}
