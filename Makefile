@@ -76,12 +76,14 @@ demo:
 bench:
 	$(GO) run ./bench $(BENCHFLAGS)
 
-## soak: a long-running replay under 16 looping clients for SOAKTIME (60s):
-##       its RSS sampled, first against last (SOAKFLAGS="-delete=false" keeps sessions open)
+## soak: a long-running replay (SOAKMODE=record: record) under 16 looping
+##       clients for SOAKTIME (60s): its RSS sampled, first against last
+##       (SOAKFLAGS="-delete=false" keeps sessions open)
 SOAKTIME  ?= 60s
+SOAKMODE  ?= replay
 SOAKFLAGS ?=
 soak: build
-	$(GO) run ./bench/soak -bin $(BIN)/mcpvcr -duration $(SOAKTIME) $(SOAKFLAGS)
+	$(GO) run ./bench/soak -bin $(BIN)/mcpvcr -mode $(SOAKMODE) -duration $(SOAKTIME) $(SOAKFLAGS)
 
 ## fuzz: run each fuzz target for FUZZTIME
 fuzz:

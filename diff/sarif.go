@@ -1,78 +1,21 @@
 package diff
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/mcpvcr/mcpvcr/internal/sarif"
 )
 
 // SARIF 2.1.0 (the OASIS Static Analysis Results Interchange Format), the
 // subset a comparison needs: one run, one result per difference, each
 // located logically at the session, request and JSON path it concerns.
 
-// SARIFSchema is the schema URI written into SARIF reports.
+// SARIFSchema is the schema URI written into SARIF reports (the same as
+// internal/sarif's, which writes them; spelled out here, as a public
+// constant holds no internal name).
 const SARIFSchema = "https://json.schemastore.org/sarif-2.1.0.json"
-
-type sarifLog struct {
-	Schema  string     `json:"$schema"`
-	Version string     `json:"version"`
-	Runs    []sarifRun `json:"runs"`
-}
-
-type sarifRun struct {
-	Tool    sarifTool     `json:"tool"`
-	Results []sarifResult `json:"results"`
-}
-
-type sarifTool struct {
-	Driver sarifDriver `json:"driver"`
-}
-
-type sarifDriver struct {
-	Name           string      `json:"name"`
-	InformationURI string      `json:"informationUri,omitempty"`
-	Rules          []sarifRule `json:"rules"`
-}
-
-type sarifRule struct {
-	ID               string       `json:"id"`
-	ShortDescription sarifMessage `json:"shortDescription"`
-}
-
-type sarifMessage struct {
-	Text string `json:"text"`
-}
-
-type sarifResult struct {
-	RuleID    string          `json:"ruleId"`
-	RuleIndex int             `json:"ruleIndex"`
-	Kind      string          `json:"kind"`
-	Level     string          `json:"level"`
-	Message   sarifMessage    `json:"message"`
-	Locations []sarifLocation `json:"locations"`
-	// PartialFingerprints keep a result's identity across runs, so that
-	// code-scanning views track it.
-	PartialFingerprints map[string]string `json:"partialFingerprints"`
-}
-
-type sarifLocation struct {
-	PhysicalLocation sarifPhysical  `json:"physicalLocation"`
-	LogicalLocations []sarifLogical `json:"logicalLocations"`
-}
-
-type sarifPhysical struct {
-	ArtifactLocation sarifArtifact `json:"artifactLocation"`
-	Region           *sarifRegion  `json:"region,omitempty"`
-}
-
-type sarifArtifact struct {
-	URI string `json:"uri"`
-}
-
-type sarifRegion struct {
-	StartLine int `json:"startLine"`
-}
 
 // Location is where a recorded frame is in a file: the file (as a URI
 // reference, such as a path relative to the repository) and, in a text
@@ -86,20 +29,14 @@ type Location struct {
 // itself) in the file the reports were made from.
 type Locator func(session, seq int64) Location
 
-type sarifLogical struct {
-	Name               string `json:"name"`
-	FullyQualifiedName string `json:"fullyQualifiedName"`
-	Kind               string `json:"kind"`
-}
-
 // sarifRules are the kinds of result, by rule id.
-var sarifRules = []sarifRule{
-	{"mcpvcr/changed", sarifMessage{"An answer differs from the recorded one at a JSON path."}},
-	{"mcpvcr/unanswered", sarifMessage{"A request the recorded server answered got no answer."}},
-	{"mcpvcr/missing", sarifMessage{"A recorded request was not sent in the new session."}},
-	{"mcpvcr/extra", sarifMessage{"The new session sent a request the recording lacks."}},
-	{"mcpvcr/server-traffic", sarifMessage{"What the server sent on its own (requests, notifications) differs."}},
-	{"mcpvcr/skipped", sarifMessage{"A tool call was not sent: the write guard kept it from a live server."}},
+var sarifRules = []sarif.Rule{
+	{ID: "mcpvcr/changed", ShortDescription: sarif.Message{Text: "An answer differs from the recorded one at a JSON path."}},
+	{ID: "mcpvcr/unanswered", ShortDescription: sarif.Message{Text: "A request the recorded server answered got no answer."}},
+	{ID: "mcpvcr/missing", ShortDescription: sarif.Message{Text: "A recorded request was not sent in the new session."}},
+	{ID: "mcpvcr/extra", ShortDescription: sarif.Message{Text: "The new session sent a request the recording lacks."}},
+	{ID: "mcpvcr/server-traffic", ShortDescription: sarif.Message{Text: "What the server sent on its own (requests, notifications) differs."}},
+	{ID: "mcpvcr/skipped", ShortDescription: sarif.Message{Text: "A tool call was not sent: the write guard kept it from a live server."}},
 }
 
 func sarifRuleIndex(id string) int {
@@ -126,11 +63,9 @@ func WriteSARIF(w io.Writer, reports ...*Report) error {
 // mcpvcr-session-N, with no line.
 func WriteSARIFAt(w io.Writer, loc Locator, reports ...*Report) error {
 	if loc == nil {
-		loc = func(session, _ int64) Location {
-			return Location{URI: "mcpvcr-session-" + strconv.FormatInt(session, 10)}
-		}
+		loc = func(session, _ int64) Location { return Location{URI: sarif.SessionArtifact(session)} }
 	}
-	run := sarifRun{Tool: sarifTool{Driver: sarifDriver{Name: "mcpvcr", InformationURI: "https://github.com/mcpvcr/mcpvcr", Rules: sarifRules}}, Results: []sarifResult{}}
+	run := sarif.Run{Tool: sarif.Tool{Driver: sarif.Driver{Name: "mcpvcr", InformationURI: "https://github.com/mcpvcr/mcpvcr", Rules: sarifRules}}, Results: []sarif.Result{}}
 	add := func(r *Report, rd *RequestDiff, rule, path, text string) {
 		session := "session " + strconv.FormatInt(r.Old.ID, 10)
 		fq := session + "/" + rd.Label()
@@ -141,13 +76,9 @@ func WriteSARIFAt(w io.Writer, loc Locator, reports ...*Report) error {
 		if rd.Seq == 0 && rd.NewSeq != 0 {
 			at = loc(r.New.ID, rd.NewSeq)
 		}
-		phys := sarifPhysical{ArtifactLocation: sarifArtifact{URI: at.URI}}
-		if at.Line > 0 {
-			phys.Region = &sarifRegion{StartLine: at.Line}
-		}
-		res := sarifResult{RuleID: rule, RuleIndex: sarifRuleIndex(rule), Kind: "fail", Level: "error",
-			Message:             sarifMessage{Text: text},
-			Locations:           []sarifLocation{{PhysicalLocation: phys, LogicalLocations: []sarifLogical{{Name: rd.Label(), FullyQualifiedName: fq, Kind: "member"}}}},
+		res := sarif.Result{RuleID: rule, RuleIndex: sarifRuleIndex(rule), Kind: "fail", Level: "error",
+			Message:             sarif.Message{Text: text},
+			Locations:           []sarif.Location{{PhysicalLocation: sarif.At(at.URI, at.Line), LogicalLocations: []sarif.LogicalLocation{{Name: rd.Label(), FullyQualifiedName: fq, Kind: "member"}}}},
 			PartialFingerprints: map[string]string{"mcpvcr/v1": fq + "|" + rule},
 		}
 		if rule == "mcpvcr/skipped" {
@@ -173,10 +104,7 @@ func WriteSARIFAt(w io.Writer, loc Locator, reports ...*Report) error {
 			}
 		}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
-	return enc.Encode(sarifLog{Schema: SARIFSchema, Version: "2.1.0", Runs: []sarifRun{run}})
+	return sarif.Write(w, run)
 }
 
 // sarifValues renders a change's old and new values for a message.

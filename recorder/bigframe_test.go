@@ -243,7 +243,7 @@ func checkBigFrame(t *testing.T, db *store.DB, sessionID int64, dir store.Direct
 }
 
 // bigProxy starts recorder.HTTP with MaxFrame max in front of upstream.
-func bigProxy(tb testing.TB, upstream http.Handler, max int64) (string, *store.DB, *recorder.HTTP) {
+func bigProxy(tb testing.TB, upstream http.Handler, max int64) (string, *store.DB, *recorder.HTTP, <-chan struct{}) {
 	tb.Helper()
 	up := httptest.NewServer(upstream)
 	tb.Cleanup(up.Close)
@@ -253,13 +253,17 @@ func bigProxy(tb testing.TB, upstream http.Handler, max int64) (string, *store.D
 		tb.Fatal(err)
 	}
 	rec := &recorder.HTTP{Upstream: u, Sink: db, MaxFrame: max}
-	srv := httptest.NewServer(rec)
+	served := make(chan struct{}, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec.ServeHTTP(w, r)
+		served <- struct{}{}
+	}))
 	tb.Cleanup(func() {
 		srv.Close()
 		rec.Close(context.Background())
 		db.Close()
 	})
-	return srv.URL + "/mcp", db, rec
+	return srv.URL + "/mcp", db, rec, served
 }
 
 func TestHTTP_BigFrameMemory(t *testing.T) {
@@ -297,7 +301,7 @@ func TestHTTP_BigFrameMemory(t *testing.T) {
 				}
 				io.CopyBuffer(w, src, make([]byte, 64<<10))
 			})
-			u, db, rec := bigProxy(t, up, c.max)
+			u, db, rec, served := bigProxy(t, up, c.max)
 			switch c.kind {
 			case "json":
 				src = newBigJSON(c.size, lineHead, lineTail)
@@ -327,7 +331,7 @@ func TestHTTP_BigFrameMemory(t *testing.T) {
 			}
 			io.Copy(answer, resp.Body)
 			resp.Body.Close()
-			waitStreamsEnded(t, db)
+			waitStreamsEnded(t, db, served)
 			peak := m.end()
 			if err := rec.Err(); err != nil {
 				t.Fatal(err)
@@ -356,34 +360,36 @@ func TestHTTP_BigFrameMemory(t *testing.T) {
 	}
 }
 
-// waitStreamsEnded waits until the first session has a stream and all
-// its streams have ended, without reading frames (which would cost the
-// heap their bytes).
-func waitStreamsEnded(tb testing.TB, db *store.DB) {
+// waitStreamsEnded waits until the proxy has served the request (served
+// hears of each ServeHTTP call once it has returned, its stream's end
+// handed to the sink), then checks that the first session has a stream
+// and all its streams have ended, without reading frames (which would
+// cost the heap their bytes).
+func waitStreamsEnded(tb testing.TB, db *store.DB, served <-chan struct{}) {
 	tb.Helper()
 	ctx := context.Background()
-	for range 2000 {
-		if err := db.Flush(ctx); err != nil {
-			tb.Fatal(err)
-		}
-		ss, err := db.Sessions(ctx)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if len(ss) > 0 {
-			st, err := db.Streams(ctx, ss[0].ID)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			done := len(st) > 0
-			for _, s := range st {
-				done = done && s.End != store.EndOpen
-			}
-			if done {
-				return
-			}
-		}
-		time.Sleep(time.Millisecond)
+	select {
+	case <-served:
+	case <-time.After(time.Minute):
+		tb.Fatal("the proxy did not return from the request")
 	}
-	tb.Fatal("streams did not end")
+	if err := db.Flush(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	ss, err := db.Sessions(ctx)
+	if err != nil || len(ss) == 0 {
+		tb.Fatalf("Sessions() = %v, %v; want the recorded session", ss, err)
+	}
+	st, err := db.Streams(ctx, ss[0].ID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(st) == 0 {
+		tb.Fatal("the session has no stream")
+	}
+	for _, s := range st {
+		if s.End == store.EndOpen {
+			tb.Fatalf("stream %d is open after the proxy served its request", s.ID)
+		}
+	}
 }

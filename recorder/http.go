@@ -121,7 +121,7 @@ type HTTP struct {
 	byEndpoint  map[string]*httpSession // HTTP+SSE endpoint request URI -> session
 	sessionless *httpSession            // the latest legacy session without a server-minted id
 	modern      *httpSession            // the modern-era recording run
-	all         []*httpSession          // every session, to end them on Close
+	all         []*httpSession          // every session not let go, to end them on Close (in no set order)
 	pendingInit map[*http.Request]*httpSession
 	open        map[*exchange]bool // exchanges under way
 	err         error              // first sink error
@@ -135,17 +135,26 @@ type HTTP struct {
 	metadataAt map[string]string
 	// links ties OAuth exchanges to their client's session (authlink.go).
 	links authLinks
+	// swept is when the sessions were last looked at for idle ones
+	// (retire.go).
+	swept time.Time
 }
 
 // httpSession is a recorded session plus what HTTP recording needs to
 // know about it.
 type httpSession struct {
 	*session
-	mu      sync.Mutex               // guards eventTo, pending, probes, others and awaitingSSEGet
-	eventTo map[string]*store.Stream // SSE event id -> the stream that carried it
+	mu      sync.Mutex           // guards eventTo, eventIDs, eventNext, pending, pendingOrder, probes, others, awaitingSSEGet and the refs of its exchanges
+	eventTo map[string]*eventRef // SSE event id -> the stream that carried it
+	// eventIDs are the keys of eventTo (at most eventWindow, see
+	// retire.go): a ring whose oldest is at eventNext once it is full.
+	eventIDs  []string
+	eventNext int
 	// pending holds, per ended stream, the request ids it still owed an
-	// answer to; a stream that resumes it inherits them.
-	pending map[int64]map[string]bool
+	// answer to; a stream that resumes it inherits them. pendingOrder
+	// are its keys, oldest first (at most pendingWindow).
+	pending      map[int64]map[string]bool
+	pendingOrder []int64
 	// probes counts the server/discover requests of a modern session,
 	// others its other requests. A session that only saw probes is where
 	// a dual-era client's fallback initialize belongs: the probe was
@@ -160,6 +169,18 @@ type httpSession struct {
 	// exchanges).
 	refused, answered bool
 	mcp               int
+
+	// The fields below are guarded by HTTP.mu (retire.go): at is the
+	// session's index in HTTP.all (-1 once it is let go); ids and
+	// endpoints are the keys of HTTP.byID and HTTP.byEndpoint that lead
+	// to the session; open counts its exchanges under way, used is when
+	// one last began or ended, and ended is set once its client's
+	// DELETE was answered 2xx or its HTTP+SSE stream ended.
+	at             int
+	ids, endpoints []string
+	open           int
+	used           time.Time
+	ended          bool
 }
 
 type exchangeKey struct{}
@@ -174,6 +195,10 @@ type exchange struct {
 	reqIDs  map[string]bool // request ids in the POST body not yet answered
 	reqBody []byte
 	resumed *store.Stream
+	// ref is what the session's event ids lead to while the stream is
+	// under way: nil until the stream carries an event id (guarded by
+	// hs.mu; see retire.go).
+	ref *eventRef
 	// host is the Host the client addressed, for rewriting an absolute
 	// HTTP+SSE endpoint back to the proxy.
 	host string
@@ -326,11 +351,15 @@ func (h *HTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	x.client = rctx
 	h.mu.Lock()
 	h.open[x] = true
+	h.opened(x)
 	h.mu.Unlock()
 	defer func() {
+		x.hs.settle(x)
 		h.mu.Lock()
 		delete(h.open, x)
+		ended := h.closed(x)
 		h.mu.Unlock()
+		h.retire(ctx, ended)
 	}()
 	r = r.WithContext(httptrace.WithClientTrace(context.WithValue(rctx, exchangeKey{}, x), &x.trace))
 	h.proxy.ServeHTTP(w, r)
@@ -375,7 +404,7 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte, big *big
 		if id := r.Header.Get("Last-Event-ID"); id != "" {
 			st.Kind, st.LastEventID = store.ResumeStream, id
 			hs.mu.Lock()
-			x.resumed = hs.eventTo[id]
+			x.resumed = hs.eventTo[id].stream()
 			if x.resumed != nil {
 				st.ResumesID = x.resumed.ID
 				for rid := range hs.pending[x.resumed.ID] {
@@ -574,5 +603,5 @@ func (h *HTTP) rememberPending(x *exchange) {
 	}
 	x.hs.mu.Lock()
 	defer x.hs.mu.Unlock()
-	x.hs.pending[x.st.ID] = x.reqIDs
+	x.hs.notePending(x.st.ID, x.reqIDs)
 }

@@ -391,7 +391,7 @@ func (b *recordingBody) frame(f *store.Frame, ev sse.Event) *store.Frame {
 func (b *recordingBody) noteEvent(f *store.Frame) {
 	if f.HasEventID && f.EventID != "" {
 		b.x.hs.mu.Lock()
-		b.x.hs.eventTo[f.EventID] = b.x.st
+		b.x.hs.noteEventID(f.EventID, b.x)
 		b.x.hs.mu.Unlock()
 	}
 	b.answeredFrame(f)
@@ -477,6 +477,7 @@ func (b *recordingBody) endpoint(ev sse.Event) error {
 	}
 	b.h.mu.Lock()
 	b.h.byEndpoint[target.RequestURI()] = hs
+	hs.endpoints = append(hs.endpoints, target.RequestURI())
 	b.h.mu.Unlock()
 	if string(ev.Data) == target.RequestURI() || !isAbsolute(string(ev.Data)) {
 		return nil // relative: the client resolves it against the proxy already

@@ -85,7 +85,7 @@ func TestRecordingBody_ForwardsBeforeRecording(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
+			hs := &httpSession{session: rs, eventTo: map[string]*eventRef{}, pending: map[int64]map[string]bool{}}
 			x := &exchange{hs: hs, st: &store.Stream{Kind: store.PostStream}, reqIDs: map[string]bool{}}
 			b := &recordingBody{h: &HTTP{}, x: x, ctx: ctx, rc: &chunks{cs: append([]string(nil), tt.chunks...)}, sse: true}
 			b.h.init()
@@ -168,7 +168,7 @@ func TestRecordingBody_ConcurrentStreams(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
+	hs := &httpSession{session: rs, eventTo: map[string]*eventRef{}, pending: map[int64]map[string]bool{}}
 	const streams, events = 4, 300
 	var wg sync.WaitGroup
 	for s := range streams {

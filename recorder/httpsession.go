@@ -27,6 +27,7 @@ func (h *HTTP) sessionFor(ctx context.Context, r *http.Request, msg jsonrpc.Mess
 		// forgotten): record it under the id the client sent.
 		hs := h.newSession(ctx, r, store.StreamableHTTP, sid)
 		h.byID[sid] = hs
+		hs.ids = append(hs.ids, sid)
 		return hs
 	}
 	if hs, ok := h.byEndpoint[r.URL.RequestURI()]; ok {
@@ -119,9 +120,10 @@ func (h *HTTP) newSession(ctx context.Context, r *http.Request, t store.Transpor
 		close(rs.ready)
 	}
 	rs.red = h.red
-	hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
+	hs := &httpSession{session: rs, eventTo: map[string]*eventRef{}, pending: map[int64]map[string]bool{}}
 	hs.awaitingSSEGet = externalID == ""
-	h.all = append(h.all, hs)
+	hs.used = h.Clock.Now()
+	h.listLocked(hs)
 	return hs
 }
 
@@ -145,6 +147,7 @@ func (h *HTTP) bindSessionID(ctx context.Context, hs *httpSession, sid string) {
 		return
 	}
 	h.byID[sid] = hs
+	hs.ids = append(hs.ids, sid)
 	if h.sessionless == hs {
 		h.sessionless = nil
 	}

@@ -31,7 +31,7 @@ func BenchmarkSSERead(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				ctx := context.Background()
 				rs, _ := newSession(ctx, sink, nil, nil, store.Session{})
-				hs := &httpSession{session: rs, eventTo: map[string]*store.Stream{}, pending: map[int64]map[string]bool{}}
+				hs := &httpSession{session: rs, eventTo: map[string]*eventRef{}, pending: map[int64]map[string]bool{}}
 				p := make([]byte, 32<<10)
 				var first, second time.Duration
 				for range b.N {

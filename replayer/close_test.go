@@ -1,16 +1,13 @@
 package replayer_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/replayer"
-	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // TestServer_CloseWaits: Close ends a GET stream the client holds open
@@ -18,18 +15,7 @@ import (
 // httptest.Server.Close waits for its handlers; the server serving s
 // then closes at once.
 func TestServer_CloseWaits(t *testing.T) {
-	ctx := context.Background()
-	recs, err := store.LoadFile(ctx, filepath.Join("..", "cassettes", "multi-gosdk-http-json.jsonl"), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var initialize string
-	for _, f := range recs[0].Frames {
-		if f.Method == "initialize" {
-			initialize = string(f.Raw)
-			break
-		}
-	}
+	recs, initialize := replayer.LoadInitialize(t, "multi-gosdk-http-json.jsonl")
 	srv := &replayer.Server{Recordings: recs}
 	returned := make(chan struct{}, 16)
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -1,17 +1,14 @@
 package replayer
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/clock"
-	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // TestHTTP_SessionsRetire: a replay that serves client after client
@@ -21,18 +18,7 @@ import (
 // as from a server that ended them. A session with a request in flight
 // is never idle.
 func TestHTTP_SessionsRetire(t *testing.T) {
-	ctx := context.Background()
-	recs, err := store.LoadFile(ctx, filepath.Join("..", "cassettes", "multi-gosdk-http-json.jsonl"), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var initialize string
-	for _, f := range recs[0].Frames {
-		if f.Method == "initialize" {
-			initialize = string(f.Raw)
-			break
-		}
-	}
+	recs, initialize := LoadInitialize(t, "multi-gosdk-http-json.jsonl")
 	fake := clock.NewFake(time.Unix(1000, 0))
 	srv := &Server{Recordings: recs, Clock: fake}
 	ts := httptest.NewServer(srv)

@@ -76,24 +76,6 @@ const maxRunBytes = 64 << 10
 // packsVersion is the schema version that added frame_packs.
 const packsVersion = 6
 
-// Bounds of one pack. A frame bigger than maxChunked is a row of its own.
-// maxPackFrames bounds its entries (frames and runs of events), and
-// maxPackBytes their raw and data bytes.
-const (
-	maxPackFrames = 256
-	maxPackBytes  = 256 << 10
-)
-
-// minRunEvent is the fewest bytes of an event that a read of a run
-// accepts: "data:{" and a blank line (sserun.Fields; the recorder makes
-// runs of events of at least "data: {" and a blank line, sserun.Blocks).
-const minRunEvent = 8 // len("data:{\n\n")
-
-// maxPackSeqs bounds the frames (seqs) a pack may hold: its entries, and
-// the events of its runs, whose bytes maxPackBytes bounds. A read refuses
-// a pack that claims more before it decodes it.
-const maxPackSeqs = maxPackFrames + maxPackBytes/minRunEvent
-
 const insertPackSQL = `INSERT INTO frame_packs (session_id, first_seq, last_seq, frames) VALUES (?, ?, ?, ?)`
 
 // packable reports whether f may go in a pack: a server frame with no
@@ -203,16 +185,8 @@ func (d *packDecoder) fail() {
 // alias b). It fails with errBadPack if b does not hold exactly those
 // frames.
 func unpack(sessionID, first, last int64, b []byte, fn func(*Frame) error) error {
-	// What a pack claims is checked before it is decoded: a hostile file
-	// could claim more frames, and bytes, than any pack the writer makes,
-	// in a few bytes (a compressed pack of 27 bytes decoded to 8 MiB of
-	// 599,186 empty frames).
-	if last < first || first < 1 {
-		return fmt.Errorf("session %d: frames %d to %d: %w", sessionID, first, last, errBadPack)
-	}
-	if last-first >= maxPackSeqs {
-		return fmt.Errorf("session %d: frames %d to %d: %w: a pack claims %d frames, and holds at most %d",
-			sessionID, first, last, errBadPack, uint64(last-first)+1, maxPackSeqs)
+	if err := checkClaim(sessionID, first, last); err != nil {
+		return err
 	}
 	b, err := decompressPack(b, last-first+1)
 	if err != nil {
@@ -225,7 +199,7 @@ func unpack(sessionID, first, last int64, b []byte, fn func(*Frame) error) error
 	entries := 0
 	for seq := first; seq <= last; seq++ {
 		if entries++; entries > maxPackFrames {
-			return fmt.Errorf("session %d: frames %d to %d: %w: more than the %d entries a pack holds", sessionID, first, last, errBadPack, maxPackFrames)
+			return tooManyEntries(sessionID, first, last)
 		}
 		f := &Frame{SessionID: sessionID, Seq: seq}
 		flags := d.uvarint()

@@ -37,13 +37,6 @@ const compressedVersion = 9
 // saving would not pay for the call.
 const minCompressed = 256
 
-// maxPackDecoded bounds the length a compressed pack may claim, so that a
-// damaged or hostile file cannot make a read allocate more than any pack
-// holds. The writer packs at most maxPackBytes of raw and data, and the
-// other columns of a frame are parts of those or a few varints: 8 MiB is
-// far above that (TestPackZ_Largest).
-const maxPackDecoded = 8 << 20
-
 // compressPack returns pack (packFormat and its frames) as a compressed
 // pack, built in dst, or pack itself when that would not be an eighth
 // smaller. It returns dst's buffer for reuse.
@@ -60,12 +53,6 @@ func compressPack(dst, pack []byte) (stored, buf []byte) {
 	}
 	return z, z
 }
-
-// maxSeqDecoded bounds the bytes of a pack per frame (seq) it holds: a
-// run of events holds at most maxRunBytes of their blocks, a frame at
-// most maxChunked of raw and data together, besides its id, method and
-// event fields (parts of those) and a few varints.
-const maxSeqDecoded = max(maxRunBytes, 4*maxChunked) + 1<<10
 
 // decompressPack returns the bytes of pack b, decompressed when it is a
 // compressed pack of seqs frames; the result may alias b. It fails with

@@ -140,7 +140,7 @@ func (s *rootsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Mcp-Session-Id", "L1")
 			io.WriteString(w, result(string(m.ID), liveInit))
 		case m.Method == "notifications/initialized":
-			time.Sleep(30 * time.Millisecond) // a while to handle it
+			time.Sleep(30 * time.Millisecond) // a delay under test, not a synchronisation: the server takes a while to handle it
 			s.push(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, "list_changed")
 			w.WriteHeader(http.StatusAccepted)
 			time.AfterFunc(s.askAfter, func() { s.push(`{"jsonrpc":"2.0","id":0,"method":"roots/list"}`, "roots/list") })

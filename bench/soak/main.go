@@ -11,6 +11,9 @@
 //
 // make soak runs it. It needs no peer: the clients send the recorded
 // client frames themselves.
+//
+// With -mode record it measures mcpvcr record the same way instead (see
+// record.go): make soak SOAKMODE=record.
 package main
 
 import (
@@ -26,7 +29,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -41,8 +43,19 @@ func main() {
 	duration := flag.Duration("duration", time.Minute, "how long the load lasts")
 	every := flag.Duration("every", 5*time.Second, "how often RSS is sampled")
 	del := flag.Bool("delete", true, "end each session with the recorded DELETE")
+	mode := flag.String("mode", "replay", "the command measured: replay or record")
+	events := flag.Int("events", 20, "record: the progress events of each session's SSE answer")
 	flag.Parse()
-	if err := run(*bin, *cassette, *session, *clients, *duration, *every, *del); err != nil {
+	var err error
+	switch *mode {
+	case "replay":
+		err = run(*bin, *cassette, *session, *clients, *duration, *every, *del)
+	case "record":
+		err = runRecord(*bin, *events, *clients, *duration, *every, *del)
+	default:
+		err = fmt.Errorf("-mode %q: want replay or record", *mode)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "soak:", err)
 		os.Exit(1)
 	}
@@ -84,34 +97,39 @@ func run(bin, cassette string, session int64, clients int, duration, every time.
 		return err
 	}
 	defer func() { _ = cmd.Process.Signal(os.Interrupt); _ = cmd.Wait() }()
-	url, err := listenURL(stderr)
+	url, err := firstMatch(stderr, pointAt)
 	if err != nil {
 		return err
 	}
 	go func() { _, _ = io.Copy(io.Discard, stderr) }()
 
-	var sessions, failures atomic.Int64
 	stop := time.Now().Add(duration)
-	var wg sync.WaitGroup
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
-	for range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for time.Now().Before(stop) {
-				if err := oneSession(client, url, posts, del); err != nil {
-					failures.Add(1)
-					continue
-				}
-				sessions.Add(1)
-			}
-		}()
+	sessions, failures, wait := load(clients, stop, func() error { return oneSession(client, url, posts, del) })
+	return sample(cmd.Process.Pid, clients, duration, every, stop, sessions, failures, wait)
+}
+
+// runRecord is the soak of mcpvcr record (record.go).
+func runRecord(bin string, events, clients int, duration, every time.Duration, del bool) error {
+	cmd, url, end, err := recordTarget(bin, events)
+	if err != nil {
+		return err
 	}
+	defer end()
+	stop := time.Now().Add(duration)
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: clients}}
+	sessions, failures, wait := load(clients, stop, func() error { return recordSession(client, url, del) })
+	return sample(cmd.Process.Pid, clients, duration, every, stop, sessions, failures, wait)
+}
+
+// sample prints process pid's RSS every every until stop, then waits for
+// the load and sums it up.
+func sample(pid, clients int, duration, every time.Duration, stop time.Time, sessions, failures *atomic.Int64, wait func()) error {
 	start := time.Now()
 	var first, last int64
 	fmt.Printf("%8s %10s %10s\n", "t", "RSS MB", "sessions")
 	for t := range time.Tick(every) {
-		rss, err := vmRSS(cmd.Process.Pid)
+		rss, err := vmRSS(pid)
 		if err != nil {
 			return err
 		}
@@ -124,7 +142,7 @@ func run(bin, cassette string, session int64, clients int, duration, every time.
 			break
 		}
 	}
-	wg.Wait()
+	wait()
 	fmt.Printf("soak: %d clients, %d sessions served (%d failed) in %s; RSS %.1f MB at the first sample, %.1f MB at the end (%+.1f MB)\n",
 		clients, sessions.Load(), failures.Load(), duration, float64(first)/1024, float64(last)/1024, float64(last-first)/1024)
 	if failures.Load() > 0 {
@@ -175,15 +193,16 @@ func oneSession(c *http.Client, url string, posts []post, del bool) error {
 
 var pointAt = regexp.MustCompile(`point your client at (http://\S+?);`)
 
-// listenURL reads replay's stderr up to the line naming its URL.
-func listenURL(r io.Reader) (string, error) {
+// firstMatch reads a command's stderr up to the line naming its URL,
+// which re's first group matches.
+func firstMatch(r io.Reader, re *regexp.Regexp) (string, error) {
 	sc := bufio.NewScanner(r)
 	for sc.Scan() {
-		if m := pointAt.FindStringSubmatch(sc.Text()); m != nil {
+		if m := re.FindStringSubmatch(sc.Text()); m != nil {
 			return m[1], nil
 		}
 	}
-	return "", fmt.Errorf("replay exited before it listened")
+	return "", fmt.Errorf("the command exited before it listened")
 }
 
 // vmRSS returns the resident memory of process pid in KiB.

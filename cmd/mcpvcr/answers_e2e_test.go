@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,10 +28,10 @@ import (
 type answersPeer struct {
 	name string
 	argv func(testing.TB) []string
-	// settle is how long the client waits after connecting, before its
-	// calls: server-everything asks for the roots on its own 350 ms after
-	// initialize, and the recording is steadier with that answered first.
-	settle                time.Duration
+	// rootsFirst: the server asks for the roots on its own after
+	// initialize (server-everything, 350 ms after), and the client
+	// answers that before its calls, for a steadier recording.
+	rootsFirst            bool
 	elicit, sample, roots string
 	sampleArgs            map[string]any
 }
@@ -39,7 +40,7 @@ var answersPeers = []answersPeer{
 	{
 		name:       "everything",
 		argv:       mcptest.Everything,
-		settle:     600 * time.Millisecond,
+		rootsFirst: true,
 		elicit:     "trigger-elicitation-request",
 		sample:     "trigger-sampling-request",
 		sampleArgs: map[string]any{"prompt": "hi", "maxTokens": 10},
@@ -116,11 +117,28 @@ func answersClient(name, dev string) *mcp.Client {
 // it through mcpvcr record reports the SIGTERM).
 func answersScript(ctx context.Context, tb testing.TB, c *mcp.Client, p answersPeer, transport mcp.Transport) (map[string]any, error) {
 	tb.Helper()
+	rooted := make(chan struct{})
+	var once sync.Once
+	c.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "roots/list" {
+				once.Do(func() { close(rooted) })
+			}
+			return res, err
+		}
+	})
 	cs, err := c.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: mcptest.V20251125})
 	if err != nil {
 		tb.Fatalf("connect: %v", err)
 	}
-	time.Sleep(p.settle)
+	if p.rootsFirst {
+		select {
+		case <-rooted:
+		case <-ctx.Done():
+			tb.Fatalf("the server did not ask for the roots after initialize: %v", ctx.Err())
+		}
+	}
 	out := map[string]any{}
 	for _, call := range []struct {
 		name string

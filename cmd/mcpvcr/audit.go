@@ -102,24 +102,7 @@ func writeAudit(c *cli.Context, e *env, input, format string, recs []*store.Reco
 		}
 		return audit.WriteText(w, fs)
 	}
-	if p := c.String("output"); p != "" {
-		f, err := createOutput(p, input)
-		if err != nil {
-			return err
-		}
-		defer f.Abort()
-		if err := write(f); err != nil {
-			return failErr(fmt.Errorf("write the report: %w", err), "")
-		}
-		if err := f.Commit(); err != nil {
-			return failErr(err, "check that the folder of "+p+" is writable")
-		}
-		return nil
-	}
-	if err := write(e.stdout); err != nil {
-		return failErr(fmt.Errorf("write the report: %w", err), "")
-	}
-	return nil
+	return writeOutput(c, e, input, write)
 }
 
 // splitList splits comma-separated flag values.

@@ -41,6 +41,12 @@ func writeReports(ctx context.Context, c *cli.Context, e *env, db *store.DB, inp
 	if format == "sarif" {
 		write = func(w io.Writer) error { return diff.WriteSARIFAt(w, frameLocator(input), reports...) }
 	}
+	return writeOutput(c, e, input, write)
+}
+
+// writeOutput has write write a report to -o's file, whole or not at
+// all, or to stdout without one; the file is never the cassette at input.
+func writeOutput(c *cli.Context, e *env, input string, write func(io.Writer) error) error {
 	if p := c.String("output"); p != "" {
 		f, err := createOutput(p, input)
 		if err != nil {

@@ -25,9 +25,11 @@ const (
 	DefaultIdleTimeout = time.Minute
 	// DefaultReadHeaderTimeout bounds the reading of a request's header.
 	DefaultReadHeaderTimeout = 10 * time.Second
-	// DefaultBodyTimeout bounds the reading of a request's body, from the
-	// end of its header to its last byte. An answer (a long SSE stream)
-	// is not bounded.
+	// DefaultBodyTimeout bounds how long a request's body may go silent:
+	// each read of it waits at most this long for the client's next
+	// bytes. The time the handler takes between reads (an upstream slow
+	// to take a long body) does not count, and an answer (a long SSE
+	// stream) is not bounded.
 	DefaultBodyTimeout = 30 * time.Second
 )
 
@@ -60,13 +62,17 @@ type Server struct {
 	Progress io.Writer
 	// IdleTimeout, ReadHeaderTimeout and BodyTimeout bound how long a
 	// connection may sit idle between requests, send a request's header,
-	// and send its body. If zero, the Default values; a connection that
-	// exceeds one is closed. Answers are never cut by them.
+	// and keep the handler waiting for its body's next bytes. If zero,
+	// the Default values; a connection that exceeds one is closed.
+	// Answers are never cut by them.
 	IdleTimeout, ReadHeaderTimeout, BodyTimeout time.Duration
 }
 
 // bodyDeadline is the handler that bounds the reading of request bodies:
-// the connection's read deadline is set when the handler starts and
+// the connection's read deadline is set when the handler starts, moved
+// on at each read of the body (so that it counts the client's silence,
+// not the time the handler takes between reads: a 300 MB body forwarded
+// to an upstream that takes two minutes to read it is not cut), and
 // cleared once the body has been read to its end, so that it never cuts
 // a long answer.
 type bodyDeadline struct {
@@ -81,7 +87,7 @@ func (d bodyDeadline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	rc := http.NewResponseController(w)
 	if rc.SetReadDeadline(time.Now().Add(d.timeout)) == nil {
-		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+		r.Body = &deadlineBody{ReadCloser: r.Body, rc: rc, timeout: d.timeout}
 	}
 	d.h.ServeHTTP(w, r)
 }
@@ -93,12 +99,21 @@ func (d bodyDeadline) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // the server's reading of what is left of it stays bounded too.
 type deadlineBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
-	done bool
+	rc      *http.ResponseController
+	timeout time.Duration
+	done    bool
+	// failed is set once a read failed: the deadline then stays as it is.
+	failed bool
 }
 
 func (b *deadlineBody) Read(p []byte) (int, error) {
+	if !b.done && !b.failed {
+		_ = b.rc.SetReadDeadline(time.Now().Add(b.timeout))
+	}
 	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.failed = true
+	}
 	if err == io.EOF && !b.done {
 		b.done = true
 		_ = b.rc.SetReadDeadline(time.Time{})

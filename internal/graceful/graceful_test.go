@@ -191,3 +191,41 @@ func TestGraceful_BodyTimeoutSparesAnswers(t *testing.T) {
 		t.Errorf("after the body timeout the stream gave %q, %v; want the second event", rest, err)
 	}
 }
+
+// TestGraceful_BodyTimeoutCountsSilence: the body timeout counts how long
+// the client keeps a read of its body waiting, not the time the handler
+// takes between reads: a body forwarded to an upstream slow to take it
+// (back-pressure) is read to its end however long that takes, while the
+// client sends as fast as it is read (#48: a 300 MB POST to a slow
+// upstream was cut at 30 s through record).
+func TestGraceful_BodyTimeoutCountsSilence(t *testing.T) {
+	const timeout = 50 * time.Millisecond
+	body := strings.Repeat("x", 256<<10)
+	got := make(chan int, 1)
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		buf := make([]byte, 1<<10)
+		n, err := io.ReadFull(r.Body, buf)
+		if err == nil {
+			// The delay under test, not a synchronisation: an upstream
+			// that takes this long to take the next bytes.
+			time.Sleep(4 * timeout)
+			var m int64
+			m, err = io.Copy(io.Discard, r.Body)
+			n += int(m)
+		}
+		got <- n
+		if err != nil {
+			panic(http.ErrAbortHandler)
+		}
+		io.WriteString(w, "ok")
+	})
+	addr := serveGraceful(t, &graceful.Server{Handler: h, BodyTimeout: timeout})
+	resp, err := http.Post("http://"+addr, "application/octet-stream", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST of %d bytes to a handler that pauses %s between reads: %v (read %d); want it read whole", len(body), 4*timeout, err, <-got)
+	}
+	defer resp.Body.Close()
+	if n := <-got; n != len(body) || resp.StatusCode != http.StatusOK {
+		t.Errorf("the handler read %d of %d bytes, answered %d; want all and 200", n, len(body), resp.StatusCode)
+	}
+}

@@ -1,0 +1,6 @@
+package diff
+
+import "github.com/mcpvcr/mcpvcr/internal/sarif"
+
+// sarifLog is the log the tests decode a written SARIF report into.
+type sarifLog = sarif.Log
