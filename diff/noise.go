@@ -20,7 +20,7 @@ import (
 // paths whose differences Diff and Verify ignore for it, one per line, as
 // Verify's learning stores them. Labels travel with the session in JSONL
 // exports.
-const NoiseLabel = "mcpvcr.noise"
+const NoiseLabel = store.LabelNoise
 
 // Noise says which differences do not count. The defaults always apply:
 // JSON-RPC ids, progress tokens, cursors (cursor, nextCursor),

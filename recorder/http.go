@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/clock"
-	"github.com/mcpvcr/mcpvcr/internal/derive"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -372,7 +371,7 @@ func (h *HTTP) begin(ctx context.Context, r *http.Request, body []byte, big *big
 	// The body is parsed once: for the session it belongs to, and as the
 	// recorded frame (the stream kind matters to Derive only for stderr).
 	req := &store.Frame{Raw: body}
-	msg := derive.Frame(req, int(store.PostStream))
+	msg := req.DeriveMessage(store.PostStream)
 	hs := h.sessionFor(ctx, r, msg)
 	hs.mu.Lock()
 	hs.mcp++

@@ -21,7 +21,7 @@ var DefaultRedactedJSON []string = redact.DefaultNames
 // RedactLabel is the session label that stores the JSON member names a
 // recording redacted on top of DefaultRedactedJSON, one per line ("off"
 // when it redacted none), for replay to apply too.
-const RedactLabel = "redact-json"
+const RedactLabel = store.LabelRedactJSON
 
 // jsonNames returns the JSON member names r redacts.
 func (r *Redactor) jsonNames() redact.Names {
@@ -50,7 +50,7 @@ func (r *Redactor) label(s *store.Session) {
 	if s.Labels == nil {
 		s.Labels = map[string]string{}
 	}
-	s.Labels[redact.Label] = v
+	s.Labels[store.LabelRedactJSON] = v
 }
 
 // JSONBody returns body (one JSON text) with the string values of the

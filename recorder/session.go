@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/clock"
-	"github.com/mcpvcr/mcpvcr/internal/derive"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -215,7 +214,7 @@ func (rs *session) flushLocked(ctx context.Context) {
 					}
 					continue
 				}
-				rs.record(ctx, f, derive.Frame(f, int(p.st.Kind)))
+				rs.record(ctx, f, f.DeriveMessage(p.st.Kind))
 			}
 			p.chunk.done(fs)
 			if cap(p.chunk.data) == copyBuffers.size {
@@ -227,7 +226,7 @@ func (rs *session) flushLocked(ctx context.Context) {
 			if p.m != nil {
 				rs.record(ctx, p.f, *p.m)
 			} else {
-				rs.record(ctx, p.f, derive.Frame(p.f, int(p.st.Kind)))
+				rs.record(ctx, p.f, p.f.DeriveMessage(p.st.Kind))
 			}
 		}
 		rs.pending[i] = pendingWrite{}

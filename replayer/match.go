@@ -12,11 +12,12 @@ import (
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/internal/redact"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // MatchIgnoreLabel is the session label that stores --ignore matching
 // rules with a recording, one path per line; replay applies them.
-const MatchIgnoreLabel = "match-ignore"
+const MatchIgnoreLabel = store.LabelMatchIgnore
 
 // Match says how a live client frame is compared with recorded ones. The
 // zero Match is the tolerant default: JSON-RPC ids, progress tokens and
@@ -45,7 +46,7 @@ type Match struct {
 }
 
 // ScrubLabel is the session label mcpvcr scrub sets.
-const ScrubLabel = "scrubbed"
+const ScrubLabel = store.LabelScrubbed
 
 // RedactedJSON are the JSON members whose string values replay never
 // compares (the recorder's defaults): password, secret, api_key, token,
@@ -56,7 +57,7 @@ var RedactedJSON []string = redact.DefaultNames
 // RedactLabel is the session label under which the recorder stores the
 // JSON member names it redacted beyond RedactedJSON, one per line;
 // replay ignores those values too.
-const RedactLabel = "redact-json"
+const RedactLabel = store.LabelRedactJSON
 
 // defaultNames is RedactedJSON as a set.
 var defaultNames = redact.New(true)

@@ -104,6 +104,17 @@ func NewSource(ctx context.Context, db *store.DB, logger *slog.Logger, ids ...in
 	return newSource(ctx, db, logger, Match{}, ids...)
 }
 
+// Index builds and stores the replay index and candidate tree of sessions
+// ids of db (every session when ids is empty), as NewSource does, so that
+// the first replay of a cassette just written (imported, scrubbed) starts
+// as fast as any; a replay builds what is missing itself. It is an error
+// only when the sessions cannot be read; logger, if not nil, hears about
+// an index that could not be stored.
+func Index(ctx context.Context, db *store.DB, logger *slog.Logger, ids ...int64) error {
+	_, err := newSource(ctx, db, logger, Match{}, ids...)
+	return err
+}
+
 // newSource is NewSource with the tree of rules mt built or read first.
 func newSource(ctx context.Context, db *store.DB, logger *slog.Logger, mt Match, ids ...int64) (*Source, error) {
 	if logger == nil {

@@ -155,7 +155,7 @@ func (s *scrubber) line(line []byte) ([]byte, error) {
 			_ = json.Unmarshal(b, &labels)
 		}
 		labels = maps.Clone(labels)
-		labels[redact.ScrubLabel] = "v1"
+		labels[store.LabelScrubbed] = "v1"
 		rec["labels"] = mustJSON(labels)
 	case "stream":
 		if u, ok := str(rec, "url"); ok {

@@ -40,7 +40,14 @@
 // stream completes as one frame (Frame.Events), which a pack keeps as it
 // came and every read splits into its events' frames (see eventrun.go).
 // The JSONL text form (Export, Import) is what the repository commits:
-// deterministic, one record per line, lossless.
+// deterministic, one record per line, lossless; CountSessions and
+// FrameLines read its records without importing them.
+//
+// Session labels mcpvcr reads and writes are all defined in labels.go
+// (LabelRedactJSON, LabelNoise, …). Kind and Message are aliases of the
+// JSON-RPC parser's own types: Frame.DeriveMessage returns the parsed view
+// a frame's derived fields come from. Stream.SSE is the one rule for
+// whether a stream was answered with an event stream.
 //
 // Reading: a Recording is one session as plain data (its Session,
 // Streams and Frames), read with DB.Recording or DB.Recordings, or with

@@ -51,7 +51,7 @@ func runFrames(run *Frame) ([]*Frame, error) {
 		f := &frames[i]
 		*f = Frame{SessionID: run.SessionID, StreamID: run.StreamID, Seq: run.Seq + int64(i), Direction: run.Direction,
 			Offset: run.Offset, Raw: ev.Raw, SSE: true, Event: ev.Type, Retry: ev.Retry, Data: ev.Data}
-		f.derive(PostStream)
+		f.Derive(PostStream)
 		out[i] = f
 	}
 	return out, nil

@@ -1,25 +1,17 @@
 package store
 
-import (
-	"github.com/mcpvcr/mcpvcr/internal/derive"
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-)
-
-func init() {
-	derive.Frame = func(f any, kind int) jsonrpc.Message { return f.(*Frame).derive(StreamKind(kind)) }
-}
+import "github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 
 // Derive fills the frame's derived fields (Kind, ID, Method, Batch,
 // Members, Malformed) from Data, setting Data to Raw first when it is nil
 // and the frame is not an SSE event. kind is the kind of the frame's
 // stream. stderr lines, plain HTTP exchanges and SSE comments are never
 // malformed: they are not expected to hold JSON-RPC.
-func (f *Frame) Derive(kind StreamKind) { f.derive(kind) }
+func (f *Frame) Derive(kind StreamKind) { f.DeriveMessage(kind) }
 
-// derive is Derive, returning the parsed view of Data it derived the
-// fields from, so that a caller need not parse the frame again. Packages
-// of this module reach it through internal/derive.
-func (f *Frame) derive(kind StreamKind) jsonrpc.Message {
+// DeriveMessage is Derive, returning the parsed view of Data it derived
+// the fields from, so that a caller need not parse the frame again.
+func (f *Frame) DeriveMessage(kind StreamKind) Message {
 	if f.Data == nil && !f.SSE {
 		f.Data = f.Raw
 	}
@@ -27,7 +19,7 @@ func (f *Frame) derive(kind StreamKind) jsonrpc.Message {
 		f.Retry = -1 // only SSE events carry retry
 	}
 	m := jsonrpc.Parse(f.Data)
-	f.Kind, f.Method = kindOf(m.Kind), m.Method
+	f.Kind, f.Method = m.Kind, m.Method
 	f.ID = ""
 	if m.ID != nil {
 		f.ID = string(m.ID)
@@ -35,7 +27,7 @@ func (f *Frame) derive(kind StreamKind) jsonrpc.Message {
 	f.Batch = m.Kind == jsonrpc.KindBatch
 	f.Members = nil
 	for _, e := range m.Members {
-		mem := Member{Kind: kindOf(e.Kind), Method: e.Method}
+		mem := Member{Kind: e.Kind, Method: e.Method}
 		if e.ID != nil {
 			mem.ID = string(e.ID)
 		}

@@ -41,7 +41,7 @@ func (w *writer) skip(o *op, err error) {
 	}
 	ph := &Frame{SessionID: f.SessionID, StreamID: f.StreamID, Seq: f.Seq, Direction: f.Direction,
 		Offset: f.Offset, SSE: f.SSE, Comment: f.Comment, Retry: -1, Oversize: max(f.Oversize, int64(len(f.Raw)))}
-	ph.derive(StreamUnknown)
+	ph.Derive(StreamUnknown)
 	if perr := w.t.putFrame(ph); perr != nil && !w.isolable(perr) {
 		w.abort(perr)
 		return

@@ -162,7 +162,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 		return err
 	}
 	rec := sessionRecord{
-		Type: "session", ID: fileID, Name: s.Name, Transport: s.Transport.String(),
+		Type: sessionType, ID: fileID, Name: s.Name, Transport: s.Transport.String(),
 		Revision: s.Revision, Era: string(s.Era), Upstream: s.Upstream, ExternalID: s.ExternalID,
 		StartedAt: formatTime(s.StartedAt), EndedAt: formatTime(s.EndedAt), ExitCode: s.ExitCode,
 		Labels: s.Labels, Note: s.Note,
@@ -181,7 +181,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 		x.lastStream++
 		fileStream[st.ID] = x.lastStream
 		rec := streamRecord{
-			Type: "stream", ID: x.lastStream, Session: fileID, Kind: st.Kind.String(),
+			Type: streamType, ID: x.lastStream, Session: fileID, Kind: st.Kind.String(),
 			Method: st.Method, URL: st.URL, Status: st.Status, LastEventID: st.LastEventID,
 			OpenedNS: int64(st.Opened), ClosedNS: int64(st.Closed), End: st.End.String(), Err: st.Err,
 			RequestHeader: st.RequestHeader, ResponseHeader: st.ResponseHeader,
@@ -197,7 +197,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 	}
 	return eachFrameSkipping(ctx, x.tx, x.has, id, x.skip, func(f *Frame) error {
 		rec := frameRecord{
-			Type: "frame", Session: fileID, Seq: f.Seq, Dir: f.Direction.String(),
+			Type: frameType, Session: fileID, Seq: f.Seq, Dir: f.Direction.String(),
 			OffsetNS: int64(f.Offset), RPCID: f.ID, Method: f.Method, Malformed: f.Malformed,
 			SSE: f.SSE, Event: f.Event, Comment: f.Comment, Oversize: f.Oversize,
 		}
@@ -340,19 +340,19 @@ func (im *importer) record(t *txn, line []byte) error {
 		return err
 	}
 	switch peek.Type {
-	case "session":
+	case sessionType:
 		var rec sessionRecord
 		if err := decodeStrict(line, &rec); err != nil {
 			return err
 		}
 		return im.session(t, &rec)
-	case "stream":
+	case streamType:
 		var rec streamRecord
 		if err := decodeStrict(line, &rec); err != nil {
 			return err
 		}
 		return im.stream(t, &rec)
-	case "frame":
+	case frameType:
 		var rec frameRecord
 		if err := decodeStrict(line, &rec); err != nil {
 			return err

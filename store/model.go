@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/json"
+	"mime"
 	"net/http"
 	"time"
 )
@@ -161,6 +162,15 @@ type Stream struct {
 	Closed      time.Duration // offset; zero while open
 	End         End
 	Err         string // what went wrong, for the upstream-error kind
+}
+
+// SSE reports whether the stream was answered with an event stream: its
+// response's Content-Type is text/event-stream (any case, with or without
+// parameters). It is the one rule for it: a stream whose answer is not an
+// event stream arrived whole, as one JSON body.
+func (st *Stream) SSE() bool {
+	mt, _, _ := mime.ParseMediaType(st.ResponseHeader.Get("Content-Type"))
+	return mt == "text/event-stream"
 }
 
 // Frame is one message, SSE event, stderr line or comment, in total order

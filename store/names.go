@@ -51,7 +51,7 @@ func parseKind(s string) (Kind, error) {
 	if k == jsonrpc.KindInvalid && s != jsonrpc.KindInvalid.String() {
 		return KindInvalid, fmt.Errorf("unknown message kind %q", s)
 	}
-	return kindOf(k), nil
+	return k, nil
 }
 
 func validDirection(d Direction) bool { return d == ClientToServer || d == ServerToClient }

@@ -147,7 +147,7 @@ func TestPackZ_Largest(t *testing.T) {
 		pad := noise(maxPackBytes/maxPackFrames - 40 + i%2)
 		raw := `{"jsonrpc":"2.0","method":"m","params":{"p":"` + pad + `"}}`
 		f := &Frame{Direction: ServerToClient, Raw: []byte(raw), Data: []byte(raw + " ")}
-		f.derive(StdoutStream)
+		f.Derive(StdoutStream)
 		pack = appendPacked(pack, f)
 	}
 	if len(pack) > maxPackDecoded/4 {

@@ -216,7 +216,7 @@ func buildPlan(rec *store.Recording) *plan {
 		}
 		if http {
 			for _, e := range s.Awaited {
-				if st, ok := stepOf[e]; ok && !waited[e] && !causal.SSE(m.Stream(m.Sends[e].Frame)) {
+				if st, ok := stepOf[e]; ok && !waited[e] && !m.Stream(m.Sends[e].Frame).SSE() {
 					waited[e] = true
 					pending = append(pending, wait{kind: waitExchange, id: exchangeKey(&p.steps[st]), ids: requestIDs(p.steps[st].msgs)})
 				}

@@ -19,13 +19,13 @@ import (
 // diff.NoiseLabel.
 const (
 	// LabelVerifyOf marks a verify run with the session it verified.
-	LabelVerifyOf = "mcpvcr.verify-of"
+	LabelVerifyOf = store.LabelVerifyOf
 	// LabelSupersededBy marks an expectation that Options.Update replaced
 	// with the session it names.
-	LabelSupersededBy = "mcpvcr.superseded-by"
+	LabelSupersededBy = store.LabelSupersededBy
 	// LabelSupersedes marks the session Options.Update made the
 	// expectation with the session it replaced.
-	LabelSupersedes = "mcpvcr.supersedes"
+	LabelSupersedes = store.LabelSupersedes
 )
 
 // exitStopped is the exit code of a stdio server verify stopped itself.

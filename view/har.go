@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -227,7 +226,7 @@ func httpEntries(r *store.Recording) []harEntry {
 		var sent, got []byte
 		var firstGot time.Duration = -1
 		lastAt := st.Opened
-		sse := strings.HasPrefix(st.ResponseHeader.Get("Content-Type"), "text/event-stream")
+		sse := st.SSE()
 		for _, f := range byStream[st.ID] {
 			if f.Direction == store.ClientToServer {
 				sent = append(sent, f.Raw...)

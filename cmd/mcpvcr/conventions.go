@@ -3,11 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mcpvcr/mcpvcr/cmd/mcpvcr/internal/buildinfo"
+	"github.com/mcpvcr/mcpvcr/cmd/mcpvcr/internal/suggest"
 )
 
 // stampVersion and stampCommit are set by make build (-ldflags -X), from
@@ -15,43 +17,8 @@ import (
 // environments) has no commit in its build information.
 var stampVersion, stampCommit string
 
-// version describes this build: the module version, the commit it was
-// built from (marked when the tree had changes) and the Go release.
-func version() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	if v == "" || v == "(devel)" && stampVersion != "" {
-		v = stampVersion
-	}
-	if v == "" {
-		v = "(devel)"
-	}
-	var rev, modified string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			modified = s.Value
-		}
-	}
-	if rev == "" && stampCommit != "" {
-		rev, modified, _ = strings.Cut(stampCommit, "-")
-		if modified != "" {
-			modified = "true"
-		}
-	}
-	if rev != "" {
-		v += " commit " + rev
-		if modified == "true" {
-			v += " (modified)"
-		}
-	}
-	return v + " " + bi.GoVersion
-}
+// version describes this build (see buildinfo.Describe).
+func version() string { return buildinfo.Describe(stampVersion, stampCommit) }
 
 // exitCodes is the exit status section of a command's help; differ says
 // what exit 1 means for it, "" when the command never exits 1.
@@ -112,40 +79,14 @@ func unknownCommand(app *cli.App, args []string) error {
 	return usageErr(hint, "%q is not an mcpvcr command", name)
 }
 
-// closestCommand returns the visible command whose name is within two
-// edits of name, or that name starts, or "".
+// closestCommand returns the visible command of app closest to name, or
+// "" (see suggest.Command).
 func closestCommand(app *cli.App, name string) string {
-	best, bestD := "", 3
+	var names []string
 	for _, c := range app.VisibleCommands() {
-		if strings.HasPrefix(c.Name, name) {
-			return c.Name
-		}
-		if d := editDistance(name, c.Name); d < bestD {
-			best, bestD = c.Name, d
-		}
+		names = append(names, c.Name)
 	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
+	return suggest.Command(name, names)
 }
 
 // bashCompletion is the script `mcpvcr completion bash` prints. It asks

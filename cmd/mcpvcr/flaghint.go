@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/mcpvcr/mcpvcr/cmd/mcpvcr/internal/suggest"
 )
 
 // flagUsageErr is the usage error of command cmd (such as "mcpvcr
@@ -24,23 +26,12 @@ func flagUsageErr(cmd string, flags []cli.Flag, err error) error {
 	return usageErr(cmd+" --help", "unknown flag %s", typed)
 }
 
-// closestFlag returns the flag of flags (as --name) closest to name, if
-// one is within two edits of it or starts with it; "" when none is.
+// closestFlag returns the flag of flags (as --name) closest to name, or
+// "" (see suggest.Flag).
 func closestFlag(name string, flags []cli.Flag) string {
-	best, bestD := "", 3
+	var names []string
 	for _, f := range flags {
-		for _, n := range f.Names() {
-			if len(n) < 2 {
-				continue
-			}
-			d := editDistance(name, n)
-			if strings.HasPrefix(n, name) && len(name) >= 3 {
-				d = min(d, 1)
-			}
-			if d < bestD {
-				best, bestD = "--"+n, d
-			}
-		}
+		names = append(names, f.Names()...)
 	}
-	return best
+	return suggest.Flag(name, names)
 }

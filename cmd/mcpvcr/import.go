@@ -2,8 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -39,7 +37,7 @@ func importCommand(e *env) *cli.Command {
 			defer f.Close()
 			// An export of no sessions imports nothing: say so, and make
 			// no cassette for it.
-			if n, err := countSessions(f); err == nil && n == 0 {
+			if n, err := store.CountSessions(f); err == nil && n == 0 {
 				fmt.Fprintf(e.stderr, "mcpvcr: %s holds no sessions; nothing was imported\n", path)
 				return nil
 			}
@@ -63,9 +61,7 @@ func importCommand(e *env) *cli.Command {
 				}
 				return failErr(fmt.Errorf("import %s: %w", path, err), hint)
 			}
-			// The replay index, so that the first replay starts as fast
-			// as any (it would build what is missing itself).
-			if _, err := replayer.NewSource(c.Context, db, e.logger, ids...); err != nil {
+			if err := replayer.Index(c.Context, db, e.logger, ids...); err != nil {
 				return failErr(fmt.Errorf("index %s for replay: %w", cassettePath(c), err), "")
 			}
 			if err := db.Close(); err != nil {
@@ -77,46 +73,6 @@ func importCommand(e *env) *cli.Command {
 			return nil
 		},
 	}
-}
-
-// countSessions counts the records of a JSONL export that may be
-// sessions, reading only the start of each line (a frame's line may be
-// long): a line whose type it cannot tell counts as one, so that 0 means
-// the export surely holds none.
-func countSessions(r io.Reader) (int, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	n, start := 0, true
-	for {
-		line, err := br.ReadSlice('\n')
-		if start && len(bytes.TrimSpace(line)) > 0 && recordType(line) != "mcpvcr" && recordType(line) != "stream" && recordType(line) != "frame" {
-			n++
-		}
-		start = err != bufio.ErrBufferFull
-		switch {
-		case err == io.EOF:
-			return n, nil
-		case err != nil && err != bufio.ErrBufferFull:
-			return n, err
-		}
-	}
-}
-
-// recordType is the "type" of the JSON object line starts with, when it
-// is its first member; "" when that cannot be told.
-func recordType(line []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return ""
-	}
-	if k, err := dec.Token(); err != nil || k != "type" {
-		return ""
-	}
-	if v, err := dec.Token(); err == nil {
-		if s, ok := v.(string); ok {
-			return s
-		}
-	}
-	return ""
 }
 
 // removeEmpty closes db, the cassette at path, and removes it when it

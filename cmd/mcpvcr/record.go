@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/cmd/mcpvcr/internal/bytesize"
 	"github.com/mcpvcr/mcpvcr/internal/graceful"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -56,7 +57,7 @@ func recordCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "server", EnvVars: []string{"MCPVCR_SERVER"}, Usage: "record stdio: the server `COMMAND` as one string, quoted like a shell (for configs without an args list)"},
 			&cli.GenericFlag{Name: "header", Value: &headerList{}, Usage: "record HTTP: add `\"NAME: VALUE\"` to every upstream request, such as a token you hold (repeatable; MCPVCR_HEADER: one per line); not recorded", EnvVars: []string{"MCPVCR_HEADER"}},
 			&cli.StringSliceFlag{Name: "allow-origin", EnvVars: []string{"MCPVCR_ALLOW_ORIGIN"}, Usage: "record HTTP: also serve browser pages of `ORIGIN` (http://app.example:3000; * for any): by default a request whose Origin or Host is neither loopback nor the listen address is refused with 403 (DNS rebinding protection) (repeatable)"},
-			&cli.GenericFlag{Name: "max-frame", Value: ptr(byteSize(recorder.DefaultMaxFrame)), EnvVars: []string{"MCPVCR_MAX_FRAME"},
+			&cli.GenericFlag{Name: "max-frame", Value: ptr(bytesize.Size(recorder.DefaultMaxFrame)), EnvVars: []string{"MCPVCR_MAX_FRAME"},
 				Usage: "store at most `SIZE` of one frame (a line, body or SSE event; such as 64MiB, 1MB or bytes): a longer one is forwarded whole and stored cut, flagged oversize with its length"},
 			&cli.DurationFlag{Name: "idle-timeout", Value: graceful.DefaultIdleTimeout, EnvVars: []string{"MCPVCR_IDLE_TIMEOUT"}, Usage: "HTTP: close a keep-alive connection after `D` without a request (headers must arrive within 10s, a request body within 30s; answers are never cut)"},
 			&cli.BoolFlag{Name: "proxy-auth", Value: true, Usage: "record HTTP: front the OAuth authorization servers of a protected upstream (record their exchanges, map the token's resource to the upstream); --proxy-auth=false lets the client talk to them directly"},
@@ -98,7 +99,7 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 	defer signal.Stop(sigs)
 	rec := &recorder.Command{
 		Argv:     argv,
-		Recorder: recorder.Stdio{Sink: db, Session: store.Session{Name: c.String("name")}, Stderr: e.stderr, Logger: e.logger, MaxFrame: maxFrameFlag(c.Generic("max-frame"))},
+		Recorder: recorder.Stdio{Sink: db, Session: store.Session{Name: c.String("name")}, Stderr: e.stderr, Logger: e.logger, MaxFrame: bytesize.Of(c.Generic("max-frame"))},
 		Redactor: redactor(c),
 		Signals:  sigs,
 	}
@@ -115,8 +116,8 @@ func recordStdio(c *cli.Context, e *env, argv []string) error {
 	if cerr := db.Close(); res.Err == nil {
 		res.Err = cerr // a failure found only when flushing the last frames
 	}
-	if db.err != nil {
-		return db.err // the cassette could not be opened: openErr says why
+	if err := db.OpenErr(); err != nil {
+		return err // the cassette could not be opened: openErr says why
 	}
 	if res.Err != nil {
 		return failErr(fmt.Errorf("recording failed, the session in %s is incomplete: %w", cassettePath(c), res.Err),

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/cmd/mcpvcr/internal/bytesize"
 	"github.com/mcpvcr/mcpvcr/internal/graceful"
 	"github.com/mcpvcr/mcpvcr/internal/upstream"
 	"github.com/mcpvcr/mcpvcr/recorder"
@@ -42,7 +43,7 @@ func recordHTTP(c *cli.Context, e *env) error {
 	}
 	defer db.Close()
 	rec := &recorder.HTTP{Upstream: u, Sink: db, Redactor: red, Name: c.String("name"), Logger: e.logger,
-		Header: hdr, AuthDirect: !c.Bool("proxy-auth"), AllowOrigins: c.StringSlice("allow-origin"), MaxFrame: maxFrameFlag(c.Generic("max-frame"))}
+		Header: hdr, AuthDirect: !c.Bool("proxy-auth"), AllowOrigins: c.StringSlice("allow-origin"), MaxFrame: bytesize.Of(c.Generic("max-frame"))}
 	if fit := newFitter(); fit != nil {
 		rec.Active = fit.Active
 	}

@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -73,42 +71,14 @@ func writeOutput(c *cli.Context, e *env, input string, write func(io.Writer) err
 // given, so that a relative path stays relative to where verify ran.
 func frameLocator(path string) diff.Locator {
 	uri := (&url.URL{Path: filepath.ToSlash(path)}).String()
-	lines := map[[2]int64]int{} // (session, seq) -> line
+	var lines store.LineOf
 	if format, _ := store.Sniff(path); format == store.JSONL {
 		if f, err := os.Open(path); err == nil {
 			defer f.Close()
-			scanLines(f, lines)
+			lines = store.FrameLines(f)
 		}
 	}
 	return func(session, seq int64) diff.Location {
-		line, ok := lines[[2]int64{session, seq}]
-		if !ok {
-			line = lines[[2]int64{session, 0}]
-		}
-		return diff.Location{URI: uri, Line: line}
-	}
-}
-
-// scanLines notes the line of every session and frame record of a JSONL
-// export.
-func scanLines(f io.Reader, lines map[[2]int64]int) {
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 1<<30)
-	for n := 1; sc.Scan(); n++ {
-		var rec struct {
-			Type    string `json:"type"`
-			ID      int64  `json:"id"`
-			Session int64  `json:"session"`
-			Seq     int64  `json:"seq"`
-		}
-		if json.Unmarshal(sc.Bytes(), &rec) != nil {
-			continue
-		}
-		switch rec.Type {
-		case "session":
-			lines[[2]int64{rec.ID, 0}] = n
-		case "frame":
-			lines[[2]int64{rec.Session, rec.Seq}] = n
-		}
+		return diff.Location{URI: uri, Line: lines.Line(session, seq)}
 	}
 }

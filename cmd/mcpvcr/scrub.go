@@ -113,7 +113,7 @@ func scrubTo(c *cli.Context, e *env, in *store.DB, out string) (scrub.Report, er
 	if strings.HasSuffix(out, ".jsonl") {
 		return rep, writeJSONL(c, db, out)
 	}
-	if _, err := replayer.NewSource(c.Context, db, e.logger); err != nil {
+	if err := replayer.Index(c.Context, db, e.logger); err != nil {
 		return rep, failErr(fmt.Errorf("index %s for replay: %w", out, err), "")
 	}
 	if err := db.Close(); err != nil {

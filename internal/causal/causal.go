@@ -11,8 +11,6 @@
 package causal
 
 import (
-	"mime"
-	"net/http"
 	"slices"
 	"time"
 
@@ -291,19 +289,12 @@ func (m *Model) completed(e int, seq int64, at time.Duration) bool {
 		}
 	}
 	st := m.streams[s.Frame.StreamID]
-	if st == nil || st.Kind != store.PostStream || SSE(st) {
+	if st == nil || st.Kind != store.PostStream || st.SSE() {
 		return true
 	}
 	// A response that is not an event stream arrives whole: the POST is
 	// complete when its stream closed.
 	return st.Closed > 0 && st.Closed <= at
-}
-
-// SSE reports whether a recorded HTTP stream was answered with an event
-// stream.
-func SSE(st *store.Stream) bool {
-	mt, _, _ := mime.ParseMediaType(http.Header(st.ResponseHeader).Get("Content-Type"))
-	return mt == "text/event-stream"
 }
 
 func other(d store.Direction) store.Direction {

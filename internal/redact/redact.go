@@ -22,13 +22,9 @@ var DefaultNames = []string{
 	"client_secret", "authorization", "private_key", "passphrase", "passwd", "pin", "credential",
 }
 
-// Label is the session label that stores the names a recording redacted
-// on top of DefaultNames, one per line, so that replay ignores them too;
-// Off as its only line says the recording redacted no JSON members.
-const (
-	Label = "redact-json"
-	Off   = "off"
-)
+// Off as the only line of the session label store.LabelRedactJSON says
+// the recording redacted no JSON members.
+const Off = "off"
 
 // Masked is the value a redacted member has when replay compares frames.
 const Masked = "REDACTED"

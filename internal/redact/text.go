@@ -15,10 +15,6 @@ const (
 	KindToken = "token"
 )
 
-// ScrubLabel is the session label mcpvcr scrub sets on what it wrote;
-// replay then masks MaskText's patterns when it matches.
-const ScrubLabel = "scrubbed"
-
 var (
 	emailRE = regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}`)
 	// homeRE matches a home directory, capturing its prefix: /home/NAME,

@@ -22,8 +22,15 @@ func (T) Method(jsonrpc.Kind) {}
 // Var has an internal type.
 var Var jsonrpc.Kind
 
-// Alias names an internal type.
+// Alias names an internal type: accepted, and so is what uses it.
 type Alias = jsonrpc.Kind
+
+// UsesAlias has the alias's type.
+var UsesAlias Alias
+
+// Composite is a type built from an internal one: its elements have no
+// name users can write.
+type Composite = []jsonrpc.Kind
 
 // Inferred is an internal value.
 var Inferred = jsonrpc.KindBatch

@@ -1,4 +1,5 @@
-package main
+// Package bytesize is the value of a size flag such as --max-frame.
+package bytesize
 
 import (
 	"fmt"
@@ -6,12 +7,12 @@ import (
 	"strings"
 )
 
-// byteSize is the value of a size flag such as --max-frame: a number of
-// bytes, optionally with a unit (KB, MB, GB in powers of 1000; KiB, MiB,
-// GiB in powers of 1024; B). Units are case-insensitive.
-type byteSize int64
+// Size is a number of bytes, set from a number with an optional unit (KB,
+// MB, GB in powers of 1000; KiB, MiB, GiB, K, M, G in powers of 1024; B).
+// Units are case-insensitive. *Size is a flag.Value.
+type Size int64
 
-var sizeUnits = []struct {
+var units = []struct {
 	suffix string
 	n      int64
 }{
@@ -21,10 +22,11 @@ var sizeUnits = []struct {
 	{"b", 1},
 }
 
-func (s *byteSize) Set(v string) error {
+// Set parses v: a positive size of at most 1 TiB.
+func (s *Size) Set(v string) error {
 	t := strings.ToLower(strings.TrimSpace(v))
 	mult := int64(1)
-	for _, u := range sizeUnits {
+	for _, u := range units {
 		if rest, ok := strings.CutSuffix(t, u.suffix); ok {
 			t, mult = strings.TrimSpace(rest), u.n
 			break
@@ -34,11 +36,12 @@ func (s *byteSize) Set(v string) error {
 	if err != nil || n <= 0 || n > (1<<40)/mult {
 		return fmt.Errorf("%q is not a size: give bytes, or a number with KB, MB, KiB or MiB (such as 64MiB)", v)
 	}
-	*s = byteSize(n * mult)
+	*s = Size(n * mult)
 	return nil
 }
 
-func (s *byteSize) String() string {
+// String writes s in MiB or KiB when it is a whole number of them.
+func (s *Size) String() string {
 	switch n := int64(*s); {
 	case n > 0 && n%(1<<20) == 0:
 		return fmt.Sprintf("%dMiB", n>>20)
@@ -49,9 +52,10 @@ func (s *byteSize) String() string {
 	}
 }
 
-// maxFrame returns the value of --max-frame.
-func maxFrameFlag(v any) int64 {
-	if s, ok := v.(*byteSize); ok {
+// Of returns the bytes of v, a flag's value, when it is a *Size; 0
+// otherwise.
+func Of(v any) int64 {
+	if s, ok := v.(*Size); ok {
 		return int64(*s)
 	}
 	return 0
