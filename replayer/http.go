@@ -58,13 +58,13 @@ type httpState struct {
 	closed    bool
 	exchanges exchangeState // plain HTTP exchanges (auth.go)
 	door      doorState     // answers by shape alone (door.go)
-	chaos     chaosState    // chaos replay (chaosrun.go)
 }
 
 // liveSession follows one live client session through the recordings.
 type liveSession struct {
 	srv *Server
-	id  string // the Mcp-Session-Id issued; "" when the recording had none
+	pub Session // what a Hook sees of it (hook.go)
+	id  string  // the Mcp-Session-Id issued; "" when the recording had none
 	cur *cursor
 	rep Report
 
@@ -130,8 +130,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w = &challengeWriter{ResponseWriter: w, origin: "http://" + r.Host}
 	live := jsonrpc.Parse(body)
-	if s.Chaos.On {
-		s.chaosNote(r, live, body)
+	if s.Hook != nil {
+		s.actHTTP(r, Point{Where: AtArrive, Session: s.named(r), Body: body})
 	}
 	if p := s.pool(); p != nil && r.Header.Get("Mcp-Session-Id") == "" && !s.boundEndpoint(r) {
 		// 2026-07-28: an exchange of its own. A recorded refusal answers
@@ -146,7 +146,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 					return
 				}
 			}
-			if s.Chaos.On && p.chaosRequest(w, r, live, x, exact) {
+			if a := s.actHTTP(r, Point{Where: AtRequest, Pooled: true, Recording: x.rec.Recording, Stream: x.st, StreamNumber: ordinalOf(x.rec, x.st.ID), Body: body}); a.answers() {
+				p.unuse(r, live, exact) // the exchange stays unused, for the client's retry
+				a.write(w)
 				return
 			}
 			p.serve(w, r, live, x)
@@ -178,7 +180,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ls.requests++
 	expired := s.Faults.ExpireAfter > 0 && ls.requests > s.Faults.ExpireAfter
 	ls.mu.Unlock()
-	if s.Chaos.On && s.chaosRequest(w, r, ls, live, body) {
+	if a := s.actHTTP(r, Point{Where: AtRequest, Session: ls.session(), Body: body}); a.answers() {
+		a.write(w)
 		return
 	}
 	if expired {
@@ -288,14 +291,18 @@ func (ls *liveSession) mismatch(mm *Mismatch) {
 
 func (ls *liveSession) get(w http.ResponseWriter, r *http.Request) {
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
-		if ls.srv.Chaos.On && ls.chaosResume(w, r, id) {
+		if a := ls.srv.actHTTP(r, Point{Where: AtResume, Session: ls.session(), LastEventID: id}); a.answers() || a.Stop {
+			if a.answers() {
+				a.write(w)
+			}
 			return
 		}
 		rec := ls.recording()
 		ls.resume(w, r, rec, ls.translateEventID(id))
 		return
 	}
-	if ls.srv.Chaos.On && ls.chaosRefuseGet(w) {
+	if a := ls.srv.actHTTP(r, Point{Where: AtOpen, Session: ls.session()}); a.answers() {
+		a.write(w)
 		return
 	}
 	// Each candidate's next GET stream not yet taken, taken now in all of
@@ -389,8 +396,8 @@ func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *recor
 		}
 	}
 	segment := streamByID(rec, origin.StreamID)
-	if len(rest) == 0 && ls.srv.Chaos.On {
-		ls.chaosResumedEmpty(eventID)
+	if len(rest) == 0 {
+		ls.srv.actHTTP(r, Point{Where: AtResumeEmpty, Session: ls.session(), LastEventID: eventID})
 	}
 	if len(rest) > 0 {
 		segment = streamByID(rec, rest[0].StreamID)

@@ -75,8 +75,8 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 }
 
 // sendEvent sends event f (its bytes b; nil sends nothing) on recorded
-// stream seg of rec: after --delay and what chaos injects before it,
-// then the --cut or chaos cut after it, flushing when paced, cut, or the
+// stream seg of rec: after --delay and the Hook before it, then the
+// --cut or the Hook's cut after it, flushing when paced, cut, or the
 // stream would wait next (more reports whether the next event is ready).
 // written, if not nil, runs once b is written (before any cut). It
 // reports false when the stream must end: the client left, or a write
@@ -87,19 +87,20 @@ func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseControl
 	if !ls.pause(r, ls.srv.Faults.Delay) {
 		return false
 	}
-	if ls.srv.Chaos.On && b != nil {
-		step, nb := ls.chaosBefore(r, rec, seg, f)
-		if nb != nil {
-			b = nb // a retry fault's rewritten priming event
-		}
-		switch step {
-		case chaosGone:
+	at := Point{Session: ls.session(), Recording: rec.Recording, Stream: seg, StreamNumber: ordinalOf(rec, seg.ID), Frame: f}
+	if ls.srv.Hook != nil && b != nil {
+		at.Where = AtBefore
+		a := ls.srv.actHTTP(r, at)
+		switch {
+		case a.Stop:
 			return false
-		case chaosSkip:
+		case a.Skip:
 			return true
-		case chaosCut:
+		case a.Cut:
 			_ = rc.Flush()
 			ls.abort()
+		case a.Replace != nil:
+			b = a.Replace // a retry fault's rewritten priming event, say
 		}
 	}
 	if b != nil {
@@ -114,7 +115,10 @@ func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseControl
 	if cut := ls.srv.Faults.CutAfter[ordinalOf(rec, seg.ID)]; cut > 0 {
 		cutNow = !f.Comment && ls.countEvent(seg.ID) == cut
 	}
-	cutNow = cutNow || (ls.srv.Chaos.On && b != nil && ls.chaosAfter(rec, seg, f))
+	if ls.srv.Hook != nil && b != nil {
+		at.Where = AtAfter
+		cutNow = ls.srv.actHTTP(r, at).Cut || cutNow
+	}
 	if paced || cutNow || !more() {
 		if err := rc.Flush(); err != nil {
 			return false

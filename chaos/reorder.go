@@ -1,11 +1,11 @@
-package replayer
+package chaos
 
 import (
 	"fmt"
-	"net/http"
 	"slices"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -16,7 +16,7 @@ type reorderHold struct {
 	sent chan struct{}
 }
 
-// chaosHold holds a reorder's notification, drawn from rec, until its
+// hold holds a reorder's notification, drawn from rec, until its
 // other notification was sent, for at most the fault's Delay: then it is
 // sent anyway, and a warning says so. It never waits longer, so a client
 // that never opens the other stream gets the held notification all the
@@ -28,29 +28,29 @@ type reorderHold struct {
 // held notification. So, as with an awaited answer the candidates
 // disagree on, once the hold has lasted the settle time with other
 // candidates in play, replay keeps rec's session alone.
-func (ls *liveSession) chaosHold(r *http.Request, rec *recording, h *reorderHold) chaosStep {
-	s := ls.srv
-	cs := s.chaos()
-	bound := s.clock().After(h.inj.Delay)
+func (cs *Hook) hold(p *replayer.Point, h *reorderHold) replayer.Action {
+	ls, rec := p.Session, p.Recording
+	bound := p.Clock.After(h.inj.Delay)
 	var settle <-chan time.Time
-	if ls.cur.sessions() > 1 {
-		settle = s.clock().After(min(s.settle(), h.inj.Delay))
+	if ls.Candidates() > 1 {
+		settle = p.Clock.After(min(ls.Settle(), h.inj.Delay))
 	}
+	done := p.Request.Context().Done()
 wait:
 	for {
 		select {
 		case <-h.sent:
-			return chaosSend
+			return replayer.Action{}
 		case <-settle:
 			settle = nil
-			if ls.cur.commitTo(rec) {
-				s.logger().Warn("chaos: reorder: candidate sessions disagreed on what the other stream sends next; replaying only the session the pair was drawn from", "session", rec.Session.ID)
+			if ls.CommitTo(rec) {
+				cs.logger().Warn("chaos: reorder: candidate sessions disagreed on what the other stream sends next; replaying only the session the pair was drawn from", "session", rec.Session.ID)
 			}
 		case <-bound:
 			break wait
-		case <-r.Context().Done():
+		case <-done:
 			break wait
-		case <-s.http().done:
+		case <-p.Closed:
 			break wait
 		}
 	}
@@ -58,21 +58,21 @@ wait:
 	cs.holds = slices.DeleteFunc(cs.holds, func(g *reorderHold) bool { return g == h })
 	if h.inj.first { // the other one was sent as the wait ended
 		cs.mu.Unlock()
-		return chaosSend
+		return replayer.Action{}
 	}
-	gone := r.Context().Err() != nil
+	gone := p.Gone()
 	timedOut := !gone
 	h.inj.timedOut = timedOut
 	h.inj.left = gone
 	cs.mu.Unlock()
 	if gone {
-		return chaosGone
+		return replayer.Action{Stop: true}
 	}
 	if timedOut {
-		s.logger().Warn(fmt.Sprintf("chaos: reorder: seq %d was not sent within %s; sent the held seq %d anyway (in recorded order)", h.inj.OtherSeq, h.inj.Delay, h.inj.Seq),
-			"session", h.inj.session, "seed", s.Chaos.Seed)
+		cs.logger().Warn(fmt.Sprintf("chaos: reorder: seq %d was not sent within %s; sent the held seq %d anyway (in recorded order)", h.inj.OtherSeq, h.inj.Delay, h.inj.Seq),
+			"session", h.inj.session, "seed", cs.Seed)
 	}
-	return chaosSend
+	return replayer.Action{}
 }
 
 // clientAfter reports whether the recorded client sent a request (other

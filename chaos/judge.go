@@ -1,4 +1,4 @@
-package replayer
+package chaos
 
 import (
 	"bytes"
@@ -37,9 +37,9 @@ func (v Verdict) String() string {
 	return verdictNames[v]
 }
 
-// ChaosResult is one fault chaos replay injected, and what the client did
+// Result is one fault chaos replay injected, and what the client did
 // next.
-type ChaosResult struct {
+type Result struct {
 	Fault
 	// Session is the recorded session the fault was placed in.
 	Session int64
@@ -48,16 +48,13 @@ type ChaosResult struct {
 	Verdict Verdict
 }
 
-// ChaosResults judges every fault injected so far by what the client did
-// next. Call it once s has stopped serving.
-func (s *Server) ChaosResults() []ChaosResult {
-	if !s.Chaos.On {
-		return nil
-	}
-	cs := s.chaos()
+// Results judges every fault injected so far by what the client did
+// next. Call it once the server has stopped serving.
+func (h *Hook) Results() []Result {
+	cs := h.state()
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	var out []ChaosResult
+	var out []Result
 	// In plan order: the order in which concurrent requests reached the
 	// faults is the client's, not the seed's.
 	injected := slices.Clone(cs.injected)
@@ -66,7 +63,7 @@ func (s *Server) ChaosResults() []ChaosResult {
 	})
 	for _, inj := range injected {
 		did, v := judge(inj, cs.actions[min(inj.at+1, len(cs.actions)):])
-		out = append(out, ChaosResult{Fault: inj.Fault, Session: inj.session, Did: did, Verdict: v})
+		out = append(out, Result{Fault: inj.Fault, Session: inj.session, Did: did, Verdict: v})
 	}
 	return out
 }
@@ -396,40 +393,26 @@ func judgeLost(inj *injection, mine []chaosAction, how string) (string, Verdict)
 	return "did not send the request again; it gave up on it and carried on (next: " + describe(mine[0]) + ")", VerdictPass
 }
 
-// ChaosNotReached returns the faults planned in the recorded sessions
-// the live sessions were replayed from that were never injected, each
-// with its Session, Verdict VerdictNotObserved and no Did: the ones
-// WriteChaos lists as not reached. Call it once s has stopped serving.
-func (s *Server) ChaosNotReached() []ChaosResult {
-	if !s.Chaos.On {
-		return nil
-	}
-	return s.chaosNotReached()
-}
-
-// chaosNotReached returns the faults planned in the sessions the live
-// sessions were replayed from that were never injected.
-func (s *Server) chaosNotReached() []ChaosResult {
-	var leaders []*liveSession
-	hs := s.http()
-	hs.mu.Lock()
-	leaders = append(leaders, hs.all...)
-	hs.mu.Unlock()
-	cs := s.chaos()
+// NotReached returns the faults planned in the recorded sessions the
+// live sessions were replayed from that were never injected, each with
+// its Session, Verdict VerdictNotObserved and no Did: the ones Write
+// lists as not reached. Call it once the server has stopped serving.
+func (h *Hook) NotReached() []Result {
+	cs := h.state()
 	cs.mu.Lock()
-	leaders = append(leaders, cs.stdio...)
+	leaders := slices.Clone(cs.sessions)
 	pool, poolRecs := cs.pool, maps.Clone(cs.poolRecs)
 	cs.mu.Unlock()
-	var out []ChaosResult
+	var out []Result
 	for _, ls := range leaders {
-		rec := ls.cur.leader().rec.Recording
+		rec := ls.Recording()
 		if s := rec.Session; s.Transport == store.StreamableHTTP && s.Revision >= "2026-07-28" {
 			continue // served as exchanges: below
 		}
 		cs.mu.Lock()
-		for i, f := range cs.planLocked(s.Chaos, rec) {
+		for i, f := range cs.planLocked(rec) {
 			if !cs.done[doneKey{ls, rec.Session.ID, i}] {
-				out = append(out, ChaosResult{Fault: f, Session: rec.Session.ID, Verdict: VerdictNotObserved})
+				out = append(out, Result{Fault: f, Session: rec.Session.ID, Verdict: VerdictNotObserved})
 			}
 		}
 		cs.mu.Unlock()
@@ -438,9 +421,9 @@ func (s *Server) chaosNotReached() []ChaosResult {
 	ids := slices.Sorted(maps.Keys(poolRecs))
 	for _, id := range ids {
 		cs.mu.Lock()
-		for i, f := range cs.planLocked(s.Chaos, poolRecs[id]) {
+		for i, f := range cs.planLocked(poolRecs[id]) {
 			if !cs.done[doneKey{pool, id, i}] {
-				out = append(out, ChaosResult{Fault: f, Session: id, Verdict: VerdictNotObserved})
+				out = append(out, Result{Fault: f, Session: id, Verdict: VerdictNotObserved})
 			}
 		}
 		cs.mu.Unlock()
@@ -472,18 +455,16 @@ func describe(a chaosAction) string {
 	return d
 }
 
-// WriteChaos writes, for people, each fault chaos replay injected: what,
+// Write writes, for people, each fault chaos replay injected: what,
 // where (streams and frames as mcpvcr show numbers them), what the client
 // did next and the verdict; then the planned faults the client never
 // reached, and command, the command line that replays this run. It
-// reports whether no verdict failed. Call it once s has stopped serving.
-func (s *Server) WriteChaos(out io.Writer, command string) (ok bool) {
-	if !s.Chaos.On {
-		return true
-	}
+// reports whether no verdict failed. Call it once the server has stopped
+// serving.
+func (h *Hook) Write(out io.Writer, command string) (ok bool) {
 	var w strings.Builder
 	defer func() { io.WriteString(out, termtext.Text(w.String())) }()
-	res := s.ChaosResults()
+	res := h.Results()
 	counts := map[Verdict]int{}
 	ok = true
 	for i, r := range res {
@@ -491,10 +472,10 @@ func (s *Server) WriteChaos(out io.Writer, command string) (ok bool) {
 		counts[r.Verdict]++
 		ok = ok && r.Verdict != VerdictFail
 	}
-	for _, f := range s.chaosNotReached() {
+	for _, f := range h.NotReached() {
 		fmt.Fprintf(&w, "chaos: not reached: session %d, %s at %s: %s\n", f.Session, f.Kind, f.Where(), f.Fault)
 	}
-	fmt.Fprintf(&w, "chaos: seed %d: %s injected (%d pass, %d fail, %d not observed)", s.Chaos.Seed, termtext.Count(len(res), "fault"),
+	fmt.Fprintf(&w, "chaos: seed %d: %s injected (%d pass, %d fail, %d not observed)", h.Seed, termtext.Count(len(res), "fault"),
 		counts[VerdictPass], counts[VerdictFail], counts[VerdictNotObserved])
 	if len(res) == 0 {
 		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (stdio gets delay and late-result only; HTTP+SSE delay and 503; 2026-07-28 cut, close-early, 503 and delay; reorder only where two notifications were recorded side by side on two streams)")

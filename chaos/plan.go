@@ -1,4 +1,4 @@
-package replayer
+package chaos
 
 import (
 	"fmt"
@@ -53,19 +53,17 @@ func FaultKinds() []FaultKind {
 	return ks
 }
 
-// DefaultChaosRate is how many faults chaos replay draws per session when
-// Chaos.Rate is zero.
-const DefaultChaosRate = 3
+// DefaultRate is how many faults chaos replay draws per session when
+// Config.Rate is zero.
+const DefaultRate = 3
 
-// Chaos configures chaos replay: faults drawn from a seed at positions in
-// each recorded session, injected, and judged by what the client does
-// next. The zero Chaos is off.
-type Chaos struct {
+// Config configures chaos replay: faults drawn from a seed at positions
+// in each recorded session, injected, and judged by what the client does
+// next.
+type Config struct {
 	// Seed draws the faults; the same seed, recording and client
-	// behaviour give the same faults.
+	// behaviour give the same faults (0 is a seed like any other).
 	Seed uint64
-	// On turns chaos replay on (Seed 0 is a seed like any other).
-	On bool
 	// Kinds are the kinds to draw from; nil draws from every kind the
 	// session's transport and revision allow.
 	Kinds []FaultKind
@@ -228,7 +226,7 @@ func Injected(k FaultKind, t store.Transport, rev string) bool {
 // uses only c's Seed and the recording, never the clock: the same seed
 // and recording give the same plan. No two faults share a stream or a
 // request.
-func (c Chaos) Plan(rec *store.Recording) []Fault {
+func (c Config) Plan(rec *store.Recording) []Fault {
 	s := rec.Session
 	rng := rand.New(rand.NewPCG(c.Seed, uint64(s.ID)))
 	kinds := c.Kinds
@@ -248,7 +246,7 @@ func (c Chaos) Plan(rec *store.Recording) []Fault {
 	}
 	rate := c.Rate
 	if rate <= 0 {
-		rate = DefaultChaosRate
+		rate = DefaultRate
 	}
 	var plan []Fault
 	usedStream, usedRequest := map[int]bool{}, map[int]bool{}
@@ -568,4 +566,13 @@ func reorderSites(rec *store.Recording) []Fault {
 		prev = f
 	}
 	return out
+}
+
+// isProtocol reports whether f is a message of the session rather than
+// of the transport (a comment, a priming event, an endpoint event).
+func isProtocol(f *store.Frame) bool {
+	if f.Comment {
+		return false
+	}
+	return !(f.SSE && (f.Kind == store.KindEmpty || f.Event == "endpoint"))
 }
