@@ -13,7 +13,9 @@ import (
 // point where a fault can act (a request arrives, an event or JSON answer
 // is about to go or went, a stream opens, resumes or ends, a session
 // starts or may be retired), and does what the Action returned says.
-// Package chaos is a Hook; so could be any fault of a test's own.
+// Faults (mcpvcr replay --cut, --delay, --expire-after) is a Hook the core
+// calls along with Server.Hook; package chaos is another; so could be any
+// fault of a test's own.
 //
 // Act is called concurrently, from the goroutines serving the client's
 // requests. It may block (to delay what follows, through Point.Wait);
@@ -101,9 +103,13 @@ type Point struct {
 	Frame        *store.Frame
 	// Matched, over stdio, is the recorded request the line matched.
 	Matched *store.Frame
-	// Events is, for a Pooled exchange, how many events (comments
-	// aside) were sent on Stream before this point.
+	// Events is how many events (comments aside) were sent on Stream
+	// before this point (at AtAfter, the one just sent included); set
+	// for Pooled exchanges and at AtAfter.
 	Events int
+	// Requests is, at AtRequest, how many requests Session has had,
+	// this one included.
+	Requests int
 	// At is when the core called, on Clock, the server's clock.
 	At    time.Time
 	Clock clock.Clock
@@ -257,24 +263,84 @@ func (ls *liveSession) sessionID() string {
 	return ls.id
 }
 
-// act calls the Hook at p, filling in what every point has; the zero
-// Action when there is no Hook.
-func (s *Server) act(ctx context.Context, p Point) Action {
-	if s.Hook == nil {
+// act calls the hooks at p: Faults and the Hook.
+func (s *Server) act(ctx context.Context, p Point) Action { return s.actWith(ctx, p, true) }
+
+// actWith calls the hooks at p, filling in what every point has: the
+// Hook (when hook is set) and Faults, Faults first before an event (its
+// delay comes first), second elsewhere. Once one answers, stops, skips,
+// cuts or sends, the other is not called; a cut or a keep of either
+// holds. It returns the zero Action when there is no hook.
+func (s *Server) actWith(ctx context.Context, p Point, hook bool) Action {
+	var hs [2]Hook
+	if hook && s.Hook != nil {
+		hs[0] = s.Hook
+	}
+	if !s.Faults.zero() {
+		hs[1] = s.Faults
+	}
+	if hs[0] == nil && hs[1] == nil {
 		return Action{}
+	}
+	if p.Where == AtBefore {
+		hs[0], hs[1] = hs[1], hs[0]
 	}
 	p.ctx = ctx
 	p.Clock = s.clock()
 	p.At = p.Clock.Now()
 	p.Closed = s.http().done
-	return s.Hook.Act(&p)
+	var a Action
+	for _, h := range hs {
+		if h == nil {
+			continue
+		}
+		q := p // each hook its own copy
+		b := h.Act(&q)
+		b.Cut, b.Keep = b.Cut || a.Cut, b.Keep || a.Keep
+		a = b
+		if a.answers() || a.Stop || a.Skip || a.Cut || a.Send != nil {
+			break
+		}
+	}
+	return a
 }
 
-// actHTTP calls the Hook at p for request r.
+// actHTTP calls the hooks at p for request r.
 func (s *Server) actHTTP(r *http.Request, p Point) Action {
-	if s.Hook == nil {
+	return s.actHTTPWith(r, p, true)
+}
+
+// actHTTPWith calls the hooks at p for request r, the Hook only when
+// hook is set.
+func (s *Server) actHTTPWith(r *http.Request, p Point, hook bool) Action {
+	p.Request = r
+	return s.actWith(r.Context(), p, hook)
+}
+
+// Act is the hand faults as a Hook, over HTTP: a session's request after
+// ExpireAfter is answered 404, Delay is waited before each event and
+// JSON answer, and a stream of CutAfter is cut after its count of
+// events. 2026-07-28 exchanges and stdio get none of them.
+func (f Faults) Act(p *Point) Action {
+	if p.Pooled || p.Request == nil {
 		return Action{}
 	}
-	p.Request = r
-	return s.act(r.Context(), p)
+	switch p.Where {
+	case AtRequest:
+		if f.ExpireAfter > 0 && p.Session != nil && p.Requests > f.ExpireAfter {
+			return jsonErrorAction(http.StatusNotFound, nil, -32001, "Session not found")
+		}
+	case AtBefore:
+		if !p.Wait(f.Delay) {
+			return Action{Stop: true}
+		}
+	case AtAfter:
+		if n := f.CutAfter[p.StreamNumber]; n > 0 && p.Frame != nil && !p.Frame.Comment && p.Events == n {
+			return Action{Cut: true}
+		}
+	}
+	return Action{}
 }
+
+// zero reports whether f injects nothing.
+func (f Faults) zero() bool { return f.ExpireAfter == 0 && f.Delay == 0 && len(f.CutAfter) == 0 }

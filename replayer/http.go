@@ -178,15 +178,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer ls.busy(-1)
 	ls.mu.Lock()
 	ls.requests++
-	expired := s.Faults.ExpireAfter > 0 && ls.requests > s.Faults.ExpireAfter
+	n := ls.requests
 	ls.mu.Unlock()
-	if a := s.actHTTP(r, Point{Where: AtRequest, Session: ls.session(), Body: body}); a.answers() {
+	if a := s.actHTTP(r, Point{Where: AtRequest, Session: ls.session(), Body: body, Requests: n}); a.answers() {
 		a.write(w)
-		return
-	}
-	if expired {
-		writeJSONError(w, http.StatusNotFound, nil, -32001, "Session not found")
-		return
+		return // --expire-after, or a fault of the Hook's
 	}
 	if s.Strict {
 		if ls.cur.cancelsInitialize(live) {
@@ -462,13 +458,17 @@ func framesOf(rec *recording, streamID, after int64) []*store.Frame {
 
 // writeJSONError answers with a JSON-RPC error body.
 func writeJSONError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	jsonErrorAction(status, id, code, msg).write(w)
+}
+
+// jsonErrorAction is an answer with status and a JSON-RPC error of code
+// and msg for request id (nil: null).
+func jsonErrorAction(status int, id json.RawMessage, code int, msg string) Action {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	return Action{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: b}
 }
 
 // hopHeaders are not replayed: the live connection sets its own.

@@ -217,9 +217,6 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 			}
 			body = append(body, b...)
 		}
-		if !ls.pause(r, ls.srv.Faults.Delay) {
-			return
-		}
 		if a := ls.srv.actHTTP(r, Point{Where: AtBefore, Session: ls.session(), Recording: rec.Recording, Stream: st, StreamNumber: ordinalOf(rec, st.ID)}); a.Stop || a.Cut {
 			return
 		}

@@ -47,7 +47,7 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 			}
 			body = append(body, b...)
 		}
-		if !ls.pause(r, ls.srv.Faults.Delay) {
+		if a := ls.srv.actHTTP(r, Point{Where: AtBefore, Session: ls.session(), Recording: rec.Recording, Stream: hdr, StreamNumber: ordinalOf(rec, hdr.ID)}); a.Stop || a.Cut {
 			return
 		}
 		w.WriteHeader(status)
@@ -84,24 +84,19 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 // connection as a network failure would: no clean end of the chunked
 // body (it panics with http.ErrAbortHandler).
 func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, rec *recording, seg *store.Stream, f *store.Frame, b []byte, paced bool, more func() bool, written func()) bool {
-	if !ls.pause(r, ls.srv.Faults.Delay) {
+	// The Hook sees only what is sent; Faults (--delay, --cut) every
+	// event.
+	at := Point{Where: AtBefore, Session: ls.session(), Recording: rec.Recording, Stream: seg, StreamNumber: ordinalOf(rec, seg.ID), Frame: f}
+	switch a := ls.srv.actHTTPWith(r, at, b != nil); {
+	case a.Stop:
 		return false
-	}
-	at := Point{Session: ls.session(), Recording: rec.Recording, Stream: seg, StreamNumber: ordinalOf(rec, seg.ID), Frame: f}
-	if ls.srv.Hook != nil && b != nil {
-		at.Where = AtBefore
-		a := ls.srv.actHTTP(r, at)
-		switch {
-		case a.Stop:
-			return false
-		case a.Skip:
-			return true
-		case a.Cut:
-			_ = rc.Flush()
-			ls.abort()
-		case a.Replace != nil:
-			b = a.Replace // a retry fault's rewritten priming event, say
-		}
+	case a.Skip:
+		return true
+	case a.Cut:
+		_ = rc.Flush()
+		ls.abort()
+	case a.Replace != nil:
+		b = a.Replace // a retry fault's rewritten priming event, say
 	}
 	if b != nil {
 		if _, err := w.Write(b); err != nil {
@@ -111,14 +106,11 @@ func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseControl
 			written()
 		}
 	}
-	cutNow := false
-	if cut := ls.srv.Faults.CutAfter[ordinalOf(rec, seg.ID)]; cut > 0 {
-		cutNow = !f.Comment && ls.countEvent(seg.ID) == cut
+	if !f.Comment {
+		at.Events = ls.countEvent(seg.ID)
 	}
-	if ls.srv.Hook != nil && b != nil {
-		at.Where = AtAfter
-		cutNow = ls.srv.actHTTP(r, at).Cut || cutNow
-	}
+	at.Where = AtAfter
+	cutNow := ls.srv.actHTTPWith(r, at, b != nil).Cut
 	if paced || cutNow || !more() {
 		if err := rc.Flush(); err != nil {
 			return false

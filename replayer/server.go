@@ -37,7 +37,8 @@ type Server struct {
 	Clock clock.Clock
 	// Logger receives diagnostics. If nil, nothing is logged.
 	Logger *slog.Logger
-	// Faults inject failures into HTTP replay.
+	// Faults inject failures into HTTP replay: they are the first Hook,
+	// called along with Hook (see Faults.Act).
 	Faults Faults
 	// Hook, if not nil, is called where a fault can act (see Hook);
 	// package chaos is one. If nil, replay goes as recorded.
