@@ -15,14 +15,18 @@
 //
 // # Files
 //
-// plan.go holds the fault kinds (FaultKind, Allowed, Injected), Config
-// and Fault, and the planner: where each kind can be placed in a
-// recording and how a plan is drawn from the seed. run.go is the Hook:
-// what it notes of each client request, and how each fault is injected
-// into a Streamable HTTP or HTTP+SSE session (an answer of its own, a
-// wait, a skipped, rewritten or cut event, a late result); pool.go
-// injects into 2026-07-28 exchanges, stdio.go into stdio sessions, and
-// reorder.go holds a notification back until the one recorded after it
-// went. judge.go judges each fault by the requests that followed it
-// (Verdict, Result) and writes the report (Hook.Write).
+// One file per fault kind holds where that kind can be placed in a
+// recording (sites…) and how the client is judged after it (judge…):
+// cut.go (cut, cut-resumable, resume-404, resume-late), retry.go,
+// lateresult.go, closeearly.go, delay.go (delay, drop-priming),
+// expire.go, refuseget.go, unavailable.go (503) and reorder.go (which
+// also holds a notification back until the one recorded after it went).
+// plan.go holds the kinds (FaultKind, Allowed, Injected), Config, Fault
+// and the planner that draws from the seed among the sites; run.go is the
+// Hook, which notes each client request and injects the faults at the
+// points of a Streamable HTTP or HTTP+SSE session (an answer of its own,
+// a wait, a skipped, rewritten or cut event, a late result); pool.go
+// injects into 2026-07-28 exchanges and stdio.go into stdio sessions;
+// judge.go judges each fault by the requests that followed it (Verdict,
+// Result) and writes the report (Hook.Write).
 package chaos

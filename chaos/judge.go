@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"bytes"
 	"cmp"
 	"fmt"
 	"io"
@@ -9,9 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"time"
 
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -87,211 +84,27 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 	}
 	switch inj.Kind {
 	case FaultCutResumable, FaultResume404, FaultResumeLate:
-		resume := -1
-		for i, a := range mine {
-			if a.method == http.MethodGet && a.lastEventID != "" {
-				resume = i
-				break
-			}
-		}
-		if resume < 0 {
-			for _, a := range mine {
-				if a.method == http.MethodGet {
-					return "reconnected with a GET without Last-Event-ID (the last event it received had id " + inj.lastID + ")", VerdictFail
-				}
-			}
-			if len(after) == 0 {
-				return silent(inj, "sent nothing more")
-			}
-			return "never resumed: the rest of the stream was lost (next: " + describe(after[0]) + ")", VerdictFail
-		}
-		got := mine[resume].lastEventID
-		if got != inj.lastID {
-			return fmt.Sprintf("resumed with Last-Event-ID %s; the last event it received had id %s", got, inj.lastID), VerdictFail
-		}
-		did := "resumed with Last-Event-ID " + got
-		switch inj.Kind {
-		case FaultResumeLate:
-			if inj.left {
-				return did + ", then left before the late answer", VerdictFail
-			}
-			if !inj.delivered {
-				return did + "; the late answer was not seen delivered", VerdictNotObserved
-			}
-			return did + " and waited for the late answer", VerdictPass
-		case FaultResume404:
-			// A 404 to a request with the session id says the session is
-			// gone: the client must start a new one (initialize without
-			// Mcp-Session-Id), as after an expiry.
-			return judgeGone(inj, after[indexAfter(after, mine[resume])+1:], did+", got 404")
-		}
-		if !inj.delivered {
-			if inj.left {
-				return did + ", then left before the rest of the stream came", VerdictFail
-			}
-			return did + "; the rest of the stream was not seen delivered", VerdictNotObserved
-		}
-		return did + " and got the rest of the stream", VerdictPass
+		return judgeResumable(inj, after, mine)
 	case FaultRetry:
-		if inj.cutAt.IsZero() {
-			return "got the retry, but the stream went no further than the planned cut", VerdictNotObserved
-		}
-		// How the client resumed first, whether or not the rest reached
-		// it: a resumption too soon fails either way.
-		cut := *inj
-		cut.Kind, cut.delivered = FaultCutResumable, true
-		did, v := judge(&cut, after)
-		if v != VerdictPass {
-			return did, v
-		}
-		did = strings.TrimSuffix(did, " and got the rest of the stream")
-		for _, a := range mine {
-			if a.method == http.MethodGet && a.lastEventID != "" {
-				gap := a.at.Sub(inj.cutAt).Round(time.Millisecond)
-				if gap < inj.Delay/2 {
-					return fmt.Sprintf("%s %s after the cut, sooner than half the retry of %s it was given", did, gap, inj.Delay), VerdictFail
-				}
-				if !inj.delivered {
-					return did + "; the rest of the stream was not seen delivered", VerdictNotObserved
-				}
-				return fmt.Sprintf("%s %s after the cut (no sooner than half the retry of %s it was given) and got the rest of the stream", did, gap, inj.Delay), VerdictPass
-			}
-		}
-		return did, v
+		return judgeRetry(inj, after, mine)
 	case FaultLateResult:
-		if inj.left {
-			if slices.ContainsFunc(mine, func(a chaosAction) bool { return a.cancels == inj.rpcID }) {
-				return "closed the request's stream before its cancellation came: no late result could be sent", VerdictNotObserved
-			}
-			return "closed the request's stream before cancelling it: no late result was sent", VerdictNotObserved
-		}
-		if !inj.delivered {
-			return "the late result was not seen delivered", VerdictNotObserved
-		}
-		for _, a := range mine {
-			switch {
-			case a.cancels == inj.rpcID:
-				return "cancelled request " + inj.rpcID + " again after its late result", VerdictFail
-			case a.rpcID == inj.rpcID && a.rpcMethod != "":
-				return "sent request id " + inj.rpcID + " again after its late result: " + describe(a), VerdictFail
-			}
-		}
-		if len(mine) == 0 {
-			return "took the late result and sent nothing more", VerdictNotObserved
-		}
-		return "sent nothing more for request " + inj.rpcID + " after its late result and carried on (next: " + describe(mine[0]) + ")", VerdictPass
+		return judgeLateResult(inj, after, mine)
 	case FaultCloseEarly:
-		return judgeLost(inj, mine, "closed early")
+		return judgeCloseEarly(inj, after, mine)
 	case FaultCut:
-		if inj.pooled {
-			return judgeLost(inj, mine, "cut")
-		}
-		if inj.StreamKind == store.SSEGetStream {
-			return judgeSSECut(after, mine)
-		}
-		for _, a := range mine {
-			if a.method == http.MethodGet && a.lastEventID != "" {
-				return "resumed with Last-Event-ID " + a.lastEventID + " a stream that had no event ids", VerdictFail
-			}
-		}
-		// Carrying on is a request of its own session: a GET stream it
-		// had open, or another client's request, says nothing of it.
-		for _, a := range mine {
-			if (a.method == http.MethodPost && a.rpcMethod != "") || a.method == http.MethodDelete {
-				return "did not resume (it cannot), carried on: " + describe(a), VerdictPass
-			}
-		}
-		return silent(inj, "sent nothing more of its session")
+		return judgeCut(inj, after, mine)
 	case FaultExpire:
-		return judgeGone(inj, after, "")
+		return judgeExpire(inj, after, mine)
 	case FaultRefuseGet:
-		gets, other := 0, -1
-		for i, a := range mine {
-			if a.method == http.MethodGet && a.lastEventID == "" {
-				gets++
-			} else if other < 0 {
-				other = i
-			}
-		}
-		if gets >= 3 {
-			return fmt.Sprintf("asked for the refused GET stream %d more times", gets), VerdictFail
-		}
-		if other < 0 {
-			return "sent nothing more", VerdictNotObserved
-		}
-		return "carried on without the GET stream (next: " + describe(mine[other]) + ")", VerdictPass
+		return judgeRefuseGet(inj, after, mine)
 	case FaultDelay, FaultDropPriming:
-		switch {
-		case inj.left && inj.StreamKind == store.GetStream && !inj.more:
-			// The standalone GET stream carries what the server sends of
-			// its own; a client done with its work may close it.
-			return "left before the delayed event of its GET stream came; the recorded client sent no request after it either", VerdictNotObserved
-		case inj.left:
-			return "left before the event came", VerdictFail
-		case inj.delivered && inj.Kind == FaultDelay:
-			return "waited and took the event", VerdictPass
-		case inj.delivered:
-			// The events after the missing priming one were written; the
-			// client shows it took them by going on without asking again.
-			for _, a := range mine {
-				if a.method == http.MethodPost && inj.body != "" && a.body == inj.body {
-					return "sent the request again: it abandoned the stream without its priming event", VerdictFail
-				}
-				if a.method == http.MethodPost && a.rpcMethod != "" {
-					return "took the stream without its priming event and carried on (next: " + describe(a) + ")", VerdictPass
-				}
-			}
-			if inj.more {
-				return "sent nothing more after the stream without its priming event, where the recorded client went on", VerdictFail
-			}
-			return "the stream without its priming event was sent; nothing followed to show the client took it", VerdictNotObserved
-		}
-		return "the stream went on no further", VerdictNotObserved
+		return judgeDelay(inj, after, mine)
 	case FaultReorder:
 		return judgeReorder(inj, after)
 	case Fault503:
-		for _, a := range mine {
-			if a.method == http.MethodPost && a.body == inj.body {
-				if gap := a.at.Sub(inj.cutAt); !inj.cutAt.IsZero() && gap < retryAfter503/2 {
-					return fmt.Sprintf("retried the request %s after the 503, sooner than half its Retry-After of %s", gap.Round(time.Millisecond), retryAfter503), VerdictFail
-				}
-				return "retried the request, no sooner than half its Retry-After", VerdictPass
-			}
-		}
-		if len(mine) == 0 {
-			return "sent nothing more", VerdictNotObserved
-		}
-		return "did not retry (no retry is required)", VerdictNotObserved
+		return judge503(inj, after, mine)
 	}
 	return "", VerdictNotObserved
-}
-
-// judgeGone judges what a client did after a 404 told it its session is
-// gone (an expiry, a resumption answered 404): it must start a new
-// session, initialize without Mcp-Session-Id, and not use the old id
-// again. did, if not empty, says what it did before.
-func judgeGone(inj *injection, after []chaosAction, did string) (string, Verdict) {
-	say := func(s string) string {
-		if did == "" {
-			return s
-		}
-		return did + ", then " + s
-	}
-	for _, a := range after {
-		if a.sid == inj.sid && inj.sid != "" && a.method != http.MethodDelete {
-			return say("used the expired session id again: " + describe(a)), VerdictFail
-		}
-		if a.sid == "" && a.rpcMethod == "initialize" {
-			return say("started a new session (initialize without Mcp-Session-Id)"), VerdictPass
-		}
-	}
-	if len(after) == 0 {
-		return silent(inj, say("sent nothing more (no new session seen)"))
-	}
-	if inj.more {
-		return say("did not start a new session, which a client must after a 404 to its session id (next: " + describe(after[0]) + ")"), VerdictFail
-	}
-	return say("did not start a new session (next: " + describe(after[0]) + ")"), VerdictNotObserved
 }
 
 // silent judges a client that sent nothing more after fault inj: a
@@ -306,92 +119,6 @@ func silent(inj *injection, did string) (string, Verdict) {
 
 // unseen is what the wire cannot show of a reorder.
 const unseen = " (how it handled the order itself is not visible on the wire)"
-
-// judgeReorder judges a reorder by what the client did next: it carries
-// on (its next request comes, in the same session) or it fails (it
-// starts over with initialize, drops the session, or stops where the
-// recorded client went on).
-func judgeReorder(inj *injection, after []chaosAction) (string, Verdict) {
-	switch {
-	case inj.left:
-		for _, a := range after {
-			if inj.mine(a) && a.method == http.MethodPost && a.rpcMethod != "" && a.rpcMethod != "initialize" {
-				return "carried on in the same session (next: " + describe(a) + ") and closed the held notification's stream before it went out" + unseen, VerdictPass
-			}
-		}
-		return "left while the notification was held", VerdictFail
-	case !inj.delivered:
-		return "the held notification was not seen delivered", VerdictNotObserved
-	}
-	how := "took both notifications in the other order"
-	if inj.timedOut {
-		how = "took the held notification in recorded order (the other one never came within " + inj.Delay.String() + ")"
-	}
-	for _, a := range after {
-		switch {
-		case a.rpcMethod == "initialize":
-			// A new session (no session id) is the client's too.
-			return how + ", then started over: " + describe(a) + unseen, VerdictFail
-		case !inj.mine(a):
-			continue
-		case a.method == http.MethodDelete && inj.more:
-			return how + ", then dropped the session (DELETE) where the recorded client went on" + unseen, VerdictFail
-		case a.method == http.MethodPost && a.rpcMethod != "":
-			return how + " and carried on in the same session (next: " + describe(a) + ")" + unseen, VerdictPass
-		}
-	}
-	if inj.more {
-		return how + ", then sent no request more where the recorded client went on" + unseen, VerdictFail
-	}
-	return how + "; the recorded client sent no request after them either" + unseen, VerdictNotObserved
-}
-
-// judgeSSECut judges an HTTP+SSE stream dropped mid-session: the
-// session is over; the client may open a new SSE stream (a new session)
-// or give up and say so. Requests to the dropped session's endpoint are
-// answered nowhere: more than one (the first may have been under way at
-// the cut) is a fail.
-func judgeSSECut(after, mine []chaosAction) (string, Verdict) {
-	posts := 0
-	for _, a := range mine {
-		if a.method == http.MethodPost {
-			posts++
-		}
-	}
-	if posts > 1 {
-		return fmt.Sprintf("sent %d more requests to the dropped stream's endpoint, where no answer can come", posts), VerdictFail
-	}
-	for _, a := range after {
-		if a.method == http.MethodGet && a.ls == nil {
-			return "opened a new SSE stream (a new session)", VerdictPass
-		}
-	}
-	if len(after) == 0 {
-		return "sent nothing more (it gave up on the session, or waits)", VerdictNotObserved
-	}
-	if posts == 1 && len(after) == 1 {
-		return "did not open a new SSE stream; one request followed, to the dropped session (" + describe(after[0]) + ")", VerdictNotObserved
-	}
-	return "did not open a new SSE stream (next: " + describe(after[0]) + ")", VerdictNotObserved
-}
-
-// judgeLost judges a 2026-07-28 request whose response stream was cut
-// or closed early (how, for the report) before its response: the
-// request is lost, and the client must send it again or give up on it
-// (and say so), not wait for good.
-func judgeLost(inj *injection, mine []chaosAction, how string) (string, Verdict) {
-	want := jsonrpc.Parse([]byte(inj.body))
-	for _, a := range mine {
-		got := jsonrpc.Parse([]byte(a.body))
-		if a.method == http.MethodPost && got.Method == want.Method && bytes.Equal(got.Params, want.Params) {
-			return "sent the request again (" + describe(a) + ")", VerdictPass
-		}
-	}
-	if len(mine) == 0 {
-		return "sent nothing more (it may be waiting for the lost response)", VerdictNotObserved
-	}
-	return "did not send the request again; it gave up on it and carried on (next: " + describe(mine[0]) + ")", VerdictPass
-}
 
 // NotReached returns the faults planned in the recorded sessions the
 // live sessions were replayed from that were never injected, each with

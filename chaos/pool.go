@@ -1,9 +1,7 @@
 package chaos
 
 import (
-	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/replayer"
@@ -124,14 +122,4 @@ func (cs *Hook) poolPause(p *replayer.Point, inj *injection) replayer.Action {
 	inj.delivered, inj.left = ok, !ok
 	cs.mu.Unlock()
 	return replayer.Action{Stop: !ok}
-}
-
-// retryAfter503 is the Retry-After a 503 of chaos gives.
-const retryAfter503 = time.Second
-
-// unavailable503 answers with a transient 503 and Retry-After.
-func unavailable503() replayer.Action {
-	return replayer.Action{Status: http.StatusServiceUnavailable,
-		Header: http.Header{"Retry-After": {fmt.Sprint(int(retryAfter503 / time.Second))}, "Content-Type": {"text/plain; charset=utf-8"}},
-		Body:   []byte("mcpvcr replay --chaos: service unavailable (an injected fault)\n")}
 }

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"time"
 
@@ -108,4 +109,92 @@ func faultSeq(rec *store.Recording, f Fault) int64 {
 		}
 	}
 	return -1
+}
+
+// reorderSites returns the pairs of server notifications of rec that may
+// be sent in the other order: two notifications recorded one right after
+// the other (nothing of the session between them, on any stream), on two
+// SSE streams (a GET and a POST, or two POSTs) that the recording does
+// not resume. Holding the earlier one until the later is sent keeps each
+// stream's own order, so nothing moves across a request and its response
+// on one stream; and nothing the client sent falls between them, so
+// neither is sent before the request that caused it arrives. A progress
+// notification is held only on its request's POST stream, where its
+// response comes after it.
+func reorderSites(rec *store.Recording) []Fault {
+	byID := map[int64]int{}
+	for i := range rec.Streams {
+		byID[rec.Streams[i].ID] = i
+	}
+	ok := func(f *store.Frame) bool {
+		i, found := byID[f.StreamID]
+		if !found || f.Direction != store.ServerToClient || !f.SSE || f.Kind != store.KindNotification || f.Malformed {
+			return false
+		}
+		st := &rec.Streams[i]
+		return (st.Kind == store.PostStream || st.Kind == store.GetStream) && st.Status == 200 && isSSE(st) && !resumedInRecording(rec, st.ID)
+	}
+	var out []Fault
+	var prev *store.Frame
+	for i := range rec.Frames {
+		f := &rec.Frames[i]
+		if f.Comment || (f.SSE && f.Kind == store.KindEmpty) {
+			continue // a transport event, not the session's
+		}
+		if a := prev; a != nil && ok(a) && ok(f) && a.StreamID != f.StreamID {
+			st := &rec.Streams[byID[a.StreamID]]
+			if a.Method != "notifications/progress" || st.Kind == store.PostStream {
+				evs := sseEvents(rec, a.StreamID)
+				e := slices.Index(evs, a)
+				out = append(out, Fault{Kind: FaultReorder, Stream: byID[a.StreamID] + 1, StreamKind: st.Kind, Event: e, Seq: a.Seq,
+					Other: byID[f.StreamID] + 1, OtherKind: rec.Streams[byID[f.StreamID]].Kind, OtherSeq: f.Seq, Delay: max(f.Offset-a.Offset, 0).Round(time.Millisecond) + reorderBound})
+			}
+		}
+		prev = f
+	}
+	return out
+}
+
+// reorderBound is how much longer than recorded a reorder holds its
+// notification for the other one to be sent. A variable for tests, whose
+// loaded machines may take longer than that to open a stream.
+var reorderBound = time.Second
+
+// judgeReorder judges a reorder by what the client did next: it carries
+// on (its next request comes, in the same session) or it fails (it
+// starts over with initialize, drops the session, or stops where the
+// recorded client went on).
+func judgeReorder(inj *injection, after []chaosAction) (string, Verdict) {
+	switch {
+	case inj.left:
+		for _, a := range after {
+			if inj.mine(a) && a.method == http.MethodPost && a.rpcMethod != "" && a.rpcMethod != "initialize" {
+				return "carried on in the same session (next: " + describe(a) + ") and closed the held notification's stream before it went out" + unseen, VerdictPass
+			}
+		}
+		return "left while the notification was held", VerdictFail
+	case !inj.delivered:
+		return "the held notification was not seen delivered", VerdictNotObserved
+	}
+	how := "took both notifications in the other order"
+	if inj.timedOut {
+		how = "took the held notification in recorded order (the other one never came within " + inj.Delay.String() + ")"
+	}
+	for _, a := range after {
+		switch {
+		case a.rpcMethod == "initialize":
+			// A new session (no session id) is the client's too.
+			return how + ", then started over: " + describe(a) + unseen, VerdictFail
+		case !inj.mine(a):
+			continue
+		case a.method == http.MethodDelete && inj.more:
+			return how + ", then dropped the session (DELETE) where the recorded client went on" + unseen, VerdictFail
+		case a.method == http.MethodPost && a.rpcMethod != "":
+			return how + " and carried on in the same session (next: " + describe(a) + ")" + unseen, VerdictPass
+		}
+	}
+	if inj.more {
+		return how + ", then sent no request more where the recorded client went on" + unseen, VerdictFail
+	}
+	return how + "; the recorded client sent no request after them either" + unseen, VerdictNotObserved
 }

@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -468,13 +467,6 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 	return replayer.Action{}
 }
 
-// withRetry returns the SSE event block raw with a retry field of d (in
-// milliseconds) added.
-func withRetry(raw []byte, d time.Duration) []byte {
-	b := bytes.TrimRight(raw, "\r\n")
-	return fmt.Appendf(slices.Clip(b), "\nretry: %d\n\n", d.Milliseconds())
-}
-
 // after is called once event f of st was written to ls: it notes a
 // fault waiting for this delivery and reports whether a planned cut drops
 // the stream now.
@@ -538,48 +530,6 @@ func (cs *Hook) after(p *replayer.Point) bool {
 		cs.announce(inj)
 	}
 	return ok || retry != nil
-}
-
-// lateResult is called where a followed stream ends without the
-// answer to live request liveID, the recorded client having cancelled
-// it: when a late-result fault is planned there and this client has
-// cancelled it too, it sends a result all the same, on the request's
-// stream (the stream is then over).
-func (cs *Hook) lateResult(p *replayer.Point) replayer.Action {
-	ls, rec, liveID := p.Session, p.Recording, p.LiveID
-	n := p.StreamNumber
-	sid := ls.ID()
-	gone := p.Gone()
-	cs.mu.Lock()
-	cancelled := slices.ContainsFunc(cs.actions, func(a chaosAction) bool {
-		return a.cancels == liveID && (a.ls == ls || (sid != "" && a.sid == sid))
-	})
-	var inj *injection
-	ok := false
-	if cancelled || gone {
-		inj, ok = cs.takeLocked(ls, rec, func(g Fault) bool { return g.Kind == FaultLateResult && g.Stream == n })
-	}
-	if ok {
-		inj.rpcID, inj.left = liveID, !cancelled
-	}
-	cs.mu.Unlock()
-	if !ok {
-		return replayer.Action{}
-	}
-	cs.announce(inj)
-	if inj.left {
-		return replayer.Action{Stop: true} // the client closed the stream before its cancellation came
-	}
-	method := ""
-	if req := frameBySeq(rec, inj.Seq); req != nil {
-		method = req.Method
-	}
-	return replayer.Action{Send: fmt.Appendf(nil, "event: message\ndata: %s\n\n", lateResult(liveID, method)), Sent: func(err error) {
-		cs.mu.Lock()
-		inj.at = len(cs.actions) - 1
-		inj.delivered, inj.left = err == nil, err != nil
-		cs.mu.Unlock()
-	}}
 }
 
 // lateResult is the result a late-result fault sends for request id of
