@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpvcr/mcpvcr/chaos"
 	"github.com/mcpvcr/mcpvcr/internal/args"
 	"github.com/mcpvcr/mcpvcr/replayer"
 )
@@ -16,7 +17,7 @@ import (
 // resumptions, an expired session, a refused GET stream, delays, a left
 // out priming event, a 503, a result after the client cancelled, a
 // changed retry value, a 2026-07-28 response stream closed early. kinds names the kinds to draw from
-// (replayer.FaultKind names such as "cut-resumable" or "expire"); none
+// (chaos.FaultKind names such as "cut-resumable" or "expire"); none
 // draws from every kind. The same seed and client behaviour give the
 // same faults. At t.Cleanup, t fails for each fault whose verdict failed
 // (the client did not do what the protocol asks next), naming the seed.
@@ -26,14 +27,14 @@ import (
 func Chaos(seed uint64, kinds ...string) Option {
 	return optionFunc(func(c *config) {
 		ks, err := args.ParseFaultKinds(strings.Join(kinds, ","))
-		c.chaos = &replayer.Chaos{Seed: seed, On: true, Kinds: ks}
+		c.chaos = &chaos.Config{Seed: seed, Kinds: ks}
 		c.chaosErr = err
 	})
 }
 
 // ChaosRate sets how many faults [Chaos] draws per recorded session, as
 // replay's --chaos-rate does: n faults where the session has room for
-// them (replayer.DefaultChaosRate when n is 0). Without Chaos it does
+// them (chaos.DefaultRate when n is 0). Without Chaos it does
 // nothing; with it, the order of the two options does not matter.
 func ChaosRate(n int) Option {
 	return optionFunc(func(c *config) { c.chaosRate = max(n, 0) })
@@ -88,13 +89,14 @@ func chaosSeeds(spec string, first, last uint64) ([]uint64, error) {
 // whole chaos report.
 func checkChaos(t testing.TB, fn string, srv *replayer.Server) {
 	t.Helper()
-	if !srv.Chaos.On {
+	h, _ := srv.Hook.(*chaos.Hook)
+	if h == nil {
 		return
 	}
 	var b strings.Builder
-	if !srv.WriteChaos(&b, "") {
-		t.Errorf("mcpvcrtest.%s: chaos seed %d: the client failed a fault's verdict:\n%s", fn, srv.Chaos.Seed, b.String())
+	if !h.Write(&b, "") {
+		t.Errorf("mcpvcrtest.%s: chaos seed %d: the client failed a fault's verdict:\n%s", fn, h.Seed, b.String())
 		return
 	}
-	t.Logf("mcpvcrtest.%s: chaos seed %d:\n%s", fn, srv.Chaos.Seed, b.String())
+	t.Logf("mcpvcrtest.%s: chaos seed %d:\n%s", fn, h.Seed, b.String())
 }

@@ -3,6 +3,8 @@ package mcpvcrtest
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/mcpvcr/mcpvcr/chaos"
 )
 
 // TestChaosRate: ChaosRate sets how many faults Chaos draws per session,
@@ -22,7 +24,7 @@ func TestChaosRate(t *testing.T) {
 			c := newConfig(tc.opts)
 			recs := loadAll(t, cassette, c, "NewServer")
 			srv := newServer(t, recs, c, "NewServer")
-			if got := len(srv.Chaos.Plan(recs[0])); got != tc.want {
+			if got := len(srv.Hook.(*chaos.Hook).Plan(recs[0])); got != tc.want {
 				t.Errorf("Chaos drew %d faults in session 1; want %d", got, tc.want)
 			}
 		})

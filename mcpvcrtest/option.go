@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/chaos"
 	"github.com/mcpvcr/mcpvcr/clock"
-	"github.com/mcpvcr/mcpvcr/replayer"
 )
 
 // Mode says whether Proxy records or replays, as go-vcr's recorder modes
@@ -157,9 +157,9 @@ type config struct {
 	clock     clock.Clock
 	mode      *Mode
 	wait      time.Duration
-	chaos     *replayer.Chaos // nil: no chaos
-	chaosErr  error           // a kind Chaos could not read
-	chaosRate int             // ChaosRate: faults per session, 0 for the default
+	chaos     *chaos.Config // nil: no chaos
+	chaosErr  error         // a kind Chaos could not read
+	chaosRate int           // ChaosRate: faults per session, 0 for the default
 
 	afterCapture, beforeSave, beforeReplay []func(*Frame)
 	redactHeaders, redactQuery             []string

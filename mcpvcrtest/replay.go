@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpvcr/mcpvcr/chaos"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -102,13 +103,7 @@ func newServer(t testing.TB, recs []*store.Recording, c *config, fn string) *rep
 	if err != nil {
 		t.Fatalf("mcpvcrtest.%s: %v", fn, err)
 	}
-	var chaos replayer.Chaos
-	if c.chaos != nil {
-		chaos = *c.chaos
-		chaos.Rate = c.chaosRate
-	}
-	return &replayer.Server{
-		Chaos:      chaos,
+	srv := &replayer.Server{
 		Recordings: recs,
 		Pace:       c.pace,
 		Clock:      c.clock,
@@ -116,6 +111,12 @@ func newServer(t testing.TB, recs []*store.Recording, c *config, fn string) *rep
 		Match:      mt,
 		Wait:       c.wait,
 	}
+	if c.chaos != nil {
+		cfg := *c.chaos
+		cfg.Rate = c.chaosRate
+		srv.Hook = chaos.New(cfg, nil)
+	}
+	return srv
 }
 
 // matchRules turns Match's rules and the sessions' stored match-ignore

@@ -46,6 +46,16 @@
 // drive it: stdio.go, http*.go (httpstall.go: a followed stream's waits
 // on what the client has not sent) with strict*.go, pool.go (the 2026-07-28
 // stateless HTTP), door.go (the recorded refusals and answers by request
-// shape), auth.go (OAuth exchanges) and endpoint.go; chaos*.go inject
-// faults (chaospool.go into the pool, chaosstdio.go into stdio).
+// shape), auth.go (OAuth exchanges) and endpoint.go.
+//
+// # The hook
+//
+// hook.go is the one extension point: a Server's Hook is called at each
+// point where a fault can act (a request arrives, an event or a JSON
+// answer is about to go or went, a stream opens, resumes or ends, a
+// session starts or may be retired) with a Point saying where (the live
+// Session, the recorded stream and event, the live request), and
+// answers with an Action saying what to do (wait, cut, skip, replace,
+// answer with a status). Package chaos is a Hook; replayer never imports
+// it.
 package replayer

@@ -58,13 +58,13 @@ type httpState struct {
 	closed    bool
 	exchanges exchangeState // plain HTTP exchanges (auth.go)
 	door      doorState     // answers by shape alone (door.go)
-	chaos     chaosState    // chaos replay (chaosrun.go)
 }
 
 // liveSession follows one live client session through the recordings.
 type liveSession struct {
 	srv *Server
-	id  string // the Mcp-Session-Id issued; "" when the recording had none
+	pub Session // what a Hook sees of it (hook.go)
+	id  string  // the Mcp-Session-Id issued; "" when the recording had none
 	cur *cursor
 	rep Report
 
@@ -107,21 +107,11 @@ func (s *Server) http() *httpState {
 // serves GET streams with the server-initiated frames recorded on them,
 // and answers a GET with Last-Event-ID with the rest of that stream.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	hs := s.http()
-	hs.mu.Lock()
-	tracked := !hs.closed
-	if tracked {
-		hs.serving.Add(1)
-	}
-	hs.mu.Unlock()
-	if tracked {
-		defer hs.serving.Done()
-	}
+	defer s.track()()
 	var body []byte
 	if r.Body != nil {
 		var err error
-		body, err = io.ReadAll(r.Body)
-		if err != nil {
+		if body, err = io.ReadAll(r.Body); err != nil {
 			return
 		}
 	}
@@ -130,43 +120,82 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	w = &challengeWriter{ResponseWriter: w, origin: "http://" + r.Host}
 	live := jsonrpc.Parse(body)
-	if s.Chaos.On {
-		s.chaosNote(r, live, body)
+	if s.Hook != nil {
+		s.actHTTP(r, Point{Where: AtArrive, Session: s.named(r), Body: body})
 	}
-	if p := s.pool(); p != nil && r.Header.Get("Mcp-Session-Id") == "" && !s.boundEndpoint(r) {
-		// 2026-07-28: an exchange of its own. A recorded refusal answers
-		// only a request of its very shape (a foreign Origin included);
-		// any other request must pass the checks a server makes first.
-		if x, exact := p.find(r, live); x != nil && (exact || (originAllowed(r) && hostAllowed(r))) {
-			if s.Strict && !exact {
-				ls := &liveSession{srv: s, cur: &cursor{cands: []*engine{{rec: x.rec}}}} // strictHTTP reads only the recording
-				if why := ls.strictHTTP(r, live); why != "" {
-					p.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
-					writeJSONError(w, http.StatusBadRequest, live.ID, HeaderMismatchCode, "mcpvcr replay (strict): "+why)
-					return
-				}
-			}
-			if s.Chaos.On && p.chaosRequest(w, r, live, x, exact) {
-				return
-			}
-			p.serve(w, r, live, x)
-			return
+	switch {
+	case s.servePooled(w, r, live, body):
+		// 2026-07-28: an exchange of its own (pool.go)
+	case s.answerLegacyDiscover(w, r, live):
+		// a dual-era client's probe: it falls back to initialize
+	case s.door(w, r, live):
+		// a recorded refusal of its shape, or an answer of replay's own
+	case foreign(r) != "":
+		writeJSONError(w, http.StatusForbidden, nil, -32600, foreign(r))
+	default:
+		s.serveSession(w, r, live, body) // a frame of a conversation
+	}
+}
+
+// track counts a request begun before Close, for Close to wait for; it
+// returns what ends it.
+func (s *Server) track() (done func()) {
+	hs := s.http()
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.closed {
+		return func() {}
+	}
+	hs.serving.Add(1)
+	return hs.serving.Done
+}
+
+// foreign returns why r comes from an Origin or names a Host replay
+// refuses (DNS rebinding protection), "" when it does not.
+func foreign(r *http.Request) string {
+	switch {
+	case !originAllowed(r):
+		return "mcpvcr replay: Origin " + r.Header.Get("Origin") + " is not allowed (DNS rebinding protection)"
+	case !hostAllowed(r):
+		return "mcpvcr replay: Host " + r.Host + " is not allowed (DNS rebinding protection)"
+	}
+	return ""
+}
+
+// servePooled answers r when it is a 2026-07-28 exchange of its own and
+// reports whether it did. A recorded refusal answers only a request of
+// its very shape (a foreign Origin included); any other request must
+// pass the checks a server makes first.
+func (s *Server) servePooled(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, body []byte) bool {
+	p := s.pool()
+	if p == nil || r.Header.Get("Mcp-Session-Id") != "" || s.boundEndpoint(r) {
+		return false
+	}
+	x, exact := p.find(r, live)
+	if x == nil || !exact && foreign(r) != "" {
+		return false
+	}
+	if s.Strict && !exact {
+		ls := &liveSession{srv: s, cur: &cursor{cands: []*engine{{rec: x.rec}}}} // strictHTTP reads only the recording
+		if why := ls.strictHTTP(r, live); why != "" {
+			p.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
+			writeJSONError(w, http.StatusBadRequest, live.ID, HeaderMismatchCode, "mcpvcr replay (strict): "+why)
+			return true
 		}
 	}
-	if s.answerLegacyDiscover(w, r, live) {
-		return // a dual-era client's probe: it falls back to initialize
+	if a := s.actHTTP(r, Point{Where: AtRequest, Pooled: true, Recording: x.rec.Recording, Stream: x.st, StreamNumber: ordinalOf(x.rec, x.st.ID), Body: body}); a.answers() {
+		p.unuse(r, live, exact) // the exchange stays unused, for the client's retry
+		a.write(w)
+		return true
 	}
-	if s.door(w, r, live) {
-		return // a recorded refusal of its shape, or an answer of replay's own
-	}
-	if !originAllowed(r) {
-		writeJSONError(w, http.StatusForbidden, nil, -32600, "mcpvcr replay: Origin "+r.Header.Get("Origin")+" is not allowed (DNS rebinding protection)")
-		return
-	}
-	if !hostAllowed(r) {
-		writeJSONError(w, http.StatusForbidden, nil, -32600, "mcpvcr replay: Host "+r.Host+" is not allowed (DNS rebinding protection)")
-		return
-	}
+	p.serve(w, r, live, x)
+	return true
+}
+
+// serveSession answers r, a frame of a conversation: it finds or starts
+// its live session, lets the hooks act, checks strictness, and answers
+// as recorded.
+func (s *Server) serveSession(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, body []byte) {
 	ls, status := s.liveSessionFor(r, live)
 	if ls == nil {
 		writeJSONError(w, status, nil, -32001, "Session not found")
@@ -176,28 +205,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer ls.busy(-1)
 	ls.mu.Lock()
 	ls.requests++
-	expired := s.Faults.ExpireAfter > 0 && ls.requests > s.Faults.ExpireAfter
+	n := ls.requests
 	ls.mu.Unlock()
-	if s.Chaos.On && s.chaosRequest(w, r, ls, live, body) {
-		return
+	if a := s.actHTTP(r, Point{Where: AtRequest, Session: ls.session(), Body: body, Requests: n}); a.answers() {
+		a.write(w)
+		return // --expire-after, or a fault of the Hook's
 	}
-	if expired {
-		writeJSONError(w, http.StatusNotFound, nil, -32001, "Session not found")
+	if s.Strict && ls.strictRefuses(w, r, live, body) {
 		return
-	}
-	if s.Strict {
-		if ls.cur.cancelsInitialize(live) {
-			ls.mismatch(&Mismatch{Live: body, Reason: initializeCancelled})
-		}
-		if why := ls.strictHTTP(r, live); why != "" {
-			ls.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
-			code := -32600
-			if mcpwire.RequestMeta(live.Params).ProtocolVersion != "" {
-				code = HeaderMismatchCode
-			}
-			writeJSONError(w, http.StatusBadRequest, live.ID, code, "mcpvcr replay (strict): "+why)
-			return
-		}
 	}
 	switch r.Method {
 	case http.MethodPost:
@@ -209,7 +224,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	default:
 		w.WriteHeader(http.StatusMethodNotAllowed)
 	}
-	_ = hs
+}
+
+// strictRefuses notes what a strict server would refuse in r (an
+// initialize cancelled, a header the revision requires) and answers 400
+// to the latter; it reports whether it answered.
+func (ls *liveSession) strictRefuses(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, body []byte) bool {
+	if ls.cur.cancelsInitialize(live) {
+		ls.mismatch(&Mismatch{Live: body, Reason: initializeCancelled})
+	}
+	why := ls.strictHTTP(r, live)
+	if why == "" {
+		return false
+	}
+	ls.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
+	code := -32600
+	if mcpwire.RequestMeta(live.Params).ProtocolVersion != "" {
+		code = HeaderMismatchCode
+	}
+	writeJSONError(w, http.StatusBadRequest, live.ID, code, "mcpvcr replay (strict): "+why)
+	return true
 }
 
 func (ls *liveSession) recording() *recording { return ls.cur.leader().rec }
@@ -288,14 +322,18 @@ func (ls *liveSession) mismatch(mm *Mismatch) {
 
 func (ls *liveSession) get(w http.ResponseWriter, r *http.Request) {
 	if id := r.Header.Get("Last-Event-ID"); id != "" {
-		if ls.srv.Chaos.On && ls.chaosResume(w, r, id) {
+		if a := ls.srv.actHTTP(r, Point{Where: AtResume, Session: ls.session(), LastEventID: id}); a.answers() || a.Stop {
+			if a.answers() {
+				a.write(w)
+			}
 			return
 		}
 		rec := ls.recording()
 		ls.resume(w, r, rec, ls.translateEventID(id))
 		return
 	}
-	if ls.srv.Chaos.On && ls.chaosRefuseGet(w) {
+	if a := ls.srv.actHTTP(r, Point{Where: AtOpen, Session: ls.session()}); a.answers() {
+		a.write(w)
 		return
 	}
 	// Each candidate's next GET stream not yet taken, taken now in all of
@@ -389,8 +427,8 @@ func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *recor
 		}
 	}
 	segment := streamByID(rec, origin.StreamID)
-	if len(rest) == 0 && ls.srv.Chaos.On {
-		ls.chaosResumedEmpty(eventID)
+	if len(rest) == 0 {
+		ls.srv.actHTTP(r, Point{Where: AtResumeEmpty, Session: ls.session(), LastEventID: eventID})
 	}
 	if len(rest) > 0 {
 		segment = streamByID(rec, rest[0].StreamID)
@@ -455,13 +493,17 @@ func framesOf(rec *recording, streamID, after int64) []*store.Frame {
 
 // writeJSONError answers with a JSON-RPC error body.
 func writeJSONError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	jsonErrorAction(status, id, code, msg).write(w)
+}
+
+// jsonErrorAction is an answer with status and a JSON-RPC error of code
+// and msg for request id (nil: null).
+func jsonErrorAction(status int, id json.RawMessage, code int, msg string) Action {
 	if id == nil {
 		id = json.RawMessage("null")
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(b)
+	return Action{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: b}
 }
 
 // hopHeaders are not replayed: the live connection sets its own.

@@ -217,10 +217,7 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 			}
 			body = append(body, b...)
 		}
-		if !ls.pause(r, ls.srv.Faults.Delay) {
-			return
-		}
-		if ls.srv.Chaos.On && !ls.chaosDelayJSON(r, rec, st) {
+		if a := ls.srv.actHTTP(r, Point{Where: AtBefore, Session: ls.session(), Recording: rec.Recording, Stream: st, StreamNumber: ordinalOf(rec, st.ID)}); a.Stop || a.Cut {
 			return
 		}
 		w.WriteHeader(st.Status)
@@ -281,7 +278,7 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 				_ = rc.Flush()
 				return
 			}
-			if ls.srv.Chaos.On && liveID != "" && ls.chaosLateResult(w, r, s.e.rec, s.st, liveID) {
+			if liveID != "" && ls.hookEnd(w, r, s.e.rec, s.st, liveID) {
 				return
 			}
 			ls.end(r, s.e.rec, s.st)
@@ -400,4 +397,22 @@ func (ls *liveSession) takeInjected() [][]byte {
 	b := ls.injected
 	ls.injected = nil
 	return b
+}
+
+// hookEnd calls the Hook where followed stream st of rec ends without
+// the answer to live request liveID. It reports whether the Hook ended
+// the stream (with one more event of its own, or without).
+func (ls *liveSession) hookEnd(w http.ResponseWriter, r *http.Request, rec *recording, st *store.Stream, liveID string) bool {
+	a := ls.srv.actHTTP(r, Point{Where: AtEnd, Session: ls.session(), Recording: rec.Recording, Stream: st, StreamNumber: ordinalOf(rec, st.ID), LiveID: liveID})
+	if a.Send == nil {
+		return a.Stop
+	}
+	_, err := w.Write(a.Send)
+	if err == nil {
+		err = http.NewResponseController(w).Flush()
+	}
+	if a.Sent != nil {
+		a.Sent(err)
+	}
+	return true
 }

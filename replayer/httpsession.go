@@ -62,34 +62,44 @@ func hostAllowed(r *http.Request) bool {
 // liveSessionFor finds the live session of r or starts one. It returns nil
 // and a status when the client names a session that does not exist.
 func (s *Server) liveSessionFor(r *http.Request, live jsonrpc.Message) (*liveSession, int) {
+	ls, status, started := s.findSession(r, live)
+	if started {
+		s.act(context.Background(), Point{Where: AtStart, Session: ls.session()})
+	}
+	return ls, status
+}
+
+// findSession is liveSessionFor; started reports that it started ls.
+func (s *Server) findSession(r *http.Request, live jsonrpc.Message) (ls *liveSession, status int, started bool) {
 	hs := s.http()
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	if sid := r.Header.Get("Mcp-Session-Id"); sid != "" {
 		if ls, ok := hs.byID[sid]; ok {
-			return ls, 0
+			return ls, 0, false
 		}
-		return nil, http.StatusNotFound
+		return nil, http.StatusNotFound, false
 	}
 	if ls, ok := hs.byEndpoint[r.URL.RequestURI()]; ok {
-		return ls, 0
+		return ls, 0, false
 	}
 	if s.opens(r, live, hs.anonymous) {
 		s.sweepLocked()
 		cur, err := s.httpCursor()
 		if err != nil {
 			s.logger().Warn("reading the recorded sessions failed", "err", err)
-			return nil, http.StatusInternalServerError
+			return nil, http.StatusInternalServerError, false
 		}
 		ls := &liveSession{sseClaimed: r.Method == http.MethodGet, srv: s, cur: cur, released: map[*store.Frame]outFrame{},
 			changed: make(chan struct{}), used: map[int64]bool{}, cutEvents: map[int64]int{},
 			sentEvents: map[string]sentEvent{}, stalled: map[string]time.Time{}, stallReports: map[string]*Mismatch{}}
+		ls.pub.ls = ls
 		ls.publish(ls.cur.start())
 		hs.anonymous = ls
 		hs.all = append(hs.all, ls)
-		return ls, 0
+		return ls, 0, true
 	}
-	return hs.anonymous, 0
+	return hs.anonymous, 0, false
 }
 
 // opens reports whether r, which names no session, starts a new
@@ -291,10 +301,10 @@ func (ls *liveSession) idle(t time.Time) bool {
 // retire lets go of ls, whose session ended: its report is kept (folded
 // into one per recorded session when it has nothing to say), and its id,
 // endpoint and cursor are dropped, so that a request naming it gets 404
-// as from a server that ended it. Chaos replay keeps every session,
-// since its verdicts read them at the end.
+// as from a server that ended it, unless the Hook keeps it (chaos
+// replay keeps every session, since its verdicts read them at the end).
 func (s *Server) retire(ls *liveSession) {
-	if s.Chaos.On {
+	if s.act(context.Background(), Point{Where: AtRetire, Session: ls.session()}).Keep {
 		return
 	}
 	rep := ls.report()
@@ -355,7 +365,7 @@ func (hs *httpState) keepReport(rep *Report) {
 func (s *Server) sweepLocked() {
 	hs := s.hs
 	now := s.clock().Now()
-	if s.Chaos.On || now.Sub(hs.swept) < time.Minute {
+	if now.Sub(hs.swept) < time.Minute || s.act(context.Background(), Point{Where: AtRetire}).Keep {
 		return
 	}
 	hs.swept = now

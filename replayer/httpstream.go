@@ -47,7 +47,7 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 			}
 			body = append(body, b...)
 		}
-		if !ls.pause(r, ls.srv.Faults.Delay) {
+		if a := ls.srv.actHTTP(r, Point{Where: AtBefore, Session: ls.session(), Recording: rec.Recording, Stream: hdr, StreamNumber: ordinalOf(rec, hdr.ID)}); a.Stop || a.Cut {
 			return
 		}
 		w.WriteHeader(status)
@@ -75,8 +75,8 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 }
 
 // sendEvent sends event f (its bytes b; nil sends nothing) on recorded
-// stream seg of rec: after --delay and what chaos injects before it,
-// then the --cut or chaos cut after it, flushing when paced, cut, or the
+// stream seg of rec: after --delay and the Hook before it, then the
+// --cut or the Hook's cut after it, flushing when paced, cut, or the
 // stream would wait next (more reports whether the next event is ready).
 // written, if not nil, runs once b is written (before any cut). It
 // reports false when the stream must end: the client left, or a write
@@ -84,23 +84,19 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 // connection as a network failure would: no clean end of the chunked
 // body (it panics with http.ErrAbortHandler).
 func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, rec *recording, seg *store.Stream, f *store.Frame, b []byte, paced bool, more func() bool, written func()) bool {
-	if !ls.pause(r, ls.srv.Faults.Delay) {
+	// The Hook sees only what is sent; Faults (--delay, --cut) every
+	// event.
+	at := Point{Where: AtBefore, Session: ls.session(), Recording: rec.Recording, Stream: seg, StreamNumber: ordinalOf(rec, seg.ID), Frame: f}
+	switch a := ls.srv.actHTTPWith(r, at, b != nil); {
+	case a.Stop:
 		return false
-	}
-	if ls.srv.Chaos.On && b != nil {
-		step, nb := ls.chaosBefore(r, rec, seg, f)
-		if nb != nil {
-			b = nb // a retry fault's rewritten priming event
-		}
-		switch step {
-		case chaosGone:
-			return false
-		case chaosSkip:
-			return true
-		case chaosCut:
-			_ = rc.Flush()
-			ls.abort()
-		}
+	case a.Skip:
+		return true
+	case a.Cut:
+		_ = rc.Flush()
+		ls.abort()
+	case a.Replace != nil:
+		b = a.Replace // a retry fault's rewritten priming event, say
 	}
 	if b != nil {
 		if _, err := w.Write(b); err != nil {
@@ -110,11 +106,11 @@ func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseControl
 			written()
 		}
 	}
-	cutNow := false
-	if cut := ls.srv.Faults.CutAfter[ordinalOf(rec, seg.ID)]; cut > 0 {
-		cutNow = !f.Comment && ls.countEvent(seg.ID) == cut
+	if !f.Comment {
+		at.Events = ls.countEvent(seg.ID)
 	}
-	cutNow = cutNow || (ls.srv.Chaos.On && b != nil && ls.chaosAfter(rec, seg, f))
+	at.Where = AtAfter
+	cutNow := ls.srv.actHTTPWith(r, at, b != nil).Cut
 	if paced || cutNow || !more() {
 		if err := rc.Flush(); err != nil {
 			return false

@@ -237,7 +237,7 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 		for _, f := range frames {
 			body = append(body, p.bytesOf(e, f)...)
 		}
-		if !p.chaosJSON(r, live, x) {
+		if a := p.srv.actHTTP(r, p.point(AtBefore, x, live.Raw, nil, 0)); a.Stop || a.Cut {
 			return
 		}
 		w.WriteHeader(x.st.Status)
@@ -248,13 +248,19 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 	w.WriteHeader(x.st.Status)
 	_ = rc.Flush()
 	answered := false
-	sent := 0 // events sent, comments aside (chaos counts them)
+	sent := 0 // events sent, comments aside (for the Hook)
 	for _, f := range frames {
 		if !p.waitCauses(r, e, f) {
 			return
 		}
-		if !f.Comment && !p.chaosEvent(r, rc, live, x, sent, false) {
-			return
+		if !f.Comment {
+			switch a := p.srv.actHTTP(r, p.point(AtBefore, x, live.Raw, f, sent)); {
+			case a.Cut:
+				_ = rc.Flush()
+				panic(http.ErrAbortHandler)
+			case a.Stop:
+				return
+			}
 		}
 		if _, err := w.Write(p.sseBytes(e, f)); err != nil {
 			return
@@ -263,7 +269,10 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 		answered = answered || f.Kind.IsResponse()
 		if !f.Comment {
 			sent++
-			p.chaosEvent(r, rc, live, x, sent, true)
+			if p.srv.actHTTP(r, p.point(AtAfter, x, live.Raw, f, sent)).Cut {
+				_ = rc.Flush()
+				panic(http.ErrAbortHandler)
+			}
 		}
 	}
 	switch x.st.End {
@@ -558,4 +567,27 @@ func hostClass(h string) string {
 		return "local"
 	}
 	return "foreign"
+}
+
+// point is the Hook's point where of exchange x, answering body, at its
+// event f (nil for a JSON answer) after sent events.
+func (p *pool) point(where Where, x *poolEntry, body []byte, f *store.Frame, sent int) Point {
+	return Point{Where: where, Pooled: true, Body: body, Recording: x.rec.Recording, Stream: x.st, StreamNumber: ordinalOf(x.rec, x.st.ID), Frame: f, Events: sent}
+}
+
+// unuse gives back the use find counted for r.
+func (p *pool) unuse(r *http.Request, live jsonrpc.Message, exact bool) {
+	body := ""
+	if live.Kind != jsonrpc.KindEmpty {
+		body = p.srv.Match.requestKey(live)
+	}
+	key := body
+	if exact {
+		key = body + "\x00" + liveShape(r).String()
+	}
+	p.mu.Lock()
+	if p.uses[key] > 0 {
+		p.uses[key]--
+	}
+	p.mu.Unlock()
 }

@@ -37,12 +37,12 @@ type Server struct {
 	Clock clock.Clock
 	// Logger receives diagnostics. If nil, nothing is logged.
 	Logger *slog.Logger
-	// Faults inject failures into HTTP replay.
+	// Faults inject failures into HTTP replay: they are the first Hook,
+	// called along with Hook (see Faults.Act).
 	Faults Faults
-	// Chaos, when On, draws faults from a seed at places in each
-	// recorded session, injects them and judges what the client does
-	// next (see WriteChaos); each transport gets the kinds Injected names.
-	Chaos Chaos
+	// Hook, if not nil, is called where a fault can act (see Hook);
+	// package chaos is one. If nil, replay goes as recorded.
+	Hook Hook
 	// Strict also checks the client's side of the transport: the headers
 	// the negotiated revision requires. Violations are answered with 400,
 	// as a strict server would, and reported like unmatched frames.

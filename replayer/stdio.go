@@ -45,7 +45,13 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 		return nil, err
 	}
 	rep := &Report{}
-	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []outFrame, 256), done: make(chan struct{}), chaos: s.newStdioChaos(cur)}
+	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []outFrame, 256), done: make(chan struct{})}
+	if s.Hook != nil {
+		ls := &liveSession{srv: s, cur: cur} // what the Hook sees of this session
+		ls.pub.ls = ls
+		w.srv, w.sess = s, ls.session()
+		s.act(ctx, Point{Where: AtStart, Session: w.sess})
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -225,7 +231,15 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 		s.logger().Warn("client frame breaks the protocol", "frame", mm.Error())
 	}
 	rc := cur.receive(live, nil)
-	w.send(ctx, w.chaos.note(live, rc))
+	if w.sess != nil {
+		var matched *store.Frame
+		if live.Kind == jsonrpc.KindRequest {
+			matched = rc.matched[cur.leader()]
+		}
+		if a := s.act(ctx, Point{Where: AtLine, Session: w.sess, Body: live.Raw, Recording: cur.leader().rec.Recording, Matched: matched}); a.Send != nil {
+			w.send(ctx, []outFrame{{Data: append(a.Send, '\n')}})
+		}
+	}
 	if rc.unrecorded {
 		rep.Unrecorded++
 		return
@@ -288,8 +302,11 @@ type pacedWriter struct {
 	pace  float64
 	queue chan []outFrame
 	done  chan struct{}
-	err   error       // set by run before it returns
-	chaos *stdioChaos // nil when chaos is off (chaosstdio.go)
+	err   error // set by run before it returns
+	// srv and sess call the Hook around each recorded frame; sess is
+	// nil when srv has no Hook.
+	srv  *Server
+	sess *Session
 }
 
 func (w *pacedWriter) send(ctx context.Context, outs []outFrame) {
@@ -316,7 +333,7 @@ func (w *pacedWriter) run(ctx context.Context) {
 					return
 				}
 			}
-			if !w.chaos.before(ctx, o) {
+			if w.sess != nil && o.Frame != nil && w.srv.act(ctx, Point{Where: AtBefore, Session: w.sess, Recording: w.sess.Recording(), Frame: o.Frame}).Stop {
 				return
 			}
 			if w.err != nil {
@@ -325,7 +342,9 @@ func (w *pacedWriter) run(ctx context.Context) {
 			if _, err := w.dst.Write(o.Data); err != nil {
 				w.err = fmt.Errorf("write to client: %w", err)
 			}
-			w.chaos.after(o)
+			if w.sess != nil && o.Frame != nil {
+				w.srv.act(ctx, Point{Where: AtAfter, Session: w.sess, Recording: w.sess.Recording(), Frame: o.Frame})
+			}
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/chaos"
 	"github.com/mcpvcr/mcpvcr/internal/args"
 	"github.com/mcpvcr/mcpvcr/internal/outfile"
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
@@ -24,22 +26,23 @@ func chaosFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "chaos", Usage: "draw faults from `SEED` (a number) at places in each recorded session, inject them, and judge what the client does next; the same seed and client behaviour give the same faults (stdio: delay and late-result only)"},
 		&cli.StringFlag{Name: "chaos-faults", Usage: "with --chaos: the fault `KINDS` to draw from, comma-separated (default all): " + kindList()},
-		&cli.IntFlag{Name: "chaos-rate", Value: replayer.DefaultChaosRate, Usage: "with --chaos: how many faults to draw per session (`N`)"},
+		&cli.IntFlag{Name: "chaos-rate", Value: chaos.DefaultRate, Usage: "with --chaos: how many faults to draw per session (`N`)"},
 		&cli.StringFlag{Name: "chaos-report", Usage: "with --chaos: at exit (Ctrl-C included), also write the HTML report of the run to `FILE`: the sessions' timelines with each fault marked and judged; created 0600, written whole or not at all, never the cassette itself"},
 	}
 }
 
 func kindList() string {
 	var names []string
-	for _, k := range replayer.FaultKinds() {
+	for _, k := range chaos.FaultKinds() {
 		names = append(names, k.String())
 	}
 	return strings.Join(names, ",")
 }
 
-// parseChaos reads --chaos, --chaos-faults and --chaos-rate.
-func parseChaos(c *cli.Context) (replayer.Chaos, error) {
-	var ch replayer.Chaos
+// parseChaos reads --chaos, --chaos-faults and --chaos-rate: the chaos
+// Hook of the run, nil without --chaos.
+func parseChaos(c *cli.Context) (*chaos.Hook, error) {
+	var ch *chaos.Hook
 	if !c.IsSet("chaos") {
 		if c.IsSet("chaos-faults") || c.IsSet("chaos-rate") || c.IsSet("chaos-report") {
 			return ch, usageErr("mcpvcr replay --listen 127.0.0.1:0 --chaos 7 --chaos-faults cut,expire", "--chaos-faults, --chaos-rate and --chaos-report need --chaos SEED")
@@ -60,12 +63,36 @@ func parseChaos(c *cli.Context) (replayer.Chaos, error) {
 	if err := checkChaosReport(c); err != nil {
 		return ch, err
 	}
-	return replayer.Chaos{Seed: seed, On: true, Kinds: kinds, Rate: c.Int("chaos-rate")}, nil
+	return chaos.New(chaos.Config{Seed: seed, Kinds: kinds, Rate: c.Int("chaos-rate")}, nil), nil
+}
+
+// plugChaos makes h, if not nil, srv's Hook, logging where srv does.
+func plugChaos(srv *replayer.Server, h *chaos.Hook) {
+	if h == nil {
+		return
+	}
+	h.Logger = srv.Logger
+	srv.Hook = h
+}
+
+// chaosOf returns the chaos Hook of srv, nil when chaos is off.
+func chaosOf(srv *replayer.Server) *chaos.Hook {
+	h, _ := srv.Hook.(*chaos.Hook)
+	return h
+}
+
+// writeChaos writes the chaos report of srv to out (see chaos.Hook.Write)
+// and reports whether no verdict failed; true when chaos is off.
+func writeChaos(srv *replayer.Server, out io.Writer, command string) bool {
+	if h := chaosOf(srv); h != nil {
+		return h.Write(out, command)
+	}
+	return true
 }
 
 // announceChaos says on stderr, when chaos is on, what it will draw.
-func announceChaos(c *cli.Context, e *env, chaos replayer.Chaos) {
-	if !chaos.On {
+func announceChaos(c *cli.Context, e *env, chaos *chaos.Hook) {
+	if chaos == nil {
 		return
 	}
 	kinds := c.String("chaos-faults")
@@ -140,7 +167,7 @@ func checkChaosReport(c *cli.Context) error {
 // Ctrl-C: the report is what the run leaves behind.
 func writeChaosReport(c *cli.Context, e *env, db *store.DB, srv *replayer.Server, command string) error {
 	p := c.String("chaos-report")
-	if p == "" || !srv.Chaos.On {
+	if p == "" || chaosOf(srv) == nil {
 		return nil
 	}
 	ch := chaosPage(srv, command)
@@ -183,21 +210,22 @@ func servedSessions(ctx context.Context, c *cli.Context, db *store.DB) ([]int64,
 // chaosPage is the chaos run of srv as the HTML report shows it: the
 // faults injected with their verdicts, then those not reached.
 func chaosPage(srv *replayer.Server, command string) view.Chaos {
-	ch := view.Chaos{Seed: srv.Chaos.Seed, Rate: srv.Chaos.Rate, Command: command, Faults: []view.ChaosFault{}}
+	h := chaosOf(srv)
+	ch := view.Chaos{Seed: h.Seed, Rate: h.Rate, Command: command, Faults: []view.ChaosFault{}}
 	if ch.Rate <= 0 {
-		ch.Rate = replayer.DefaultChaosRate
+		ch.Rate = chaos.DefaultRate
 	}
-	for _, k := range srv.Chaos.Kinds {
+	for _, k := range h.Kinds {
 		ch.Kinds = append(ch.Kinds, k.String())
 	}
-	add := func(r replayer.ChaosResult, verdict string) {
+	add := func(r chaos.Result, verdict string) {
 		ch.Faults = append(ch.Faults, view.ChaosFault{Session: r.Session, Kind: r.Kind.String(), Stream: r.Stream, Event: r.Event, Seq: r.Seq,
 			Request: r.Request, Where: r.Where(), What: r.Fault.String(), Did: r.Did, Verdict: verdict})
 	}
-	for _, r := range srv.ChaosResults() {
+	for _, r := range h.Results() {
 		add(r, r.Verdict.String())
 	}
-	for _, r := range srv.ChaosNotReached() {
+	for _, r := range h.NotReached() {
 		add(r, view.VerdictNotReached)
 	}
 	return ch

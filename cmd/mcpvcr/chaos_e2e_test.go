@@ -15,8 +15,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpvcr/mcpvcr/chaos"
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
-	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -139,9 +139,9 @@ func TestChaos_GoSDK(t *testing.T) {
 	fired := map[string][]uint64{}
 	t.Cleanup(func() { // once every seed's subtest has ended
 		t.Logf("kinds fired, by seed: %v", fired)
-		for _, k := range replayer.FaultKinds() {
+		for _, k := range chaos.FaultKinds() {
 			// Reorder has no place in these cassettes: TestChaos_Reorder.
-			if replayer.Injected(k, store.StreamableHTTP, mcptest.V20251125) && k != replayer.FaultReorder && len(fired[k.String()]) == 0 {
+			if chaos.Injected(k, store.StreamableHTTP, mcptest.V20251125) && k != chaos.FaultReorder && len(fired[k.String()]) == 0 {
 				t.Errorf("kind %s fired in no seed of %v (fired: %v)", k, chaosSeeds(t), fired)
 			}
 		}

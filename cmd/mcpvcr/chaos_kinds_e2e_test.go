@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpvcr/mcpvcr/chaos"
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
-	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -49,9 +49,9 @@ func chaosFired(fired map[string][]uint64, seed uint64, kinds []string) {
 func checkChaosFired(t *testing.T, fired map[string][]uint64, seeds []uint64, transport store.Transport, rev string) {
 	t.Helper()
 	t.Logf("kinds fired, by seed: %v", fired)
-	for _, k := range replayer.FaultKinds() {
+	for _, k := range chaos.FaultKinds() {
 		// Reorder has no place in the committed cassettes: TestChaos_Reorder.
-		if replayer.Injected(k, transport, rev) && k != replayer.FaultReorder && len(fired[k.String()]) == 0 {
+		if chaos.Injected(k, transport, rev) && k != chaos.FaultReorder && len(fired[k.String()]) == 0 {
 			t.Errorf("kind %s fired in no seed of %v (fired: %v)", k, seeds, fired)
 		}
 	}

@@ -71,14 +71,15 @@ func replayCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			srv.Pace, srv.Strict, srv.Chaos = pace, c.Bool("strict"), chaos
+			srv.Pace, srv.Strict = pace, c.Bool("strict")
+			plugChaos(srv, chaos)
 			announceChaos(c, e, chaos)
 			rep, err := srv.ServeStdio(c.Context, e.client())
 			if err != nil {
 				return failErr(fmt.Errorf("replay: %w", err), "")
 			}
 			rep.WriteSummary(e.stderr)
-			ok := srv.WriteChaos(e.stderr, chaosCommand(c, ""))
+			ok := writeChaos(srv, e.stderr, chaosCommand(c, ""))
 			if err := writeChaosReport(c, e, db, srv, chaosCommand(c, "")); err != nil {
 				return err
 			}

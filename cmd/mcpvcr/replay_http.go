@@ -25,7 +25,8 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if err != nil {
 		return err
 	}
-	srv.Pace, srv.Faults, srv.Strict, srv.Chaos = pace, faults, c.Bool("strict"), chaos
+	srv.Pace, srv.Faults, srv.Strict = pace, faults, c.Bool("strict")
+	plugChaos(srv, chaos)
 	ln, err := listen(e, c.String("listen"))
 	if err != nil {
 		return err
@@ -43,7 +44,7 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 		srv.WriteReports(e.stderr)
 	}
 	ok := srv.WriteSummary(e.stderr)
-	if !srv.WriteChaos(e.stderr, chaosCommand(c, c.String("listen"))) {
+	if !writeChaos(srv, e.stderr, chaosCommand(c, c.String("listen"))) {
 		ok = false
 	}
 	if err := writeChaosReport(c, e, db, srv, chaosCommand(c, c.String("listen"))); err != nil {

@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/chaos"
 )
 
 func TestParseFaultKinds(t *testing.T) {
@@ -14,13 +14,13 @@ func TestParseFaultKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]replayer.FaultKind{replayer.FaultCut, replayer.Fault503, replayer.FaultExpire}, got); diff != "" {
+	if diff := cmp.Diff([]chaos.FaultKind{chaos.FaultCut, chaos.Fault503, chaos.FaultExpire}, got); diff != "" {
 		t.Errorf("ParseFaultKinds mismatch (-want +got):\n%s", diff)
 	}
 	if _, err := ParseFaultKinds("cut,bogus"); !errors.Is(err, ErrBadOption) {
 		t.Errorf("ParseFaultKinds(cut,bogus) = %v; want ErrBadOption", err)
 	}
-	for _, k := range replayer.FaultKinds() {
+	for _, k := range chaos.FaultKinds() {
 		if ks, err := ParseFaultKinds(k.String()); err != nil || len(ks) != 1 || ks[0] != k {
 			t.Errorf("ParseFaultKinds(%q) = %v, %v", k, ks, err)
 		}

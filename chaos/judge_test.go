@@ -1,17 +1,18 @@
-package replayer
+package chaos
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // TestChaos_Judge: each kind's verdict from what the client sent after
 // the fault.
 func TestChaos_Judge(t *testing.T) {
-	me, other := &liveSession{}, &liveSession{}
+	me, other := &replayer.Session{}, &replayer.Session{}
 	get := func(lei string) chaosAction { return chaosAction{ls: me, sid: "s1", method: "GET", lastEventID: lei} }
 	post := func(m string) chaosAction {
 		return chaosAction{ls: me, sid: "s1", method: "POST", rpcMethod: m, body: m}

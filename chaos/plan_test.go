@@ -1,4 +1,4 @@
-package replayer
+package chaos
 
 import (
 	"context"
@@ -29,15 +29,15 @@ func TestChaos_PlanSameSeed(t *testing.T) {
 			again := loadCassette(t, name)
 			for seed := uint64(1); seed <= 50; seed++ {
 				for i, rec := range recs {
-					a := Chaos{Seed: seed, On: true}.Plan(rec)
-					b := Chaos{Seed: seed, On: true}.Plan(again[i])
+					a := Config{Seed: seed}.Plan(rec)
+					b := Config{Seed: seed}.Plan(again[i])
 					if diff := cmp.Diff(a, b); diff != "" {
 						t.Fatalf("seed %d session %d: two plans differ (-first +second):\n%s", seed, rec.Session.ID, diff)
 					}
-					if len(a) == 0 || len(a) > DefaultChaosRate {
-						t.Errorf("seed %d session %d: %d faults; want 1 to %d", seed, rec.Session.ID, len(a), DefaultChaosRate)
+					if len(a) == 0 || len(a) > DefaultRate {
+						t.Errorf("seed %d session %d: %d faults; want 1 to %d", seed, rec.Session.ID, len(a), DefaultRate)
 					}
-					if seed > 1 && cmp.Diff(a, Chaos{Seed: 1}.Plan(rec)) != "" {
+					if seed > 1 && cmp.Diff(a, Config{Seed: 1}.Plan(rec)) != "" {
 						differs = true
 					}
 				}
@@ -73,7 +73,7 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 			seen := map[FaultKind]int{}
 			for seed := uint64(1); seed <= 50; seed++ {
 				for _, rec := range recs {
-					for _, f := range (Chaos{Seed: seed}).Plan(rec) {
+					for _, f := range (Config{Seed: seed}).Plan(rec) {
 						seen[f.Kind]++
 						if f.Stream > len(rec.Streams) {
 							t.Errorf("seed %d: %s names stream %d of %d", seed, f, f.Stream, len(rec.Streams))
@@ -103,7 +103,7 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 	}
 	// No request of run 0 over stdio is cancelled: no late result there.
 	for _, rec := range loadCassette(t, "multi-gosdk-stdio.jsonl") {
-		if p := (Chaos{Seed: 1, Kinds: []FaultKind{FaultLateResult}}).Plan(rec); len(p) != 0 {
+		if p := (Config{Seed: 1, Kinds: []FaultKind{FaultLateResult}}).Plan(rec); len(p) != 0 {
 			t.Errorf("session %d: late-result planned with no cancelled request: %v", rec.Session.ID, p)
 		}
 	}
@@ -130,7 +130,7 @@ func TestChaos_ForbiddenNeverDrawn(t *testing.T) {
 		t.Run(tt.cassette, func(t *testing.T) {
 			for _, rec := range loadCassette(t, tt.cassette) {
 				for seed := uint64(1); seed <= 50; seed++ {
-					for _, f := range (Chaos{Seed: seed, Kinds: tt.kinds}).Plan(rec) {
+					for _, f := range (Config{Seed: seed, Kinds: tt.kinds}).Plan(rec) {
 						s := rec.Session
 						if !Allowed(f.Kind, s.Transport, s.Revision) {
 							t.Errorf("seed %d: %s drawn in a %s session of %s, which does not allow it", seed, f, s.Transport, s.Revision)

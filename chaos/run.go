@@ -1,8 +1,9 @@
-package replayer
+package chaos
 
 import (
-	"bytes"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -10,14 +11,24 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// chaosState is the live side of chaos replay: the plans drawn, what the
-// client did on the wire, and each fault injected.
-type chaosState struct {
-	// mu guards everything below. The httpState's mu may be taken while
-	// holding it, never the other way round.
+// Hook is chaos replay as a replayer.Hook: set it as a replayer.Server's
+// Hook and it draws faults from Config's seed at places in each recorded
+// session, injects them, and judges what the client does next (see
+// Write). The zero Hook draws from every kind with seed 0; its methods
+// are safe for concurrent use.
+type Hook struct {
+	Config
+	// Logger receives a warning for each fault injected. If nil,
+	// nothing is logged.
+	Logger *slog.Logger
+
+	once sync.Once
+	// mu guards everything below. A replayer.Session's methods may be
+	// called while holding it.
 	mu sync.Mutex
 	// plans are the faults of each recorded session, by session id.
 	plans map[int64][]Fault
@@ -32,20 +43,23 @@ type chaosState struct {
 	events map[liveStream]int
 	// refuseGet marks live sessions whose GET streams are refused;
 	// expired those that expired.
-	refuseGet map[*liveSession]*injection
-	expired   map[*liveSession]*injection
+	refuseGet map[*replayer.Session]*injection
+	expired   map[*replayer.Session]*injection
 	// posts counts the POSTs of each live session (a 503 aside).
-	posts map[*liveSession]int
+	posts map[*replayer.Session]int
 	// awaiting are faults whose verdict waits for the next event sent
 	// on a stream: a delay, a dropped priming event, a late resumption.
 	awaiting map[liveStream]*injection
 	// retry are the retry faults injected on a stream's priming event,
 	// whose cut is still to come.
 	retry map[liveStream]*injection
-	// stdio are the live stdio sessions, for the faults they never
-	// reached; pool stands for the 2026-07-28 exchanges.
-	stdio []*liveSession
-	pool  *liveSession
+	// sessions are the live sessions, in the order they began, for the
+	// faults they never reached; pool stands for the 2026-07-28
+	// exchanges.
+	sessions []*replayer.Session
+	pool     *replayer.Session
+	// stdio is the state of each stdio session (stdio.go).
+	stdio map[*replayer.Session]*stdioState
 	// poolRecs are the 2026-07-28 sessions chaos drew plans for.
 	poolRecs map[int64]*store.Recording
 	// sent holds, for each recorded notification sent to a live session
@@ -58,27 +72,32 @@ type chaosState struct {
 	holds []*reorderHold
 }
 
+// New returns the chaos Hook of c, logging to logger (nil: nowhere).
+func New(c Config, logger *slog.Logger) *Hook {
+	return &Hook{Config: c, Logger: logger}
+}
+
 type liveSeq struct {
-	ls  *liveSession
+	ls  *replayer.Session
 	seq int64
 }
 
 type doneKey struct {
-	ls      *liveSession
+	ls      *replayer.Session
 	session int64
 	fault   int
 }
 
 type liveStream struct {
-	ls     *liveSession
+	ls     *replayer.Session
 	stream int // the recorded stream's number in its session
 }
 
 // chaosAction is one client request as chaos saw it.
 type chaosAction struct {
-	ls          *liveSession // nil when it named no live session
-	method      string       // HTTP method
-	sid         string       // the Mcp-Session-Id it sent
+	ls          *replayer.Session // nil when it named no live session
+	method      string            // HTTP method
+	sid         string            // the Mcp-Session-Id it sent
 	lastEventID string
 	rpcMethod   string
 	rpcID       string
@@ -97,7 +116,7 @@ type injection struct {
 	Fault
 	session int64 // the recorded session
 	index   int   // the fault's place in its session's plan
-	ls      *liveSession
+	ls      *replayer.Session
 	sid     string // the live session id when injected
 	at      int    // the index of the last action seen when injected (the request hit, for a request's fault)
 	// lastID is the id of the last event the client received before a
@@ -122,29 +141,80 @@ type injection struct {
 	first, timedOut, more bool
 }
 
-func (s *Server) chaos() *chaosState {
-	hs := s.http()
-	hs.chaos.mu.Lock()
-	if hs.chaos.plans == nil {
-		hs.chaos.plans = map[int64][]Fault{}
-		hs.chaos.done = map[doneKey]bool{}
-		hs.chaos.events = map[liveStream]int{}
-		hs.chaos.refuseGet = map[*liveSession]*injection{}
-		hs.chaos.expired = map[*liveSession]*injection{}
-		hs.chaos.posts = map[*liveSession]int{}
-		hs.chaos.awaiting = map[liveStream]*injection{}
-		hs.chaos.retry = map[liveStream]*injection{}
-		hs.chaos.sent = map[liveSeq]int{}
+// state returns h, its maps made.
+func (h *Hook) state() *Hook {
+	h.once.Do(func() {
+		h.plans = map[int64][]Fault{}
+		h.done = map[doneKey]bool{}
+		h.events = map[liveStream]int{}
+		h.refuseGet = map[*replayer.Session]*injection{}
+		h.expired = map[*replayer.Session]*injection{}
+		h.posts = map[*replayer.Session]int{}
+		h.awaiting = map[liveStream]*injection{}
+		h.retry = map[liveStream]*injection{}
+		h.sent = map[liveSeq]int{}
+		h.pool = &replayer.Session{}
+		h.stdio = map[*replayer.Session]*stdioState{}
+	})
+	return h
+}
+
+// Act is the Hook: it notes what the client sends, and injects the
+// faults planned at p.
+func (h *Hook) Act(p *replayer.Point) replayer.Action {
+	cs := h.state()
+	switch p.Where {
+	case replayer.AtArrive:
+		cs.note(p)
+	case replayer.AtRequest:
+		if p.Pooled {
+			return cs.poolRequest(p)
+		}
+		return cs.request(p)
+	case replayer.AtOpen:
+		return cs.refuseGetAt(p)
+	case replayer.AtResume:
+		return cs.resume(p)
+	case replayer.AtResumeEmpty:
+		cs.resumedEmpty(p)
+	case replayer.AtBefore:
+		switch {
+		case p.Pooled:
+			return cs.poolEvent(p, false)
+		case p.Request == nil:
+			return cs.stdioBefore(p)
+		case p.Frame == nil:
+			return cs.delayJSON(p)
+		}
+		return cs.before(p)
+	case replayer.AtAfter:
+		switch {
+		case p.Pooled:
+			return cs.poolEvent(p, true)
+		case p.Request == nil:
+			cs.stdioAfter(p)
+			return replayer.Action{}
+		}
+		return replayer.Action{Cut: cs.after(p)}
+	case replayer.AtEnd:
+		return cs.lateResult(p)
+	case replayer.AtLine:
+		return cs.stdioLine(p)
+	case replayer.AtStart:
+		cs.mu.Lock()
+		cs.sessions = append(cs.sessions, p.Session)
+		cs.mu.Unlock()
+	case replayer.AtRetire:
+		return replayer.Action{Keep: true} // the verdicts read every session at the end
 	}
-	hs.chaos.mu.Unlock()
-	return &hs.chaos
+	return replayer.Action{}
 }
 
 // planLocked returns the plan of rec's session, drawn once.
-func (cs *chaosState) planLocked(c Chaos, rec *store.Recording) []Fault {
+func (cs *Hook) planLocked(rec *store.Recording) []Fault {
 	p, ok := cs.plans[rec.Session.ID]
 	if !ok {
-		p = c.Plan(rec)
+		p = cs.Config.Plan(rec)
 		cs.plans[rec.Session.ID] = p
 	}
 	return p
@@ -152,14 +222,14 @@ func (cs *chaosState) planLocked(c Chaos, rec *store.Recording) []Fault {
 
 // take returns the first fault of rec's plan that ok accepts and that was
 // not injected into ls yet, and marks it injected; ok false when none.
-func (cs *chaosState) takeLocked(c Chaos, ls *liveSession, rec *store.Recording, ok func(Fault) bool) (*injection, bool) {
-	for i, f := range cs.planLocked(c, rec) {
+func (cs *Hook) takeLocked(ls *replayer.Session, rec *store.Recording, ok func(Fault) bool) (*injection, bool) {
+	for i, f := range cs.planLocked(rec) {
 		k := doneKey{ls, rec.Session.ID, i}
 		if cs.done[k] || !ok(f) {
 			continue
 		}
 		cs.done[k] = true
-		inj := &injection{Fault: f, session: rec.Session.ID, index: i, ls: ls, sid: ls.sessionID(), at: len(cs.actions) - 1,
+		inj := &injection{Fault: f, session: rec.Session.ID, index: i, ls: ls, sid: ls.ID(), at: len(cs.actions) - 1,
 			more: clientAfter(rec, faultSeq(rec, f))}
 		cs.injected = append(cs.injected, inj)
 		return inj, true
@@ -167,31 +237,23 @@ func (cs *chaosState) takeLocked(c Chaos, ls *liveSession, rec *store.Recording,
 	return nil, false
 }
 
-// sessionID returns the session id issued to ls ("" before one is).
-func (ls *liveSession) sessionID() string {
-	hs := ls.srv.http()
-	hs.mu.Lock()
-	defer hs.mu.Unlock()
-	return ls.id
-}
-
-func (s *Server) announce(inj *injection) {
-	s.logger().Warn("chaos: injected "+inj.Fault.String(), "session", inj.session, "seed", s.Chaos.Seed)
-}
-
-// chaosNote records a client request as it arrives.
-func (s *Server) chaosNote(r *http.Request, live jsonrpc.Message, body []byte) {
-	cs := s.chaos()
-	a := chaosAction{method: r.Method, sid: r.Header.Get("Mcp-Session-Id"), lastEventID: r.Header.Get("Last-Event-ID"),
-		rpcMethod: live.Method, rpcID: string(live.ID), body: string(body), cancels: cancelsID(live), at: s.clock().Now(), req: r}
-	hs := s.http()
-	hs.mu.Lock()
-	if a.sid != "" {
-		a.ls = hs.byID[a.sid]
-	} else {
-		a.ls = hs.byEndpoint[r.URL.RequestURI()] // an HTTP+SSE POST
+func (h *Hook) logger() *slog.Logger {
+	if h.Logger == nil {
+		return slog.New(slog.DiscardHandler)
 	}
-	hs.mu.Unlock()
+	return h.Logger
+}
+
+func (h *Hook) announce(inj *injection) {
+	h.logger().Warn("chaos: injected "+inj.Fault.String(), "session", inj.session, "seed", h.Seed)
+}
+
+// note records a client request as it arrives.
+func (cs *Hook) note(p *replayer.Point) {
+	r, live := p.Request, jsonrpc.Parse(p.Body)
+	a := chaosAction{method: r.Method, sid: r.Header.Get("Mcp-Session-Id"), lastEventID: r.Header.Get("Last-Event-ID"),
+		rpcMethod: live.Method, rpcID: string(live.ID), body: string(p.Body), cancels: cancelsID(live), at: p.At, req: r,
+		ls: p.Session} // by its id, or its HTTP+SSE endpoint
 	cs.mu.Lock()
 	cs.actions = append(cs.actions, a)
 	cs.mu.Unlock()
@@ -206,12 +268,11 @@ func cancelsID(m jsonrpc.Message) string {
 	return string(mcpwire.CancelledRequestID(m.Params))
 }
 
-// chaosRequest injects the faults at a request of ls: an expired session
-// (404 from its POST n on) and a 503 (its POST n). It reports whether it
-// answered.
-func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSession, live jsonrpc.Message, body []byte) bool {
-	cs := s.chaos()
-	rec := ls.recording().Recording
+// request injects the faults at a request of p.Session: an expired
+// session (404 from its POST n on) and a 503 (its POST n).
+func (cs *Hook) request(p *replayer.Point) replayer.Action {
+	r, ls, body, live := p.Request, p.Session, p.Body, jsonrpc.Parse(p.Body)
+	rec := ls.Recording()
 	cs.mu.Lock()
 	n := 0
 	if r.Method == http.MethodPost {
@@ -220,60 +281,55 @@ func (s *Server) chaosRequest(w http.ResponseWriter, r *http.Request, ls *liveSe
 	}
 	exp := cs.expired[ls]
 	if exp == nil && n > 0 {
-		if inj, ok := cs.takeLocked(s.Chaos, ls, rec, func(f Fault) bool { return f.Kind == FaultExpire && f.Request == n }); ok {
+		if inj, ok := cs.takeLocked(ls, rec, func(f Fault) bool { return f.Kind == FaultExpire && f.Request == n }); ok {
 			cs.expired[ls], exp = inj, inj
-			defer s.announce(inj)
+			defer cs.announce(inj)
 		}
 	}
 	var unavailable *injection
 	if exp == nil && r.Method == http.MethodPost {
-		if inj, ok := cs.takeLocked(s.Chaos, ls, rec, func(f Fault) bool { return f.Kind == Fault503 && f.Request == n }); ok {
+		if inj, ok := cs.takeLocked(ls, rec, func(f Fault) bool { return f.Kind == Fault503 && f.Request == n }); ok {
 			inj.body, inj.rpcMethod, inj.rpcID = string(body), live.Method, string(live.ID)
 			unavailable = inj
-			inj.cutAt = s.clock().Now()
+			inj.cutAt = p.At
 			cs.posts[ls]-- // not a POST of the conversation: it is to come again
-			defer s.announce(inj)
+			defer cs.announce(inj)
 		}
 	}
 	cs.mu.Unlock()
 	switch {
 	case exp != nil:
-		writeJSONError(w, http.StatusNotFound, nil, -32001, "Session not found")
-		return true
+		return jsonError(http.StatusNotFound, -32001, "Session not found")
 	case unavailable != nil:
-		write503(w)
-		return true
+		return unavailable503()
 	}
-	return false
+	return replayer.Action{}
 }
 
-// chaosRefuseGet answers a standalone GET of ls with 405 when its plan
-// refuses them: every one from the first planned on.
-func (ls *liveSession) chaosRefuseGet(w http.ResponseWriter) bool {
-	s := ls.srv
-	cs := s.chaos()
+// refuseGetAt answers a standalone GET of p.Session with 405 when its
+// plan refuses them: every one from the first planned on.
+func (cs *Hook) refuseGetAt(p *replayer.Point) replayer.Action {
+	ls := p.Session
 	cs.mu.Lock()
 	inj := cs.refuseGet[ls]
 	if inj == nil {
-		if i, ok := cs.takeLocked(s.Chaos, ls, ls.recording().Recording, func(f Fault) bool { return f.Kind == FaultRefuseGet }); ok {
+		if i, ok := cs.takeLocked(ls, ls.Recording(), func(f Fault) bool { return f.Kind == FaultRefuseGet }); ok {
 			cs.refuseGet[ls], inj = i, i
-			defer s.announce(i)
+			defer cs.announce(i)
 		}
 	}
 	cs.mu.Unlock()
 	if inj == nil {
-		return false
+		return replayer.Action{}
 	}
-	w.Header().Set("Allow", "POST, DELETE")
-	w.WriteHeader(http.StatusMethodNotAllowed)
-	return true
+	return replayer.Action{Status: http.StatusMethodNotAllowed, Header: http.Header{"Allow": {"POST, DELETE"}}}
 }
 
-// chaosResume answers a resumption of a stream chaos cut: 404 for a
-// resume-404, the rest late for a resume-late. It reports whether it
-// answered (or the client left while it waited).
-func (ls *liveSession) chaosResume(w http.ResponseWriter, r *http.Request, lastID string) bool {
-	cs := ls.srv.chaos()
+// resume answers a resumption of a stream chaos cut: 404 for a
+// resume-404, the rest late for a resume-late (Stop when the client left
+// while it waited).
+func (cs *Hook) resume(p *replayer.Point) replayer.Action {
+	ls, lastID := p.Session, p.LastEventID
 	cs.mu.Lock()
 	var cut *injection
 	for _, inj := range cs.injected {
@@ -291,7 +347,7 @@ func (ls *liveSession) chaosResume(w http.ResponseWriter, r *http.Request, lastI
 	cs.mu.Unlock()
 	switch {
 	case cut == nil:
-		return false
+		return replayer.Action{}
 	case cut.Kind == FaultResume404:
 		// The session is gone, as a 404 to its id says: every request
 		// of it is answered 404 from now on.
@@ -300,23 +356,22 @@ func (ls *liveSession) chaosResume(w http.ResponseWriter, r *http.Request, lastI
 			cs.expired[ls] = cut
 		}
 		cs.mu.Unlock()
-		writeJSONError(w, http.StatusNotFound, nil, -32001, "mcpvcr replay --chaos: unknown Last-Event-ID "+lastID+" (an injected fault)")
-		return true
+		return jsonError(http.StatusNotFound, -32001, "mcpvcr replay --chaos: unknown Last-Event-ID "+lastID+" (an injected fault)")
 	}
-	if !ls.pause(r, cut.Delay) {
+	if !p.Wait(cut.Delay) {
 		cs.mu.Lock()
 		cut.left = true
 		cs.mu.Unlock()
-		return true
+		return replayer.Action{Stop: true}
 	}
-	return false
+	return replayer.Action{}
 }
 
-// chaosResumedEmpty notes that the resumption of a stream cut after its
-// last event was served: nothing was left to send, so what the client
-// asked for it got.
-func (ls *liveSession) chaosResumedEmpty(lastID string) {
-	cs := ls.srv.chaos()
+// resumedEmpty notes that the resumption of a stream cut after its last
+// event was served: nothing was left to send, so what the client asked
+// for it got.
+func (cs *Hook) resumedEmpty(p *replayer.Point) {
+	ls, lastID := p.Session, p.LastEventID
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	for key, inj := range cs.awaiting {
@@ -327,30 +382,19 @@ func (ls *liveSession) chaosResumedEmpty(lastID string) {
 	}
 }
 
-// chaosStep is what chaos does with an event about to be sent.
-type chaosStep int
-
-const (
-	chaosSend chaosStep = iota // send it
-	chaosSkip                  // leave it out
-	chaosCut                   // drop the connection before it
-	chaosGone                  // the client left during a delay
-)
-
-// chaosBefore is called before event f of recorded stream st (of rec) is
+// before is called before event f of recorded stream st (of rec) is
 // sent to ls: it waits a planned delay, leaves out a planned priming
 // event, or cuts before the first event.
-func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.Stream, f *store.Frame) (chaosStep, []byte) {
+func (cs *Hook) before(p *replayer.Point) replayer.Action {
+	ls, rec, f, r := p.Session, p.Recording, p.Frame, p.Request
 	if f.Comment {
-		return chaosSend, nil
+		return replayer.Action{}
 	}
-	s := ls.srv
-	cs := s.chaos()
-	n := ordinalOf(rec, st.ID)
+	n := p.StreamNumber
 	key := liveStream{ls, n}
 	cs.mu.Lock()
 	sent := cs.events[key]
-	inj, ok := cs.takeLocked(s.Chaos, ls, rec.Recording, func(g Fault) bool {
+	inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool {
 		if g.Stream != n || g.Event != sent {
 			return false
 		}
@@ -368,7 +412,7 @@ func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.St
 	})
 	if !ok && sent == 0 && f.Kind == store.KindEmpty && f.HasEventID {
 		// A retry goes on the priming event; its cut comes later.
-		inj, ok = cs.takeLocked(s.Chaos, ls, rec.Recording, func(g Fault) bool { return g.Kind == FaultRetry && g.Stream == n })
+		inj, ok = cs.takeLocked(ls, rec, func(g Fault) bool { return g.Kind == FaultRetry && g.Stream == n })
 		if ok {
 			cs.retry[key] = inj
 		}
@@ -378,7 +422,7 @@ func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.St
 	}
 	var hold *reorderHold
 	if ok && inj.Kind == FaultReorder {
-		inj.more = clientAfter(rec.Recording, inj.OtherSeq)
+		inj.more = clientAfter(rec, inj.OtherSeq)
 		hold = &reorderHold{inj: inj, sent: make(chan struct{})}
 		if at, sent := cs.sent[liveSeq{ls, inj.OtherSeq}]; sent {
 			inj.first, inj.at = true, at
@@ -389,17 +433,17 @@ func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.St
 	}
 	cs.mu.Unlock()
 	if !ok {
-		return chaosSend, nil
+		return replayer.Action{}
 	}
-	s.announce(inj)
+	cs.announce(inj)
 	if hold != nil {
-		return ls.chaosHold(r, rec, hold), nil
+		return cs.hold(p, hold)
 	}
 	switch inj.Kind {
 	case FaultCut:
-		return chaosCut, nil
+		return replayer.Action{Cut: true}
 	case FaultRetry:
-		return chaosSend, withRetry(f.Raw, inj.Delay)
+		return replayer.Action{Replace: withRetry(f.Raw, inj.Delay)}
 	case FaultDropPriming:
 		cs.mu.Lock()
 		for i := len(cs.actions) - 1; i >= 0; i-- {
@@ -411,35 +455,27 @@ func (ls *liveSession) chaosBefore(r *http.Request, rec *recording, st *store.St
 		cs.events[key]++
 		cs.awaiting[key] = inj
 		cs.mu.Unlock()
-		return chaosSkip, nil
+		return replayer.Action{Skip: true}
 	}
-	if !ls.pause(r, inj.Delay) {
+	if !p.Wait(inj.Delay) {
 		cs.mu.Lock()
 		inj.left = true
 		delete(cs.awaiting, key)
 		cs.mu.Unlock()
-		return chaosGone, nil
+		return replayer.Action{Stop: true}
 	}
-	return chaosSend, nil
+	return replayer.Action{}
 }
 
-// withRetry returns the SSE event block raw with a retry field of d (in
-// milliseconds) added.
-func withRetry(raw []byte, d time.Duration) []byte {
-	b := bytes.TrimRight(raw, "\r\n")
-	return fmt.Appendf(slices.Clip(b), "\nretry: %d\n\n", d.Milliseconds())
-}
-
-// chaosAfter is called once event f of st was written to ls: it notes a
+// after is called once event f of st was written to ls: it notes a
 // fault waiting for this delivery and reports whether a planned cut drops
 // the stream now.
-func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Frame) bool {
+func (cs *Hook) after(p *replayer.Point) bool {
+	ls, rec, st, f := p.Session, p.Recording, p.Stream, p.Frame
 	if f.Comment {
 		return false
 	}
-	s := ls.srv
-	cs := s.chaos()
-	n := ordinalOf(rec, st.ID)
+	n := p.StreamNumber
 	key := liveStream{ls, n}
 	cs.mu.Lock()
 	if w := cs.awaiting[key]; w != nil {
@@ -464,7 +500,7 @@ func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Fra
 	}
 	cs.events[key]++
 	sent := cs.events[key]
-	inj, ok := cs.takeLocked(s.Chaos, ls, rec.Recording, func(g Fault) bool {
+	inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool {
 		return g.Stream == n && g.Event == sent && g.Event > 0 &&
 			(g.Kind == FaultCutResumable || g.Kind == FaultCut || g.Kind == FaultResume404 || g.Kind == FaultResumeLate)
 	})
@@ -483,7 +519,7 @@ func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Fra
 	retry := cs.retry[key]
 	if retry != nil && retry.Event == sent && retry.cutAt.IsZero() {
 		// The retry fault announced at the priming event cuts now.
-		retry.lastID, retry.cutAt = lastEventSent(rec, st, sent), s.clock().Now()
+		retry.lastID, retry.cutAt = lastEventSent(rec, st, sent), p.At
 		delete(cs.retry, key)
 		cs.awaiting[key] = retry
 	} else {
@@ -491,55 +527,9 @@ func (ls *liveSession) chaosAfter(rec *recording, st *store.Stream, f *store.Fra
 	}
 	cs.mu.Unlock()
 	if ok {
-		s.announce(inj)
+		cs.announce(inj)
 	}
 	return ok || retry != nil
-}
-
-// chaosLateResult is called where a followed stream ends without the
-// answer to live request liveID, the recorded client having cancelled
-// it: when a late-result fault is planned there and this client has
-// cancelled it too, it sends a result all the same, on the request's
-// stream. It reports whether it injected (the stream is then over).
-func (ls *liveSession) chaosLateResult(w http.ResponseWriter, r *http.Request, rec *recording, st *store.Stream, liveID string) bool {
-	s := ls.srv
-	cs := s.chaos()
-	n := ordinalOf(rec, st.ID)
-	sid := ls.sessionID()
-	gone := r.Context().Err() != nil
-	cs.mu.Lock()
-	cancelled := slices.ContainsFunc(cs.actions, func(a chaosAction) bool {
-		return a.cancels == liveID && (a.ls == ls || (sid != "" && a.sid == sid))
-	})
-	var inj *injection
-	ok := false
-	if cancelled || gone {
-		inj, ok = cs.takeLocked(s.Chaos, ls, rec.Recording, func(g Fault) bool { return g.Kind == FaultLateResult && g.Stream == n })
-	}
-	if ok {
-		inj.rpcID, inj.left = liveID, !cancelled
-	}
-	cs.mu.Unlock()
-	if !ok {
-		return false
-	}
-	s.announce(inj)
-	if inj.left {
-		return true // the client closed the stream before its cancellation came
-	}
-	method := ""
-	if req := frameBySeq(rec.Recording, inj.Seq); req != nil {
-		method = req.Method
-	}
-	_, err := fmt.Fprintf(w, "event: message\ndata: %s\n\n", lateResult(liveID, method))
-	if err == nil {
-		err = http.NewResponseController(w).Flush()
-	}
-	cs.mu.Lock()
-	inj.at = len(cs.actions) - 1
-	inj.delivered, inj.left = err == nil, err != nil
-	cs.mu.Unlock()
-	return true
 }
 
 // lateResult is the result a late-result fault sends for request id of
@@ -564,9 +554,9 @@ func frameBySeq(rec *store.Recording, seq int64) *store.Frame {
 
 // lastEventSent returns the id of the last event with an id among the
 // first n events of st.
-func lastEventSent(rec *recording, st *store.Stream, n int) string {
+func lastEventSent(rec *store.Recording, st *store.Stream, n int) string {
 	id := ""
-	for i, f := range sseEvents(rec.Recording, st.ID) {
+	for i, f := range sseEvents(rec, st.ID) {
 		if i >= n {
 			break
 		}
@@ -577,22 +567,27 @@ func lastEventSent(rec *recording, st *store.Stream, n int) string {
 	return id
 }
 
-// chaosDelayJSON waits a delay planned for the JSON answer of st; it
-// reports false when the client left first.
-func (ls *liveSession) chaosDelayJSON(r *http.Request, rec *recording, st *store.Stream) bool {
-	s := ls.srv
-	cs := s.chaos()
-	n := ordinalOf(rec, st.ID)
+// delayJSON waits a delay planned for the JSON answer of p.Stream; Stop
+// when the client left first.
+func (cs *Hook) delayJSON(p *replayer.Point) replayer.Action {
+	ls, rec, n := p.Session, p.Recording, p.StreamNumber
 	cs.mu.Lock()
-	inj, ok := cs.takeLocked(s.Chaos, ls, rec.Recording, func(g Fault) bool { return g.Kind == FaultDelay && g.Stream == n })
+	inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool { return g.Kind == FaultDelay && g.Stream == n })
 	cs.mu.Unlock()
 	if !ok {
-		return true
+		return replayer.Action{}
 	}
-	s.announce(inj)
-	gone := !ls.pause(r, inj.Delay)
+	cs.announce(inj)
+	gone := !p.Wait(inj.Delay)
 	cs.mu.Lock()
 	inj.left, inj.delivered = gone, !gone
 	cs.mu.Unlock()
-	return !gone
+	return replayer.Action{Stop: gone}
+}
+
+// jsonError is an answer with status and a JSON-RPC error of code and
+// msg.
+func jsonError(status, code int, msg string) replayer.Action {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage("null"), "error": map[string]any{"code": code, "message": msg}})
+	return replayer.Action{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: b}
 }

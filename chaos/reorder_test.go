@@ -1,4 +1,4 @@
-package replayer
+package chaos
 
 import (
 	"bytes"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -83,7 +84,7 @@ func TestChaos_ReorderPlan(t *testing.T) {
 			}
 		}
 		for seed := uint64(1); seed <= 50; seed++ {
-			for _, f := range (Chaos{Seed: seed}).Plan(rec) {
+			for _, f := range (Config{Seed: seed}).Plan(rec) {
 				if f.Kind != FaultReorder {
 					continue
 				}
@@ -144,7 +145,7 @@ func TestChaos_ReorderPlan(t *testing.T) {
 				t.Errorf("sites (-want +got):\n%s", diff)
 			}
 			for seed := uint64(1); seed <= 50; seed++ {
-				for _, f := range (Chaos{Seed: seed}).Plan(rec) {
+				for _, f := range (Config{Seed: seed}).Plan(rec) {
 					if f.Kind == FaultReorder && tt.want == nil {
 						t.Errorf("seed %d: reorder drawn on a pair that may not be reordered: %s", seed, f)
 					}
@@ -187,20 +188,19 @@ func TestChaos_ReorderGoSDK(t *testing.T) {
 	t.Cleanup(func() { reorderBound = bound })
 	recs := recordReorder(t)
 	const seed = 1
-	var first []ChaosResult
+	var first []Result
 	for run := range 2 {
 		var logs syncWriter
-		srv := &Server{Recordings: recs, Chaos: Chaos{On: true, Seed: seed, Kinds: []FaultKind{FaultReorder}},
-			Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+		srv, h := serve(recs, Config{Seed: seed, Kinds: []FaultKind{FaultReorder}}, slog.New(slog.NewTextHandler(&logs, nil)))
 		replayReorder(t.Context(), t, srv, fmt.Sprintf("run %d: ", run+1))
-		res := srv.ChaosResults()
+		res := h.Results()
 		if len(res) != 1 || res[0].Kind != FaultReorder || res[0].Verdict != VerdictPass ||
 			!strings.Contains(res[0].Did, "in the other order and carried on in the same session") || !strings.Contains(res[0].Did, "not visible on the wire") {
 			var did []string
 			for _, r := range res {
 				did = append(did, r.Did+": "+r.Verdict.String())
 			}
-			t.Fatalf("run %d: results %v, the client %q (not reached: %v); want one reorder, passed\n%s", run+1, res, did, srv.ChaosNotReached(), logs.String())
+			t.Fatalf("run %d: results %v, the client %q (not reached: %v); want one reorder, passed\n%s", run+1, res, did, h.NotReached(), logs.String())
 		}
 		if !strings.Contains(logs.String(), "chaos: injected reorder") {
 			t.Errorf("run %d: the reorder is not announced:\n%s", run+1, logs.String())
@@ -233,17 +233,16 @@ func TestChaos_ReorderCandidatesDisagree(t *testing.T) {
 	moveAfter(t, recs[1], isLog, func(f *store.Frame) bool {
 		return f.Kind == store.KindRequest && f.Method == "tools/call" && f.ID == "5"
 	})
-	plan := (Chaos{Seed: 1, Kinds: []FaultKind{FaultReorder}}).Plan(recs[0])
+	plan := (Config{Seed: 1, Kinds: []FaultKind{FaultReorder}}).Plan(recs[0])
 	if len(plan) != 1 || plan[0].StreamKind != store.PostStream || plan[0].OtherKind != store.GetStream {
 		t.Fatalf("plan %v; want the call's progress held for the log message", plan)
 	}
 	var logs syncWriter
-	srv := &Server{Recordings: recs, Chaos: Chaos{On: true, Seed: 1, Kinds: []FaultKind{FaultReorder}},
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
+	srv, h := serve(recs, Config{Seed: 1, Kinds: []FaultKind{FaultReorder}}, slog.New(slog.NewTextHandler(&logs, nil)))
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	replayReorder(ctx, t, srv, "")
-	res := srv.ChaosResults()
+	res := h.Results()
 	if len(res) != 1 || res[0].Verdict != VerdictPass || !strings.Contains(res[0].Did, "in the other order") {
 		t.Fatalf("results %v; want one reorder, made and passed\n%s", res, logs.String())
 	}
@@ -288,12 +287,11 @@ func moveAfter(t *testing.T, rec *store.Recording, which, after func(*store.Fram
 func TestChaos_ReorderBounded(t *testing.T) {
 	recs := recordReorder(t)
 	var logs syncWriter
-	srv := &Server{Recordings: recs, Chaos: Chaos{On: true, Seed: 1, Kinds: []FaultKind{FaultReorder}},
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))}
-	cs := srv.chaos()
+	srv, h := serve(recs, Config{Seed: 1, Kinds: []FaultKind{FaultReorder}}, slog.New(slog.NewTextHandler(&logs, nil)))
+	cs := h.state()
 	planned := 0
 	for _, rec := range recs {
-		p := (Chaos{Seed: 1, Kinds: []FaultKind{FaultReorder}}).Plan(rec)
+		p := (Config{Seed: 1, Kinds: []FaultKind{FaultReorder}}).Plan(rec)
 		if len(p) == 0 {
 			continue // the seed draws no reorder for this session
 		}
@@ -315,7 +313,7 @@ func TestChaos_ReorderBounded(t *testing.T) {
 		t.Fatal("seed 1 draws a reorder in no session")
 	}
 	replayReorder(t.Context(), t, srv, "")
-	res := srv.ChaosResults()
+	res := h.Results()
 	if len(res) != 1 || res[0].Verdict != VerdictPass || !strings.Contains(res[0].Did, "never came within 20ms") {
 		t.Fatalf("results %v; want one reorder, the other never came, passed\n%s", res, logs.String())
 	}
@@ -325,9 +323,16 @@ func TestChaos_ReorderBounded(t *testing.T) {
 	t.Logf("%s: %s", res[0].Fault, res[0].Did)
 }
 
+// serve returns a replay of recs with the chaos Hook of c, logging to
+// logger.
+func serve(recs []*store.Recording, c Config, logger *slog.Logger) (*replayer.Server, *Hook) {
+	h := New(c, logger)
+	return &replayer.Server{Recordings: recs, Hook: h, Logger: logger}, h
+}
+
 // replayReorder serves srv to the Go SDK client running chaos script
 // "reorder", closes srv, and checks that the client did every step.
-func replayReorder(ctx context.Context, t *testing.T, srv *Server, prefix string) {
+func replayReorder(ctx context.Context, t *testing.T, srv *replayer.Server, prefix string) {
 	t.Helper()
 	ts := httptest.NewServer(srv)
 	saw := mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.Implementation{Name: "reorder-replay-client", Version: "9.9"}, "reorder")

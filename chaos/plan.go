@@ -1,4 +1,4 @@
-package replayer
+package chaos
 
 import (
 	"fmt"
@@ -53,19 +53,17 @@ func FaultKinds() []FaultKind {
 	return ks
 }
 
-// DefaultChaosRate is how many faults chaos replay draws per session when
-// Chaos.Rate is zero.
-const DefaultChaosRate = 3
+// DefaultRate is how many faults chaos replay draws per session when
+// Config.Rate is zero.
+const DefaultRate = 3
 
-// Chaos configures chaos replay: faults drawn from a seed at positions in
-// each recorded session, injected, and judged by what the client does
-// next. The zero Chaos is off.
-type Chaos struct {
+// Config configures chaos replay: faults drawn from a seed at positions
+// in each recorded session, injected, and judged by what the client does
+// next.
+type Config struct {
 	// Seed draws the faults; the same seed, recording and client
-	// behaviour give the same faults.
+	// behaviour give the same faults (0 is a seed like any other).
 	Seed uint64
-	// On turns chaos replay on (Seed 0 is a seed like any other).
-	On bool
 	// Kinds are the kinds to draw from; nil draws from every kind the
 	// session's transport and revision allow.
 	Kinds []FaultKind
@@ -228,7 +226,7 @@ func Injected(k FaultKind, t store.Transport, rev string) bool {
 // uses only c's Seed and the recording, never the clock: the same seed
 // and recording give the same plan. No two faults share a stream or a
 // request.
-func (c Chaos) Plan(rec *store.Recording) []Fault {
+func (c Config) Plan(rec *store.Recording) []Fault {
 	s := rec.Session
 	rng := rand.New(rand.NewPCG(c.Seed, uint64(s.ID)))
 	kinds := c.Kinds
@@ -248,7 +246,7 @@ func (c Chaos) Plan(rec *store.Recording) []Fault {
 	}
 	rate := c.Rate
 	if rate <= 0 {
-		rate = DefaultChaosRate
+		rate = DefaultRate
 	}
 	var plan []Fault
 	usedStream, usedRequest := map[int]bool{}, map[int]bool{}
@@ -344,111 +342,30 @@ func faultSites(k FaultKind, rec *store.Recording) []Fault {
 		}
 		base := Fault{Kind: k, Stream: n, StreamKind: st.Kind}
 		evs := sseEvents(rec, st.ID)
-		switch k {
-		case FaultCutResumable, FaultResume404, FaultResumeLate:
-			// A POST stream with a response still to come after event e,
-			// and an event id among the first e.
-			if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 || st.End != store.EndComplete {
-				continue
-			}
-			for e := 1; e < len(evs); e++ {
-				if evs[e-1].HasEventID && evs[e-1].EventID != "" && !resumedInRecording(rec, st.ID) {
-					f := base
-					f.Event, f.Seq = e, evs[e-1].Seq
-					out = append(out, f)
-				}
-			}
-		case FaultRetry:
-			// A resumable POST stream that opens with a priming event (the
-			// event the retry goes on) with a response still to come.
-			if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 || st.End != store.EndComplete || resumedInRecording(rec, st.ID) {
-				continue
-			}
-			if len(evs) < 3 || evs[0].Kind != store.KindEmpty || !evs[0].HasEventID || evs[0].EventID == "" {
-				continue
-			}
-			for e := 1; e < len(evs); e++ {
-				if evs[e-1].HasEventID && evs[e-1].EventID != "" {
-					f := base
-					f.Event, f.Seq = e, evs[e-1].Seq
-					out = append(out, f)
-				}
-			}
-		case FaultLateResult:
-			if req := cancelled[st.ID]; req != nil && st.Kind == store.PostStream && isSSE(st) && st.Status == 200 {
-				f := base
-				f.Seq = req.Seq
-				out = append(out, f)
-			}
-		case FaultCloseEarly:
-			if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 {
-				continue
-			}
-			if r := slices.IndexFunc(evs, func(f *store.Frame) bool { return f.Kind.IsResponse() }); r >= 0 {
-				f := base
-				f.Event, f.Seq = r, evs[r].Seq
-				out = append(out, f)
-			}
-		case FaultCut:
-			if st.Kind == store.SSEGetStream && st.Status == 200 {
-				// HTTP+SSE: the one stream of the session, dropped after
-				// its endpoint event and before the rest: the session ends.
-				for e := 1; e < len(evs); e++ {
-					f := base
-					f.Event, f.Seq = e, evs[e-1].Seq
-					out = append(out, f)
-				}
-				continue
-			}
-			if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 || st.End != store.EndComplete || len(evs) == 0 {
-				continue
-			}
-			if slices.ContainsFunc(evs, func(f *store.Frame) bool { return f.HasEventID && f.EventID != "" }) {
-				continue
-			}
-			for e := 0; e < len(evs); e++ {
-				f := base
-				f.Event = e
-				if e > 0 {
-					f.Seq = evs[e-1].Seq
-				}
-				out = append(out, f)
-			}
-		case FaultDelay:
-			if st.Status != 200 || (st.Kind != store.PostStream && st.Kind != store.GetStream && st.Kind != store.SSEGetStream) {
-				continue
-			}
-			if !isSSE(st) {
-				out = append(out, base) // a JSON answer, delayed whole
-				continue
-			}
-			for e := range evs {
-				f := base
-				f.Event, f.Seq = e, evs[e].Seq
-				out = append(out, f)
-			}
-		case FaultDropPriming:
-			if st.Kind == store.PostStream && isSSE(st) && len(evs) > 1 && evs[0].Kind == store.KindEmpty && evs[0].HasEventID {
-				f := base
-				f.Seq = evs[0].Seq
-				out = append(out, f)
-			}
-		case FaultRefuseGet:
-			// Only a GET stream that carries nothing the session needs.
-			if st.Kind == store.GetStream && st.Status == 200 && !slices.ContainsFunc(framesOfStream(rec, st.ID), isProtocol) {
-				out = append(out, base)
-			}
-		case FaultExpire:
-			if st.Kind == store.PostStream && requests >= 3 {
-				out = append(out, Fault{Kind: k, Request: requests})
-			}
-		case Fault503:
-			if st.Kind == store.PostStream && requests >= 2 {
-				out = append(out, Fault{Kind: k, Request: requests})
-			}
+		if at := sitesOf[k]; at != nil {
+			out = append(out, at(rec, st, base, evs, requests, cancelled)...)
 		}
 	}
 	return out
+}
+
+// sitesOf holds, by kind, the places on one stream st (number n, base
+// naming it) of rec where a fault of that kind can go; requests is the
+// number of POSTs up to st, cancelled the requests the recorded client
+// cancelled (see cancelledRequests).
+var sitesOf = map[FaultKind]func(rec *store.Recording, st *store.Stream, base Fault, evs []*store.Frame, requests int, cancelled map[int64]*store.Frame) []Fault{
+	FaultCutResumable: sitesResumable,
+	FaultResume404:    sitesResumable,
+	FaultResumeLate:   sitesResumable,
+	FaultRetry:        sitesRetry,
+	FaultLateResult:   sitesLateResult,
+	FaultCloseEarly:   sitesCloseEarly,
+	FaultCut:          sitesCut,
+	FaultDelay:        sitesDelay,
+	FaultDropPriming:  sitesDropPriming,
+	FaultRefuseGet:    sitesRefuseGet,
+	FaultExpire:       sitesExpire,
+	Fault503:          sites503,
 }
 
 // resumedInRecording reports whether the recording itself resumes stream
@@ -521,51 +438,11 @@ func stdioSites(k FaultKind, rec *store.Recording) []Fault {
 	return out
 }
 
-// reorderBound is how much longer than recorded a reorder holds its
-// notification for the other one to be sent. A variable for tests, whose
-// loaded machines may take longer than that to open a stream.
-var reorderBound = time.Second
-
-// reorderSites returns the pairs of server notifications of rec that may
-// be sent in the other order: two notifications recorded one right after
-// the other (nothing of the session between them, on any stream), on two
-// SSE streams (a GET and a POST, or two POSTs) that the recording does
-// not resume. Holding the earlier one until the later is sent keeps each
-// stream's own order, so nothing moves across a request and its response
-// on one stream; and nothing the client sent falls between them, so
-// neither is sent before the request that caused it arrives. A progress
-// notification is held only on its request's POST stream, where its
-// response comes after it.
-func reorderSites(rec *store.Recording) []Fault {
-	byID := map[int64]int{}
-	for i := range rec.Streams {
-		byID[rec.Streams[i].ID] = i
+// isProtocol reports whether f is a message of the session rather than
+// of the transport (a comment, a priming event, an endpoint event).
+func isProtocol(f *store.Frame) bool {
+	if f.Comment {
+		return false
 	}
-	ok := func(f *store.Frame) bool {
-		i, found := byID[f.StreamID]
-		if !found || f.Direction != store.ServerToClient || !f.SSE || f.Kind != store.KindNotification || f.Malformed {
-			return false
-		}
-		st := &rec.Streams[i]
-		return (st.Kind == store.PostStream || st.Kind == store.GetStream) && st.Status == 200 && isSSE(st) && !resumedInRecording(rec, st.ID)
-	}
-	var out []Fault
-	var prev *store.Frame
-	for i := range rec.Frames {
-		f := &rec.Frames[i]
-		if f.Comment || (f.SSE && f.Kind == store.KindEmpty) {
-			continue // a transport event, not the session's
-		}
-		if a := prev; a != nil && ok(a) && ok(f) && a.StreamID != f.StreamID {
-			st := &rec.Streams[byID[a.StreamID]]
-			if a.Method != "notifications/progress" || st.Kind == store.PostStream {
-				evs := sseEvents(rec, a.StreamID)
-				e := slices.Index(evs, a)
-				out = append(out, Fault{Kind: FaultReorder, Stream: byID[a.StreamID] + 1, StreamKind: st.Kind, Event: e, Seq: a.Seq,
-					Other: byID[f.StreamID] + 1, OtherKind: rec.Streams[byID[f.StreamID]].Kind, OtherSeq: f.Seq, Delay: max(f.Offset-a.Offset, 0).Round(time.Millisecond) + reorderBound})
-			}
-		}
-		prev = f
-	}
-	return out
+	return !(f.SSE && (f.Kind == store.KindEmpty || f.Event == "endpoint"))
 }

@@ -1,0 +1,88 @@
+package chaos
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// late-result: once the client cancels a request the recording never
+// answers, a result sent all the same; the client must ignore it.
+
+func sitesLateResult(rec *store.Recording, st *store.Stream, base Fault, evs []*store.Frame, requests int, cancelled map[int64]*store.Frame) []Fault {
+	var out []Fault
+	if req := cancelled[st.ID]; req != nil && st.Kind == store.PostStream && isSSE(st) && st.Status == 200 {
+		f := base
+		f.Seq = req.Seq
+		out = append(out, f)
+	}
+	return out
+}
+
+func judgeLateResult(inj *injection, after, mine []chaosAction) (string, Verdict) {
+	if inj.left {
+		if slices.ContainsFunc(mine, func(a chaosAction) bool { return a.cancels == inj.rpcID }) {
+			return "closed the request's stream before its cancellation came: no late result could be sent", VerdictNotObserved
+		}
+		return "closed the request's stream before cancelling it: no late result was sent", VerdictNotObserved
+	}
+	if !inj.delivered {
+		return "the late result was not seen delivered", VerdictNotObserved
+	}
+	for _, a := range mine {
+		switch {
+		case a.cancels == inj.rpcID:
+			return "cancelled request " + inj.rpcID + " again after its late result", VerdictFail
+		case a.rpcID == inj.rpcID && a.rpcMethod != "":
+			return "sent request id " + inj.rpcID + " again after its late result: " + describe(a), VerdictFail
+		}
+	}
+	if len(mine) == 0 {
+		return "took the late result and sent nothing more", VerdictNotObserved
+	}
+	return "sent nothing more for request " + inj.rpcID + " after its late result and carried on (next: " + describe(mine[0]) + ")", VerdictPass
+}
+
+// lateResult is called where a followed stream ends without the
+// answer to live request liveID, the recorded client having cancelled
+// it: when a late-result fault is planned there and this client has
+// cancelled it too, it sends a result all the same, on the request's
+// stream (the stream is then over).
+func (cs *Hook) lateResult(p *replayer.Point) replayer.Action {
+	ls, rec, liveID := p.Session, p.Recording, p.LiveID
+	n := p.StreamNumber
+	sid := ls.ID()
+	gone := p.Gone()
+	cs.mu.Lock()
+	cancelled := slices.ContainsFunc(cs.actions, func(a chaosAction) bool {
+		return a.cancels == liveID && (a.ls == ls || (sid != "" && a.sid == sid))
+	})
+	var inj *injection
+	ok := false
+	if cancelled || gone {
+		inj, ok = cs.takeLocked(ls, rec, func(g Fault) bool { return g.Kind == FaultLateResult && g.Stream == n })
+	}
+	if ok {
+		inj.rpcID, inj.left = liveID, !cancelled
+	}
+	cs.mu.Unlock()
+	if !ok {
+		return replayer.Action{}
+	}
+	cs.announce(inj)
+	if inj.left {
+		return replayer.Action{Stop: true} // the client closed the stream before its cancellation came
+	}
+	method := ""
+	if req := frameBySeq(rec, inj.Seq); req != nil {
+		method = req.Method
+	}
+	return replayer.Action{Send: fmt.Appendf(nil, "event: message\ndata: %s\n\n", lateResult(liveID, method)), Sent: func(err error) {
+		cs.mu.Lock()
+		inj.at = len(cs.actions) - 1
+		inj.delivered, inj.left = err == nil, err != nil
+		cs.mu.Unlock()
+	}}
+}

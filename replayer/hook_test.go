@@ -1,0 +1,77 @@
+package replayer_test
+
+import (
+	"bytes"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/replayer"
+)
+
+// refuseCalls is a Hook of a test's own: it notes every point it is
+// called at and answers each tools/call with 503.
+type refuseCalls struct {
+	mu     sync.Mutex // guards the fields below
+	wheres []replayer.Where
+	ids    []string // the session ids seen at AtRequest
+	refuse bool
+}
+
+func (h *refuseCalls) Act(p *replayer.Point) replayer.Action {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.wheres = append(h.wheres, p.Where)
+	if p.Where != replayer.AtRequest {
+		return replayer.Action{}
+	}
+	h.ids = append(h.ids, p.Session.ID()+"="+p.Request.Header.Get("Mcp-Session-Id"))
+	if h.refuse && bytes.Contains(p.Body, []byte(`"tools/call"`)) {
+		return replayer.Action{Status: http.StatusServiceUnavailable, Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte("refused by the hook\n")}
+	}
+	return replayer.Action{}
+}
+
+// TestHook (hook.go): a Hook is called where faults act, with the live
+// session, and its answer replaces the recorded one: the Go SDK client
+// lists tools as recorded, and its call fails with the hook's 503. Its
+// twin, refuse off, shows the call passing without it.
+func TestHook(t *testing.T) {
+	for _, refuse := range []bool{true, false} {
+		h := &refuseCalls{refuse: refuse}
+		_, url := serveCassette(t, "multi-gosdk-http-sse", "/mcp", func(s *replayer.Server) { s.Hook = h })
+		ctx := testContext(t)
+		cs, err := mcptest.NewClientAs(upgraded).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatalf("refuse %v: tools/list: %v", refuse, err)
+		}
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 2}})
+		switch {
+		case refuse && (err == nil || !strings.Contains(err.Error(), "Service Unavailable")):
+			t.Errorf("tools/call, refused by the hook: %v; want Service Unavailable (503)", err)
+		case !refuse && err != nil:
+			t.Errorf("tools/call, hook passing: %v", err)
+		}
+		cs.Close()
+		h.mu.Lock()
+		for _, w := range []replayer.Where{replayer.AtArrive, replayer.AtStart, replayer.AtRequest, replayer.AtBefore, replayer.AtAfter} {
+			if !slices.Contains(h.wheres, w) {
+				t.Errorf("refuse %v: the hook was never called at %d (called at %v)", refuse, w, h.wheres)
+			}
+		}
+		for _, id := range h.ids {
+			if got, sent, _ := strings.Cut(id, "="); got != sent && sent != "" {
+				t.Errorf("refuse %v: Session.ID() = %q where the client sent Mcp-Session-Id %q", refuse, got, sent)
+			}
+		}
+		h.mu.Unlock()
+	}
+}
