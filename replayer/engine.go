@@ -87,6 +87,9 @@ type engine struct {
 	// live what this replay knows of those it created.
 	tasks *taskBook
 	live  map[string]*liveTask
+	// taskIDs maps the ids of the tasks the recorded client ran to the
+	// live client's (tasks.go).
+	taskIDs map[string]string
 }
 
 func newEngine(rec *recording, mt Match) *engine {
@@ -330,6 +333,7 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 	e.touched = max(e.touched, i+1)
 	e.ready = append(e.ready, e.dependents[i]...)
 	e.learn(i, live)
+	e.learnTask(i, live)
 }
 
 // learn records the live client's ids and progress tokens for recorded
@@ -454,7 +458,7 @@ func (e *engine) release() []outFrame {
 			}
 		}
 		data, changed := e.rewrite(fr)
-		timed := fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled"
+		timed := fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled" || polls(fr.msg)
 		born, since, tt, isTask := e.taskTime(i)
 		if isTask {
 			trigger = tt // a task's status goes on its own timeline (tasks.go)

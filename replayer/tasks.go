@@ -278,3 +278,93 @@ func (ls *liveSession) taskPoll(w http.ResponseWriter, live jsonrpc.Message) boo
 	_, _ = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", ev, bytes.TrimSpace(o.Data))
 	return true
 }
+
+// Tasks the client runs: a server request with params.task (an
+// elicitation or a sampling) is answered by the client with a task of its
+// own, whose id the live client mints. The recorded server's tasks/get,
+// tasks/result and tasks/cancel for it go out with the live id
+// (learnTask, liveTaskID), and the server's polls keep their recorded
+// pace even when replay is not paced (polls): the server polled on its
+// clock, and the client's task takes the time it takes.
+
+// polls reports whether m is a server's request about a client's task.
+func polls(m jsonrpc.Message) bool {
+	switch m.Method {
+	case "tasks/get", "tasks/result", "tasks/cancel":
+		return m.Kind == jsonrpc.KindRequest
+	}
+	return false
+}
+
+// learnTask learns, when recorded client frame i is an answer creating a
+// task (result.task.taskId) and live is the live client's, the live id.
+func (e *engine) learnTask(i int, live jsonrpc.Message) {
+	fr := &e.frames[i]
+	if !fr.msg.Kind.IsResponse() || !live.Kind.IsResponse() {
+		return
+	}
+	rec, ok1 := createdTaskID(fr.msg.Result)
+	got, ok2 := createdTaskID(live.Result)
+	if !ok1 || !ok2 {
+		return
+	}
+	if e.taskIDs == nil {
+		e.taskIDs = map[string]string{}
+	}
+	e.taskIDs[rec] = got
+}
+
+// createdTaskID returns result.task.taskId.
+func createdTaskID(raw json.RawMessage) (string, bool) {
+	var r taskRef
+	if len(raw) == 0 || json.Unmarshal(raw, &r) != nil || r.Task == nil || r.Task.TaskID == "" {
+		return "", false
+	}
+	return r.Task.TaskID, true
+}
+
+// liveTaskID returns, for a recorded server request about a client's
+// task, the live client's id for it as a JSON string.
+func (e *engine) liveTaskID(m jsonrpc.Message) (string, bool) {
+	rec, ok := taskIDIn(m.Params)
+	if !ok {
+		return "", false
+	}
+	live, ok := e.taskIDs[rec]
+	if !ok || live == rec {
+		return "", false
+	}
+	b, err := json.Marshal(live)
+	return string(b), err == nil
+}
+
+// maskTasks leaves out of v, which matching compares, what a task's
+// creator mints: in a task (an object with taskId and status) its
+// taskId, createdAt and lastUpdatedAt, and the taskId of a related-task
+// _meta. A live client's task ids are mapped, not compared, as request
+// ids are; its tasks' times are the replay's.
+func maskTasks(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, id := x["taskId"]; id {
+			if _, st := x["status"]; st {
+				delete(x, "taskId")
+				delete(x, "createdAt")
+				delete(x, "lastUpdatedAt")
+			}
+		}
+		for k, c := range x {
+			if k == "io.modelcontextprotocol/related-task" {
+				if m, ok := c.(map[string]any); ok {
+					delete(m, "taskId")
+				}
+			}
+			x[k] = maskTasks(c)
+		}
+	case []any:
+		for i := range x {
+			x[i] = maskTasks(x[i])
+		}
+	}
+	return v
+}

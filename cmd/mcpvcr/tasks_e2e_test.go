@@ -74,7 +74,7 @@ func TestTasks_ServerTask(t *testing.T) {
 		if x, ok := got["extra"]; ok && x != "completed" {
 			t.Errorf("%s: a poll after completed saw %v; want completed again", name, x)
 		}
-		if code != 0 || !strings.Contains(stderr, " 0 unmatched") || strings.Contains(stderr, "not sent") || strings.Contains(stderr, "a request waits") {
+		if code != 0 || !strings.Contains(stderr, " 0 unmatched") || strings.Contains(stderr, "recorded client frame") || strings.Contains(stderr, "a request waits") {
 			t.Errorf("%s: replay exited %d; want 0, nothing unmatched or unsent, no stall:\n%s", name, code, stderr)
 		}
 	}
@@ -127,4 +127,78 @@ func TestTasks_ServerTask(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestTasks_ClientTask is issue #51's item 3: server-everything's
+// trigger-elicitation-request-async and trigger-sampling-request-async
+// ask the TypeScript SDK client to run the elicitation or sampling as a
+// task of its own, then poll it (tasks/get) and fetch its result
+// (tasks/result). Recorded over stdio and Streamable HTTP and replayed to
+// a client that mints other task ids, the server's polls carry the live
+// client's id, and the client's answers match: the same result, nothing
+// unmatched. A client that answers with a task it does not keep (its
+// tasks/get and tasks/result answers are errors where the recording had
+// results) is reported: three unmatched answers and exit 1. Before the
+// fix the polls carried the recorded id and every client got "Task not
+// found".
+func TestTasks_ClientTask(t *testing.T) {
+	everything := mcptest.Everything(t)
+	node := everything[0]
+	tools := []string{"trigger-elicitation-request-async", "trigger-sampling-request-async"}
+	check := func(t *testing.T, tool string, live map[string]any, replay func(env ...string) (map[string]any, string, int)) {
+		t.Helper()
+		got, stderr, code := replay()
+		if fmt.Sprint(got["result"]) != fmt.Sprint(live["result"]) {
+			t.Errorf("%s: replayed result %v; want the live %v", tool, got["result"], live["result"])
+		}
+		if code != 0 || !strings.Contains(stderr, " 0 unmatched") || strings.Contains(stderr, "recorded client frame") {
+			t.Errorf("%s: replay exited %d; want 0 and every client frame matched:\n%s", tool, code, stderr)
+		}
+		_, stderr, code = replay("FORGET=1")
+		if code != 1 || !strings.Contains(stderr, " 3 unmatched") || !strings.Contains(stderr, "answer to tasks/get differs at error") {
+			t.Errorf("%s: replay to a client whose task is not found exited %d; want 1 and its three error answers unmatched:\n%s", tool, code, stderr)
+		}
+	}
+	for _, tool := range tools {
+		t.Run("stdio/"+tool, func(t *testing.T) {
+			t.Parallel()
+			db := filepath.Join(t.TempDir(), "c.db")
+			dumpSessionsOnFailure(t, db, 1)
+			env := []string{"MODE=client", "TOOL=" + tool}
+			live, _ := tsTasksRun(t, node, append(env, "CLIENT_NAME=recorded"),
+				append([]string{"stdio", mcpvcrBin, "record", "--cassette", db, "--"}, everything...)...)
+			if r := fmt.Sprint(live["result"]); !strings.Contains(r, "[COMPLETED]") {
+				t.Fatalf("live run = %v; want the client's task completed", live)
+			}
+			check(t, tool, live, func(more ...string) (map[string]any, string, int) {
+				got, stderr := tsTasksRun(t, node, append(append(env, "CLIENT_NAME=upgraded"), more...), "stdio", mcpvcrBin, "replay", "--stdio", "--cassette", db)
+				code := 0
+				if !strings.Contains(stderr, " 0 unmatched") {
+					code = 1 // the replay's exit code goes to the client, which does not pass it on
+				}
+				return got, stderr, code
+			})
+		})
+		t.Run("http/"+tool, func(t *testing.T) {
+			t.Parallel()
+			db := filepath.Join(t.TempDir(), "c.db")
+			dumpSessionsOnFailure(t, db, 1)
+			upstream := mcptest.EverythingHTTP(t, mcptest.StreamableHTTP)
+			env := []string{"MODE=client", "TOOL=" + tool}
+			rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+			live, _ := tsTasksRun(t, node, append(env, "CLIENT_NAME=recorded"), "http", rec.URL)
+			if code := rec.Stop(); code != 0 {
+				t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+			}
+			if r := fmt.Sprint(live["result"]); !strings.Contains(r, "[COMPLETED]") {
+				t.Fatalf("live run = %v; want the client's task completed", live)
+			}
+			check(t, tool, live, func(more ...string) (map[string]any, string, int) {
+				rep := startServing(t, "replay", "--cassette", db, "--listen", "127.0.0.1:0")
+				got, _ := tsTasksRun(t, node, append(append(env, "CLIENT_NAME=upgraded"), more...), "http", rep.URL+"/mcp")
+				code := rep.Stop()
+				return got, rep.stderr.String(), code
+			})
+		})
+	}
 }

@@ -14,7 +14,9 @@
 // elicitation and sampling): calls $TOOL (default
 // trigger-elicitation-request-async), whose server asks the client to run
 // an elicitation as a task; the client's task completes after
-// $CLIENT_TASK_MS ms (default 1500) with the answer of $CLIENT_NAME.
+// $CLIENT_TASK_MS ms (default 1500) with the name $ANSWER (default ts).
+// With $FORGET=1 the client answers with a task it does not keep, so it
+// answers the server's tasks/get and tasks/result with errors.
 // $CLIENT_NAME names the client in initialize.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
@@ -32,6 +34,8 @@ const extraPolls = Number(process.env.EXTRA_POLLS || 0);
 const clientTaskMs = Number(process.env.CLIENT_TASK_MS || 1500);
 const tool = process.env.TOOL || "trigger-elicitation-request-async";
 const name = process.env.CLIENT_NAME || "ts-client";
+const answerName = process.env.ANSWER || "ts";
+const forget = process.env.FORGET === "1";
 const transport = transportKind === "stdio"
   ? new StdioClientTransport({ command: rest[0], args: rest.slice(1), stderr: "inherit" })
   : new StreamableHTTPClientTransport(new URL(rest[0]));
@@ -54,13 +58,17 @@ if (mode === "client") {
   // The client's own task: created at once, completed a while later.
   const run = (answer) => async (req, extra) => {
     if (!req.params.task) return answer;
+    if (forget) {
+      const now = new Date().toISOString();
+      return { task: { taskId: "forgotten", status: "working", ttl: req.params.task.ttl, createdAt: now, lastUpdatedAt: now, pollInterval: 500 } };
+    }
     const task = await extra.taskStore.createTask({ ttl: req.params.task.ttl, pollInterval: 500 });
     setTimeout(() => { extra.taskStore.storeTaskResult(task.taskId, "completed", answer).catch(() => {}); }, clientTaskMs);
     return { task };
   };
-  client.setRequestHandler(ElicitRequestSchema, run({ action: "accept", content: { name } }));
+  client.setRequestHandler(ElicitRequestSchema, run({ action: "accept", content: { name: answerName } }));
   client.setRequestHandler(CreateMessageRequestSchema, run({
-    model: "test-model", role: "assistant", content: { type: "text", text: "answer from " + name },
+    model: "test-model", role: "assistant", content: { type: "text", text: "answer from " + answerName },
   }));
 }
 
