@@ -458,6 +458,9 @@ func (e *engine) release() []outFrame {
 			}
 		}
 		data, changed := e.rewrite(fr)
+		if d, ok := e.shiftTaskTimes(i, data); ok {
+			data, changed = d, true
+		}
 		timed := fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled" || polls(fr.msg)
 		born, since, tt, isTask := e.taskTime(i)
 		if isTask {

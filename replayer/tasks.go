@@ -40,6 +40,12 @@ type recTask struct {
 	create  int
 	polls   []int
 	answers []int
+	// createdAt is the task's recorded createdAt, from its
+	// CreateTaskResult; zero when it has none that parses.
+	createdAt time.Time
+	// frames are the server frames that show the task: its
+	// CreateTaskResult, the answers to polls and its status notifications.
+	frames map[int]bool
 }
 
 // taskBook is what the template knows of a recording's server tasks.
@@ -99,6 +105,7 @@ func buildTasks(e *engine) *taskBook {
 			if req.Method == "tasks/get" {
 				if id, ok := taskIDIn(req.Params); ok && b.byID[id] != nil {
 					b.byID[id].answers = append(b.byID[id].answers, i)
+					b.byID[id].frames[i] = true
 				}
 				continue
 			}
@@ -106,12 +113,16 @@ func buildTasks(e *engine) *taskBook {
 				continue
 			}
 			if id, ok := taskIDIn(m.Result); ok && b.byID[id] == nil {
-				t := &recTask{id: id, create: j}
+				t := &recTask{id: id, create: j, frames: map[int]bool{i: true}}
+				if a, z, err := jsonrpc.Find(m.Raw, "result", "task", "createdAt"); err == nil {
+					t.createdAt, _ = parseTaskTime(m.Raw[a:z])
+				}
 				b.byID[id], b.byCreate[j] = t, t
 			}
 		case !fr.c2s && m.Kind == jsonrpc.KindNotification && m.Method == "notifications/tasks/status":
 			if id, ok := taskIDIn(m.Params); ok && b.byID[id] != nil {
 				b.status[i] = b.byID[id]
+				b.byID[id].frames[i] = true
 			}
 		}
 	}
@@ -201,7 +212,8 @@ func (e *engine) taskPoll(live jsonrpc.Message, now time.Time, pace float64) (ou
 	if err != nil {
 		return outFrame{}, false
 	}
-	return outFrame{Frame: fr.f, Data: data, Rewritten: string(live.ID) != string(fr.msg.ID)}, true
+	data, shifted := e.shiftTaskTimes(t.answers[k], data)
+	return outFrame{Frame: fr.f, Data: data, Rewritten: shifted || string(live.ID) != string(fr.msg.ID)}, true
 }
 
 // taskPoll answers live from the leader's recorded task, if it is a poll
@@ -367,4 +379,66 @@ func maskTasks(v any) any {
 		}
 	}
 	return v
+}
+
+// A server task's createdAt and lastUpdatedAt are the recording's wall
+// clock: served as they are, a replay hours later shows a client a task
+// whose ttl ran out long ago. So, in the frames that show a task this
+// replay created, they are shifted to the replay's clock: the live
+// task's creation plus the recorded time since the recorded createdAt.
+// They are the only bytes of those frames, besides the ids, that replay
+// changes.
+
+// taskTimeLayout is how task times are written: RFC 3339 in UTC with
+// milliseconds, as the TypeScript SDK writes them.
+const taskTimeLayout = "2006-01-02T15:04:05.000Z07:00"
+
+// parseTaskTime parses a JSON string holding an RFC 3339 time.
+func parseTaskTime(raw []byte) (time.Time, bool) {
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	return t, err == nil
+}
+
+// shiftTaskTimes returns data, the payload of recorded frame i, with the
+// task times shifted (see above) when i shows a task this replay created
+// on a clock (cursor.now), and whether it changed anything.
+func (e *engine) shiftTaskTimes(i int, data []byte) ([]byte, bool) {
+	if e.tasks == nil {
+		return data, false
+	}
+	var t *recTask
+	for _, c := range e.tasks.byID {
+		if c.frames[i] {
+			t = c
+			break
+		}
+	}
+	if t == nil || t.createdAt.IsZero() || e.live[t.id] == nil || e.live[t.id].born.IsZero() {
+		return data, false
+	}
+	born := e.live[t.id].born
+	changed := false
+	for _, path := range [][]string{
+		{"result", "task", "createdAt"}, {"result", "task", "lastUpdatedAt"},
+		{"result", "createdAt"}, {"result", "lastUpdatedAt"},
+		{"params", "createdAt"}, {"params", "lastUpdatedAt"},
+	} {
+		a, z, err := jsonrpc.Find(data, path...)
+		if err != nil {
+			continue
+		}
+		rec, ok := parseTaskTime(data[a:z])
+		if !ok {
+			continue
+		}
+		v, _ := json.Marshal(born.Add(rec.Sub(t.createdAt)).UTC().Format(taskTimeLayout))
+		if out, err := jsonrpc.Splice(data, v, path...); err == nil {
+			data, changed = out, true
+		}
+	}
+	return data, changed
 }

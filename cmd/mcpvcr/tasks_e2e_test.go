@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 )
@@ -56,12 +57,28 @@ var taskClients = []struct{ name, env string }{
 // recorded result, the notifications up to completed, nothing unmatched
 // and no recorded client frame left unsent. Before the fix a poll after
 // completed was unmatched (-32019, exit 1) and the client that only
-// listens got one notification and gave up after 20 s.
+// listens got one notification and gave up after 20 s. The task's
+// createdAt and lastUpdatedAt are the replay's clock at the recorded
+// offsets (item 5); before, they were the recording's.
 func TestTasks_ServerTask(t *testing.T) {
 	everything := mcptest.Everything(t)
 	node := everything[0]
-	check := func(t *testing.T, name string, live, got map[string]any, stderr string, code int) {
+	check := func(t *testing.T, name string, live, got map[string]any, stderr string, code int, start time.Time) {
 		t.Helper()
+		// Item 5: the task's times are the replay's, at the recorded
+		// offsets (the live run ended seconds before this one started).
+		created, err1 := time.Parse(time.RFC3339Nano, fmt.Sprint(got["created"]))
+		recCreated, err2 := time.Parse(time.RFC3339Nano, fmt.Sprint(live["created"]))
+		if err1 != nil || err2 != nil || created.Before(start.Add(-time.Second)) || created.After(time.Now()) {
+			t.Errorf("%s: createdAt %v (recorded %v); want the replay's time, between %v and now", name, got["created"], live["created"], start)
+		}
+		if u, ok := got["updated"]; ok {
+			updated, err1 := time.Parse(time.RFC3339Nano, fmt.Sprint(u))
+			recUpdated, err2 := time.Parse(time.RFC3339Nano, fmt.Sprint(live["updated"]))
+			if err1 != nil || err2 != nil || updated.Sub(created) != recUpdated.Sub(recCreated) {
+				t.Errorf("%s: lastUpdatedAt %v, createdAt %v; want them %v apart, as recorded", name, u, got["created"], recUpdated.Sub(recCreated))
+			}
+		}
 		if got["result"] != live["result"] || got["result"] == nil {
 			t.Errorf("%s: result %q; want the recorded %q", name, got["result"], live["result"])
 		}
@@ -97,8 +114,9 @@ func TestTasks_ServerTask(t *testing.T) {
 					continue
 				}
 				args := append([]string{"stdio", mcpvcrBin, "replay", "--stdio", "--cassette", db}, p.args...)
+				start := time.Now()
 				got, stderr := tsTasksRun(t, node, append([]string{"CLIENT_NAME=upgraded"}, strings.Fields(c.env)...), args...)
-				check(t, p.name+"/"+c.name, live, got, stderr, 0)
+				check(t, p.name+"/"+c.name, live, got, stderr, 0, start)
 			}
 		}
 	})
@@ -120,10 +138,11 @@ func TestTasks_ServerTask(t *testing.T) {
 				if p.name == "paced" && c.name == "poll-500ms" {
 					continue
 				}
+				start := time.Now()
 				rep := startServing(t, append([]string{"replay", "--cassette", db, "--listen", "127.0.0.1:0"}, p.args...)...)
 				got, _ := tsTasksRun(t, node, append([]string{"CLIENT_NAME=upgraded"}, strings.Fields(c.env)...), "http", rep.URL+"/mcp")
 				code := rep.Stop()
-				check(t, p.name+"/"+c.name, live, got, rep.stderr.String(), code)
+				check(t, p.name+"/"+c.name, live, got, rep.stderr.String(), code, start)
 			}
 		}
 	})
