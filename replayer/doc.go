@@ -47,5 +47,6 @@
 // on what the client has not sent) with strict*.go, pool.go (the 2026-07-28
 // stateless HTTP), door.go (the recorded refusals and answers by request
 // shape), auth.go (OAuth exchanges) and endpoint.go; chaos*.go inject
-// faults (chaospool.go into the pool, chaosstdio.go into stdio).
+// faults (chaospool.go into the pool, chaosstdio.go into stdio);
+// tasks.go replays 2025-11-25 tasks by state (docs/tasks.md).
 package replayer
