@@ -405,7 +405,8 @@ type outFrame struct {
 	Gap time.Duration
 	// Timed reports that Gap is waited even when replay is not paced: a
 	// server's cancellation of its own request, whose delay is the
-	// server's timeout, which the client must get as it did.
+	// server's timeout, which the client must get as it did; a server's
+	// poll of a task the client runs, on the server's clock (tasks.go).
 	Timed bool
 	// Born is, for a task's status notification (tasks.go), when the live
 	// task was created, and Since its recorded time since then: paced
