@@ -59,6 +59,9 @@ type cursor struct {
 	// each of them matched for the newest client frame.
 	fresh        []outFrame
 	freshMatched map[*engine]*store.Frame
+	// now is the replay's clock, which dates the tasks the client creates
+	// (tasks.go); if nil, they are dated the zero time.
+	now func() time.Time
 }
 
 // newLazyCursor returns a cursor over every session of src: queued for
@@ -210,6 +213,7 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 	}
 	for n, e := range kept {
 		e.consume(idx[n], live)
+		e.absorbTask(idx[n], c.clockNow())
 		o := e.release()
 		if c.queued {
 			e.queue = append(e.queue, o...)

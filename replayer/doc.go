@@ -58,4 +58,6 @@
 // answers with an Action saying what to do (wait, cut, skip, replace,
 // answer with a status). Package chaos is a Hook; replayer never imports
 // it.
+//
+// tasks.go replays 2025-11-25 tasks by state (docs/tasks.md).
 package replayer

@@ -83,13 +83,20 @@ type engine struct {
 	// (nil where none did), by place in the cursor's history; it does not
 	// change once the engine is a candidate.
 	history []*store.Frame
+	// tasks are the recording's server tasks (tasks.go), nil when none;
+	// live what this replay knows of those it created.
+	tasks *taskBook
+	live  map[string]*liveTask
+	// taskIDs maps the ids of the tasks the recorded client ran to the
+	// live client's (tasks.go).
+	taskIDs map[string]string
 }
 
 func newEngine(rec *recording, mt Match) *engine {
 	t := rec.template(mt)
 	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{},
 		frames: t.frames, done: newMarks(len(t.frames)), dependents: t.dependents, unsentS2C: t.unsentS2C,
-		srvReq: t.srvReq, answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index}
+		srvReq: t.srvReq, answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index, tasks: t.tasks}
 	return e
 }
 
@@ -138,6 +145,7 @@ func buildTemplate(rec *recording, mt Match) *engine {
 		e.frames = append(e.frames, recFrame{f: f, msg: jsonrpc.Parse(f.Data), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1})
 	}
 	e.link(causal.Pair(rec.Recording))
+	e.tasks = buildTasks(e)
 	e.dependents = make([][]int, len(e.frames))
 	for i, fr := range e.frames {
 		e.index[fr.f] = i
@@ -325,6 +333,7 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 	e.touched = max(e.touched, i+1)
 	e.ready = append(e.ready, e.dependents[i]...)
 	e.learn(i, live)
+	e.learnTask(i, live)
 }
 
 // learn records the live client's ids and progress tokens for recorded
@@ -378,7 +387,7 @@ func (m marks) set(i int) { m[i>>6] |= 1 << (i & 63) }
 // makes one per request).
 func (r *recording) rewriter(mt Match) *engine {
 	t := r.template(mt)
-	return &engine{rec: r, mt: mt, frames: t.frames, index: t.index, srvReq: t.srvReq, answerOf: t.answerOf, cancelOf: t.cancelOf,
+	return &engine{rec: r, mt: mt, frames: t.frames, index: t.index, srvReq: t.srvReq, answerOf: t.answerOf, cancelOf: t.cancelOf, tasks: t.tasks,
 		ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{}}
 }
 
@@ -396,8 +405,14 @@ type outFrame struct {
 	Gap time.Duration
 	// Timed reports that Gap is waited even when replay is not paced: a
 	// server's cancellation of its own request, whose delay is the
-	// server's timeout, which the client must get as it did.
+	// server's timeout, which the client must get as it did; a server's
+	// poll of a task the client runs, on the server's clock (tasks.go).
 	Timed bool
+	// Born is, for a task's status notification (tasks.go), when the live
+	// task was created, and Since its recorded time since then: paced
+	// stdio replay writes it then, holding nothing else back.
+	Born  time.Time
+	Since time.Duration
 }
 
 // release returns, in recorded order, every server frame whose causes
@@ -444,7 +459,14 @@ func (e *engine) release() []outFrame {
 			}
 		}
 		data, changed := e.rewrite(fr)
-		timed := fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled"
+		if d, ok := e.shiftTaskTimes(i, data); ok {
+			data, changed = d, true
+		}
+		timed := fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled" || polls(fr.msg)
+		born, since, tt, isTask := e.taskTime(i)
+		if isTask {
+			trigger = tt // a task's status goes on its own timeline (tasks.go)
+		}
 		if timed {
 			// The server's timeout runs from its request, not from
 			// the frame before (its answer to the client's call may
@@ -453,7 +475,7 @@ func (e *engine) release() []outFrame {
 				trigger = e.frames[j].f.Offset
 			}
 		}
-		outs = append(outs, outFrame{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0), Timed: timed})
+		outs = append(outs, outFrame{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0), Timed: timed, Born: born, Since: since})
 	}
 	return outs
 }

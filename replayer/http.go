@@ -252,6 +252,9 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	ls.mu.Lock()
 	ls.rep.Received++
 	ls.mu.Unlock()
+	if ls.taskPoll(w, live) {
+		return // a poll of a task: answered by its state (tasks.go)
+	}
 	sh := liveShape(r)
 	rc := ls.cur.receive(live, func(e *engine, i int) bool {
 		st := streamByID(e.rec, e.frames[i].f.StreamID)

@@ -207,9 +207,15 @@ func (s *Server) httpCursor() (*cursor, error) {
 	if s.lazyHTTP() {
 		// Sessions are read from the cassette, not the network: they
 		// are the server's for as long as it serves.
-		return newLazyCursor(context.Background(), s.Source, s.Match, false)
+		c, err := newLazyCursor(context.Background(), s.Source, s.Match, false)
+		if c != nil {
+			c.now = s.clock().Now
+		}
+		return c, err
 	}
-	return newCursor(s.httpRecordings(), s.Match, false), nil
+	c := newCursor(s.httpRecordings(), s.Match, false)
+	c.now = s.clock().Now
+	return c, nil
 }
 
 // lazyHTTP reports whether HTTP replay reads its sessions from the Source

@@ -62,10 +62,11 @@ const RedactLabel = store.LabelRedactJSON
 // defaultNames is RedactedJSON as a set.
 var defaultNames = redact.New(true)
 
-// mask leaves out of v what mt does not compare: secret members' values
-// and, for scrubbed sessions, what scrub replaced.
+// mask leaves out of v what mt does not compare: secret members' values,
+// the ids and times of tasks (maskTasks) and, for scrubbed sessions, what
+// scrub replaced.
 func (mt Match) mask(v any) any {
-	v = mt.names().Mask(v)
+	v = maskTasks(mt.names().Mask(v))
 	if mt.Scrubbed {
 		v = redact.MaskStrings(v)
 	}

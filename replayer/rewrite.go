@@ -37,6 +37,12 @@ func (e *engine) rewriteOne(data []byte, m jsonrpc.Message) ([]byte, bool) {
 	var val string
 	var path []string
 	switch {
+	case m.Kind == jsonrpc.KindRequest && polls(m):
+		live, ok := e.liveTaskID(m)
+		if !ok {
+			return data, false
+		}
+		val, path = live, []string{"params", "taskId"}
 	case m.Kind.IsResponse():
 		live, ok := e.ids[string(m.ID)]
 		if !ok || live == string(m.ID) {

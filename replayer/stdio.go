@@ -19,12 +19,18 @@ import (
 // stdioCursor returns the cursor a stdio client starts with.
 func (s *Server) stdioCursor(ctx context.Context) (*cursor, error) {
 	if len(s.Recordings) > 0 {
-		return newCursor(s.recordings(), s.Match, true), nil
+		c := newCursor(s.recordings(), s.Match, true)
+		c.now = s.clock().Now
+		return c, nil
 	}
 	if s.Source == nil {
 		return nil, ErrNoRecordings
 	}
-	return newLazyCursor(ctx, s.Source, s.Match, true)
+	c, err := newLazyCursor(ctx, s.Source, s.Match, true)
+	if c != nil {
+		c.now = s.clock().Now
+	}
+	return c, err
 }
 
 // ServeStdio is the recorded server on a stdio pair: it reads the client's
@@ -230,6 +236,11 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 		rep.Mismatches = append(rep.Mismatches, mm)
 		s.logger().Warn("client frame breaks the protocol", "frame", mm.Error())
 	}
+	if o, ok := cur.taskPoll(live, s.clock().Now(), s.Pace); ok {
+		rep.Matched++ // a poll of a task: answered by its state (tasks.go)
+		w.send(ctx, []outFrame{o})
+		return
+	}
 	rc := cur.receive(live, nil)
 	if w.sess != nil {
 		var matched *store.Frame
@@ -302,7 +313,8 @@ type pacedWriter struct {
 	pace  float64
 	queue chan []outFrame
 	done  chan struct{}
-	err   error // set by run before it returns
+	mu    sync.Mutex // guards err and writes to dst
+	err   error      // set by run before it returns
 	// srv and sess call the Hook around each recorded frame; sess is
 	// nil when srv has no Hook.
 	srv  *Server
@@ -320,8 +332,15 @@ func (w *pacedWriter) send(ctx context.Context, outs []outFrame) {
 }
 
 func (w *pacedWriter) run(ctx context.Context) {
+	var timers sync.WaitGroup
+	defer timers.Wait()
 	for outs := range w.queue {
 		for _, o := range outs {
+			if w.pace > 0 && !o.Born.IsZero() {
+				// A task's status: at its time, holding nothing back.
+				timers.Go(func() { w.writeAt(ctx, o) })
+				continue
+			}
 			if (w.pace > 0 || o.Timed) && o.Gap > 0 {
 				factor := w.pace
 				if factor <= 0 {
@@ -336,15 +355,33 @@ func (w *pacedWriter) run(ctx context.Context) {
 			if w.sess != nil && o.Frame != nil && w.srv.act(ctx, Point{Where: AtBefore, Session: w.sess, Recording: w.sess.Recording(), Frame: o.Frame}).Stop {
 				return
 			}
-			if w.err != nil {
-				continue
-			}
-			if _, err := w.dst.Write(o.Data); err != nil {
-				w.err = fmt.Errorf("write to client: %w", err)
-			}
+			w.write(o)
 			if w.sess != nil && o.Frame != nil {
 				w.srv.act(ctx, Point{Where: AtAfter, Session: w.sess, Recording: w.sess.Recording(), Frame: o.Frame})
 			}
 		}
 	}
+}
+
+// write writes o to the client unless a write failed before.
+func (w *pacedWriter) write(o outFrame) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.err != nil {
+		return
+	}
+	if _, err := w.dst.Write(o.Data); err != nil {
+		w.err = fmt.Errorf("write to client: %w", err)
+	}
+}
+
+// writeAt writes o, a task's status notification, at its recorded time
+// since the task's creation (scaled by the pace), unless ctx ends first.
+func (w *pacedWriter) writeAt(ctx context.Context, o outFrame) {
+	select {
+	case <-w.clock.At(o.Born.Add(time.Duration(float64(o.Since) * w.pace))):
+	case <-ctx.Done():
+		return
+	}
+	w.write(o)
 }
