@@ -11,7 +11,7 @@ import (
 
 func sitesCloseEarly(rec *store.Recording, st *store.Stream, base Fault, evs []*store.Frame, requests int, cancelled map[int64]*store.Frame) []Fault {
 	var out []Fault
-	if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 {
+	if st.Kind != store.PostStream || !st.SSE() || st.Status != 200 {
 		return out
 	}
 	if r := slices.IndexFunc(evs, func(f *store.Frame) bool { return f.Kind.IsResponse() }); r >= 0 {

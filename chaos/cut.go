@@ -19,7 +19,7 @@ func sitesResumable(rec *store.Recording, st *store.Stream, base Fault, evs []*s
 	var out []Fault
 	// A POST stream with a response still to come after event e,
 	// and an event id among the first e.
-	if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 || st.End != store.EndComplete {
+	if st.Kind != store.PostStream || !st.SSE() || st.Status != 200 || st.End != store.EndComplete {
 		return out
 	}
 	for e := 1; e < len(evs); e++ {
@@ -92,7 +92,7 @@ func sitesCut(rec *store.Recording, st *store.Stream, base Fault, evs []*store.F
 		}
 		return out
 	}
-	if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 || st.End != store.EndComplete || len(evs) == 0 {
+	if st.Kind != store.PostStream || !st.SSE() || st.Status != 200 || st.End != store.EndComplete || len(evs) == 0 {
 		return out
 	}
 	if slices.ContainsFunc(evs, func(f *store.Frame) bool { return f.HasEventID && f.EventID != "" }) {

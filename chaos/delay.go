@@ -15,7 +15,7 @@ func sitesDelay(rec *store.Recording, st *store.Stream, base Fault, evs []*store
 	if st.Status != 200 || (st.Kind != store.PostStream && st.Kind != store.GetStream && st.Kind != store.SSEGetStream) {
 		return out
 	}
-	if !isSSE(st) {
+	if !st.SSE() {
 		out = append(out, base) // a JSON answer, delayed whole
 		return out
 	}
@@ -29,7 +29,7 @@ func sitesDelay(rec *store.Recording, st *store.Stream, base Fault, evs []*store
 
 func sitesDropPriming(rec *store.Recording, st *store.Stream, base Fault, evs []*store.Frame, requests int, cancelled map[int64]*store.Frame) []Fault {
 	var out []Fault
-	if st.Kind == store.PostStream && isSSE(st) && len(evs) > 1 && evs[0].Kind == store.KindEmpty && evs[0].HasEventID {
+	if st.Kind == store.PostStream && st.SSE() && len(evs) > 1 && evs[0].Kind == store.KindEmpty && evs[0].HasEventID {
 		f := base
 		f.Seq = evs[0].Seq
 		out = append(out, f)

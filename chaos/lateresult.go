@@ -13,7 +13,7 @@ import (
 
 func sitesLateResult(rec *store.Recording, st *store.Stream, base Fault, evs []*store.Frame, requests int, cancelled map[int64]*store.Frame) []Fault {
 	var out []Fault
-	if req := cancelled[st.ID]; req != nil && st.Kind == store.PostStream && isSSE(st) && st.Status == 200 {
+	if req := cancelled[st.ID]; req != nil && st.Kind == store.PostStream && st.SSE() && st.Status == 200 {
 		f := base
 		f.Seq = req.Seq
 		out = append(out, f)

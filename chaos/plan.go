@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
@@ -313,11 +312,6 @@ func sseEvents(rec *store.Recording, id int64) []*store.Frame {
 		}
 	}
 	return fs
-}
-
-// isSSE reports whether st was answered with an event stream.
-func isSSE(st *store.Stream) bool {
-	return strings.HasPrefix(st.ResponseHeader.Get("Content-Type"), "text/event-stream")
 }
 
 // faultSites returns every place in rec where a fault of kind k can go.

@@ -132,7 +132,7 @@ func reorderSites(rec *store.Recording) []Fault {
 			return false
 		}
 		st := &rec.Streams[i]
-		return (st.Kind == store.PostStream || st.Kind == store.GetStream) && st.Status == 200 && isSSE(st) && !resumedInRecording(rec, st.ID)
+		return (st.Kind == store.PostStream || st.Kind == store.GetStream) && st.Status == 200 && st.SSE() && !resumedInRecording(rec, st.ID)
 	}
 	var out []Fault
 	var prev *store.Frame

@@ -19,7 +19,7 @@ func sitesRetry(rec *store.Recording, st *store.Stream, base Fault, evs []*store
 	var out []Fault
 	// A resumable POST stream that opens with a priming event (the
 	// event the retry goes on) with a response still to come.
-	if st.Kind != store.PostStream || !isSSE(st) || st.Status != 200 || st.End != store.EndComplete || resumedInRecording(rec, st.ID) {
+	if st.Kind != store.PostStream || !st.SSE() || st.Status != 200 || st.End != store.EndComplete || resumedInRecording(rec, st.ID) {
 		return out
 	}
 	if len(evs) < 3 || evs[0].Kind != store.KindEmpty || !evs[0].HasEventID || evs[0].EventID == "" {
