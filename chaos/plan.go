@@ -6,8 +6,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -382,30 +382,17 @@ func framesOfStream(rec *store.Recording, id int64) []*store.Frame {
 // cancelledRequests returns, by the stream that carries it, each client
 // request of rec that the recorded client cancelled
 // (notifications/cancelled) and that the recording never answers, or
-// (with late) answers only after the cancellation.
+// (with late) answers only after the cancellation. What answers and
+// cancels what is the causal model's pairing (internal/causal).
 func cancelledRequests(rec *store.Recording, late bool) map[int64]*store.Frame {
-	reqs := map[string]*store.Frame{}
-	answered := map[string]bool{} // before any cancellation of it
-	cancelled := map[string]bool{}
-	var cancels []string
-	for i := range rec.Frames {
-		f := &rec.Frames[i]
-		switch {
-		case f.Direction == store.ClientToServer && f.Kind == store.KindRequest && f.ID != "":
-			reqs[f.ID] = f
-		case f.Direction == store.ServerToClient && f.Kind.IsResponse() && f.ID != "":
-			answered[f.ID] = answered[f.ID] || !(late && cancelled[f.ID])
-		case f.Direction == store.ClientToServer && f.Method == "notifications/cancelled":
-			if id := mcpwire.CancelledRequestID(jsonrpc.Parse(f.Data).Params); id != nil {
-				cancels = append(cancels, string(id))
-				cancelled[string(id)] = true
-			}
-		}
-	}
+	m := causal.Pair(rec)
 	out := map[int64]*store.Frame{}
-	for _, id := range cancels {
-		if r := reqs[id]; r != nil && !answered[id] {
-			out[r.StreamID] = r
+	for _, x := range m.Msgs {
+		if x.Send == causal.None || x.M.Kind != jsonrpc.KindRequest || x.Cancelled == causal.None {
+			continue
+		}
+		if x.Answer == causal.None || late && m.Msgs[x.Answer].Frame.Seq > m.Msgs[x.Cancelled].Frame.Seq {
+			out[x.Frame.StreamID] = x.Frame
 		}
 	}
 	return out

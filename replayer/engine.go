@@ -27,6 +27,26 @@ type recFrame struct {
 	key, body string
 	// memberKeys are the sorted match keys of a client batch's members.
 	memberKeys []string
+	// asks is, for a client's answer to a server request, the index of
+	// that request (the causal model's pairing); -1 otherwise.
+	asks int
+}
+
+// reqRef names one recorded client request: the index of its frame and
+// its id (a batch frame carries several).
+type reqRef struct {
+	frame int
+	id    string
+}
+
+// ref names the recorded client request with id rec that this replay
+// matched (the latest with that id); the zero reqRef if none.
+func (e *engine) ref(rec string) reqRef {
+	f := e.reqAt[rec]
+	if f == nil {
+		return reqRef{frame: -1}
+	}
+	return reqRef{e.index[f], rec}
 }
 
 // engine replays one recorded session to one live client: it matches the
@@ -61,14 +81,11 @@ type engine struct {
 	firstC2S int
 	// unsentS2C counts the server frames not yet sent.
 	unsentS2C int
-	// srvReq maps a recorded server request's id to its frame.
-	srvReq map[string]int
-	// answerOf maps a recorded client request's id to the index of the
-	// server's answer to it.
-	answerOf map[string]int
-	// cancelOf maps a recorded client request's id to the index of the
-	// client's notifications/cancelled for it.
-	cancelOf map[string]int
+	// answerOf maps a recorded client request to the index of the
+	// server's answer to it, and cancelOf to the index of the client's
+	// notifications/cancelled for it, as the causal model pairs them.
+	answerOf map[reqRef]int
+	cancelOf map[reqRef]int
 	// index maps a recorded frame to its index in frames.
 	index map[*store.Frame]int
 	// queue holds released frames the cursor has not sent yet (stdio).
@@ -96,7 +113,7 @@ func newEngine(rec *recording, mt Match) *engine {
 	t := rec.template(mt)
 	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{},
 		frames: t.frames, done: newMarks(len(t.frames)), dependents: t.dependents, unsentS2C: t.unsentS2C,
-		srvReq: t.srvReq, answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index, tasks: t.tasks}
+		answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index, tasks: t.tasks}
 	return e
 }
 
@@ -120,7 +137,7 @@ func (r *recording) template(mt Match) *engine {
 }
 
 func buildTemplate(rec *recording, mt Match) *engine {
-	e := &engine{rec: rec, mt: mt, srvReq: map[string]int{}, answerOf: map[string]int{}, cancelOf: map[string]int{}}
+	e := &engine{rec: rec, mt: mt, answerOf: map[reqRef]int{}, cancelOf: map[reqRef]int{}}
 	protocol := map[int64]bool{}
 	for _, st := range rec.Streams {
 		if st.Kind != store.StderrStream && st.Kind != store.HTTPStream {
@@ -142,7 +159,7 @@ func buildTemplate(rec *recording, mt Match) *engine {
 		if !replayed(f) {
 			continue
 		}
-		e.frames = append(e.frames, recFrame{f: f, msg: jsonrpc.Parse(f.Data), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1})
+		e.frames = append(e.frames, recFrame{f: f, msg: jsonrpc.Parse(f.Data), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1, asks: -1})
 	}
 	e.link(causal.Pair(rec.Recording))
 	e.tasks = buildTasks(e)
@@ -150,28 +167,7 @@ func buildTemplate(rec *recording, mt Match) *engine {
 	for i, fr := range e.frames {
 		e.index[fr.f] = i
 		if fr.c2s {
-			if fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled" {
-				if id := string(mcpwire.CancelledRequestID(fr.msg.Params)); id != "" {
-					if _, ok := e.cancelOf[id]; !ok {
-						e.cancelOf[id] = i
-					}
-				}
-			}
 			continue
-		}
-		switch fr.msg.Kind {
-		case jsonrpc.KindRequest:
-			e.srvReq[string(fr.msg.ID)] = i
-		case jsonrpc.KindResult, jsonrpc.KindError:
-			if _, ok := e.answerOf[string(fr.msg.ID)]; !ok {
-				e.answerOf[string(fr.msg.ID)] = i
-			}
-		case jsonrpc.KindBatch:
-			for _, mem := range fr.msg.Members {
-				if _, ok := e.answerOf[string(mem.ID)]; mem.Kind.IsResponse() && !ok {
-					e.answerOf[string(mem.ID)] = i
-				}
-			}
 		}
 		e.unsentS2C++
 		for _, d := range []int{fr.prev, fr.extra} {
@@ -200,6 +196,34 @@ func (e *engine) link(m *causal.Model) {
 	for i := range m.Msgs {
 		msgsOf[m.Msgs[i].Frame] = append(msgsOf[m.Msgs[i].Frame], i)
 	}
+	askMethod := map[int]string{} // a client's answer -> the method of the server request it answers
+	for _, x := range m.Msgs {
+		i, ok := at[x.Frame]
+		if !ok || x.Send == causal.None {
+			continue
+		}
+		frameOf := func(msg int) (int, bool) {
+			if msg == causal.None {
+				return 0, false
+			}
+			j, ok := at[m.Msgs[msg].Frame]
+			return j, ok
+		}
+		switch {
+		case x.M.Kind == jsonrpc.KindRequest:
+			ref := reqRef{i, string(x.M.ID)}
+			if j, ok := frameOf(x.Answer); ok {
+				e.answerOf[ref] = j
+			}
+			if j, ok := frameOf(x.Cancelled); ok {
+				e.cancelOf[ref] = j
+			}
+		case x.M.Kind.IsResponse():
+			if j, ok := frameOf(x.Answers); ok && e.frames[i].asks < 0 {
+				e.frames[i].asks, askMethod[i] = j, m.Msgs[x.Answers].M.Method
+			}
+		}
+	}
 	group := make([]int, len(e.frames)) // frame index -> its group, 0 for none yet
 	groupOf := func(msg int) (int, bool) {
 		if msg == causal.None {
@@ -210,8 +234,7 @@ func (e *engine) link(m *causal.Model) {
 	}
 	last := map[int]int{} // group -> index of its latest frame
 	lastC2S, groups := -1, 0
-	lastC2SOn := map[int64]int{}     // stream id -> its latest client frame
-	srvMethod := map[string]string{} // server request id -> the method of the latest with it
+	lastC2SOn := map[int64]int{} // stream id -> its latest client frame
 	for i := range e.frames {
 		fr := &e.frames[i]
 		g, ok := 0, false
@@ -248,17 +271,9 @@ func (e *engine) link(m *causal.Model) {
 			}
 			fr.key, fr.memberKeys = e.mt.matchKey(fr.msg, nil)
 			if fr.msg.Kind.IsResponse() {
-				fr.body = e.mt.answerKey(srvMethod[string(fr.msg.ID)], fr.msg)
+				fr.body = e.mt.answerKey(askMethod[i], fr.msg)
 			}
 			lastC2S = i
-		} else if fr.msg.Kind == jsonrpc.KindRequest {
-			srvMethod[string(fr.msg.ID)] = fr.msg.Method
-		} else {
-			for _, m := range fr.msg.Members {
-				if m.Kind == jsonrpc.KindRequest {
-					srvMethod[string(m.ID)] = m.Method
-				}
-			}
 		}
 		if !fr.c2s && !ok {
 			groups++
@@ -300,24 +315,27 @@ func (e *engine) serverRequest(i int, id json.RawMessage) int {
 // the conversation going. It changes nothing.
 func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, int) bool) (int, bool) {
 	k, members := e.mt.matchKey(live, e.rids)
-	body := ""
-	if live.Kind.IsResponse() {
-		i, ok := e.srvReq[string(live.ID)]
-		if !ok || !e.done.has(i) {
-			return -1, false
-		}
-		body = e.mt.answerKey(e.frames[i].msg.Method, live)
-	}
+	body, bodyOf := "", -1 // live's answerKey, under the method of server request bodyOf
 	for i := e.lo; i < len(e.frames); i++ {
 		fr := &e.frames[i]
 		if !fr.c2s || e.done.has(i) {
 			continue
 		}
 		var ok bool
-		if live.Kind == jsonrpc.KindBatch {
+		switch {
+		case live.Kind == jsonrpc.KindBatch:
 			ok = fr.msg.Kind == jsonrpc.KindBatch && slices.Equal(fr.memberKeys, members)
-		} else {
-			ok = fr.key == k && (fr.body == body || loose)
+		case live.Kind.IsResponse():
+			// An answer matches only an answer to a server request this
+			// replay has sent.
+			if ok = fr.key == k && fr.asks >= 0 && e.done.has(fr.asks); ok && !loose {
+				if bodyOf != fr.asks {
+					body, bodyOf = e.mt.answerKey(e.frames[fr.asks].msg.Method, live), fr.asks
+				}
+				ok = fr.body == body
+			}
+		default:
+			ok = fr.key == k
 		}
 		if ok && (accept == nil || accept(e, i)) {
 			return i, true
@@ -387,7 +405,7 @@ func (m marks) set(i int) { m[i>>6] |= 1 << (i & 63) }
 // makes one per request).
 func (r *recording) rewriter(mt Match) *engine {
 	t := r.template(mt)
-	return &engine{rec: r, mt: mt, frames: t.frames, index: t.index, srvReq: t.srvReq, answerOf: t.answerOf, cancelOf: t.cancelOf, tasks: t.tasks,
+	return &engine{rec: r, mt: mt, frames: t.frames, index: t.index, answerOf: t.answerOf, cancelOf: t.cancelOf, tasks: t.tasks,
 		ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{}}
 }
 

@@ -297,7 +297,7 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 func cancelReason(e *engine, x *poolEntry) string {
 	if x.req != nil {
 		if i, ok := e.index[x.req]; ok {
-			if c, ok := e.cancelOf[string(e.frames[i].msg.ID)]; ok {
+			if c, ok := e.cancelOf[reqRef{i, string(e.frames[i].msg.ID)}]; ok {
 				return fmt.Sprintf("the recording holds no answer to it: the recorded client cancelled it (notifications/cancelled, seq %d) and this client has not", e.frames[c].f.Seq)
 			}
 		}

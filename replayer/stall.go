@@ -109,7 +109,7 @@ func (c *cursor) waive(st stall) ([]outFrame, bool) {
 		if !ok {
 			continue
 		}
-		i, ok := e.cancelOf[rec]
+		i, ok := e.cancelOf[e.ref(rec)]
 		if !ok || e.done.has(i) {
 			continue
 		}
@@ -168,9 +168,10 @@ func (e *engine) stalled(id string) (stall, bool) {
 		return stall{}, false
 	}
 	st := stall{ID: id, Request: e.reqAt[rec]}
-	a, ok := e.answerOf[rec]
+	ref := e.ref(rec)
+	a, ok := e.answerOf[ref]
 	if !ok {
-		if c, cancelled := e.cancelOf[rec]; cancelled {
+		if c, cancelled := e.cancelOf[ref]; cancelled {
 			if e.done.has(c) {
 				// Cancelled here as in the recording, which holds no
 				// answer: nothing is owed.
@@ -180,7 +181,7 @@ func (e *engine) stalled(id string) (stall, bool) {
 		}
 		return st, true
 	}
-	if c, cancelled := e.cancelOf[rec]; cancelled && !e.done.has(c) && c < a {
+	if c, cancelled := e.cancelOf[ref]; cancelled && !e.done.has(c) && c < a {
 		// The recording answers only after the client's cancellation:
 		// a late answer.
 		st.Cancel = e.frames[c].f
@@ -197,8 +198,7 @@ func (e *engine) stalled(id string) (stall, bool) {
 		fr := &e.frames[e.index[f]]
 		switch {
 		case fr.msg.Kind.IsResponse():
-			j, ok := e.srvReq[string(fr.msg.ID)]
-			st.Expected = st.Expected && ok && e.done.has(j)
+			st.Expected = st.Expected && fr.asks >= 0 && e.done.has(fr.asks)
 		case fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled":
 			st.Expected = st.Expected && string(mcpwire.CancelledRequestID(fr.msg.Params)) == rec
 		default:
