@@ -353,11 +353,17 @@ func (im *importer) record(t *txn, line []byte) error {
 		}
 		return im.stream(t, &rec)
 	case frameType:
-		var rec frameRecord
-		if err := decodeStrict(line, &rec); err != nil {
+		// A frame's line may be as long as the frame (tens of MB): it is
+		// decoded in place, its raw and data straight into bytes, not
+		// through a json.Decoder's copy of the line and a string.
+		var in frameIn
+		if err := json.Unmarshal(line, &in); err != nil {
 			return err
 		}
-		return im.frame(t, &rec)
+		if err := knownKeys(line, frameKeys); err != nil {
+			return err
+		}
+		return im.frame(t, &in)
 	}
 	return fmt.Errorf("unknown record type %q", peek.Type)
 }
@@ -452,12 +458,13 @@ func (im *importer) stream(t *txn, rec *streamRecord) error {
 	return nil
 }
 
-func (im *importer) frame(t *txn, rec *frameRecord) error {
+func (im *importer) frame(t *txn, in *frameIn) error {
+	rec := &in.frameRecord
 	sessionID, ok := im.sessions[rec.Session]
 	if !ok {
 		return fmt.Errorf("frame %d: session %d: %w (sessions must come before their frames)", rec.Seq, rec.Session, ErrNotFound)
 	}
-	f, err := rec.frame()
+	f, err := in.frame()
 	if err != nil {
 		return err
 	}
@@ -478,6 +485,33 @@ func (im *importer) frame(t *txn, rec *frameRecord) error {
 // and stream, which the file numbers its own way, and the fields Derive
 // fills.
 func (rec *frameRecord) frame() (*Frame, error) {
+	var data []byte
+	if rec.Data != nil {
+		data = []byte(*rec.Data)
+	}
+	return rec.build([]byte(rec.Raw), data, rec.Data != nil)
+}
+
+// frameIn is a frame's line as import reads it: raw and data decoded
+// straight into bytes (jsonBytes), shadowing frameRecord's strings.
+type frameIn struct {
+	frameRecord
+	Raw  jsonBytes  `json:"raw,omitempty"`
+	Data *jsonBytes `json:"data,omitempty"`
+}
+
+// frame is frameRecord.frame for the line in holds.
+func (in *frameIn) frame() (*Frame, error) {
+	var data []byte
+	if in.Data != nil {
+		data = *in.Data
+	}
+	return in.build(in.Raw, data, in.Data != nil)
+}
+
+// build makes rec's frame, with raw and data the text forms of those
+// members (data present, perhaps empty, when dataSet).
+func (rec *frameRecord) build(raw, data []byte, dataSet bool) (*Frame, error) {
 	f := &Frame{
 		Seq: rec.Seq, Offset: time.Duration(rec.OffsetNS),
 		SSE: rec.SSE, Event: rec.Event, Retry: -1, Comment: rec.Comment,
@@ -495,26 +529,32 @@ func (rec *frameRecord) frame() (*Frame, error) {
 	if rec.Retry != nil {
 		f.Retry = *rec.Retry
 	}
-	if f.Raw, err = bytesOf("raw", rec.Raw, rec.RawB64); err != nil {
+	if f.Raw, err = textOrB64("raw", raw, rec.RawB64); err != nil {
 		return nil, err
 	}
 	if rec.Oversize != 0 && rec.Oversize <= int64(len(f.Raw)) {
 		return nil, invalid("oversize %d (the true length of a frame cut short, more than its %d bytes of raw)", rec.Oversize, len(f.Raw))
 	}
 	f.Oversize = rec.Oversize
-	text := ""
-	if rec.Data != nil {
-		if text = *rec.Data; rec.DataB64 != "" {
-			return nil, errors.New("both data and data_b64 are set")
-		}
+	if dataSet && rec.DataB64 != "" {
+		return nil, errors.New("both data and data_b64 are set")
 	}
-	if f.Data, err = bytesOf("data", text, rec.DataB64); err != nil {
+	if f.Data, err = textOrB64("data", data, rec.DataB64); err != nil {
 		return nil, err
 	}
-	if f.Data == nil && rec.Data != nil {
+	if f.Data == nil && dataSet {
 		f.Data = []byte{} // present but empty: not the raw bytes
 	}
 	return f, nil
+}
+
+// textOrB64 is bytesOf for text already in bytes, which it returns as
+// they are.
+func textOrB64(name string, text []byte, b64 string) ([]byte, error) {
+	if len(text) > 0 && b64 == "" {
+		return text, nil
+	}
+	return bytesOf(name, string(text), b64)
 }
 
 // textOrBase64 returns b as text if it is valid UTF-8, else as base64.

@@ -1,0 +1,214 @@
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// jsonBytes is a JSON string decoded straight into bytes: one copy of its
+// text, where a string field costs the string and then its []byte. Import
+// reads frames tens of megabytes long this way.
+type jsonBytes []byte
+
+// UnmarshalJSON decodes the JSON string b (null leaves t nil).
+func (t *jsonBytes) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*t = nil
+		return nil
+	}
+	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
+		return errors.New("want a JSON string")
+	}
+	in := b[1 : len(b)-1]
+	if !utf8.Valid(in) {
+		// encoding/json writes U+FFFD for each byte that is not UTF-8:
+		// rare (an export writes such bytes in base64), so read it its way.
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*t = jsonBytes(s)
+		return nil
+	}
+	if bytes.IndexByte(in, '\\') < 0 {
+		*t = append(jsonBytes(nil), in...)
+		return nil
+	}
+	out := make([]byte, 0, len(in))
+	for len(in) > 0 {
+		i := bytes.IndexByte(in, '\\')
+		if i < 0 {
+			out = append(out, in...)
+			break
+		}
+		out, in = append(out, in[:i]...), in[i:]
+		if len(in) < 2 {
+			return errors.New("a JSON string ends in a backslash")
+		}
+		switch c := in[1]; c {
+		case '"', '\\', '/':
+			out, in = append(out, c), in[2:]
+		case 'b':
+			out, in = append(out, '\b'), in[2:]
+		case 'f':
+			out, in = append(out, '\f'), in[2:]
+		case 'n':
+			out, in = append(out, '\n'), in[2:]
+		case 'r':
+			out, in = append(out, '\r'), in[2:]
+		case 't':
+			out, in = append(out, '\t'), in[2:]
+		case 'u':
+			r, n := unicodeEscape(in)
+			if n == 0 {
+				return fmt.Errorf("a bad \\u escape in a JSON string: %.12q", in)
+			}
+			out, in = utf8.AppendRune(out, r), in[n:]
+		default:
+			return fmt.Errorf("a bad escape in a JSON string: %.4q", in)
+		}
+	}
+	*t = out
+	return nil
+}
+
+// unicodeEscape decodes the \uXXXX escape (with its low surrogate, if it
+// is a high one) at the start of in, as encoding/json does: a lone
+// surrogate is U+FFFD. n is the bytes read, 0 if in holds no escape.
+func unicodeEscape(in []byte) (r rune, n int) {
+	hex := func(b []byte) (rune, bool) {
+		if len(b) < 6 || b[0] != '\\' || b[1] != 'u' {
+			return 0, false
+		}
+		var v rune
+		for _, c := range b[2:6] {
+			switch {
+			case '0' <= c && c <= '9':
+				v = v<<4 | rune(c-'0')
+			case 'a' <= c && c <= 'f':
+				v = v<<4 | rune(c-'a'+10)
+			case 'A' <= c && c <= 'F':
+				v = v<<4 | rune(c-'A'+10)
+			default:
+				return 0, false
+			}
+		}
+		return v, true
+	}
+	r, ok := hex(in)
+	if !ok {
+		return 0, 0
+	}
+	if utf16.IsSurrogate(r) {
+		if r2, ok := hex(in[6:]); ok {
+			if d := utf16.DecodeRune(r, r2); d != utf8.RuneError {
+				return d, 12
+			}
+		}
+		return utf8.RuneError, 6
+	}
+	return r, 6
+}
+
+// frameKeys are the members a frame's line may have.
+var frameKeys = jsonKeys(reflect.TypeFor[frameRecord]())
+
+// jsonKeys returns the JSON names of struct type t's fields.
+func jsonKeys(t reflect.Type) map[string]bool {
+	keys := map[string]bool{}
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			keys[name] = true
+		}
+	}
+	return keys
+}
+
+// knownKeys reports the first member of the JSON object line (valid
+// JSON: json.Unmarshal read it) that keys does not hold, as
+// json.Decoder.DisallowUnknownFields does, without copying the line.
+func knownKeys(line []byte, keys map[string]bool) error {
+	i := skipSpace(line, 0)
+	if i >= len(line) || line[i] != '{' {
+		return nil
+	}
+	i++
+	for {
+		i = skipSpace(line, i)
+		if i >= len(line) || line[i] != '"' {
+			return nil
+		}
+		end := stringEnd(line, i)
+		var key string
+		if err := json.Unmarshal(line[i:end], &key); err != nil {
+			return err
+		}
+		if !keys[key] {
+			return fmt.Errorf("json: unknown field %q", key)
+		}
+		i = skipSpace(line, end)
+		i = skipSpace(line, i+1) // past the colon
+		i = valueEnd(line, i)
+		i = skipSpace(line, i)
+		if i >= len(line) || line[i] != ',' {
+			return nil
+		}
+		i++
+	}
+}
+
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the JSON string starting at i.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1
+		}
+	}
+	return len(b)
+}
+
+// valueEnd returns the index just past the JSON value starting at i.
+func valueEnd(b []byte, i int) int {
+	depth := 0
+	for j := i; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			j = stringEnd(b, j) - 1
+			if depth == 0 {
+				return j + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			if depth == 0 {
+				return j
+			}
+			depth--
+			if depth == 0 {
+				return j + 1
+			}
+		case ',':
+			if depth == 0 {
+				return j
+			}
+		}
+	}
+	return len(b)
+}
