@@ -300,8 +300,8 @@ func TestNothingRecordedLeavesNoFile(t *testing.T) {
 	}
 }
 
-// TestBadInput_UnknownFlag: a mistyped flag is echoed as typed (two
-// dashes) with the closest flag of its command suggested; one close to
+// TestBadInput_UnknownFlag: a mistyped flag is echoed as typed (one dash
+// or two, without its value) with the closest flag of its command suggested; one close to
 // nothing gets no guess.
 func TestBadInput_UnknownFlag(t *testing.T) {
 	parallel(t)
@@ -310,6 +310,8 @@ func TestBadInput_UnknownFlag(t *testing.T) {
 		want string
 	}{
 		{[]string{"replay", "--listn", "127.0.0.1:0"}, "unknown flag --listn: did you mean --listen?\ntry: mcpvcr replay --listen …"},
+		{[]string{"replay", "-listn", "x"}, "unknown flag -listn: did you mean --listen?\ntry: mcpvcr replay --listen …"},
+		{[]string{"replay", "-listn=x"}, "unknown flag -listn: did you mean --listen?"},
 		{[]string{"ls", "--casete", "x.db"}, "unknown flag --casete: did you mean --cassette?"},
 		{[]string{"show", "--payloa", "1"}, "did you mean --payload?"},
 		{[]string{"replay", "--zzzzzz"}, "unknown flag --zzzzzz\ntry: mcpvcr replay --help"},
