@@ -75,6 +75,39 @@ func TestVersion_MakeBuild(t *testing.T) {
 	}
 }
 
+// TestDemo_BuildsAsMakeAndEndsWithPATH: make demo builds mcpvcr as make
+// build does (bin/mcpvcr, stamped), says how long each build took, and
+// the last line it prints puts bin/ on PATH, as the README says.
+func TestDemo_BuildsAsMakeAndEndsWithPATH(t *testing.T) {
+	parallel(t)
+	b, err := os.ReadFile(filepath.Join("..", "..", "scripts", "demo.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo := string(b)
+	for _, want := range []string{"took make -s build", `echo "   ... took $((SECONDS - t0)) s"`} {
+		if !strings.Contains(demo, want) {
+			t.Errorf("scripts/demo.sh lacks %q", want)
+		}
+	}
+	var last string
+	for _, l := range strings.Split(demo, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			last = l
+		}
+	}
+	if !strings.HasPrefix(last, "echo ") || !strings.Contains(last, `export PATH=\"$PWD/bin:`) {
+		t.Errorf("the last line of scripts/demo.sh is %q; want the echo of export PATH=...bin", last)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "the last line puts it on PATH") {
+		t.Errorf("README.md does not say that make demo's last line puts mcpvcr on PATH")
+	}
+}
+
 // TestHelp: the top-level help and every command's help list the exit
 // codes, and "help CMD" is "CMD --help".
 func TestHelp(t *testing.T) {
