@@ -244,3 +244,35 @@ func TestPositionalCassette(t *testing.T) {
 		}
 	}
 }
+
+// TestREADME_MakeTestTime: the README and docs/contributing.md give
+// make test the same running time, and the README says who it is for and
+// which package takes longest.
+func TestREADME_MakeTestTime(t *testing.T) {
+	parallel(t)
+	took := regexp.MustCompile(`(\d+(?: to\s+\d+)?)\s+minutes\s+on\s+(?:2|two)\s+cores`)
+	var times []string
+	for _, page := range []string{"README.md", filepath.Join("docs", "contributing.md")} {
+		b, err := os.ReadFile(filepath.Join("..", "..", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		if page == "README.md" {
+			for _, want := range []string{"for contributors", "`cmd/mcpvcr`", "scripts/testprogress"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("README.md lacks %q near make test", want)
+				}
+			}
+		}
+		for _, m := range took.FindAllStringSubmatch(text, -1) {
+			times = append(times, page+": "+strings.Join(strings.Fields(m[1]), " "))
+			if got, first := strings.Join(strings.Fields(m[1]), " "), strings.SplitN(times[0], ": ", 2)[1]; got != first {
+				t.Errorf("make test takes %q in %s but %q", got, page, times[0])
+			}
+		}
+	}
+	if len(times) == 0 {
+		t.Errorf("neither README.md nor docs/contributing.md says how long make test takes")
+	}
+}
