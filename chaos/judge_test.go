@@ -103,3 +103,35 @@ func TestChaos_Judge(t *testing.T) {
 		})
 	}
 }
+
+// TestChaos_503SaysTheSame: a client that did not retry its 503 is
+// reported in the same words whatever it sent instead, and whether it
+// sent anything: a concurrent client's next request varies between runs
+// of one seed, and the report of a seed must not.
+func TestChaos_503SaysTheSame(t *testing.T) {
+	me := &replayer.Session{}
+	post := func(m string) chaosAction {
+		return chaosAction{ls: me, sid: "s1", method: "POST", rpcMethod: m, body: m}
+	}
+	inj := injection{Fault: Fault{Kind: Fault503}, body: "tools/call"}
+	var first string
+	for i, mine := range [][]chaosAction{
+		{post("tools/list")},
+		{post("resources/read"), post("tools/list")},
+		{post("prompts/get")},
+		nil,
+	} {
+		did, v := judge503(&inj, mine, mine)
+		if v != VerdictNotObserved {
+			t.Errorf("run %d: verdict %s; want %s", i, v, VerdictNotObserved)
+		}
+		if strings.Contains(did, "next") {
+			t.Errorf("run %d: %q names what came next", i, did)
+		}
+		if i == 0 {
+			first = did
+		} else if did != first {
+			t.Errorf("run %d: %q; run 0 said %q", i, did, first)
+		}
+	}
+}

@@ -57,6 +57,11 @@ type RequestDiff struct {
 	Status  Status   `json:"status"`
 	Reason  string   `json:"reason,omitempty"`
 	Changes []Change `json:"changes,omitempty"`
+	// RepeatedIn lists the old sessions whose comparisons all show this
+	// same difference, where reports of several sessions are written
+	// together and it is in more than one (see Summarize); a report lists
+	// it once, under Summary.Repeated.
+	RepeatedIn []int64 `json:"repeated_in,omitempty"`
 }
 
 // Label names the request for people: "tools/call info (seq 10)".
@@ -341,14 +346,24 @@ func shown(v json.RawMessage) string {
 }
 
 // WriteJSON writes reports as one JSON object: {"differ": bool,
-// "reports": [...]}.
+// "summary": {...}, "reports": [...]}. The summary counts as the text
+// report does (see Summarize); each report has its own counts, and each
+// difference found in several sessions names them (repeated_in) and is
+// listed once in the summary.
 func WriteJSON(w io.Writer, reports ...*Report) error {
+	type counted struct {
+		*Report
+		Counts ReportCounts `json:"counts"`
+	}
+	sum := Summarize(reports)
 	out := struct {
 		Differ  bool      `json:"differ"`
-		Reports []*Report `json:"reports"`
-	}{Reports: reports}
-	for _, r := range reports {
+		Summary Summary   `json:"summary"`
+		Reports []counted `json:"reports"`
+	}{Summary: sum, Reports: make([]counted, len(reports))}
+	for i, r := range reports {
 		out.Differ = out.Differ || r.Differs()
+		out.Reports[i] = counted{r, r.counts()}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -454,7 +469,8 @@ func Write(w io.Writer, format string, reports ...*Report) error {
 		}
 		return nil
 	}
-	folded, err := writeRepeated(w, reports)
+	sum := Summarize(reports)
+	folded, err := writeRepeated(w, sum)
 	if err != nil {
 		return err
 	}
@@ -466,7 +482,8 @@ func Write(w io.Writer, format string, reports ...*Report) error {
 			return err
 		}
 	}
-	return writeTotal(w, reports)
+	_, err = fmt.Fprintf(w, "\n%s\n", sum.Text)
+	return err
 }
 
 // repeatKey is what makes two sessions' differences the same one: the
@@ -491,42 +508,117 @@ func (rd *RequestDiff) plainLabel() string {
 	return rd.Method
 }
 
-// writeRepeated lists once each difference found in more than one of
-// reports, with the sessions it is in, and returns their keys.
-func writeRepeated(w io.Writer, reports []*Report) (map[string]bool, error) {
-	in := map[string][]int64{} // key -> the old sessions that have it
+// ReportCounts are one comparison's numbers, as its text summary line
+// says them.
+type ReportCounts struct {
+	Requests int `json:"requests"`
+	Differ   int `json:"differ"`
+	Changes  int `json:"changes"`
+	// ByStatus counts the requests that differ by status.
+	ByStatus map[Status]int `json:"by_status,omitempty"`
+	// ServerDiffers: the server's own requests or notifications differ.
+	ServerDiffers bool   `json:"server_differs,omitempty"`
+	Skipped       int    `json:"skipped,omitempty"`
+	Text          string `json:"text"`
+}
+
+func (r *Report) counts() ReportCounts {
+	c := ReportCounts{Skipped: r.Skipped(), Text: r.summary(), ServerDiffers: r.Server != nil && r.Server.Differs()}
+	c.Requests, c.Differ, c.Changes = r.Counts()
+	for i := range r.Requests {
+		if rd := &r.Requests[i]; rd.Differs() {
+			if c.ByStatus == nil {
+				c.ByStatus = map[Status]int{}
+			}
+			c.ByStatus[rd.Status]++
+		}
+	}
+	return c
+}
+
+// Summary adds up the reports of several sessions, as the last line of
+// the text report does.
+type Summary struct {
+	Sessions       int `json:"sessions"`
+	SessionsDiffer int `json:"sessions_differ"`
+	Requests       int `json:"requests"`
+	RequestsDiffer int `json:"requests_differ"`
+	// Repeated lists once each difference found in more than one
+	// session, with the sessions it is in.
+	Repeated []Repeated `json:"repeated,omitempty"`
+	Text     string     `json:"text"`
+}
+
+// Repeated is a difference several sessions show alike.
+type Repeated struct {
+	Sessions []int64 `json:"sessions"`
+	// Request is the request without its seq, "tools/call info".
+	Request string       `json:"request"`
+	Diff    *RequestDiff `json:"diff"`
+	key     string
+}
+
+// Summarize adds reports up and marks each difference found in more than
+// one of them with the sessions it is in (RequestDiff.RepeatedIn).
+func Summarize(reports []*Report) Summary {
+	var sum Summary
+	in := map[string]*Repeated{}
 	var order []string
 	for _, r := range reports {
+		n, d, _ := r.Counts()
+		sum.Sessions++
+		sum.Requests += n
+		sum.RequestsDiffer += d
+		if d > 0 || (r.Server != nil && r.Server.Differs()) {
+			sum.SessionsDiffer++
+		}
 		seen := map[string]bool{}
 		for _, rd := range r.all() {
+			rd.RepeatedIn = nil
 			k := rd.repeatKey()
 			if k == "" || seen[k] {
 				continue
 			}
 			seen[k] = true
-			if _, ok := in[k]; !ok {
+			if in[k] == nil {
+				in[k] = &Repeated{Request: rd.plainLabel(), Diff: rd, key: k}
 				order = append(order, k)
 			}
-			in[k] = append(in[k], r.Old.ID)
+			in[k].Sessions = append(in[k].Sessions, r.Old.ID)
 		}
 	}
+	for _, k := range order {
+		if rep := in[k]; len(rep.Sessions) > 1 {
+			sum.Repeated = append(sum.Repeated, *rep)
+		}
+	}
+	for _, r := range reports {
+		for _, rd := range r.all() {
+			if rep := in[rd.repeatKey()]; rep != nil && len(rep.Sessions) > 1 {
+				rd.RepeatedIn = rep.Sessions
+			}
+		}
+	}
+	sum.Text = fmt.Sprintf("in all: %d sessions compared, %d with differences; %d of %d requests differ", sum.Sessions, sum.SessionsDiffer, sum.RequestsDiffer, sum.Requests)
+	return sum
+}
+
+// writeRepeated lists once each difference of sum found in more than
+// one session, with the sessions it is in, and returns their keys.
+func writeRepeated(w io.Writer, sum Summary) (map[string]bool, error) {
 	folded := map[string]bool{}
 	var b strings.Builder
-	for _, k := range order {
-		ids := in[k]
-		if len(ids) < 2 {
-			continue
-		}
-		folded[k] = true
-		where := make([]string, len(ids))
-		for i, id := range ids {
+	for _, rep := range sum.Repeated {
+		folded[rep.key] = true
+		where := make([]string, len(rep.Sessions))
+		for i, id := range rep.Sessions {
 			where[i] = strconv.FormatInt(id, 10)
 		}
 		every := ""
-		if len(ids) == len(reports) {
+		if len(rep.Sessions) == sum.Sessions {
 			every = ", every session compared"
 		}
-		fmt.Fprintf(&b, "in sessions %s%s:\n%s", strings.Join(where, ", "), every, k)
+		fmt.Fprintf(&b, "in sessions %s%s:\n%s", strings.Join(where, ", "), every, rep.key)
 	}
 	if len(folded) > 0 {
 		head := fmt.Sprintf("%s repeated in several sessions, listed once:\n", termtext.Count(len(folded), "difference"))
@@ -535,19 +627,4 @@ func writeRepeated(w io.Writer, reports []*Report) (map[string]bool, error) {
 		}
 	}
 	return folded, nil
-}
-
-// writeTotal writes the last line: what differs across all reports.
-func writeTotal(w io.Writer, reports []*Report) error {
-	requests, differ, sessions := 0, 0, 0
-	for _, r := range reports {
-		n, d, _ := r.Counts()
-		requests += n
-		differ += d
-		if d > 0 || (r.Server != nil && r.Server.Differs()) {
-			sessions++
-		}
-	}
-	_, err := fmt.Fprintf(w, "\nin all: %d sessions compared, %d with differences; %d of %d requests differ\n", len(reports), sessions, differ, requests)
-	return err
 }

@@ -173,26 +173,40 @@ func TestProxy_Explains(t *testing.T) {
 func TestProxy_UnrecordedSaysRecordAgain(t *testing.T) {
 	cassette := filepath.Join(t.TempDir(), "counter.jsonl")
 	upstream, _ := liveServer(t)
-	t.Run("record", func(t *testing.T) {
-		addThrough(t, mcpvcrtest.Proxy(t, cassette, upstream, mcpvcrtest.ModeRecordOnly), "recorder", 1)
-	})
-	rt := &recTB{TB: t}
-	srv := mcpvcrtest.Proxy(rt, cassette, upstream, mcpvcrtest.ModeReplayOnly)
-	ctx := context.Background()
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "changed", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: mcpvcrtest.Endpoint(srv)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatalf("Connect: %v", err)
+	// Recorded under this test's name, so that replay-with-new-episodes
+	// finds the test's session and replays it.
+	rec := &recTB{TB: t}
+	addThrough(t, mcpvcrtest.Proxy(rec, cassette, upstream, mcpvcrtest.ModeRecordOnly), "recorder", 1)
+	if errs := rec.finish(); errs != "" {
+		t.Fatalf("record: %s", errs)
 	}
-	_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"A": 40, "B": 2}})
-	cs.Close()
-	got := rt.finish()
-	for _, want := range []string{"mcpvcrtest.Proxy: the client sent traffic", "start the server and record this test again", "-mcpvcr=record-only"} {
-		if !strings.Contains(got, want) {
-			t.Errorf("the failure says\n%s\nwant it to say %q", got, want)
+	for _, tc := range []struct {
+		mode mcpvcrtest.Mode
+		says string
+	}{
+		{mcpvcrtest.ModeReplayOnly, "start the server and record this test again"},
+		// The test's session is in the cassette, so it is replayed and
+		// nothing new recorded: the failure says so.
+		{mcpvcrtest.ModeReplayWithNewEpisodes, "replays a test whose session the cassette holds already"},
+	} {
+		rt := &recTB{TB: t}
+		srv := mcpvcrtest.Proxy(rt, cassette, upstream, tc.mode)
+		ctx := context.Background()
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "changed", Version: "1"}, nil).Connect(ctx,
+			&mcp.StreamableClientTransport{Endpoint: mcpvcrtest.Endpoint(srv)}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatalf("%s: Connect: %v", tc.mode, err)
 		}
-	}
-	if strings.Contains(got, "NewServer") {
-		t.Errorf("the failure names NewServer, which the test never called:\n%s", got)
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"A": 40, "B": 2}})
+		cs.Close()
+		got := rt.finish()
+		for _, want := range []string{"mcpvcrtest.Proxy: the client sent traffic", tc.says, "-mcpvcr=record-only"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("%s: the failure says\n%s\nwant it to say %q", tc.mode, got, want)
+			}
+		}
+		if strings.Contains(got, "NewServer") {
+			t.Errorf("%s: the failure names NewServer, which the test never called:\n%s", tc.mode, got)
+		}
 	}
 }

@@ -2,22 +2,29 @@
 # make demo: record a real MCP session against a bundled server (the Go SDK
 # test server), show its timeline, replay it to the same real client,
 # check the client saw identical results, and write the session's HTML
-# report (the last line printed is its path). Needs Go with cgo (gcc); no network.
+# report. The last line printed puts bin/mcpvcr on PATH. Needs Go with cgo
+# (gcc); no network.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=demo
 rm -rf "$out" && mkdir -p "$out"
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
+# took runs a build and says how long it took.
+took() { local t0=$SECONDS; "$@"; echo "   ... took $((SECONDS - t0)) s"; }
+
 say "Building mcpvcr into bin/, the bundled MCP server (Go SDK v1.8.0) and a real MCP client"
 if [ ! -x bin/mcpvcr ]; then
   echo "   a first build compiles SQLite with cgo: up to 3 to 4 minutes on two cores, silently; later builds take seconds"
 fi
 echo "   mcpvcr (make build: bin/mcpvcr, stamped with its version and commit)"
-make -s build
+took make -s build
 echo "   the MCP server and the client"
-go build -o "$out/server" ./internal/mcptest/testserver
-go build -o "$out/client" ./internal/mcptest/democlient
+peers() {
+  go build -o "$out/server" ./internal/mcptest/testserver
+  go build -o "$out/client" ./internal/mcptest/democlient
+}
+took peers
 ln -sf ../bin/mcpvcr "$out/mcpvcr"
 export MCPVCR_CASSETTE="$out/demo.db"
 
@@ -52,12 +59,14 @@ say "Done"
 cat <<MSG
 mcpvcr recorded one real MCP session (tools, resources, prompts, progress, logging,
 sampling, elicitation, roots and a cancellation) into $MCPVCR_CASSETTE, then replayed it
-offline to the same client, which got identical results. mcpvcr is bin/mcpvcr; to run it
-as mcpvcr, as the README does, put it on your PATH (or: go install ./cmd/mcpvcr):
-  export PATH="$PWD/bin:\$PATH"
-Then try it yourself:
+offline to the same client, which got identical results.
+The HTML report of the session (open it in any browser):
+  $(cd "$out" && pwd)/report.html
+Try it yourself:
   mcpvcr show 1 --cassette $MCPVCR_CASSETTE
   mcpvcr replay 1 --stdio --cassette $MCPVCR_CASSETTE   # as your client's server command
-The HTML report of the session (open it in any browser):
+mcpvcr is bin/mcpvcr; to run it as mcpvcr, as the README does, put it on your PATH
+(or: go install ./cmd/mcpvcr):
 MSG
-echo "  $(cd "$out" && pwd)/report.html"
+# The last line: what to paste.
+echo "  export PATH=\"$PWD/bin:\$PATH\""

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -54,5 +55,55 @@ func TestBrowser_DiffCountsAsText(t *testing.T) {
 	})`)
 	if !regexp.MustCompile(`: ` + regexp.QuoteMeta(want) + `($|;|,)`).MatchString(got) {
 		t.Errorf("the HTML report heads the comparison %q; the text report says %q", got, want)
+	}
+}
+
+// TestBrowser_DiffFoldsRepeats: the HTML report of several comparisons
+// lists once each difference they share, as the text report does, and
+// ends with the text report's line across them all.
+func TestBrowser_DiffFoldsRepeats(t *testing.T) {
+	recs, err := store.LoadFile(context.Background(), filepath.Join("..", "cassettes", "multi-gosdk-http-json.jsonl"), 1, 2, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reports := []*diff.Report{diff.Compare(recs[0], recs[2], diff.Noise{}), diff.Compare(recs[1], recs[2], diff.Noise{})}
+	var text bytes.Buffer
+	if err := diff.Write(&text, "text", reports...); err != nil {
+		t.Fatal(err)
+	}
+	total := regexp.MustCompile(`in all: [^\n]*`).FindString(text.String())
+	repeated := regexp.MustCompile(`(\d+ differences?) repeated in several sessions`).FindStringSubmatch(text.String())
+	if total == "" || repeated == nil {
+		t.Fatalf("the text report folds nothing or adds nothing up:\n%s", text.String())
+	}
+	diff.Summarize(reports) // as view.WriteReports does
+	var raws []json.RawMessage
+	for _, r := range reports {
+		raw, err := json.Marshal(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raws = append(raws, raw)
+	}
+	var page bytes.Buffer
+	if err := view.WriteHTML(&page, view.Page{Sessions: recs, Diffs: raws}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "diffs.html")
+	if err := os.WriteFile(path, page.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx := browse(t)
+	do(t, ctx, "load "+path, chromedp.Navigate("file://"+path))
+	got := eval[[]string](t, ctx, `new Promise(done => {
+		const text = sel => (document.querySelector(sel) || {}).textContent || '';
+		const check = () => document.body.dataset.ready ? done([text('#diffs h2.repeated'), text('#diffs h2.total')]) : setTimeout(check, 5);
+		check();
+	})`)
+	if !strings.HasPrefix(got[0], repeated[1]+" repeated in several sessions") {
+		t.Errorf("the HTML report heads its repeated differences %q; the text report lists %s", got[0], repeated[1])
+	}
+	if got[1] != total {
+		t.Errorf("the HTML report ends %q; the text report %q", got[1], total)
 	}
 }

@@ -24,6 +24,9 @@ func WriteReports(ctx context.Context, w io.Writer, db *store.DB, format string,
 	if format != "html" {
 		return diff.Write(w, format, reports...)
 	}
+	// Marks the differences found in several sessions, which the page
+	// lists once, as the text report does.
+	diff.Summarize(reports)
 	raws := make([]json.RawMessage, 0, len(reports))
 	for _, r := range reports {
 		b, err := json.Marshal(r)

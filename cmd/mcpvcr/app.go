@@ -25,6 +25,8 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	logger *slog.Logger
+	// args is the command line as typed, for messages that echo it.
+	args []string
 }
 
 // client is stdin and stdout as one stream: the client's side of a stdio
@@ -38,7 +40,7 @@ func (e *env) client() io.ReadWriter {
 
 // run builds the app and runs it; it returns the process exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr,
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, args: args,
 		logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	app := newApp(e)
 	if err := unknownCommand(app, args); err != nil {
@@ -68,7 +70,7 @@ func newApp(e *env) *cli.App {
 		EnableBashCompletion: true,
 		ExitErrHandler:       func(*cli.Context, error) {}, // run() reports errors
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return flagUsageErr("mcpvcr", nil, err)
+			return flagUsageErr("mcpvcr", nil, e.args, err)
 		},
 		Flags: []cli.Flag{cassetteFlag()},
 		Commands: []*cli.Command{
@@ -91,7 +93,7 @@ func newApp(e *env) *cli.App {
 	for _, c := range app.Commands {
 		if c.OnUsageError == nil {
 			c.OnUsageError = func(cc *cli.Context, err error, _ bool) error {
-				return flagUsageErr("mcpvcr "+cc.Command.Name, append(cc.Command.Flags, app.Flags...), err)
+				return flagUsageErr("mcpvcr "+cc.Command.Name, append(cc.Command.Flags, app.Flags...), e.args, err)
 			}
 		}
 	}

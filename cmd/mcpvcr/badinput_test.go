@@ -3,6 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -10,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
@@ -300,8 +303,8 @@ func TestNothingRecordedLeavesNoFile(t *testing.T) {
 	}
 }
 
-// TestBadInput_UnknownFlag: a mistyped flag is echoed as typed (two
-// dashes) with the closest flag of its command suggested; one close to
+// TestBadInput_UnknownFlag: a mistyped flag is echoed as typed (one dash
+// or two, without its value) with the closest flag of its command suggested; one close to
 // nothing gets no guess.
 func TestBadInput_UnknownFlag(t *testing.T) {
 	parallel(t)
@@ -310,6 +313,8 @@ func TestBadInput_UnknownFlag(t *testing.T) {
 		want string
 	}{
 		{[]string{"replay", "--listn", "127.0.0.1:0"}, "unknown flag --listn: did you mean --listen?\ntry: mcpvcr replay --listen …"},
+		{[]string{"replay", "-listn", "x"}, "unknown flag -listn: did you mean --listen?\ntry: mcpvcr replay --listen …"},
+		{[]string{"replay", "-listn=x"}, "unknown flag -listn: did you mean --listen?"},
 		{[]string{"ls", "--casete", "x.db"}, "unknown flag --casete: did you mean --cassette?"},
 		{[]string{"show", "--payloa", "1"}, "did you mean --payload?"},
 		{[]string{"replay", "--zzzzzz"}, "unknown flag --zzzzzz\ntry: mcpvcr replay --help"},
@@ -339,5 +344,21 @@ func TestBadInput_ListenTakenLeavesNoCassette(t *testing.T) {
 	}
 	if _, err := os.Stat(db); !os.IsNotExist(err) {
 		t.Errorf("record on a taken port left %s behind (%v)", db, err)
+	}
+}
+
+// TestBadInput_DefaultListenTakenSaysWhy: record's default address taken
+// (another record, or a replay started as the quick starts do) is named
+// as such, not only as a taken port.
+func TestBadInput_DefaultListenTakenSaysWhy(t *testing.T) {
+	// Hold the address if it is free; taken already, it is taken either way.
+	if ln, err := net.Listen("tcp", defaultListen); err == nil {
+		defer ln.Close()
+	} else if !errors.Is(err, syscall.EADDRINUSE) {
+		t.Skipf("cannot listen on %s: %v", defaultListen, err)
+	}
+	_, err := listen(&env{stderr: io.Discard}, defaultListen)
+	if err == nil || !strings.Contains(err.Error(), "record listens there by default, and the quick starts replay there too") {
+		t.Errorf("listen on a taken %s: %v; want it named as record's default and the quick starts' replay address", defaultListen, err)
 	}
 }

@@ -75,6 +75,39 @@ func TestVersion_MakeBuild(t *testing.T) {
 	}
 }
 
+// TestDemo_BuildsAsMakeAndEndsWithPATH: make demo builds mcpvcr as make
+// build does (bin/mcpvcr, stamped), says how long each build took, and
+// the last line it prints puts bin/ on PATH, as the README says.
+func TestDemo_BuildsAsMakeAndEndsWithPATH(t *testing.T) {
+	parallel(t)
+	b, err := os.ReadFile(filepath.Join("..", "..", "scripts", "demo.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	demo := string(b)
+	for _, want := range []string{"took make -s build", `echo "   ... took $((SECONDS - t0)) s"`} {
+		if !strings.Contains(demo, want) {
+			t.Errorf("scripts/demo.sh lacks %q", want)
+		}
+	}
+	var last string
+	for _, l := range strings.Split(demo, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			last = l
+		}
+	}
+	if !strings.HasPrefix(last, "echo ") || !strings.Contains(last, `export PATH=\"$PWD/bin:`) {
+		t.Errorf("the last line of scripts/demo.sh is %q; want the echo of export PATH=...bin", last)
+	}
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "the last line puts it on PATH") {
+		t.Errorf("README.md does not say that make demo's last line puts mcpvcr on PATH")
+	}
+}
+
 // TestHelp: the top-level help and every command's help list the exit
 // codes, and "help CMD" is "CMD --help".
 func TestHelp(t *testing.T) {
@@ -209,5 +242,37 @@ func TestPositionalCassette(t *testing.T) {
 		if r.code != tt.code || !strings.Contains(out, tt.want) {
 			t.Errorf("mcpvcr %s = %d\nstdout:\n%s\nstderr:\n%s\nwant exit %d and %q", strings.Join(tt.args, " "), r.code, r.stdout, r.stderr, tt.code, tt.want)
 		}
+	}
+}
+
+// TestREADME_MakeTestTime: the README and docs/contributing.md give
+// make test the same running time, and the README says who it is for and
+// which package takes longest.
+func TestREADME_MakeTestTime(t *testing.T) {
+	parallel(t)
+	took := regexp.MustCompile(`(\d+(?: to\s+\d+)?)\s+minutes\s+on\s+(?:2|two)\s+cores`)
+	var times []string
+	for _, page := range []string{"README.md", filepath.Join("docs", "contributing.md")} {
+		b, err := os.ReadFile(filepath.Join("..", "..", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		if page == "README.md" {
+			for _, want := range []string{"for contributors", "`cmd/mcpvcr`", "scripts/testprogress"} {
+				if !strings.Contains(text, want) {
+					t.Errorf("README.md lacks %q near make test", want)
+				}
+			}
+		}
+		for _, m := range took.FindAllStringSubmatch(text, -1) {
+			times = append(times, page+": "+strings.Join(strings.Fields(m[1]), " "))
+			if got, first := strings.Join(strings.Fields(m[1]), " "), strings.SplitN(times[0], ": ", 2)[1]; got != first {
+				t.Errorf("make test takes %q in %s but %q", got, page, times[0])
+			}
+		}
+	}
+	if len(times) == 0 {
+		t.Errorf("neither README.md nor docs/contributing.md says how long make test takes")
 	}
 }

@@ -231,6 +231,33 @@ func TestVerify_Crash(t *testing.T) {
 	}
 }
 
+// TestVerify_CommandForHTTPCassette: a cassette of HTTP sessions verified
+// with a server command says its sessions were recorded over HTTP and to
+// give --upstream URL, with a single session named and with none.
+func TestVerify_CommandForHTTPCassette(t *testing.T) {
+	parallel(t)
+	cassette := filepath.Join("..", "..", "cassettes", "multi-gosdk-http-sse.jsonl")
+	for _, tc := range []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"verify", "--cassette", cassette, "--", "true"},
+			[]string{"the cassette holds no stdio sessions; its 8 were recorded over HTTP", "try: mcpvcr verify --upstream URL"}},
+		{[]string{"verify", "1", "--cassette", cassette, "--", "true"},
+			[]string{"session 1 was recorded over http: give the server's URL, not a command", "try: mcpvcr verify 1 --upstream URL"}},
+	} {
+		res := mcpvcr(t, "", tc.args...)
+		if res.code != exitUsage {
+			t.Errorf("mcpvcr %s exited %d; want %d\n%s", strings.Join(tc.args, " "), res.code, exitUsage, res.stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(res.stderr, w) {
+				t.Errorf("mcpvcr %s says\n%s\nwant %q", strings.Join(tc.args, " "), res.stderr, w)
+			}
+		}
+	}
+}
+
 // TestVerify_BadInput checks that verify explains what it cannot do.
 func TestVerify_BadInput(t *testing.T) {
 	parallel(t)

@@ -479,6 +479,14 @@
     var ds = D.diffs || [];
     if (!ds.length) return;
     var sec = $('diffs'), h = '';
+    // Several sessions compared, as the text report: each difference
+    // found in several of them (repeated_in, marked by diff.Summarize)
+    // listed once on top, each session's own below, and a line adding
+    // them all up.
+    var many = ds.length > 1, rep = [], repAt = {}, total = {sessions: ds.length, differ: 0, reqs: 0, bad: 0};
+    function repKey(r) { return JSON.stringify([r.method || '', r.name || '', r.status, r.reason || '', r.changes || []]); }
+    function label(r, seq) { return (r.method || 'server traffic') + (r.name ? ' ' + r.name : '') + (!seq ? '' : r.seq ? ' (seq ' + r.seq + ')' : r.new_seq ? ' (new seq ' + r.new_seq + ')' : ''); }
+    var body = '';
     ds.forEach(function (d, di) {
       // Counted as the text report counts: the client's requests; the
       // server's own traffic is said apart. Calls verify's write guard
@@ -489,18 +497,34 @@
       var server = d.server && d.server.status !== 'same' && d.server.status !== 'skipped';
       var head = differ ? differ + ' of ' + reqs.length + ' requests differ' : 'no differences in ' + reqs.length + ' requests';
       if (server) head += differ ? '; the server\u2019s own requests or notifications differ too' : ', but the server\u2019s own requests or notifications differ';
-      h += '<h2>Session ' + esc(d.old.id) + ' → session ' + esc(d['new'].id) + ': ' + head + '</h2>';
+      total.reqs += reqs.length; total.bad += differ;
+      if (differ || server) total.differ++;
+      var h = '<h2>Session ' + esc(d.old.id) + ' → session ' + esc(d['new'].id) + ': ' + head + '</h2>', left = 0;
       bad.forEach(function (r, ri) {
-        var name = (r.method || 'server traffic') + (r.name ? ' ' + r.name : '') + (r.seq ? ' (seq ' + r.seq + ')' : r.new_seq ? ' (new seq ' + r.new_seq + ')' : '');
-        h += '<div class="drq" data-d="' + di + '" data-r="' + ri + '"><span class="st">' + esc(r.status) + '</span>' + esc(name) + changesHTML(r) + '</div>';
+        var row = '<div class="drq" data-d="' + di + '" data-r="' + ri + '"><span class="st">' + esc(r.status) + '</span>';
+        if (many && r.repeated_in && r.repeated_in.length > 1) {
+          left++;
+          var k = repKey(r);
+          if (!repAt[k]) {
+            repAt[k] = true;
+            rep.push(row + 'in sessions ' + esc(r.repeated_in.join(', ')) + (r.repeated_in.length === ds.length ? ', every session compared' : '') + ': ' + esc(label(r, false)) + changesHTML(r) + '</div>');
+          }
+          return;
+        }
+        h += row + esc(label(r, true)) + changesHTML(r) + '</div>';
       });
+      if (left) h += '<div class="chg">(and ' + left + ' difference' + (left === 1 ? '' : 's') + ' listed above, repeated in other sessions)</div>';
       (d.notes || []).forEach(function (n) { h += '<div class="chg">' + esc(n) + '</div>'; });
+      body += h;
       bad.forEach(function (r) {
         if (S.id === d.old.id && r.seq) (diffAt[r.seq] = diffAt[r.seq] || []).push(r);
         if (S.id === d['new'].id && r.new_seq) (diffAt[r.new_seq] = diffAt[r.new_seq] || []).push(r);
       });
       d._bad = bad;
     });
+    if (rep.length) h += '<h2 class="repeated">' + rep.length + ' difference' + (rep.length === 1 ? '' : 's') + ' repeated in several sessions, listed once</h2>' + rep.join('');
+    h += body;
+    if (many) h += '<h2 class="total">in all: ' + total.sessions + ' sessions compared, ' + total.differ + ' with differences; ' + total.bad + ' of ' + total.reqs + ' requests differ</h2>';
     sec.innerHTML = h; sec.hidden = false;
     sec.onclick = function (e) {
       var el = e.target.closest('.drq');
