@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -41,41 +43,33 @@ func timeline(t *testing.T, db string, n int) []timelineFrame {
 	return out
 }
 
-// A place is where a server frame came in a replay's recording: its
-// position, and the number of client frames before it.
-type place struct{ pos, clientsBefore int }
-
-// checkOrder is P2 over stdio: the client runs against mcpvcr replay with
-// mcpvcr record in front of it, so that a second recording holds what
-// replay sent and when. Its server frames must come in the recorded
-// order, and none after more client frames than preceded it in the
-// recording (held back until a client frame recorded after it).
+// checkOrder is P2 over stdio: the client runs against mcpvcr replay
+// --trace with mcpvcr record in front of it, so that a second recording
+// holds what replay sent, in order, and replay's trace of what released
+// each frame. Its server frames must come in the recorded order, and none
+// may be released by a client frame recorded after it (held back until
+// that frame came). The wire cannot tell that: a client that does not
+// wait for a frame (one that cancelled its call and goes on) may write
+// between two frames replay released at once.
 func checkOrder(t *testing.T, c cell, r recording) {
 	db2 := filepath.Join(t.TempDir(), "replayed.db")
-	argv := []string{mcpvcrBin, "record", "--cassette", db2, "--", mcpvcrBin, "replay", "1", "--stdio", "--cassette", r.db}
+	argv := []string{mcpvcrBin, "record", "--cassette", db2, "--", mcpvcrBin, "replay", "1", "--stdio", "--trace", "--cassette", r.db}
 	got := c.client.run(t, endpoint{transport: "stdio", argv: argv}, call{rev: c.rev, plan: c.plan, info: "matrix-replayer", notes: len(r.live.t.Notes)})
 	if diff := diffTranscripts(r.live.t, got.t); diff != "" {
 		t.Errorf("through record in front of replay, the client saw otherwise (-live +replay):\n%s", diff)
 	}
 	orig, seen := timeline(t, r.db, 1), timeline(t, db2, 1)
-	// Server frames of the replay's recording, by key and occurrence,
-	// with the number of client frames before each.
-	at := map[string][]place{}
-	clients := 0
+	// The server frames of the replay's recording, by key and occurrence.
+	at := map[string][]int{}
 	for i, f := range seen {
-		if f.Dir == "c2s" {
-			clients++
-			continue
+		if f.Dir != "c2s" {
+			at[f.key()] = append(at[f.key()], i)
 		}
-		at[f.key()] = append(at[f.key()], place{i, clients})
 	}
 	used := map[string]int{}
-	clients, last, lastKey := 0, -1, ""
-	prev := place{-1, -1} // where the server frame recorded before f came, if no client frame was recorded between
+	last, lastKey := -1, ""
 	for _, f := range orig {
 		if f.Dir == "c2s" {
-			clients++
-			prev = place{-1, -1}
 			continue
 		}
 		k := f.key()
@@ -85,37 +79,65 @@ func checkOrder(t *testing.T, c cell, r recording) {
 			t.Errorf("recorded server frame #%d (%s) never reached the client", f.Seq, k)
 			continue
 		}
-		p := at[k][n]
-		if p.pos < last {
+		if pos := at[k][n]; pos < last {
 			t.Errorf("recorded server frame #%d (%s) came before %s, recorded earlier: out of order", f.Seq, k, lastKey)
+		} else {
+			last, lastKey = pos, k
 		}
-		last, lastKey = p.pos, k
-		if p.clientsBefore > clients && !raced(seen, prev, p, clients) {
-			t.Errorf("recorded server frame #%d (%s), recorded after %d client frames, was held back until %d", f.Seq, k, clients, p.clientsBefore)
+	}
+	traced := 0
+	for _, l := range stderrLines(t, db2) {
+		m := traceRE.FindStringSubmatch(l)
+		if m == nil {
+			continue
 		}
-		prev = p
+		traced++
+		sent, _ := strconv.Atoi(m[1])
+		if m[2] == "" {
+			continue
+		}
+		if by, _ := strconv.Atoi(m[2]); by > sent {
+			t.Errorf("recorded server frame #%d was held back until #%d, a client frame recorded after it: %s", sent, by, l)
+		}
+	}
+	if traced == 0 {
+		t.Errorf("replay --trace wrote no trace line")
 	}
 	if t.Failed() {
 		t.Logf("the replay as recorded:\n%s", mcpvcr(t, "show", "1", "--cassette", db2).stdout)
 	}
 }
 
-// raced reports whether the client frames seen before the server frame at
-// p, and not recorded before it, raced a write rather than released it:
-// the server frame recorded just before it, with no client frame between
-// them, came on time (after clients client frames), and only client frames
-// came between the two. Replay released both at once; a client that does
-// not wait for the second (one that cancelled its call and goes on, say)
-// can write in between, and record, in front of replay, sees its frame
-// first.
-func raced(seen []timelineFrame, prev, p place, clients int) bool {
-	if prev.pos < 0 || prev.clientsBefore != clients || prev.pos > p.pos {
-		return false
+// traceRE reads a line of mcpvcr replay --trace: the recorded seq sent,
+// and that of the client frame that released it, if one did.
+var traceRE = regexp.MustCompile(`^mcpvcr replay: sent #(\d+) .*?, (?:released by #(\d+) |released at the start)`)
+
+// stderrLines returns the lines session 1 of db recorded on stderr.
+func stderrLines(t *testing.T, db string) []string {
+	t.Helper()
+	res := mcpvcr(t, "export", "1", "--cassette", db)
+	if res.code != 0 {
+		t.Fatalf("mcpvcr export exited %d: %s", res.code, res.stderr)
 	}
-	for _, f := range seen[prev.pos+1 : p.pos] {
-		if f.Dir != "c2s" {
-			return false
+	stderr := map[int64]bool{}
+	var lines []string
+	for _, l := range strings.Split(res.stdout, "\n") {
+		var rec struct {
+			Type   string `json:"type"`
+			ID     int64  `json:"id"`
+			Kind   string `json:"kind"`
+			Stream int64  `json:"stream"`
+			Raw    string `json:"raw"`
+		}
+		if json.Unmarshal([]byte(l), &rec) != nil {
+			continue
+		}
+		switch {
+		case rec.Type == "stream" && rec.Kind == "stderr":
+			stderr[rec.ID] = true
+		case rec.Type == "frame" && stderr[rec.Stream]:
+			lines = append(lines, strings.TrimRight(rec.Raw, "\r\n"))
 		}
 	}
-	return true
+	return lines
 }

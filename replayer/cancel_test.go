@@ -435,3 +435,27 @@ func TestSource_BringsASessionAfterFramesOutOfOrder(t *testing.T) {
 		t.Errorf("replayed lines (-want +got):\n%s", diff)
 	}
 }
+
+// TestCursor_ReleasedBy: each frame names the recorded client frame whose
+// live counterpart released it (Server.Trace prints it): the progress
+// after the cancellation, the cancellation, never the call.
+func TestCursor_ReleasedBy(t *testing.T) {
+	c := newCursor([]*recording{stdioRecording(t, 1, cancelledCall...)}, Match{}, true)
+	c.start()
+	by := func(live string) []string {
+		t.Helper()
+		c.receive(jsonrpc.Parse([]byte(live)), nil)
+		var got []string
+		for _, o := range c.emit() {
+			got = append(got, traceLine(o))
+		}
+		return got
+	}
+	if diff := cmp.Diff([]string{"mcpvcr replay: sent #2 notification notifications/progress, released by #1 request tools/call"}, by(liveCall)); diff != "" {
+		t.Errorf("after the call (-want +got):\n%s", diff)
+	}
+	got := by(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":30}}`)
+	if diff := cmp.Diff([]string{"mcpvcr replay: sent #4 notification notifications/progress, released by #3 notification notifications/cancelled"}, got); diff != "" {
+		t.Errorf("after the cancellation (-want +got):\n%s", diff)
+	}
+}

@@ -215,6 +215,9 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 		e.consume(idx[n], live)
 		e.absorbTask(idx[n], c.clockNow())
 		o := e.release()
+		for k := range o {
+			o[k].By = e.frames[idx[n]].f
+		}
 		if c.queued {
 			e.queue = append(e.queue, o...)
 		}

@@ -431,6 +431,10 @@ type outFrame struct {
 	// stdio replay writes it then, holding nothing else back.
 	Born  time.Time
 	Since time.Duration
+	// By is the recorded client frame whose live counterpart released
+	// this one (nil when the start, a wait or a timer did); Server.Trace
+	// prints it.
+	By *store.Frame
 }
 
 // release returns, in recorded order, every server frame whose causes

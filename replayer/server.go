@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"errors"
+	"io"
 	"log/slog"
 	"sync"
 	"time"
@@ -37,6 +38,12 @@ type Server struct {
 	Clock clock.Clock
 	// Logger receives diagnostics. If nil, nothing is logged.
 	Logger *slog.Logger
+	// Trace, if not nil, gets a line for each recorded server frame
+	// written over stdio: its recorded seq, what it is, and the recorded
+	// client frame whose live counterpart released it (or what else did:
+	// the start, a wait). A frame is never released by a client frame
+	// recorded after it; the trace shows that it was not.
+	Trace io.Writer
 	// Faults inject failures into HTTP replay: they are the first Hook,
 	// called along with Hook (see Faults.Act).
 	Faults Faults

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,7 +52,7 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 		return nil, err
 	}
 	rep := &Report{}
-	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []outFrame, 256), done: make(chan struct{})}
+	w := &pacedWriter{dst: client, clock: s.clock(), pace: s.Pace, queue: make(chan []outFrame, 256), done: make(chan struct{}), trace: s.Trace}
 	if s.Hook != nil {
 		ls := &liveSession{srv: s, cur: cur} // what the Hook sees of this session
 		ls.pub.ls = ls
@@ -319,6 +320,8 @@ type pacedWriter struct {
 	// nil when srv has no Hook.
 	srv  *Server
 	sess *Session
+	// trace is Server.Trace.
+	trace io.Writer
 }
 
 func (w *pacedWriter) send(ctx context.Context, outs []outFrame) {
@@ -372,7 +375,24 @@ func (w *pacedWriter) write(o outFrame) {
 	}
 	if _, err := w.dst.Write(o.Data); err != nil {
 		w.err = fmt.Errorf("write to client: %w", err)
+		return
 	}
+	if w.trace != nil && o.Frame != nil {
+		fmt.Fprintln(w.trace, traceLine(o))
+	}
+}
+
+// traceLine is Server.Trace's line for o, written: "sent #9 result
+// tools/call, released by #6 notifications/cancelled".
+func traceLine(o outFrame) string {
+	what := func(f *store.Frame) string {
+		return strings.TrimSpace(fmt.Sprintf("#%d %s %s", f.Seq, f.Kind, f.Method))
+	}
+	by := "released at the start or by a wait"
+	if o.By != nil {
+		by = "released by " + what(o.By)
+	}
+	return "mcpvcr replay: sent " + what(o.Frame) + ", " + by
 }
 
 // writeAt writes o, a task's status notification, at its recorded time

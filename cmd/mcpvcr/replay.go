@@ -41,6 +41,7 @@ func replayCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "match", Value: "tolerant", EnvVars: []string{"MCPVCR_MATCH"}, Usage: "`tolerant` (clientInfo ignored, absent params = {}, numbers by value, keys in any order) or exact (the recorded JSON values)"},
 			&cli.StringSliceFlag{Name: "ignore", Usage: "also ignore `PATH` when matching client frames, such as 'initialize:params.capabilities' (repeatable; " + "the path syntax of verify --ignore, from the client message: params.…)"},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "HTTP: also write one summary line per client session served"},
+			&cli.BoolFlag{Name: "trace", Usage: "stdio: write to stderr a line per recorded server frame sent, with the client frame that released it"},
 			&cli.DurationFlag{Name: "idle-timeout", Value: graceful.DefaultIdleTimeout, EnvVars: []string{"MCPVCR_IDLE_TIMEOUT"}, Usage: "HTTP: close a keep-alive connection after `D` without a request (headers must arrive within 10s, a request body within 30s; answers are never cut)"},
 			&cli.DurationFlag{Name: "wait", Value: replayer.DefaultWait, EnvVars: []string{"MCPVCR_WAIT"}, Usage: "answer a request with -32019 after `D` when the recording answers it only after client frames this client has not sent (over HTTP+SSE, send a ready answer recorded behind one that waits so out of order) (0: wait for good)"},
 		}, chaosFlags()...),
@@ -166,6 +167,9 @@ func replayServer(c *cli.Context, e *env, db *store.DB, ts ...store.Transport) (
 		e.logger.Warn("--ignore " + r + " ignores what a request asks for (its method, or the tool, prompt or resource it names): replay may answer a request with another's answer")
 	}
 	srv := &replayer.Server{Logger: e.logger, Match: mt, Wait: waitFlag(c)}
+	if c.Bool("trace") {
+		srv.Trace = e.stderr
+	}
 	if err := srv.Load(c.Context, db, ids); err != nil {
 		return nil, failErr(err, "")
 	}
