@@ -171,13 +171,34 @@ func (c *httpConn) send(ctx context.Context, f *store.Frame, data []byte) error 
 	if answers {
 		c.answering.Add(1)
 	}
+	closeAfter := c.closeAfter(st)
 	c.wg.Go(func() {
 		if answers {
 			defer c.answering.Done()
 		}
-		c.exchange(req, key, ids)
+		c.exchange(req, key, ids, closeAfter)
 	})
 	return nil
+}
+
+// closeAfter returns how many messages the recorded client read of st's
+// event stream before it closed it (a stream that ended client-aborted:
+// a 2026-07-28 cancellation, or a client that stopped reading a call it
+// cancelled), and -1 when it read st to its end. verify closes the live
+// stream there too: what the server sent after, the recorded client
+// never saw.
+func (c *httpConn) closeAfter(st *store.Stream) int {
+	if st == nil || st.End != store.EndClientAborted || !st.SSE() {
+		return -1
+	}
+	n := 0
+	for i := range c.d.v.Recording.Frames {
+		f := &c.d.v.Recording.Frames[i]
+		if f.StreamID == st.ID && f.Direction == store.ServerToClient && f.SSE && len(bytes.TrimSpace(f.Data)) > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 func messagesOf(data []byte) []jsonrpc.Message {
@@ -196,10 +217,10 @@ func (c *httpConn) open(_ context.Context, st *store.Stream, key string) error {
 	req.Header = c.header(st)
 	if st.Kind == store.DeleteStream {
 		// The session ends: answers that are still owed will not come.
-		c.exchange(req, key, nil)
+		c.exchange(req, key, nil, -1)
 		return nil
 	}
-	c.wg.Go(func() { c.exchange(req, key, nil) })
+	c.wg.Go(func() { c.exchange(req, key, nil, -1) })
 	return nil
 }
 
@@ -211,9 +232,11 @@ const maxResumes = 10
 // with Last-Event-ID, as a client would (the server may close a stream
 // mid-call and ask for polling). When the answer (JSON or SSE) ends, the
 // requests it did not answer never will be; other answers (202 Accepted
-// over HTTP+SSE) leave the answers to the SSE stream.
-func (c *httpConn) exchange(req *http.Request, key string, ids []string) {
-	ev, ok, carried := c.do(req, ids, func() {
+// over HTTP+SSE) leave the answers to the SSE stream. An SSE answer is
+// closed after closeAfter messages, as the recorded client closed it
+// (-1: read to its end), and not resumed.
+func (c *httpConn) exchange(req *http.Request, key string, ids []string, closeAfter int) {
+	ev, ok, carried := c.do(req, ids, closeAfter, func() {
 		if key != "" {
 			c.d.exchangeDone(key)
 		}
@@ -237,7 +260,7 @@ func (c *httpConn) exchange(req *http.Request, key string, ids []string) {
 		get.Header.Del("Content-Type")
 		get.Header.Set("Accept", "text/event-stream")
 		get.Header.Set("Last-Event-ID", ev.lastID)
-		next, nok, _ := c.do(get, ids, func() {})
+		next, nok, _ := c.do(get, ids, -1, func() {})
 		if !nok || !next.hasID {
 			return
 		}
@@ -260,7 +283,9 @@ type sseState struct {
 // stream, else after its body (done may be called twice). It reports, for an SSE
 // answer, where a resumption would start (isSSE is false for anything
 // else), and whether the answer was JSON or SSE, which carry answers.
-func (c *httpConn) do(req *http.Request, ids []string, done func()) (st sseState, isSSE, carried bool) {
+// An SSE answer is closed once closeAfter messages came (not with -1),
+// and then reported as not SSE: it is not to be resumed.
+func (c *httpConn) do(req *http.Request, ids []string, closeAfter int, done func()) (st sseState, isSSE, carried bool) {
 	resp, err := c.client.Do(req)
 	defer done()
 	if err != nil {
@@ -280,7 +305,10 @@ func (c *httpConn) do(req *http.Request, ids []string, done func()) (st sseState
 	case mt == "text/event-stream":
 		done() // the stream is open: the rest of it comes as it comes
 		r := sse.NewReader(resp.Body)
-		for {
+		for n := 0; ; {
+			if n == closeAfter {
+				return sseState{}, false, true
+			}
 			e, err := r.Next()
 			if e.HasID && !e.Partial {
 				st.lastID, st.hasID = e.ID, e.ID != ""
@@ -292,6 +320,12 @@ func (c *httpConn) do(req *http.Request, ids []string, done func()) (st sseState
 			case e.Type == "endpoint" && !e.Partial:
 				c.endpointEvent(req, string(e.Data))
 			case e.HasData && !e.Partial && len(bytes.TrimSpace(e.Data)) > 0:
+				if n++; n == closeAfter {
+					// Closed before the message is handed on, as the
+					// recorded client closed it before what it did next
+					// (its cancellation, say).
+					resp.Body.Close()
+				}
 				c.d.deliver(c.ctx, jsonrpc.Parse(e.Data))
 			}
 			if err != nil {
