@@ -41,6 +41,11 @@ func judgeResumable(inj *injection, after, mine []chaosAction) (string, Verdict)
 		}
 	}
 	if resume < 0 {
+		if inj.gaveUp || inj.rpcID != "" && slices.ContainsFunc(mine, func(a chaosAction) bool { return a.cancels == inj.rpcID }) {
+			// Its call was given up before a resumption was due: what
+			// the stream still held is no longer owed.
+			return "cancelled the request the stream answered (notifications/cancelled) instead of resuming", VerdictNotObserved
+		}
 		for _, a := range mine {
 			if a.method == http.MethodGet {
 				return "reconnected with a GET without Last-Event-ID (the last event it received had id " + inj.lastID + ")", VerdictFail

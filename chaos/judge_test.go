@@ -33,6 +33,8 @@ func TestChaos_Judge(t *testing.T) {
 		{"resumed wrong", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{get("e1")}, VerdictFail, "the last event it received had id e2"},
 		{"no Last-Event-ID", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{get("")}, VerdictFail, "without Last-Event-ID"},
 		{"never resumed", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{post("tools/call")}, VerdictFail, "never resumed"},
+		{"cancelled instead", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2", rpcID: "7"}, []chaosAction{{ls: me, sid: "s1", method: "POST", rpcMethod: "notifications/cancelled", cancels: "7"}}, VerdictNotObserved, "cancelled the request"},
+		{"cancelled another", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2", rpcID: "7"}, []chaosAction{{ls: me, sid: "s1", method: "POST", rpcMethod: "notifications/cancelled", cancels: "8"}}, VerdictFail, "never resumed"},
 		{"nothing after a cut", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, nil, VerdictNotObserved, "nothing more"},
 		{"another session resumes", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{{ls: other, sid: "s2", method: "GET", lastEventID: "e2"}}, VerdictFail, "never resumed"},
 		{"late, left", injection{Fault: Fault{Kind: FaultResumeLate}, lastID: "e2", left: true}, []chaosAction{get("e2")}, VerdictFail, "left before the late answer"},

@@ -134,6 +134,9 @@ type injection struct {
 	// pooled marks a fault of 2026-07-28 exchanges: the client's
 	// requests without a session id are its own.
 	pooled bool
+	// gaveUp: the client had cancelled the request a cut stream answers
+	// before the cut (notifications/cancelled).
+	gaveUp bool
 	// first: a reorder's other notification was sent before the held
 	// one (delivered: the held one too); timedOut: it never came within
 	// Delay, and the held one went anyway. more: the recorded client
@@ -506,6 +509,16 @@ func (cs *Hook) after(p *replayer.Point) bool {
 	})
 	if ok {
 		inj.lastID = lastEventSent(rec, st, sent)
+		if inj.rpcID == "" && p.Request != nil {
+			// The request the cut stream answers: the POST's.
+			for i := len(cs.actions) - 1; i >= 0; i-- {
+				if cs.actions[i].req == p.Request {
+					inj.rpcID = cs.actions[i].rpcID
+					break
+				}
+			}
+		}
+		inj.gaveUp = inj.rpcID != "" && slices.ContainsFunc(cs.actions, func(a chaosAction) bool { return a.ls == ls && a.cancels == inj.rpcID })
 		if st.Kind == store.SSEGetStream {
 			// HTTP+SSE: the session is the stream; with it gone, its
 			// endpoint answers 404 from now on, and no fault follows.
