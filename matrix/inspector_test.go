@@ -19,7 +19,8 @@ import (
 // one session, one list or call. It has no option for its clientInfo, so
 // P1 replays to it as it was recorded. Over stdio it runs the command
 // through sh, which keeps the command's stderr and exit code in files
-// (the CLI keeps its server's stderr to itself).
+// (the CLI keeps its server's stderr to itself) and passes the CLI's
+// SIGTERM on to it.
 func inspectorClient(t *testing.T, ep endpoint, c call) run {
 	t.Helper()
 	cli := mcptest.InspectorCLI(t)
@@ -35,7 +36,15 @@ func inspectorClient(t *testing.T, ep endpoint, c call) run {
 		for _, a := range ep.argv {
 			quoted = append(quoted, shellQuote(a))
 		}
-		script := fmt.Sprintf("%s 2>%s; echo $? >%s", strings.Join(quoted, " "), shellQuote(filepath.Join(dir, "stderr")), shellQuote(filepath.Join(dir, "code")))
+		// The CLI ends its server with SIGTERM, which would end sh and
+		// leave the command holding the pipes the CLI waits on: sh
+		// passes it on, then waits for the command's own exit code.
+		script := fmt.Sprintf(`trap 'kill -TERM $p 2>/dev/null' TERM INT
+exec 3<&0
+%s 2>%s <&3 3<&- &
+p=$!
+while :; do wait $p; c=$?; kill -0 $p 2>/dev/null || break; done
+echo $c >%s`, strings.Join(quoted, " "), shellQuote(filepath.Join(dir, "stderr")), shellQuote(filepath.Join(dir, "code")))
 		args = append(args, "sh", "-c", script, "--transport", "stdio")
 	default:
 		args = append(args, ep.url, "--transport", ep.transport)
