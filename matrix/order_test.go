@@ -55,6 +55,7 @@ func checkOrder(t *testing.T, c cell, r recording) {
 	db2 := filepath.Join(t.TempDir(), "replayed.db")
 	argv := []string{mcpvcrBin, "record", "--cassette", db2, "--", mcpvcrBin, "replay", "1", "--stdio", "--trace", "--cassette", r.db}
 	got := c.client.run(t, endpoint{transport: "stdio", argv: argv}, call{rev: c.rev, plan: c.plan, info: "matrix-replayer", notes: len(r.live.t.Notes)})
+	got.t = lateNotes(t, r, got.t)
 	if diff := diffTranscripts(r.live.t, got.t); diff != "" {
 		t.Errorf("through record in front of replay, the client saw otherwise (-live +replay):\n%s", diff)
 	}
