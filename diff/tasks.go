@@ -121,7 +121,7 @@ func compareTask(a, b *conversation, x, y *task, noise Noise) map[int]RequestDif
 		return 0
 	}
 	blame := -1 // the old poll the states' difference is reported on
-	if !slices.Equal(xs, ys) {
+	if !slices.Equal(xs, ys) && len(y.polls) > 0 {
 		d := 0
 		for d < len(xs) && d < len(ys) && xs[d] == ys[d] {
 			d++
