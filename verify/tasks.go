@@ -49,6 +49,9 @@ const (
 	defaultPoll     = 500 * time.Millisecond // when the recording shows no interval
 )
 
+// ownPoll starts the ids (JSON strings) of the polls of verify's own.
+const ownPoll = `"mcpvcr-verify-poll-`
+
 // taskBound is how long after the live task's creation verify still polls
 // for the state a poll recorded after after: twice that, plus taskSlack.
 func taskBound(after time.Duration) time.Duration { return 2*after + taskSlack }
@@ -204,7 +207,7 @@ func (d *driver) repoll(ctx context.Context, st *step, deadline time.Time) {
 			return
 		}
 		d.extra++
-		id := fmt.Sprintf(`"mcpvcr-verify-poll-%d"`, d.extra)
+		id := fmt.Sprintf(`%s%d"`, ownPoll, d.extra)
 		data, err := jsonrpc.Splice(d.rewrite(st.f.Data), []byte(id), "id")
 		if err != nil {
 			d.mu.Unlock()
@@ -256,7 +259,7 @@ func (d *driver) learnTask(ctx context.Context, id string, m jsonrpc.Message) {
 	case d.p.creators[id]:
 		_, ok := jsonrpc.Lookup(m.Result, "task", "taskId")
 		d.created[id] = ok && m.Kind == jsonrpc.KindResult
-	case strings.HasPrefix(id, `"mcpvcr-verify-poll-`):
+	case strings.HasPrefix(id, ownPoll):
 		s := ""
 		if m.Kind == jsonrpc.KindResult {
 			s = taskStatus(m.Result)
