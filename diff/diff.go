@@ -15,7 +15,10 @@ import (
 // paired in order by method and normalised params; each pair's answers
 // (result or error, and progress notifications) are compared, and so is
 // what the server sent on its own (requests and notifications, per
-// method). noise says what does not count; its defaults always apply.
+// method). The polls of a task the client created (tasks/get) are not
+// paired: per task, the sequence of distinct states they saw and the
+// last answer are compared. noise says what does not count; its defaults
+// always apply.
 func Compare(old, new *store.Recording, noise Noise) *Report {
 	a, b := converse(old), converse(new)
 	r := &Report{Old: infoOf(old), New: infoOf(new)}
