@@ -15,13 +15,35 @@ import (
 // paired in order by method and normalised params; each pair's answers
 // (result or error, and progress notifications) are compared, and so is
 // what the server sent on its own (requests and notifications, per
-// method). noise says what does not count; its defaults always apply.
+// method). The polls of a task the client created (tasks/get) are not
+// paired: per task, the sequence of distinct states they saw and the
+// last answer are compared. noise says what does not count; its defaults
+// always apply.
 func Compare(old, new *store.Recording, noise Noise) *Report {
 	a, b := converse(old), converse(new)
 	r := &Report{Old: infoOf(old), New: infoOf(new)}
-	pairs := pair(a.exchanges, b.exchanges)
+	// The polls of tasks the client created are compared per task (see
+	// tasks.go), not paired.
+	tasksA, pollsA := tasksOf(a)
+	tasksB, pollsB := tasksOf(b)
+	pairs := pairExcept(a.exchanges, b.exchanges, pollsA, pollsB)
 	used := make([]bool, len(b.exchanges))
+	polled := map[int]RequestDiff{}
+	for i, t := range tasksA {
+		if j := pairs[i]; j >= 0 && tasksB[j] != nil {
+			for k, rd := range compareTask(a, b, t, tasksB[j], noise) {
+				polled[k] = rd
+			}
+			for _, k := range tasksB[j].polls {
+				used[k] = true
+			}
+		}
+	}
 	for i, x := range a.exchanges {
+		if rd, ok := polled[i]; ok {
+			r.Requests = append(r.Requests, rd)
+			continue
+		}
 		rd := RequestDiff{Seq: x.seq, Method: x.method, Name: x.name}
 		if noise.covers(x.scope(), nil) {
 			rd.Status = StatusSame
@@ -32,6 +54,12 @@ func Compare(old, new *store.Recording, noise Noise) *Report {
 			continue
 		}
 		j := pairs[i]
+		if j < 0 && pollsA[i] {
+			rd.Status = StatusMissing
+			rd.Reason = "the new session did not poll this task"
+			r.Requests = append(r.Requests, rd)
+			continue
+		}
 		if j < 0 {
 			rd.Status = StatusMissing
 			rd.Reason = "the new session did not send this request"
@@ -46,8 +74,12 @@ func Compare(old, new *store.Recording, noise Noise) *Report {
 	}
 	for j, y := range b.exchanges {
 		if !used[j] {
+			why := "only the new session sent this request"
+			if pollsB[j] {
+				why = "only the new session polled this task"
+			}
 			r.Requests = append(r.Requests, RequestDiff{NewSeq: y.seq, Method: y.method, Name: y.name, Status: StatusExtra,
-				Reason: "only the new session sent this request"})
+				Reason: why})
 		}
 	}
 	if !a.server.empty() || !b.server.empty() {

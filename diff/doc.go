@@ -12,6 +12,13 @@
 // Paths (see PathSyntax): given by the user, or learned by Learn from two
 // runs of the same release, and stored with a session under NoiseLabel.
 //
+// # Tasks
+//
+// The polls (tasks/get) of a task the client created are compared per
+// task, as the sequence of distinct states they saw and the last answer,
+// not paired one by one: more or fewer polls of the same state are no
+// difference (see Compare).
+//
 // # Lifecycle
 //
 // Everything here is a pure function of its inputs, store.Recording

@@ -179,6 +179,33 @@ func pair(a, b []*exchange) []int {
 	return out
 }
 
+// pairExcept is pair, leaving out the exchanges of a and b the skip sets
+// name (by index): those stay unpaired (-1).
+func pairExcept(a, b []*exchange, skipA, skipB map[int]bool) []int {
+	var ia, ib []int
+	var xa, xb []*exchange
+	for i, x := range a {
+		if !skipA[i] {
+			ia, xa = append(ia, i), append(xa, x)
+		}
+	}
+	for j, y := range b {
+		if !skipB[j] {
+			ib, xb = append(ib, j), append(xb, y)
+		}
+	}
+	out := make([]int, len(a))
+	for i := range out {
+		out[i] = -1
+	}
+	for k, j := range pair(xa, xb) {
+		if j >= 0 {
+			out[ia[k]] = ib[j]
+		}
+	}
+	return out
+}
+
 func seqRange(from, to int) []int {
 	var r []int
 	for i := from; i < to; i++ {

@@ -18,6 +18,22 @@
 // expectation in place of the recording (LabelSupersededBy,
 // LabelSupersedes), and later runs compare with the newest expectation.
 //
+// # Tasks
+//
+// A task the recorded client created (a request with params.task whose
+// answer carried the task, revision 2025-11-25) is followed by its state,
+// not poll by poll: its recorded tasks/get and tasks/result go no earlier
+// than their recorded time since the task's creation, counted from when
+// the live task was created, with the task id the live server minted; a
+// tasks/get whose live answer shows another state than the recorded one,
+// not a terminal one, is followed by polls of verify's own (ids
+// "mcpvcr-verify-poll-N"), at the recorded interval, until the live task
+// reaches the recorded state, ends, or twice the poll's recorded time
+// since the creation plus 5 seconds has passed. package diff compares a
+// task's polls as the sequence of distinct states they saw and the last
+// answer, so more or fewer working polls are no difference, and another
+// terminal state or result is. See docs/tasks.md.
+//
 // # Lifecycle
 //
 // Cassette returns when every session is verified; the servers it started

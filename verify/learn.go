@@ -3,6 +3,7 @@ package verify
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/mcpvcr/mcpvcr/diff"
 	"github.com/mcpvcr/mcpvcr/internal/causal"
@@ -51,11 +52,11 @@ func disorder(expected, run *store.Recording) (int64, string) {
 }
 
 // steps returns the indexes of m's sends that are not answers to server
-// requests, in order.
+// requests nor polls of verify's own (see tasks.go), in order.
 func steps(m *causal.Model) []int {
 	var out []int
 	for i, s := range m.Sends {
-		if !m.Responses(s) {
+		if !m.Responses(s) && !strings.HasPrefix(string(m.Msgs[s.Msgs[0]].M.ID), ownPoll) {
 			out = append(out, i)
 		}
 	}

@@ -28,6 +28,7 @@ const (
 	waitExchange                     // an HTTP exchange's response (its 202 or JSON body)
 	waitServer                       // count messages of a kind the server sent on its own, until a time
 	waitLinger                       // a time: the recorded client's pause
+	waitTask                         // a task poll's recorded time since the task's creation (see tasks.go)
 )
 
 // wait is one condition of a step. A count wait gives up once its owner
@@ -50,7 +51,7 @@ type wait struct {
 	key   string        // waitCount, waitServer: countKey of the messages
 	n     int           // waitCount, waitServer: how many
 	owner string        // waitCount: the client request id the messages belong to
-	after time.Duration // waitServer, waitLinger: the recorded time from the step named by id
+	after time.Duration // waitServer, waitLinger: the recorded time from the step named by id; waitTask: from the task's creation
 }
 
 // countKey identifies a kind of server message for counting: a request
@@ -72,6 +73,7 @@ type step struct {
 	open  *store.Stream // an HTTP stream to open without a client frame
 	msgs  []jsonrpc.Message
 	waits []wait
+	task  *taskStep // a poll or tasks/result of a task the recorded client created
 }
 
 // srvReq is a recorded server request with the client's recorded answer.
@@ -99,6 +101,11 @@ type plan struct {
 	methods map[string]string
 	// recTools are the tools the recorded tools/list answers named.
 	recTools map[string]toolAnnotations
+	// polls maps the ids of the recorded tasks/get and tasks/result of
+	// tasks the recorded client created to their steps; creators holds
+	// the ids of the requests that created them.
+	polls    map[string]*step
+	creators map[string]bool
 	// firstRequest is the index of the step with the first request, -1
 	// if none.
 	firstRequest int
@@ -110,7 +117,7 @@ type plan struct {
 // completed (a notification's 202, a JSON answer); frames the recording
 // shows in flight together are sent without waiting for each other.
 func buildPlan(rec *store.Recording) *plan {
-	p := &plan{responses: map[string]jsonrpc.Message{}, handshake: map[string]jsonrpc.Message{}, methods: map[string]string{}, recTools: map[string]toolAnnotations{}, firstRequest: -1}
+	p := &plan{responses: map[string]jsonrpc.Message{}, handshake: map[string]jsonrpc.Message{}, methods: map[string]string{}, recTools: map[string]toolAnnotations{}, polls: map[string]*step{}, creators: map[string]bool{}, firstRequest: -1}
 	m := causal.New(rec)
 	var (
 		counts    = map[string]int{}
@@ -123,6 +130,7 @@ func buildPlan(rec *store.Recording) *plan {
 		lastKey   string            // the exchangeKey of the latest step, "" before the first
 		lastAt    time.Duration     // when the recorded client took it
 		ended     = sessionEnd(rec) // when the recorded client ended the session
+		answerAt  = map[string]time.Duration{}
 	)
 	http := rec.Session.Transport != store.Stdio
 	// file adds the waits of the server messages up to message end.
@@ -139,6 +147,7 @@ func buildPlan(rec *store.Recording) *plan {
 				}
 				id := string(m.Msgs[x.Answers].M.ID)
 				p.responses[id] = x.M
+				answerAt[id] = x.Frame.Offset
 				pending = append(pending, wait{kind: waitAnswer, id: id})
 			case jsonrpc.KindRequest, jsonrpc.KindNotification:
 				k := countKey(x.M)
@@ -255,6 +264,7 @@ func buildPlan(rec *store.Recording) *plan {
 		pending = append(pending, wait{kind: waitLinger, id: lastKey, after: min(ended-lastAt, maxLinger)})
 	}
 	p.final = pending
+	p.planTasks(answerAt)
 	return p
 }
 

@@ -164,6 +164,7 @@ type driver struct {
 	timeout time.Duration
 	log     *slog.Logger
 	answers sync.WaitGroup // answers to server requests being sent
+	polling sync.WaitGroup // polls of verify's own (see tasks.go)
 
 	mu         sync.Mutex    // guards the fields below
 	changed    chan struct{} // closed and replaced when anything below changes
@@ -182,6 +183,10 @@ type driver struct {
 	finishing  bool
 	abort      error
 	unrecorded []string
+	created    map[string]bool   // ids of the requests whose live answer created a task
+	repolling  map[string]bool   // ids of the requests whose task verify polls on its own
+	statuses   map[string]string // id of a poll of verify's own -> the status its answer gave ("" for none)
+	extra      int               // polls of verify's own sent
 }
 
 // Check reports, before any server is started, whether the recording can
@@ -209,7 +214,8 @@ func (v *Verifier) run(ctx context.Context, c conn) (*Run, error) {
 	d := &driver{v: v, p: p, c: c, clock: v.Clock, timeout: v.Timeout, log: v.Logger,
 		changed: make(chan struct{}), sent: map[string]time.Time{}, cancelled: map[string]time.Time{},
 		answered: map[string]time.Time{}, ended: map[string]bool{}, timedOut: map[string]bool{}, done: map[string]bool{}, refusals: map[string]string{}, liveTools: map[string]toolAnnotations{},
-		counts: map[string]int{}, tokens: map[string]string{}}
+		counts: map[string]int{}, tokens: map[string]string{},
+		created: map[string]bool{}, repolling: map[string]bool{}, statuses: map[string]string{}}
 	if d.clock == nil {
 		d.clock = clock.Real{}
 	}
@@ -289,6 +295,7 @@ func (d *driver) run(ctx context.Context) (*Run, error) {
 	}
 	d.c.finish(ctx)
 	<-answered
+	d.polling.Wait()
 	if abort != nil {
 		return nil, abort
 	}
@@ -418,6 +425,7 @@ func (d *driver) deliver(ctx context.Context, m jsonrpc.Message) {
 			toolsOf(m.Result, d.liveTools)
 		}
 		d.learn(id, m)
+		d.learnTask(ctx, id, m)
 	case jsonrpc.KindRequest:
 		d.counts[countKey(m)]++
 		d.answer(ctx, m)

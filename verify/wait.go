@@ -41,6 +41,8 @@ func (d *driver) await(ctx context.Context, waits []wait) error {
 		switch w.kind {
 		case waitServer, waitLinger:
 			wake, _ = d.until(*w) // satisfied once it passes
+		case waitTask:
+			wake, _ = d.taskWake(*w)
 		default:
 			id := w.id
 			if w.kind == waitCount {
@@ -99,6 +101,9 @@ func (d *driver) satisfied(w wait) bool {
 	case waitLinger:
 		t, ok := d.until(w)
 		return !ok || !d.clock.Now().Before(t)
+	case waitTask:
+		_, ok := d.taskWake(w)
+		return ok
 	}
 	if d.counts[w.key] >= w.n {
 		return true
