@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -181,4 +182,35 @@ func judgeLost(inj *injection, mine []chaosAction, how string) (string, Verdict)
 		return "sent nothing more (it may be waiting for the lost response)", VerdictNotObserved
 	}
 	return "did not send the request again; it gave up on it and carried on (next: " + describe(mine[0]) + ")", VerdictPass
+}
+
+// cutLocked notes what a cut of p.Stream left the client with: the id of
+// the last event it got (lastID), the request the stream answers (the
+// POST's) and whether the client had cancelled that request already.
+func (cs *Hook) cutLocked(inj *injection, p *replayer.Point, lastID string) {
+	inj.lastID = lastID
+	if inj.rpcID == "" && p.Request != nil {
+		for i := len(cs.actions) - 1; i >= 0; i-- {
+			if cs.actions[i].req == p.Request {
+				inj.rpcID = cs.actions[i].rpcID
+				break
+			}
+		}
+	}
+	inj.gaveUp = inj.rpcID != "" && slices.ContainsFunc(cs.actions, func(a chaosAction) bool { return a.ls == p.Session && a.cancels == inj.rpcID })
+}
+
+// lastEventSent returns the id of the last event with an id among the
+// first n events of st.
+func lastEventSent(rec *store.Recording, st *store.Stream, n int) string {
+	id := ""
+	for i, f := range sseEvents(rec, st.ID) {
+		if i >= n {
+			break
+		}
+		if f.HasEventID {
+			id = f.EventID
+		}
+	}
+	return id
 }

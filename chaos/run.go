@@ -508,17 +508,7 @@ func (cs *Hook) after(p *replayer.Point) bool {
 			(g.Kind == FaultCutResumable || g.Kind == FaultCut || g.Kind == FaultResume404 || g.Kind == FaultResumeLate)
 	})
 	if ok {
-		inj.lastID = lastEventSent(rec, st, sent)
-		if inj.rpcID == "" && p.Request != nil {
-			// The request the cut stream answers: the POST's.
-			for i := len(cs.actions) - 1; i >= 0; i-- {
-				if cs.actions[i].req == p.Request {
-					inj.rpcID = cs.actions[i].rpcID
-					break
-				}
-			}
-		}
-		inj.gaveUp = inj.rpcID != "" && slices.ContainsFunc(cs.actions, func(a chaosAction) bool { return a.ls == ls && a.cancels == inj.rpcID })
+		cs.cutLocked(inj, p, lastEventSent(rec, st, sent))
 		if st.Kind == store.SSEGetStream {
 			// HTTP+SSE: the session is the stream; with it gone, its
 			// endpoint answers 404 from now on, and no fault follows.
@@ -563,21 +553,6 @@ func frameBySeq(rec *store.Recording, seq int64) *store.Frame {
 		}
 	}
 	return nil
-}
-
-// lastEventSent returns the id of the last event with an id among the
-// first n events of st.
-func lastEventSent(rec *store.Recording, st *store.Stream, n int) string {
-	id := ""
-	for i, f := range sseEvents(rec, st.ID) {
-		if i >= n {
-			break
-		}
-		if f.HasEventID {
-			id = f.EventID
-		}
-	}
-	return id
 }
 
 // delayJSON waits a delay planned for the JSON answer of p.Stream; Stop
