@@ -139,49 +139,6 @@ type HTTP struct {
 	swept time.Time
 }
 
-// httpSession is a recorded session plus what HTTP recording needs to
-// know about it.
-type httpSession struct {
-	*session
-	mu      sync.Mutex           // guards eventTo, eventIDs, eventNext, pending, pendingOrder, probes, others, awaitingSSEGet and the refs of its exchanges
-	eventTo map[string]*eventRef // SSE event id -> the stream that carried it
-	// eventIDs are the keys of eventTo (at most eventWindow, see
-	// retire.go): a ring whose oldest is at eventNext once it is full.
-	eventIDs  []string
-	eventNext int
-	// pending holds, per ended stream, the request ids it still owed an
-	// answer to; a stream that resumes it inherits them. pendingOrder
-	// are its keys, oldest first (at most pendingWindow).
-	pending      map[int64]map[string]bool
-	pendingOrder []int64
-	// probes counts the server/discover requests of a modern session,
-	// others its other requests. A session that only saw probes is where
-	// a dual-era client's fallback initialize belongs: the probe was
-	// refused, or answered without a version the client speaks.
-	probes, others int
-	// awaitingSSEGet marks a session that has no server-minted id and no
-	// GET stream yet: its first GET may open an HTTP+SSE stream (the
-	// client may have tried Streamable HTTP first and fallen back).
-	awaitingSSEGet bool
-	// refused: a request was answered 401 or 403; answered: an MCP
-	// request was answered 2xx; mcp counts MCP requests (not OAuth
-	// exchanges).
-	refused, answered bool
-	mcp               int
-
-	// The fields below are guarded by HTTP.mu (retire.go): at is the
-	// session's index in HTTP.all (-1 once it is let go); ids and
-	// endpoints are the keys of HTTP.byID and HTTP.byEndpoint that lead
-	// to the session; open counts its exchanges under way, used is when
-	// one last began or ended, and ended is set once its client's
-	// DELETE was answered 2xx or its HTTP+SSE stream ended.
-	at             int
-	ids, endpoints []string
-	open           int
-	used           time.Time
-	ended          bool
-}
-
 type exchangeKey struct{}
 
 // exchange is one proxied request: its stream and what is still owed.
