@@ -9,6 +9,8 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 )
 
 // jsonBytes is a JSON string decoded straight into bytes: one copy of its
@@ -135,80 +137,14 @@ func jsonKeys(t reflect.Type) map[string]bool {
 // JSON: json.Unmarshal read it) that keys does not hold, as
 // json.Decoder.DisallowUnknownFields does, without copying the line.
 func knownKeys(line []byte, keys map[string]bool) error {
-	i := skipSpace(line, 0)
-	if i >= len(line) || line[i] != '{' {
-		return nil
-	}
-	i++
-	for {
-		i = skipSpace(line, i)
-		if i >= len(line) || line[i] != '"' {
-			return nil
-		}
-		end := stringEnd(line, i)
+	return jsonrpc.Members(line, func(name, _ []byte) error {
 		var key string
-		if err := json.Unmarshal(line[i:end], &key); err != nil {
+		if err := json.Unmarshal(name, &key); err != nil {
 			return err
 		}
 		if !keys[key] {
 			return fmt.Errorf("json: unknown field %q", key)
 		}
-		i = skipSpace(line, end)
-		i = skipSpace(line, i+1) // past the colon
-		i = valueEnd(line, i)
-		i = skipSpace(line, i)
-		if i >= len(line) || line[i] != ',' {
-			return nil
-		}
-		i++
-	}
-}
-
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// stringEnd returns the index just past the JSON string starting at i.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j + 1
-		}
-	}
-	return len(b)
-}
-
-// valueEnd returns the index just past the JSON value starting at i.
-func valueEnd(b []byte, i int) int {
-	depth := 0
-	for j := i; j < len(b); j++ {
-		switch b[j] {
-		case '"':
-			j = stringEnd(b, j) - 1
-			if depth == 0 {
-				return j + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			if depth == 0 {
-				return j
-			}
-			depth--
-			if depth == 0 {
-				return j + 1
-			}
-		case ',':
-			if depth == 0 {
-				return j
-			}
-		}
-	}
-	return len(b)
+		return nil
+	})
 }

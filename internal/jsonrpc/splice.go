@@ -208,3 +208,44 @@ func Elements(raw []byte) ([][2]int, error) {
 		}
 	}
 }
+
+// Members calls fn with the name (the JSON string, quotes included) and
+// the value of each member of the object raw holds, in order, and returns
+// fn's first error. It copies nothing: a member tens of megabytes long
+// costs a scan.
+func Members(raw []byte, fn func(name, value []byte) error) error {
+	s := scanner{b: raw}
+	s.ws()
+	if s.i >= len(s.b) || s.b[s.i] != '{' {
+		return errors.New("not a JSON object")
+	}
+	s.i++
+	for {
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == '}' {
+			return nil
+		}
+		k0 := s.i
+		if err := s.skipString(); err != nil {
+			return err
+		}
+		name := s.b[k0:s.i]
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			return fmt.Errorf("expected ':' at %d", s.i)
+		}
+		s.i++
+		s.ws()
+		v0 := s.i
+		if err := s.skipValue(); err != nil {
+			return err
+		}
+		if err := fn(name, s.b[v0:s.i]); err != nil {
+			return err
+		}
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ',' {
+			s.i++
+		}
+	}
+}
