@@ -40,7 +40,8 @@ type reqRef struct {
 }
 
 // ref names the recorded client request with id rec that this replay
-// matched (the latest with that id); the zero reqRef if none.
+// matched (the latest with that id); one with frame -1, which no table
+// holds, if none.
 func (e *engine) ref(rec string) reqRef {
 	f := e.reqAt[rec]
 	if f == nil {
@@ -196,18 +197,18 @@ func (e *engine) link(m *causal.Model) {
 	for i := range m.Msgs {
 		msgsOf[m.Msgs[i].Frame] = append(msgsOf[m.Msgs[i].Frame], i)
 	}
+	frameOf := func(msg int) (int, bool) { // message msg of m -> its frame's index
+		if msg == causal.None {
+			return 0, false
+		}
+		j, ok := at[m.Msgs[msg].Frame]
+		return j, ok
+	}
 	askMethod := map[int]string{} // a client's answer -> the method of the server request it answers
 	for _, x := range m.Msgs {
 		i, ok := at[x.Frame]
 		if !ok || x.Send == causal.None {
 			continue
-		}
-		frameOf := func(msg int) (int, bool) {
-			if msg == causal.None {
-				return 0, false
-			}
-			j, ok := at[m.Msgs[msg].Frame]
-			return j, ok
 		}
 		switch {
 		case x.M.Kind == jsonrpc.KindRequest:
@@ -226,10 +227,7 @@ func (e *engine) link(m *causal.Model) {
 	}
 	group := make([]int, len(e.frames)) // frame index -> its group, 0 for none yet
 	groupOf := func(msg int) (int, bool) {
-		if msg == causal.None {
-			return 0, false
-		}
-		j, ok := at[m.Msgs[msg].Frame]
+		j, ok := frameOf(msg)
 		return group[j], ok && group[j] != 0
 	}
 	last := map[int]int{} // group -> index of its latest frame
