@@ -103,11 +103,7 @@ func TestTasks_ServerTask(t *testing.T) {
 		t.Parallel()
 		db := filepath.Join(t.TempDir(), "c.db")
 		dumpSessionsOnFailure(t, db, 1)
-		live, _ := tsTasksRun(t, node, []string{"CLIENT_NAME=recorded", "POLL_MS=500"},
-			append([]string{"stdio", mcpvcrBin, "record", "--cassette", db, "--"}, everything...)...)
-		if live["result"] == nil || fmt.Sprint(live["statuses"]) != "[working completed]" {
-			t.Fatalf("live run = %v; want the task working, then completed, and its result", live)
-		}
+		live := recordTasksStdio(t, node, db, everything)
 		for _, p := range paces {
 			for _, c := range taskClients {
 				if p.name == "paced" && c.name == "poll-500ms" {
@@ -125,14 +121,7 @@ func TestTasks_ServerTask(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "c.db")
 		dumpSessionsOnFailure(t, db, 1)
 		upstream := mcptest.EverythingHTTP(t, mcptest.StreamableHTTP)
-		rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
-		live, _ := tsTasksRun(t, node, []string{"CLIENT_NAME=recorded", "POLL_MS=500"}, "http", rec.URL)
-		if code := rec.Stop(); code != 0 {
-			t.Fatalf("record exited %d:\n%s", code, rec.stderr)
-		}
-		if live["result"] == nil || fmt.Sprint(live["statuses"]) != "[working completed]" {
-			t.Fatalf("live run = %v; want the task working, then completed, and its result", live)
-		}
+		live := recordTasksHTTP(t, node, db, upstream)
 		for _, p := range paces {
 			for _, c := range taskClients {
 				if p.name == "paced" && c.name == "poll-500ms" {
@@ -219,5 +208,38 @@ func TestTasks_ClientTask(t *testing.T) {
 				return got, rep.stderr.String(), code
 			})
 		})
+	}
+}
+
+// recordTasksStdio records the TypeScript SDK client polling a task of
+// server every 500 ms over stdio into db, and returns what it saw: the
+// task working, then completed, and its result.
+func recordTasksStdio(t *testing.T, node, db string, server []string) map[string]any {
+	t.Helper()
+	live, _ := tsTasksRun(t, node, []string{"CLIENT_NAME=recorded", "POLL_MS=500"},
+		append([]string{"stdio", mcpvcrBin, "record", "--cassette", db, "--"}, server...)...)
+	wantTaskCompleted(t, live)
+	return live
+}
+
+// recordTasksHTTP is recordTasksStdio through mcpvcr record in front of
+// the Streamable HTTP server at upstream.
+func recordTasksHTTP(t *testing.T, node, db, upstream string) map[string]any {
+	t.Helper()
+	rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
+	live, _ := tsTasksRun(t, node, []string{"CLIENT_NAME=recorded", "POLL_MS=500"}, "http", rec.URL)
+	if code := rec.Stop(); code != 0 {
+		t.Fatalf("record exited %d:\n%s", code, rec.stderr)
+	}
+	wantTaskCompleted(t, live)
+	return live
+}
+
+// wantTaskCompleted fails t unless the live run saw the task working,
+// then completed, and its result.
+func wantTaskCompleted(t *testing.T, live map[string]any) {
+	t.Helper()
+	if live["result"] == nil || fmt.Sprint(live["statuses"]) != "[working completed]" {
+		t.Fatalf("live run = %v; want the task working, then completed, and its result", live)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -73,19 +72,11 @@ func verifyTimes(t *testing.T, n int, db string, args ...string) {
 func TestTasks_Verify(t *testing.T) {
 	everything := mcptest.Everything(t)
 	node := everything[0]
-	record := func(t *testing.T, db string, server []string) {
-		t.Helper()
-		live, _ := tsTasksRun(t, node, []string{"CLIENT_NAME=recorded", "POLL_MS=500"},
-			append([]string{"stdio", mcpvcrBin, "record", "--cassette", db, "--"}, server...)...)
-		if live["result"] == nil || fmt.Sprint(live["statuses"]) != "[working completed]" {
-			t.Fatalf("live run = %v; want the task working, then completed, and its result", live)
-		}
-	}
 	t.Run("stdio/everything", func(t *testing.T) {
 		t.Parallel()
 		db := filepath.Join(t.TempDir(), "c.db")
 		dumpSessionsOnFailure(t, db, 1)
-		record(t, db, everything)
+		recordTasksStdio(t, node, db, everything)
 		verifyTimes(t, 5, db, append([]string{"--"}, everything...)...)
 	})
 	t.Run("http/everything", func(t *testing.T) {
@@ -93,21 +84,14 @@ func TestTasks_Verify(t *testing.T) {
 		db := filepath.Join(t.TempDir(), "c.db")
 		dumpSessionsOnFailure(t, db, 1)
 		upstream := mcptest.EverythingHTTP(t, mcptest.StreamableHTTP)
-		rec := startServing(t, "record", "--cassette", db, "--upstream", upstream, "--listen", "127.0.0.1:0")
-		live, _ := tsTasksRun(t, node, []string{"CLIENT_NAME=recorded", "POLL_MS=500"}, "http", rec.URL)
-		if code := rec.Stop(); code != 0 {
-			t.Fatalf("record exited %d:\n%s", code, rec.stderr)
-		}
-		if live["result"] == nil || fmt.Sprint(live["statuses"]) != "[working completed]" {
-			t.Fatalf("live run = %v; want the task working, then completed, and its result", live)
-		}
+		recordTasksHTTP(t, node, db, upstream)
 		verifyTimes(t, 5, db, "--upstream", upstream)
 	})
 	t.Run("stdio/no-notifications", func(t *testing.T) {
 		t.Parallel()
 		db := filepath.Join(t.TempDir(), "c.db")
 		dumpSessionsOnFailure(t, db, 1)
-		record(t, db, taskServer(t, node, "TASK_NOTIFY=0"))
+		recordTasksStdio(t, node, db, taskServer(t, node, "TASK_NOTIFY=0"))
 		verifyTimes(t, 5, db, append([]string{"--"}, taskServer(t, node, "TASK_NOTIFY=0")...)...)
 
 		// A slower live task: the recorded last poll (at about 4.3 s)
