@@ -73,6 +73,9 @@ func newLazyCursor(ctx context.Context, src *Source, mt Match, queued bool) (*cu
 	if err != nil {
 		return nil, err
 	}
+	for _, e := range cands {
+		e.order.ordered = queued
+	}
 	c.tree, c.cands = t, cands
 	return c, nil
 }
@@ -80,7 +83,9 @@ func newLazyCursor(ctx context.Context, src *Source, mt Match, queued bool) (*cu
 func newCursor(recs []*recording, mt Match, queued bool) *cursor {
 	c := &cursor{queued: queued, changed: make(chan struct{}), outstanding: map[string]bool{}, selfAnswered: map[string]bool{}}
 	for _, r := range recs {
-		c.cands = append(c.cands, newEngine(r, mt))
+		e := newEngine(r, mt)
+		e.order.ordered = queued
+		c.cands = append(c.cands, e)
 	}
 	return c
 }

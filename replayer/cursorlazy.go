@@ -114,6 +114,7 @@ func (c *cursor) bring(id int64, strict bool) (*engine, error) {
 		return nil, fmt.Errorf("load session %d: %w", id, err)
 	}
 	e := newEngine(rec, c.cands[0].mt)
+	e.order.ordered = c.queued
 	var outs []outFrame
 	outs = append(outs, e.release()...)
 	e.history = make([]*store.Frame, len(c.history))

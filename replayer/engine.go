@@ -108,13 +108,15 @@ type engine struct {
 	// taskIDs maps the ids of the tasks the recorded client ran to the
 	// live client's (tasks.go).
 	taskIDs map[string]string
+	// order keeps recorded order over one stream (order.go).
+	order holdState
 }
 
 func newEngine(rec *recording, mt Match) *engine {
 	t := rec.template(mt)
 	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{},
 		frames: t.frames, done: newMarks(len(t.frames)), dependents: t.dependents, unsentS2C: t.unsentS2C,
-		answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index, tasks: t.tasks}
+		answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index, tasks: t.tasks, order: holdState{lastC2S: -1}}
 	return e
 }
 
@@ -348,6 +350,9 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 	e.done.set(i)
 	e.touched = max(e.touched, i+1)
 	e.ready = append(e.ready, e.dependents[i]...)
+	if e.frames[i].c2s {
+		e.order.lastC2S = max(e.order.lastC2S, i)
+	}
 	e.learn(i, live)
 	e.learnTask(i, live)
 }
@@ -451,22 +456,37 @@ func (e *engine) release() []outFrame {
 	} else {
 		work, e.ready = e.ready, nil
 	}
+	// Frames held back in recorded order (order.go) are looked at again.
+	work, e.order.held = append(work, e.order.held...), nil
 	var idx []int
 	for len(work) > 0 {
-		i := work[len(work)-1]
-		work = work[:len(work)-1]
-		fr := &e.frames[i]
-		if fr.c2s || e.done.has(i) {
-			continue
+		// In recorded order, so that a frame is held only behind one
+		// that is not ready too.
+		slices.Sort(work)
+		var next []int
+		for _, i := range slices.Compact(work) {
+			fr := &e.frames[i]
+			if fr.c2s || e.done.has(i) {
+				continue
+			}
+			if (fr.prev >= 0 && !e.done.has(fr.prev)) || (fr.extra >= 0 && !e.done.has(fr.extra)) {
+				continue
+			}
+			if e.holds(i) {
+				e.order.held = append(e.order.held, i)
+				continue
+			}
+			e.done.set(i)
+			e.unsentS2C--
+			e.touched = max(e.touched, i+1)
+			idx = append(idx, i)
+			next = append(next, e.dependents[i]...)
 		}
-		if (fr.prev >= 0 && !e.done.has(fr.prev)) || (fr.extra >= 0 && !e.done.has(fr.extra)) {
-			continue
+		if len(next) > 0 {
+			// What was just sent may have been what the held waited for.
+			next, e.order.held = append(next, e.order.held...), nil
 		}
-		e.done.set(i)
-		e.unsentS2C--
-		e.touched = max(e.touched, i+1)
-		idx = append(idx, i)
-		work = append(work, e.dependents[i]...)
+		work = next
 	}
 	slices.Sort(idx)
 	var outs []outFrame

@@ -107,6 +107,7 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 		if cur.undecided() {
 			settleC = s.clock().After(cur.settleAfter(s.settle()))
 		}
+		orderC := s.orderTimer(cur)
 		due, deadline := s.checkStalls(cur, stalled)
 		if !deadline.IsZero() {
 			waitC = s.clock().At(deadline)
@@ -119,6 +120,12 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 		case line := <-lines:
 			s.handle(ctx, cur, rep, w, line)
 		case err := <-readErr:
+			// The client sent all it will: nothing it sends can come
+			// before what is held in recorded order.
+			if cur.holding() {
+				cur.giveUpOrder()
+				w.send(ctx, cur.emit())
+			}
 			return finish(err)
 		case <-settleC:
 			if cur.undecided() && cur.settle() {
@@ -126,6 +133,11 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 				w.send(ctx, cur.emit())
 			}
 		case <-waitC:
+		case <-orderC:
+			// The client is silent while frames are held in recorded
+			// order: it may be waiting for them (order.go).
+			cur.giveUpOrder()
+			w.send(ctx, cur.emit())
 		case <-closed:
 			unblock(client)
 			return finish(nil)
