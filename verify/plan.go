@@ -82,11 +82,15 @@ type srvReq struct {
 	mkey   string
 	answer []byte       // the client's response, as recorded (a batch member's own bytes)
 	frame  *store.Frame // the frame that carried the response
-	used   bool
 }
 
-// plan is what verify sends, in order.
+// plan is what verify sends, in order. A run only reads it: runs of
+// one Verifier share it (see Verifier.prepare).
 type plan struct {
+	// rec is the recording the plan was built from; model is its causal
+	// model, which disorder reads too.
+	rec   *store.Recording
+	model *causal.Model
 	steps []step
 	// final are the waits after the last step: the answers still owed.
 	final   []wait
@@ -156,9 +160,10 @@ type planner struct {
 
 // newPlanner returns a planner at the start of rec.
 func newPlanner(rec *store.Recording) *planner {
-	return &planner{
-		p:         &plan{responses: map[string]jsonrpc.Message{}, handshake: map[string]jsonrpc.Message{}, methods: map[string]string{}, recTools: map[string]toolAnnotations{}, polls: map[string]*step{}, creators: map[string]bool{}, firstRequest: -1},
-		m:         causal.New(rec),
+	m := causal.New(rec)
+	b := &planner{
+		p:         &plan{rec: rec, responses: map[string]jsonrpc.Message{}, handshake: map[string]jsonrpc.Message{}, methods: map[string]string{}, recTools: map[string]toolAnnotations{}, polls: map[string]*step{}, creators: map[string]bool{}, firstRequest: -1},
+		m:         m,
 		http:      rec.Session.Transport != store.Stdio,
 		counts:    map[string]int{},
 		srvByMsg:  map[int]*srvReq{},
@@ -168,6 +173,8 @@ func newPlanner(rec *store.Recording) *planner {
 		ended:     sessionEnd(rec),
 		answerAt:  map[string]time.Duration{},
 	}
+	b.p.model = m
+	return b
 }
 
 // file adds the waits of the server messages up to message end.
@@ -413,13 +420,14 @@ func streamOpens(rec *store.Recording) []*store.Stream {
 }
 
 // pick returns the recorded server request that best matches live: the
-// first unused one with the same method and params, else the first
-// unused one with the same method. It marks it used.
-func (p *plan) pick(live jsonrpc.Message) *srvReq {
+// first one not in used with the same method and params, else the first
+// one not in used with the same method. It adds it to used, which is the
+// run's (the plan is shared by runs).
+func (p *plan) pick(live jsonrpc.Message, used map[*srvReq]bool) *srvReq {
 	k := live.Method + " " + diff.Key(live.Params)
 	var best *srvReq
 	for _, sr := range p.srvReqs {
-		if sr.used || sr.answer == nil || sr.method != live.Method {
+		if used[sr] || sr.answer == nil || sr.method != live.Method {
 			continue
 		}
 		if sr.mkey == k {
@@ -431,7 +439,7 @@ func (p *plan) pick(live jsonrpc.Message) *srvReq {
 		}
 	}
 	if best != nil {
-		best.used = true
+		used[best] = true
 	}
 	return best
 }
