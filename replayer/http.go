@@ -176,8 +176,7 @@ func (s *Server) servePooled(w http.ResponseWriter, r *http.Request, live jsonrp
 		return false
 	}
 	if s.Strict && !exact {
-		ls := &liveSession{srv: s, cur: &cursor{cands: []*engine{{rec: x.rec}}}} // strictHTTP reads only the recording
-		if why := ls.strictHTTP(r, live); why != "" {
+		if why := strictHTTP(r, live, x.rec, ""); why != "" {
 			p.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
 			writeJSONError(w, http.StatusBadRequest, live.ID, HeaderMismatchCode, "mcpvcr replay (strict): "+why)
 			return true
