@@ -47,7 +47,8 @@
 // on what the client has not sent) with strict.go (--strict; the rules
 // of each revision are internal/mcpwire's StrictHTTP), pool.go (the 2026-07-28
 // stateless HTTP), door.go (the recorded refusals and answers by request
-// shape), auth.go (OAuth exchanges) and endpoint.go.
+// shape), auth.go (OAuth exchanges: finding the recorded one; keying
+// and answering it is internal/authwire's) and endpoint.go.
 //
 // # The hook
 //

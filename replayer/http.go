@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -118,7 +119,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.serveExchange(w, r, body) {
 		return // OAuth metadata, registration, token, authorization (auth.go)
 	}
-	w = &challengeWriter{ResponseWriter: w, origin: "http://" + r.Host}
+	w = &authwire.ChallengeWriter{ResponseWriter: w, Origin: "http://" + r.Host}
 	live := jsonrpc.Parse(body)
 	if s.Hook != nil {
 		s.actHTTP(r, Point{Where: AtArrive, Session: s.named(r), Body: body})
