@@ -238,7 +238,7 @@ func checkMcpName(r *Rule, v *view) []Finding {
 		if !ok {
 			return
 		}
-		if h, hok := header(st.RequestHeader, "Mcp-Name"); !hok || decodeHeader(h) != want {
+		if h, hok := header(st.RequestHeader, "Mcp-Name"); !hok || mcpwire.DecodeHeader(h) != want {
 			out = append(out, v.finding(r, m.f, m.Method+" with Mcp-Name: "+quote(h, hok), "Mcp-Name: "+encodeHeader(want)))
 		}
 	})
@@ -369,7 +369,7 @@ func checkMcpParam(r *Rule, v *view) []Finding {
 			switch {
 			case !present && hok:
 				out = append(out, v.finding(r, m.f, "tools/call "+name+" with Mcp-Param-"+a.Header+": "+quote(h, true), "no Mcp-Param-"+a.Header+": argument "+a.Arg+" is absent or null"))
-			case present && (!hok || !sameParam(decodeHeader(h), want, a.Type)):
+			case present && (!hok || !sameParam(mcpwire.DecodeHeader(h), want, a.Type)):
 				out = append(out, v.finding(r, m.f, "tools/call "+name+" with Mcp-Param-"+a.Header+": "+quote(h, hok), "Mcp-Param-"+a.Header+": "+encodeHeader(want)+", mirroring argument "+a.Arg))
 			}
 		}
@@ -436,22 +436,12 @@ func encodeHeader(s string) string {
 	return s
 }
 
-// decodeHeader undoes the =?base64?…?= sentinel.
-func decodeHeader(s string) string {
-	if looksEncoded(s) {
-		if b, err := base64.StdEncoding.DecodeString(strings.TrimSuffix(strings.TrimPrefix(s, "=?base64?"), "?=")); err == nil {
-			return string(b)
-		}
-	}
-	return s
-}
-
 func checkHeaderEncoding(r *Rule, v *view) []Finding {
 	var out []Finding
 	v.posts(func(m *msg, st *store.Stream) {
 		check := func(name, value string) {
 			h, ok := header(st.RequestHeader, name)
-			if ok && needsEncoding(value) && h != encodeHeader(value) && decodeHeader(h) == h {
+			if ok && needsEncoding(value) && h != encodeHeader(value) && mcpwire.DecodeHeader(h) == h {
 				out = append(out, v.finding(r, m.f, m.Method+" with "+name+": "+quote(h, true), name+": "+encodeHeader(value)))
 			}
 		}

@@ -199,6 +199,33 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 	}
 	t.floor = floor
 	startCPU := sampleCPU()
+	if err := benchLoads(ctx, o, t, self, dir, db, log); err != nil {
+		return err
+	}
+	if err := benchStore(ctx, o, t, dir, log); err != nil {
+		return err
+	}
+	if err := benchRSS(ctx, o, t, self, dir, log); err != nil {
+		return err
+	}
+	if err := benchStarts(ctx, o, t, dir, log); err != nil {
+		return err
+	}
+	shared := ""
+	if others, ok := othersShare(startCPU, sampleCPU()); ok {
+		shared = fmt.Sprintf(", other processes used %.0f%% of the CPUs meanwhile", others*100)
+	}
+	if textWords {
+		shared += ", payloads padded with words (-text words)"
+	}
+	fmt.Fprintf(out, "mcpvcr bench: %s, %s/%s, %d CPUs, %d rounds (medians), loopback%s\n\n",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.rounds, shared)
+	t.write(out)
+	return nil
+}
+
+// benchLoads measures the proxy loads -only selects into t.
+func benchLoads(ctx context.Context, o options, t *table, self, dir string, db *store.DB, log io.Writer) error {
 	for _, l := range loads {
 		if !o.only.MatchString(l.name) {
 			continue
@@ -212,6 +239,12 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		}
 		t.addLoad(l, rs)
 	}
+	return nil
+}
+
+// benchStore measures the store's ingest and growth into t, as far as
+// -only selects them.
+func benchStore(ctx context.Context, o options, t *table, dir string, log io.Writer) error {
 	if o.only.MatchString("store ingest") {
 		for _, sz := range ingestSizes {
 			n := sz.n
@@ -241,81 +274,95 @@ func bench(ctx context.Context, o options, out, log io.Writer) error {
 		}
 		t.addGrowth(g)
 	}
-	if o.rssMB > 0 && o.only.MatchString("rss peak memory") {
-		var res [2]rssResult
-		for i, mode := range []string{"pass", "record"} {
-			fmt.Fprintf(log, "peak memory: %d MB SSE stream through %s\n", o.rssMB, mode)
-			r, err := rssRun(ctx, self, dir, mode, int64(o.rssMB)<<20, o.rssEvent)
-			if err != nil {
-				return fmt.Errorf("peak memory through %s: %w", mode, err)
-			}
-			res[i] = r
-		}
-		t.addRSS(int64(o.rssMB)<<20, res[0], res[1])
+	return nil
+}
+
+// benchRSS measures the peak memory of passing and recording a large
+// SSE stream into t, if -rss-mb asks and -only selects it.
+func benchRSS(ctx context.Context, o options, t *table, self, dir string, log io.Writer) error {
+	if o.rssMB <= 0 || !o.only.MatchString("rss peak memory") {
+		return nil
 	}
-	// The replay start loads: "replay start stdio", "replay start http",
-	// "replay start sse", "replay start http modern" (2026-07-28
-	// exchanges) and "replay start http refused" (requests refused for
-	// their shape, by sessions without a session id); -only 'replay
-	// start' runs them all.
-	httpStarts := []string{"http", "sse", "http modern", "http refused"}
+	var res [2]rssResult
+	for i, mode := range []string{"pass", "record"} {
+		fmt.Fprintf(log, "peak memory: %d MB SSE stream through %s\n", o.rssMB, mode)
+		r, err := rssRun(ctx, self, dir, mode, int64(o.rssMB)<<20, o.rssEvent)
+		if err != nil {
+			return fmt.Errorf("peak memory through %s: %w", mode, err)
+		}
+		res[i] = r
+	}
+	t.addRSS(int64(o.rssMB)<<20, res[0], res[1])
+	return nil
+}
+
+// httpStarts are the HTTP replay start loads: "replay start http",
+// "replay start sse", "replay start http modern" (2026-07-28 exchanges)
+// and "replay start http refused" (requests refused for their shape, by
+// sessions without a session id).
+var httpStarts = []string{"http", "sse", "http modern", "http refused"}
+
+// benchStarts measures the replay start loads -only selects into t:
+// "replay start stdio" and httpStarts; -only 'replay start' runs them
+// all.
+func benchStarts(ctx context.Context, o options, t *table, dir string, log io.Writer) error {
 	startLoads := map[string]bool{}
 	for _, k := range append([]string{"stdio"}, httpStarts...) {
 		startLoads[k] = o.only.MatchString("replay start " + k)
 	}
-	if slices.Contains(slices.Collect(maps.Values(startLoads)), true) {
-		bin, err := buildMcpvcr(ctx, dir)
-		if err != nil {
+	if !slices.Contains(slices.Collect(maps.Values(startLoads)), true) {
+		return nil
+	}
+	bin, err := buildMcpvcr(ctx, dir)
+	if err != nil {
+		return err
+	}
+	if startLoads["stdio"] {
+		if err := benchStartStdio(ctx, o, t, bin, dir, log); err != nil {
 			return err
 		}
-		if startLoads["stdio"] {
-			sizes := startSessions
-			if o.quick {
-				sizes = quickStartSessions
-			}
-			byRules := make([][]startResult, len(startRules))
-			for _, n := range sizes {
-				rs, err := replayStart(ctx, bin, dir, n, max(3, o.rounds), log)
-				if err != nil {
-					return fmt.Errorf("replay start: %w", err)
-				}
-				for i, r := range rs {
-					byRules[i] = append(byRules[i], r)
-				}
-			}
-			for _, rs := range byRules {
-				t.addStart(rs)
-			}
+	}
+	httpSizes := httpStartSessions
+	if o.quick {
+		httpSizes = quickHTTPStartSessions
+	}
+	for _, kind := range httpStarts {
+		if !startLoads[kind] {
+			continue
 		}
-		httpSizes := httpStartSessions
-		if o.quick {
-			httpSizes = quickHTTPStartSessions
+		var rs []startResult
+		for _, n := range httpSizes {
+			r, err := replayStartHTTP(ctx, bin, dir, n, max(3, o.rounds), kind, log)
+			if err != nil {
+				return fmt.Errorf("replay start %s: %w", kind, err)
+			}
+			rs = append(rs, r)
 		}
-		for _, kind := range httpStarts {
-			if !startLoads[kind] {
-				continue
-			}
-			var rs []startResult
-			for _, n := range httpSizes {
-				r, err := replayStartHTTP(ctx, bin, dir, n, max(3, o.rounds), kind, log)
-				if err != nil {
-					return fmt.Errorf("replay start %s: %w", kind, err)
-				}
-				rs = append(rs, r)
-			}
-			t.addStart(rs)
+		t.addStart(rs)
+	}
+	return nil
+}
+
+// benchStartStdio measures "replay start stdio" into t, one row per
+// set of match rules.
+func benchStartStdio(ctx context.Context, o options, t *table, bin, dir string, log io.Writer) error {
+	sizes := startSessions
+	if o.quick {
+		sizes = quickStartSessions
+	}
+	byRules := make([][]startResult, len(startRules))
+	for _, n := range sizes {
+		rs, err := replayStart(ctx, bin, dir, n, max(3, o.rounds), log)
+		if err != nil {
+			return fmt.Errorf("replay start: %w", err)
+		}
+		for i, r := range rs {
+			byRules[i] = append(byRules[i], r)
 		}
 	}
-	shared := ""
-	if others, ok := othersShare(startCPU, sampleCPU()); ok {
-		shared = fmt.Sprintf(", other processes used %.0f%% of the CPUs meanwhile", others*100)
+	for _, rs := range byRules {
+		t.addStart(rs)
 	}
-	if textWords {
-		shared += ", payloads padded with words (-text words)"
-	}
-	fmt.Fprintf(out, "mcpvcr bench: %s, %s/%s, %d CPUs, %d rounds (medians), loopback%s\n\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), o.rounds, shared)
-	t.write(out)
 	return nil
 }
 

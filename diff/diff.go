@@ -20,8 +20,13 @@ import (
 // last answer are compared. noise says what does not count; its defaults
 // always apply.
 func Compare(old, new *store.Recording, noise Noise) *Report {
-	a, b := converse(old), converse(new)
-	r := &Report{Old: infoOf(old), New: infoOf(new)}
+	return compare(converse(old), converse(new), infoOf(old), infoOf(new), noise)
+}
+
+// compare is Compare on the conversations of the two sessions, for a
+// caller that has them already (Learn).
+func compare(a, b *conversation, oldInfo, newInfo SessionInfo, noise Noise) *Report {
+	r := &Report{Old: oldInfo, New: newInfo}
 	// The polls of tasks the client created are compared per task (see
 	// tasks.go), not paired.
 	tasksA, pollsA := tasksOf(a)

@@ -104,10 +104,11 @@ type conversation struct {
 
 // converse cuts rec into exchanges, in the order the client sent them.
 // What answers what, and which progress and cancellation belong to which
-// request, is the session's causal model.
+// request, is the session's causal model; its pairing (causal.Pair) is
+// all a comparison reads, not what each client frame waited for.
 func converse(rec *store.Recording) *conversation {
 	c := &conversation{server: traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}}
-	model := causal.New(rec)
+	model := causal.Pair(rec)
 	byMsg := map[int]*exchange{} // client request message -> its exchange
 	for i, x := range model.Msgs {
 		m := x.M

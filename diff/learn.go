@@ -35,7 +35,7 @@ func Learn(expected, a, b *store.Recording) Noise {
 		}
 		n = n.With(Noise{Paths: []Path{p}})
 	}
-	r := Compare(a, b, Noise{})
+	r := compare(ax, converse(b), infoOf(a), infoOf(b), Noise{})
 	for _, rd := range r.Requests {
 		seq, ok := seqOf[rd.Seq]
 		if !ok || !rd.Differs() {

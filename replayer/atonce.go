@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -241,7 +242,7 @@ func (s *Source) buildAtOnce(ctx context.Context, mt Match) ([]store.ReplayExcha
 						c2s = append(c2s, f.Raw...)
 					}
 				}
-				add(rec, st, rowOAuth, exchangeKey(st.Method, u.Path, u.RawQuery, st.RequestHeader.Get("Content-Type"), c2s), "")
+				add(rec, st, rowOAuth, authwire.ExchangeKey(st.Method, u.Path, u.RawQuery, st.RequestHeader.Get("Content-Type"), c2s), "")
 			}
 			if isPooled && pooledStream(st) {
 				pool = true

@@ -3,10 +3,8 @@ package replayer
 import (
 	"bytes"
 	"encoding/json"
-	"mime"
 	"net/http"
 	"net/url"
-	"sort"
 	"strings"
 	"sync"
 
@@ -42,12 +40,6 @@ type exchangeState struct {
 	used   map[*store.Stream]int // recorded exchange -> live requests it answered
 	uses   map[string]int        // exchange key -> live requests of it (reading a Source)
 	missed []string              // "METHOD /path" of live exchanges nothing recorded answered
-}
-
-// exchangeIgnored are the parameters whose values are not compared.
-var exchangeIgnored = map[string]bool{
-	"state": true, "code_challenge": true, "code_verifier": true, "code": true,
-	"resource": true, "redirect_uri": true, "client_secret": true, "nonce": true,
 }
 
 // serveExchange answers a plain HTTP exchange (a request to a well-known
@@ -94,25 +86,7 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 		out = append(out, f.Raw...)
 	}
 	if st.Status == http.StatusOK {
-		switch {
-		case authwire.IsResourceMetadata(r.URL.Path) || resourceMetadata(st):
-			if nb, _, err := authwire.RewriteResourceMetadata(out, origin, true); err == nil {
-				out = nb
-			}
-		case isFront && front.Endpoint == "":
-			if nb, _, err := authwire.RewriteAuthServerMetadata(out, origin+authwire.FrontPrefix+front.ID); err == nil {
-				out = nb
-			}
-		case authwire.IsOriginMetadata(r.URL.Path) && st.ResponseHeader.Get("Mcpvcr-Rewritten") != "":
-			// The metadata of the recorded server's origin (2025-03-26),
-			// fronted by the recorder at its own origin.
-			if u, err := url.Parse(rec.Session.Upstream); err == nil {
-				id := authwire.FrontID(authwire.Origin(u.String()))
-				if nb, _, err := authwire.RewriteAuthServerMetadataAt(out, origin, origin+authwire.FrontPrefix+id); err == nil {
-					out = nb
-				}
-			}
-		}
+		out = authwire.ReplayAnswer(out, r.URL.Path, origin, st.ResponseHeader.Get("Mcpvcr-Rewritten"), rec.Session.Upstream)
 	}
 	h := w.Header()
 	for k, vs := range st.ResponseHeader {
@@ -126,16 +100,9 @@ func (s *Server) serveExchange(w http.ResponseWriter, r *http.Request, body []by
 	return true
 }
 
-// resourceMetadata reports whether the recorded exchange st answered
-// protected-resource metadata that the recorder rewrote for its client:
-// at a well-known location or at a custom one a challenge named.
-func resourceMetadata(st *store.Stream) bool {
-	return strings.HasPrefix(st.ResponseHeader.Get("Mcpvcr-Rewritten"), "resource=")
-}
-
 // findExchange picks the recorded exchange that answers r.
 func (s *Server) findExchange(r *http.Request, body []byte) (*recording, *store.Stream) {
-	want := exchangeKey(r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), body)
+	want := authwire.ExchangeKey(r.Method, r.URL.Path, r.URL.RawQuery, r.Header.Get("Content-Type"), body)
 	if a := s.atOnce(); a != nil {
 		// From the index: the k-th live request of a key takes the k-th
 		// recorded exchange of it, then the last again, as below.
@@ -181,7 +148,7 @@ func (s *Server) findExchange(r *http.Request, body []byte) (*recording, *store.
 					c2s = append(c2s, f.Raw...)
 				}
 			}
-			if exchangeKey(st.Method, u.Path, u.RawQuery, st.RequestHeader.Get("Content-Type"), c2s) == want {
+			if authwire.ExchangeKey(st.Method, u.Path, u.RawQuery, st.RequestHeader.Get("Content-Type"), c2s) == want {
 				cands = append(cands, cand{rec, st})
 			}
 		}
@@ -206,82 +173,18 @@ func (s *Server) findExchange(r *http.Request, body []byte) (*recording, *store.
 	return pick.rec, pick.st
 }
 
-// exchangeKey is what identifies an exchange for matching: method, path
-// and the query and form parameters whose values are stable across runs.
-// JSON bodies (registration metadata) are not compared.
-func exchangeKey(method, path, rawQuery, contentType string, body []byte) string {
-	params := formParams(rawQuery)
-	if mt, _, _ := mime.ParseMediaType(contentType); mt == "application/x-www-form-urlencoded" {
-		params = append(params, formParams(string(body))...)
-	}
-	sort.Strings(params)
-	return method + " " + path + "?" + strings.Join(params, "&")
-}
-
-func formParams(raw string) []string {
-	q, err := url.ParseQuery(raw)
-	if err != nil {
-		return nil
-	}
-	var ps []string
-	for k, vs := range q {
-		if exchangeIgnored[k] {
-			continue
-		}
-		for _, v := range vs {
-			if strings.HasPrefix(v, "REDACTED-") {
-				v = "REDACTED"
-			}
-			if k == "scope" {
-				// A set: clients order it as they please.
-				f := strings.Fields(v)
-				sort.Strings(f)
-				v = strings.Join(f, " ")
-			}
-			ps = append(ps, k+"="+v)
-		}
-	}
-	return ps
-}
-
 // authorizeBack answers the browser's visit to a fronted authorization
-// endpoint as the recorded one ended: a redirect to the client's redirect
-// URI with the live state. When the recording relayed the authorization
-// server's own answer (authwire.AuthorizeRelayed), its parameters are
-// replayed (the code placeholder, an error, RFC 9207 iss naming the
-// replay's fronted issuer when the recorder had rewritten it); otherwise
-// (the user logged in in a browser) the code is the one the recorded
-// client went on to exchange.
+// endpoint as the recorded one ended (see authwire.AuthorizeBack): a
+// redirect to the client's redirect URI with the live state, and the
+// recorded parameters or, when the user had logged in in a browser, the
+// code the recorded client went on to exchange.
 func (s *Server) authorizeBack(w http.ResponseWriter, r *http.Request, rec *recording, st *store.Stream, issuer string) {
-	q := r.URL.Query()
-	back, err := url.Parse(q.Get("redirect_uri"))
-	if err != nil || !back.IsAbs() {
+	loc, status, ok := authwire.AuthorizeBack(r.URL.Query(), st.ResponseHeader, st.Status, issuer, func() string { return recordedCode(rec, st, r.URL.Path) })
+	if !ok {
 		http.Error(w, "mcpvcr replay: redirect_uri is missing or not absolute", http.StatusBadRequest)
 		return
 	}
-	bq := back.Query()
-	status := http.StatusFound
-	if st.ResponseHeader.Get(authwire.AuthorizeHeader) == authwire.AuthorizeRelayed {
-		if u, err := url.Parse(st.ResponseHeader.Get("Location")); err == nil {
-			for k, vs := range u.Query() {
-				bq[k] = vs
-			}
-		}
-		if strings.Contains(st.ResponseHeader.Get("Mcpvcr-Rewritten"), "iss=") {
-			bq.Set("iss", issuer)
-		}
-		if st.Status/100 == 3 {
-			status = st.Status
-		}
-	} else {
-		bq.Set("code", recordedCode(rec, st, r.URL.Path))
-	}
-	bq.Del("state")
-	if state := q.Get("state"); state != "" {
-		bq.Set("state", state)
-	}
-	back.RawQuery = bq.Encode()
-	http.Redirect(w, r, back.String(), status)
+	http.Redirect(w, r, loc, status)
 }
 
 // recordedCode is the code the recorded client exchanged at the token
@@ -308,23 +211,6 @@ func recordedCode(rec *recording, st *store.Stream, authorizePath string) string
 	}
 	return "mcpvcr-replay-code"
 }
-
-// challengeWriter rewrites resource_metadata in a recorded
-// WWW-Authenticate (a 401 or 403 of the MCP endpoint) to name the replay
-// server at origin.
-type challengeWriter struct {
-	http.ResponseWriter
-	origin string
-}
-
-func (w *challengeWriter) WriteHeader(code int) {
-	if vs := w.Header().Values("WWW-Authenticate"); len(vs) > 0 {
-		w.Header()["Www-Authenticate"] = authwire.RewriteChallenges(vs, w.origin)
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *challengeWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // UnmatchedExchanges returns "METHOD /path" of each plain HTTP exchange
 // (OAuth metadata, registration, token, authorization) a live client

@@ -44,9 +44,11 @@
 // mismatch.go, stall.go, rewrite.go, server.go (Server and its settings),
 // options.go (Load) and report.go (what a replay reports). The transports
 // drive it: stdio.go, http*.go (httpstall.go: a followed stream's waits
-// on what the client has not sent) with strict*.go, pool.go (the 2026-07-28
+// on what the client has not sent) with strict.go (--strict; the rules
+// of each revision are internal/mcpwire's StrictHTTP), pool.go (the 2026-07-28
 // stateless HTTP), door.go (the recorded refusals and answers by request
-// shape), auth.go (OAuth exchanges) and endpoint.go.
+// shape), auth.go (OAuth exchanges: finding the recorded one; keying
+// and answering it is internal/authwire's) and endpoint.go.
 //
 // # The hook
 //

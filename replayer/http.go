@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -118,7 +119,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.serveExchange(w, r, body) {
 		return // OAuth metadata, registration, token, authorization (auth.go)
 	}
-	w = &challengeWriter{ResponseWriter: w, origin: "http://" + r.Host}
+	w = &authwire.ChallengeWriter{ResponseWriter: w, Origin: "http://" + r.Host}
 	live := jsonrpc.Parse(body)
 	if s.Hook != nil {
 		s.actHTTP(r, Point{Where: AtArrive, Session: s.named(r), Body: body})
@@ -176,8 +177,7 @@ func (s *Server) servePooled(w http.ResponseWriter, r *http.Request, live jsonrp
 		return false
 	}
 	if s.Strict && !exact {
-		ls := &liveSession{srv: s, cur: &cursor{cands: []*engine{{rec: x.rec}}}} // strictHTTP reads only the recording
-		if why := ls.strictHTTP(r, live); why != "" {
+		if why := strictHTTP(r, live, x.rec, ""); why != "" {
 			p.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
 			writeJSONError(w, http.StatusBadRequest, live.ID, HeaderMismatchCode, "mcpvcr replay (strict): "+why)
 			return true

@@ -212,7 +212,8 @@ func shortJSON(v any, there bool) string {
 	return s
 }
 
-// noMatchAnswer is the JSON-RPC error sent for an unmatched request.
+// noMatchAnswer is the JSON-RPC error sent for an unmatched request: its
+// data names the closest recorded frame, the diff and the hint.
 func noMatchAnswer(id json.RawMessage, mm *Mismatch) []byte {
 	type closest struct {
 		Seq    int64           `json:"seq"`
@@ -230,51 +231,12 @@ func noMatchAnswer(id json.RawMessage, mm *Mismatch) []byte {
 			data.Closest.Frame = json.RawMessage(strings.TrimSpace(string(mm.Closest.Data)))
 		}
 	}
-	b, _ := json.Marshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-			Data    any    `json:"data"`
-		} `json:"error"`
-	}{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: struct {
-		Code    int    `json:"code"`
-		Message string `json:"message"`
-		Data    any    `json:"data"`
-	}{NoMatchCode, "mcpvcr: " + mm.Error(), data}})
-	// Splice the client's id in as it sent it: encoding/json would
-	// re-escape it ("<a>" would come back as "\u003ca\u003e").
-	if out, err := jsonrpc.Splice(b, id, "id"); err == nil && len(id) > 0 {
-		return out
-	}
-	return b
+	return jsonrpc.ErrorResponse(id, NoMatchCode, "mcpvcr: "+mm.Error(), data)
 }
 
 // noMatchReply is the answer to an unmatched client frame: an error for a
 // request, an array of errors (one per request) for a batch holding
 // requests, nil when nothing is owed.
 func noMatchReply(live jsonrpc.Message, mm *Mismatch) []byte {
-	switch live.Kind {
-	case jsonrpc.KindRequest:
-		return noMatchAnswer(live.ID, mm)
-	case jsonrpc.KindBatch:
-		var out []byte
-		for _, m := range live.Members {
-			if m.Kind != jsonrpc.KindRequest {
-				continue
-			}
-			if out == nil {
-				out = append(out, '[')
-			} else {
-				out = append(out, ',')
-			}
-			out = append(out, noMatchAnswer(m.ID, mm)...)
-		}
-		if out != nil {
-			out = append(out, ']')
-		}
-		return out
-	}
-	return nil
+	return jsonrpc.ReplyEach(live, func(id json.RawMessage) []byte { return noMatchAnswer(id, mm) })
 }

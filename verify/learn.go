@@ -16,9 +16,10 @@ import (
 // the server may have seen them in another order). It returns the seq,
 // in the expected recording, of that frame and why; 0 if the run kept the
 // recorded order. Frames are matched by position among the client's
-// frames that are not answers to server requests.
-func disorder(expected, run *store.Recording) (int64, string) {
-	em, rm := causal.New(expected), causal.New(run)
+// frames that are not answers to server requests. em is the expected
+// recording's causal model, which the caller has (the plan's).
+func disorder(em *causal.Model, run *store.Recording) (int64, string) {
+	rm := causal.New(run)
 	es, rs := steps(em), steps(rm)
 	pos := func(m *causal.Model, sends []int) map[int]int {
 		out := map[int]int{}

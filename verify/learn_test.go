@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpvcr/mcpvcr/diff"
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -20,7 +21,7 @@ func TestDisorder(t *testing.T) {
 		t.Fatal(err)
 	}
 	expected := recs[0]
-	if seq, why := disorder(expected, expected); seq != 0 {
+	if seq, why := disorder(causal.New(expected), expected); seq != 0 {
 		t.Fatalf("disorder(recording, itself) = %d, %q; want 0", seq, why)
 	}
 	// The run: the same, but the initialized POST answered only after the
@@ -48,7 +49,7 @@ func TestDisorder(t *testing.T) {
 	if next == 0 {
 		t.Fatal("no frame after notifications/initialized")
 	}
-	if seq, why := disorder(expected, &run); seq != next {
+	if seq, why := disorder(causal.New(expected), &run); seq != next {
 		t.Errorf("disorder = %d (%s); want %d", seq, why, next)
 	}
 }

@@ -82,11 +82,15 @@ type srvReq struct {
 	mkey   string
 	answer []byte       // the client's response, as recorded (a batch member's own bytes)
 	frame  *store.Frame // the frame that carried the response
-	used   bool
 }
 
-// plan is what verify sends, in order.
+// plan is what verify sends, in order. A run only reads it: runs of
+// one Verifier share it (see Verifier.prepare).
 type plan struct {
+	// rec is the recording the plan was built from; model is its causal
+	// model, which disorder reads too.
+	rec   *store.Recording
+	model *causal.Model
 	steps []step
 	// final are the waits after the last step: the answers still owed.
 	final   []wait
@@ -117,155 +121,224 @@ type plan struct {
 // completed (a notification's 202, a JSON answer); frames the recording
 // shows in flight together are sent without waiting for each other.
 func buildPlan(rec *store.Recording) *plan {
-	p := &plan{responses: map[string]jsonrpc.Message{}, handshake: map[string]jsonrpc.Message{}, methods: map[string]string{}, recTools: map[string]toolAnnotations{}, polls: map[string]*step{}, creators: map[string]bool{}, firstRequest: -1}
-	m := causal.New(rec)
-	var (
-		counts    = map[string]int{}
-		pending   []wait
-		srvByMsg  = map[int]*srvReq{}
-		stepOf    = map[int]int{}  // send index -> step index
-		waited    = map[int]bool{} // sends whose exchange a step waits for
-		openSteps = streamOpens(rec)
-		next      = 0               // the next message of m.Msgs to file
-		lastKey   string            // the exchangeKey of the latest step, "" before the first
-		lastAt    time.Duration     // when the recorded client took it
-		ended     = sessionEnd(rec) // when the recorded client ended the session
-		answerAt  = map[string]time.Duration{}
-	)
-	http := rec.Session.Transport != store.Stdio
-	// file adds the waits of the server messages up to message end.
-	file := func(end int) {
-		for ; next < end; next++ {
-			x := m.Msgs[next]
-			if x.Send != causal.None {
-				continue
-			}
-			switch x.M.Kind {
-			case jsonrpc.KindResult, jsonrpc.KindError:
-				if x.Answers == causal.None || m.Msgs[x.Answers].Send == causal.None {
-					continue
-				}
-				id := string(m.Msgs[x.Answers].M.ID)
-				p.responses[id] = x.M
-				answerAt[id] = x.Frame.Offset
-				pending = append(pending, wait{kind: waitAnswer, id: id})
-			case jsonrpc.KindRequest, jsonrpc.KindNotification:
-				k := countKey(x.M)
-				counts[k]++
-				switch {
-				case x.Owner != causal.None:
-					pending = append(pending, wait{kind: waitCount, key: k, n: counts[k], owner: string(m.Msgs[x.Owner].M.ID)})
-				case lastKey != "" && x.Frame.Offset <= ended:
-					// Sent on the server's own: expected about when the
-					// recording had it (see wait). What came after the
-					// client had ended the session comes after it live too.
-					pending = append(pending, wait{kind: waitServer, key: k, n: counts[k], id: lastKey, after: max(0, x.Frame.Offset-lastAt)})
-				}
-				if x.M.Kind == jsonrpc.KindRequest {
-					sr := &srvReq{method: x.M.Method, mkey: x.M.Method + " " + diff.Key(x.M.Params)}
-					p.srvReqs = append(p.srvReqs, sr)
-					srvByMsg[next] = sr
-				}
-			}
-		}
+	b := newPlanner(rec)
+	for si, s := range b.m.Sends {
+		b.send(si, s)
 	}
-	// opens adds the steps of the streams that opened before offset at,
-	// filing what the server said before each opened, up to message end.
-	// A stream opens once what had ended before it did in the recording
-	// has ended live: a GET stream opened too early gets what the server
-	// sent before the recorded one existed (and dropped).
-	opens := func(at time.Duration, end int, all bool) {
-		for len(openSteps) > 0 && (all || openSteps[0].Opened <= at) {
-			st := openSteps[0]
-			cut := next
-			for cut < end && m.Msgs[cut].Frame.Offset < st.Opened {
-				cut++
-			}
-			file(cut)
-			for e := range len(m.Sends) {
-				if m.Sends[e].Frame.Offset > st.Opened {
-					break
-				}
-				si, ok := stepOf[e]
-				rs := m.Stream(m.Sends[e].Frame)
-				if !ok || waited[e] || rs == nil || rs.Kind != store.PostStream || rs.Closed <= 0 || rs.Closed > st.Opened {
-					continue
-				}
-				waited[e] = true
-				pending = append(pending, wait{kind: waitExchange, id: exchangeKey(&p.steps[si]), ids: requestIDs(p.steps[si].msgs)})
-			}
-			if st.Kind == store.DeleteStream && lastKey != "" {
-				// The session ends when the recorded client ended it.
-				pending = append(pending, wait{kind: waitLinger, id: lastKey, after: min(max(0, st.Opened-lastAt), maxLinger)})
-			}
-			p.steps = append(p.steps, step{open: st, waits: pending})
-			pending, openSteps = nil, openSteps[1:]
-			lastKey, lastAt = exchangeKey(&p.steps[len(p.steps)-1]), st.Opened
-			if st.Kind == store.GetStream || st.Kind == store.SSEGetStream {
-				// The stream was open when the client sent its next
-				// frame: what the server sends on it is not lost.
-				pending = append(pending, wait{kind: waitExchange, id: lastKey})
-			}
-		}
+	if b.http {
+		b.opens(0, len(b.m.Msgs), true)
 	}
-	for si, s := range m.Sends {
-		f := s.Frame
-		if http {
-			opens(f.Offset, s.Msgs[0], false)
-		}
-		file(s.Msgs[0])
-		if m.Responses(s) {
-			for _, i := range s.Msgs {
-				if sr := srvByMsg[m.Msgs[i].Answers]; sr != nil && sr.answer == nil {
-					sr.answer, sr.frame = m.Msgs[i].M.Raw, f
-				}
-			}
-			next = s.Msgs[len(s.Msgs)-1] + 1
-			continue
-		}
-		if http {
-			for _, e := range s.Awaited {
-				if st, ok := stepOf[e]; ok && !waited[e] && !m.Stream(m.Sends[e].Frame).SSE() {
-					waited[e] = true
-					pending = append(pending, wait{kind: waitExchange, id: exchangeKey(&p.steps[st]), ids: requestIDs(p.steps[st].msgs)})
-				}
-			}
-		}
-		var msgs []jsonrpc.Message
-		for _, i := range s.Msgs {
-			x := m.Msgs[i].M
-			msgs = append(msgs, x)
-			if x.Kind == jsonrpc.KindRequest {
-				p.methods[string(x.ID)] = x.Method
-			}
-			if a := m.Msgs[i].Answer; x.Method == "tools/list" && a != causal.None && m.Msgs[a].M.Kind == jsonrpc.KindResult {
-				toolsOf(m.Msgs[a].M.Result, p.recTools)
-			}
-			if x.Kind == jsonrpc.KindRequest && (x.Method == "initialize" || x.Method == "server/discover") {
-				p.handshake[string(x.ID)] = x
-			}
-		}
-		stepOf[si] = len(p.steps)
-		p.steps = append(p.steps, step{f: f, msgs: msgs, waits: pending})
-		pending = nil
-		lastKey, lastAt = exchangeKey(&p.steps[len(p.steps)-1]), f.Offset
-		next = s.Msgs[len(s.Msgs)-1] + 1
-		if p.firstRequest < 0 && len(requestIDs(msgs)) > 0 {
-			p.firstRequest = len(p.steps) - 1
-		}
-	}
-	if http {
-		opens(0, len(m.Msgs), true)
-	}
-	file(len(m.Msgs))
-	if lastKey != "" && ended > lastAt {
+	b.file(len(b.m.Msgs))
+	if b.lastKey != "" && b.ended > b.lastAt {
 		// The session lasts until the recorded one ended: what the server
 		// said by then belongs to it.
-		pending = append(pending, wait{kind: waitLinger, id: lastKey, after: min(ended-lastAt, maxLinger)})
+		b.pending = append(b.pending, wait{kind: waitLinger, id: b.lastKey, after: min(b.ended-b.lastAt, maxLinger)})
 	}
-	p.final = pending
-	p.planTasks(answerAt)
-	return p
+	b.p.final = b.pending
+	b.p.planTasks(b.answerAt)
+	return b.p
+}
+
+// planner is buildPlan's state while it walks the causal model: the plan
+// so far and the waits the next step will carry.
+type planner struct {
+	p         *plan
+	m         *causal.Model
+	http      bool
+	counts    map[string]int
+	pending   []wait
+	srvByMsg  map[int]*srvReq
+	stepOf    map[int]int  // send index -> step index
+	waited    map[int]bool // sends whose exchange a step waits for
+	openSteps []*store.Stream
+	next      int           // the next message of m.Msgs to file
+	lastKey   string        // the exchangeKey of the latest step, "" before the first
+	lastAt    time.Duration // when the recorded client took it
+	ended     time.Duration // when the recorded client ended the session
+	answerAt  map[string]time.Duration
+}
+
+// newPlanner returns a planner at the start of rec.
+func newPlanner(rec *store.Recording) *planner {
+	m := causal.New(rec)
+	b := &planner{
+		p:         &plan{rec: rec, responses: map[string]jsonrpc.Message{}, handshake: map[string]jsonrpc.Message{}, methods: map[string]string{}, recTools: map[string]toolAnnotations{}, polls: map[string]*step{}, creators: map[string]bool{}, firstRequest: -1},
+		m:         m,
+		http:      rec.Session.Transport != store.Stdio,
+		counts:    map[string]int{},
+		srvByMsg:  map[int]*srvReq{},
+		stepOf:    map[int]int{},
+		waited:    map[int]bool{},
+		openSteps: streamOpens(rec),
+		ended:     sessionEnd(rec),
+		answerAt:  map[string]time.Duration{},
+	}
+	b.p.model = m
+	return b
+}
+
+// file adds the waits of the server messages up to message end.
+func (b *planner) file(end int) {
+	for ; b.next < end; b.next++ {
+		x := b.m.Msgs[b.next]
+		if x.Send != causal.None {
+			continue
+		}
+		switch x.M.Kind {
+		case jsonrpc.KindResult, jsonrpc.KindError:
+			b.fileAnswer(x)
+		case jsonrpc.KindRequest, jsonrpc.KindNotification:
+			b.fileServerMessage(x)
+		}
+	}
+}
+
+// fileAnswer adds the wait for x, a server answer, if it answers a
+// request of the client's.
+func (b *planner) fileAnswer(x causal.Msg) {
+	if x.Answers == causal.None || b.m.Msgs[x.Answers].Send == causal.None {
+		return
+	}
+	id := string(b.m.Msgs[x.Answers].M.ID)
+	b.p.responses[id] = x.M
+	b.answerAt[id] = x.Frame.Offset
+	b.pending = append(b.pending, wait{kind: waitAnswer, id: id})
+}
+
+// fileServerMessage adds the wait for x, a server request or
+// notification (message b.next), and records a server request for the
+// client's recorded answer.
+func (b *planner) fileServerMessage(x causal.Msg) {
+	k := countKey(x.M)
+	b.counts[k]++
+	switch {
+	case x.Owner != causal.None:
+		b.pending = append(b.pending, wait{kind: waitCount, key: k, n: b.counts[k], owner: string(b.m.Msgs[x.Owner].M.ID)})
+	case b.lastKey != "" && x.Frame.Offset <= b.ended:
+		// Sent on the server's own: expected about when the
+		// recording had it (see wait). What came after the
+		// client had ended the session comes after it live too.
+		b.pending = append(b.pending, wait{kind: waitServer, key: k, n: b.counts[k], id: b.lastKey, after: max(0, x.Frame.Offset-b.lastAt)})
+	}
+	if x.M.Kind == jsonrpc.KindRequest {
+		sr := &srvReq{method: x.M.Method, mkey: x.M.Method + " " + diff.Key(x.M.Params)}
+		b.p.srvReqs = append(b.p.srvReqs, sr)
+		b.srvByMsg[b.next] = sr
+	}
+}
+
+// opens adds the steps of the streams that opened before offset at,
+// filing what the server said before each opened, up to message end.
+// A stream opens once what had ended before it did in the recording
+// has ended live: a GET stream opened too early gets what the server
+// sent before the recorded one existed (and dropped).
+func (b *planner) opens(at time.Duration, end int, all bool) {
+	for len(b.openSteps) > 0 && (all || b.openSteps[0].Opened <= at) {
+		st := b.openSteps[0]
+		cut := b.next
+		for cut < end && b.m.Msgs[cut].Frame.Offset < st.Opened {
+			cut++
+		}
+		b.file(cut)
+		b.awaitClosedBefore(st.Opened)
+		b.open(st)
+	}
+}
+
+// awaitClosedBefore makes the next step wait for the POST exchanges
+// whose response streams had closed by offset at.
+func (b *planner) awaitClosedBefore(at time.Duration) {
+	for e := range len(b.m.Sends) {
+		if b.m.Sends[e].Frame.Offset > at {
+			break
+		}
+		si, ok := b.stepOf[e]
+		rs := b.m.Stream(b.m.Sends[e].Frame)
+		if !ok || b.waited[e] || rs == nil || rs.Kind != store.PostStream || rs.Closed <= 0 || rs.Closed > at {
+			continue
+		}
+		b.waited[e] = true
+		b.pending = append(b.pending, wait{kind: waitExchange, id: exchangeKey(&b.p.steps[si]), ids: requestIDs(b.p.steps[si].msgs)})
+	}
+}
+
+// open adds the step that opens st, the first of openSteps.
+func (b *planner) open(st *store.Stream) {
+	if st.Kind == store.DeleteStream && b.lastKey != "" {
+		// The session ends when the recorded client ended it.
+		b.pending = append(b.pending, wait{kind: waitLinger, id: b.lastKey, after: min(max(0, st.Opened-b.lastAt), maxLinger)})
+	}
+	b.p.steps = append(b.p.steps, step{open: st, waits: b.pending})
+	b.pending, b.openSteps = nil, b.openSteps[1:]
+	b.lastKey, b.lastAt = exchangeKey(&b.p.steps[len(b.p.steps)-1]), st.Opened
+	if st.Kind == store.GetStream || st.Kind == store.SSEGetStream {
+		// The stream was open when the client sent its next
+		// frame: what the server sends on it is not lost.
+		b.pending = append(b.pending, wait{kind: waitExchange, id: b.lastKey})
+	}
+}
+
+// send files what came before client send si and adds its step, unless
+// it answers server requests: those are sent when the live server asks.
+func (b *planner) send(si int, s causal.Send) {
+	f := s.Frame
+	if b.http {
+		b.opens(f.Offset, s.Msgs[0], false)
+	}
+	b.file(s.Msgs[0])
+	if b.m.Responses(s) {
+		for _, i := range s.Msgs {
+			if sr := b.srvByMsg[b.m.Msgs[i].Answers]; sr != nil && sr.answer == nil {
+				sr.answer, sr.frame = b.m.Msgs[i].M.Raw, f
+			}
+		}
+		b.next = s.Msgs[len(s.Msgs)-1] + 1
+		return
+	}
+	if b.http {
+		b.awaitExchanges(s)
+	}
+	msgs := b.clientMessages(s)
+	b.stepOf[si] = len(b.p.steps)
+	b.p.steps = append(b.p.steps, step{f: f, msgs: msgs, waits: b.pending})
+	b.pending = nil
+	b.lastKey, b.lastAt = exchangeKey(&b.p.steps[len(b.p.steps)-1]), f.Offset
+	b.next = s.Msgs[len(s.Msgs)-1] + 1
+	if b.p.firstRequest < 0 && len(requestIDs(msgs)) > 0 {
+		b.p.firstRequest = len(b.p.steps) - 1
+	}
+}
+
+// awaitExchanges makes the next step, send s, wait for the JSON
+// exchanges the recorded client had completed before sending it.
+func (b *planner) awaitExchanges(s causal.Send) {
+	for _, e := range s.Awaited {
+		if st, ok := b.stepOf[e]; ok && !b.waited[e] && !b.m.Stream(b.m.Sends[e].Frame).SSE() {
+			b.waited[e] = true
+			b.pending = append(b.pending, wait{kind: waitExchange, id: exchangeKey(&b.p.steps[st]), ids: requestIDs(b.p.steps[st].msgs)})
+		}
+	}
+}
+
+// clientMessages returns the messages of send s, noting on the plan the
+// methods of its requests, the tools a recorded tools/list answer named
+// and the handshake requests.
+func (b *planner) clientMessages(s causal.Send) []jsonrpc.Message {
+	var msgs []jsonrpc.Message
+	for _, i := range s.Msgs {
+		x := b.m.Msgs[i].M
+		msgs = append(msgs, x)
+		if x.Kind == jsonrpc.KindRequest {
+			b.p.methods[string(x.ID)] = x.Method
+		}
+		if a := b.m.Msgs[i].Answer; x.Method == "tools/list" && a != causal.None && b.m.Msgs[a].M.Kind == jsonrpc.KindResult {
+			toolsOf(b.m.Msgs[a].M.Result, b.p.recTools)
+		}
+		if x.Kind == jsonrpc.KindRequest && (x.Method == "initialize" || x.Method == "server/discover") {
+			b.p.handshake[string(x.ID)] = x
+		}
+	}
+	return msgs
 }
 
 // maxLinger bounds how long a verify run lasts after its last step: a
@@ -347,13 +420,14 @@ func streamOpens(rec *store.Recording) []*store.Stream {
 }
 
 // pick returns the recorded server request that best matches live: the
-// first unused one with the same method and params, else the first
-// unused one with the same method. It marks it used.
-func (p *plan) pick(live jsonrpc.Message) *srvReq {
+// first one not in used with the same method and params, else the first
+// one not in used with the same method. It adds it to used, which is the
+// run's (the plan is shared by runs).
+func (p *plan) pick(live jsonrpc.Message, used map[*srvReq]bool) *srvReq {
 	k := live.Method + " " + diff.Key(live.Params)
 	var best *srvReq
 	for _, sr := range p.srvReqs {
-		if sr.used || sr.answer == nil || sr.method != live.Method {
+		if used[sr] || sr.answer == nil || sr.method != live.Method {
 			continue
 		}
 		if sr.mkey == k {
@@ -365,7 +439,7 @@ func (p *plan) pick(live jsonrpc.Message) *srvReq {
 		}
 	}
 	if best != nil {
-		best.used = true
+		used[best] = true
 	}
 	return best
 }

@@ -94,6 +94,10 @@ type Verifier struct {
 	// Guard keeps tool calls that may write from being sent. If nil,
 	// every recorded frame is sent.
 	Guard *WriteGuard
+
+	// plan is the plan prepare built, nil before; a run builds its own
+	// if it is nil or was built from another Recording.
+	plan *plan
 }
 
 // Run is what a Verifier run did.
@@ -176,6 +180,7 @@ type driver struct {
 	done       map[string]bool   // exchanges (by exchangeKey) whose response came
 	refusals   map[string]string // request id -> how HTTP refused it
 	liveTools  map[string]toolAnnotations
+	picked     map[*srvReq]bool // recorded server requests whose answers were sent
 	skipped    []SkippedCall
 	counts     map[string]int
 	tokens     map[string]string // recorded raw token -> live raw token
@@ -194,26 +199,49 @@ type driver struct {
 // requests, and an error wrapping ErrUnsupported for a transport Verifier
 // cannot drive yet.
 func (v *Verifier) Check() error {
+	_, err := v.check()
+	return err
+}
+
+// check returns the plan of v.Recording, or why it cannot be verified
+// (see Check). The plan is the one prepare kept, if it was built from
+// this Recording, else a new one.
+func (v *Verifier) check() (*plan, error) {
 	if v.Recording == nil {
-		return errors.New("verifier has no recording")
+		return nil, errors.New("verifier has no recording")
 	}
 	if t := v.Recording.Session.Transport; t != store.Stdio && t != store.StreamableHTTP && t != store.LegacySSE {
-		return fmt.Errorf("verify over transport %s: %w", t, ErrUnsupported)
+		return nil, fmt.Errorf("verify over transport %s: %w", t, ErrUnsupported)
 	}
-	if buildPlan(v.Recording).firstRequest < 0 {
-		return ErrNoClientFrames
+	p := v.plan
+	if p == nil || p.rec != v.Recording {
+		p = buildPlan(v.Recording)
 	}
-	return nil
+	if p.firstRequest < 0 {
+		return nil, ErrNoClientFrames
+	}
+	return p, nil
+}
+
+// prepare checks v as Check does and keeps the plan for the runs to
+// come, so that verifying a session (one run, two with --learn) builds it
+// once. It is called before any run, not concurrently with one.
+func (v *Verifier) prepare() error {
+	p, err := v.check()
+	if err == nil {
+		v.plan = p
+	}
+	return err
 }
 
 func (v *Verifier) run(ctx context.Context, c conn) (*Run, error) {
-	if err := v.Check(); err != nil {
+	p, err := v.check()
+	if err != nil {
 		return nil, err
 	}
-	p := buildPlan(v.Recording)
 	d := &driver{v: v, p: p, c: c, clock: v.Clock, timeout: v.Timeout, log: v.Logger,
 		changed: make(chan struct{}), sent: map[string]time.Time{}, cancelled: map[string]time.Time{},
-		answered: map[string]time.Time{}, ended: map[string]bool{}, timedOut: map[string]bool{}, done: map[string]bool{}, refusals: map[string]string{}, liveTools: map[string]toolAnnotations{},
+		answered: map[string]time.Time{}, ended: map[string]bool{}, timedOut: map[string]bool{}, done: map[string]bool{}, refusals: map[string]string{}, liveTools: map[string]toolAnnotations{}, picked: map[*srvReq]bool{},
 		counts: map[string]int{}, tokens: map[string]string{},
 		created: map[string]bool{}, repolling: map[string]bool{}, statuses: map[string]string{}}
 	if d.clock == nil {
@@ -464,7 +492,7 @@ func (d *driver) answer(ctx context.Context, m jsonrpc.Message) {
 	}
 	var f *store.Frame
 	var data []byte
-	switch sr := d.p.pick(m); {
+	switch sr := d.p.pick(m, d.picked); {
 	case sr != nil:
 		f = sr.frame
 		out, err := jsonrpc.Splice(sr.answer, m.ID, "id")

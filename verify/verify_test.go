@@ -270,3 +270,60 @@ func TestVerifyRun_Annotate(t *testing.T) {
 		t.Errorf("notes (-want +got):\n%s", diff)
 	}
 }
+
+// TestVerifier_PreparedRunsShareThePlan runs a prepared Verifier (as the
+// workflow does: one plan for every run of a session) three times, once
+// then twice at once: each run answers the live server's sampling request
+// with the recorded answer, since which recorded requests a run has
+// answered is the run's, not the shared plan's.
+func TestVerifier_PreparedRunsShareThePlan(t *testing.T) {
+	call := `> {"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"sample"}}`
+	sampled := `> {"jsonrpc":"2.0","id":1,"result":{"role":"assistant","content":{"type":"text","text":"hi"},"model":"m"}}`
+	rec := storetest.LineRecording(t, 1, initReq, initResp, inited,
+		call, `< {"jsonrpc":"2.0","id":1,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`,
+		sampled, `< {"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"hi"}]}}`)
+	v := &Verifier{Recording: rec}
+	if err := v.prepare(); err != nil {
+		t.Fatalf("prepare = %v", err)
+	}
+	run := func() error {
+		srv := startFake(t, func(m jsonrpc.Message) ([]string, error) {
+			switch {
+			case m.Method == "initialize":
+				return []string{result(string(m.ID), liveInit)}, nil
+			case m.Method == "tools/call":
+				return []string{`{"jsonrpc":"2.0","id":42,"method":"sampling/createMessage","params":{"messages":[],"maxTokens":5}}`}, nil
+			case m.Kind.IsResponse() && string(m.ID) == "42":
+				return []string{result("4", `{"content":[{"type":"text","text":"hi"}]}`)}, nil
+			}
+			return nil, nil
+		})
+		vr, err := v.RunStdio(verifyCtx(t), srv)
+		if err != nil {
+			return fmt.Errorf("RunStdio = %w", err)
+		}
+		got := srv.lines()
+		if want := strings.Replace(sampled[2:], `"id":1`, `"id":42`, 1); len(got) == 0 || got[len(got)-1] != want {
+			return fmt.Errorf("the server's last line = %q; want the recorded answer %s", got, want)
+		}
+		if len(vr.Unrecorded) != 0 || len(vr.NoAnswer) != 0 {
+			return fmt.Errorf("Run = %+v; want the sampling request answered as recorded and every request answered", vr)
+		}
+		return nil
+	}
+	if err := run(); err != nil {
+		t.Fatalf("first run: %v", err)
+	}
+	errs := make(chan error, 2)
+	for range 2 {
+		go func() { errs <- run() }()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Errorf("concurrent run: %v", err)
+		}
+	}
+	if v.plan == nil || v.plan.rec != rec {
+		t.Error("the Verifier's plan is not the one prepare built")
+	}
+}

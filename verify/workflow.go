@@ -213,7 +213,7 @@ func verifyOne(ctx context.Context, db *store.DB, id int64, o *Options) (*diff.R
 	if !o.AllowWrites && (o.ReadOnly || Remote(o.Target.URL)) {
 		v.Guard = &WriteGuard{Allow: o.AllowTools}
 	}
-	if err := v.Check(); err != nil {
+	if err := v.prepare(); err != nil {
 		return nil, &UnverifiableError{Session: exp.ID, Target: o.Target.String(), Err: err, ExitCode: -1}
 	}
 	noise, err := diff.SessionNoise(exp)
@@ -348,7 +348,7 @@ func learnNoise(ctx context.Context, db *store.DB, v *Verifier, o *Options, name
 	learned := diff.Learn(v.Recording, recs[0], recs[1])
 	var from int64
 	for i, rec := range recs {
-		if seq, why := disorder(v.Recording, rec); seq != 0 && (from == 0 || seq < from) {
+		if seq, why := disorder(v.plan.model, rec); seq != 0 && (from == 0 || seq < from) {
 			from = seq
 			fmt.Fprintf(o.Progress, "mcpvcr: run %d did not keep the recorded order at seq %d (%s): nothing is learned from there on\n", i+1, seq, why)
 		}

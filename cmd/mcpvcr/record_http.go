@@ -7,7 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/mcpvcr/mcpvcr/cmd/mcpvcr/internal/bytesize"
-	"github.com/mcpvcr/mcpvcr/internal/graceful"
+	"github.com/mcpvcr/mcpvcr/cmd/mcpvcr/internal/graceful"
 	"github.com/mcpvcr/mcpvcr/internal/upstream"
 	"github.com/mcpvcr/mcpvcr/recorder"
 )

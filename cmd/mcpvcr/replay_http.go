@@ -5,8 +5,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/mcpvcr/mcpvcr/cmd/mcpvcr/internal/graceful"
 	"github.com/mcpvcr/mcpvcr/internal/args"
-	"github.com/mcpvcr/mcpvcr/internal/graceful"
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"

@@ -9,7 +9,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/mcpvcr/mcpvcr/internal/graceful"
+	"github.com/mcpvcr/mcpvcr/cmd/mcpvcr/internal/graceful"
 )
 
 // listen opens addr, warning when it is not a loopback address: mcpvcr

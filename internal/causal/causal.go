@@ -111,7 +111,7 @@ func New(rec *store.Recording) *Model {
 // Pair builds the model of rec's protocol frames as New does, without
 // each send's Awaited and Overlaps, which take time quadratic in the
 // number of sends: what answers, causes and owns what, for readers that
-// need only that (the replayer, the views).
+// need only that (the replayer, the views, diff).
 func Pair(rec *store.Recording) *Model {
 	m := &Model{streams: map[int64]*store.Stream{}}
 	for i := range rec.Streams {

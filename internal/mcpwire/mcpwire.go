@@ -1,5 +1,6 @@
 // Package mcpwire holds what mcpvcr knows about each MCP revision: the
-// revisions, their eras, and the _meta keys and headers they use.
+// revisions, their eras, the _meta keys and headers they use, and what a
+// strict server of each checks of the client's HTTP requests (StrictHTTP).
 package mcpwire
 
 import (

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpvcr/mcpvcr/internal/graceful"
+	"github.com/mcpvcr/mcpvcr/cmd/mcpvcr/internal/graceful"
 )
 
 // lineWriter sends each Write to a channel, for a test to wait on.
