@@ -79,6 +79,14 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 			return 0, io.EOF
 		}
 		n, err := b.rc.Read(p)
+		if n > 0 && b.x.client != nil && b.x.client.Err() != nil {
+			// The client went away while the upstream still sent: what
+			// came now reaches no one, and is not recorded (a client
+			// that stopped reading a call it cancelled never saw what
+			// the server sent after). The stream ends client-aborted.
+			b.finish(b.x.client.Err())
+			return 0, b.x.client.Err()
+		}
 		if err == io.EOF {
 			b.x.act.end()
 		}
