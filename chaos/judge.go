@@ -73,11 +73,30 @@ func (inj *injection) mine(a chaosAction) bool {
 	return a.ls == inj.ls || (inj.sid != "" && a.sid == inj.sid)
 }
 
+// ofClient reports whether a came from the client inj met: a request of
+// its session, or a new session (no session id) begun on a connection
+// whose request before was of that session. Another client's new
+// session, on connections of its own, is not this one's: a client that
+// exited must not be credited with it.
+func (inj *injection) ofClient(a chaosAction) bool {
+	if inj.mine(a) {
+		return true
+	}
+	if inj.pooled || a.ls != nil || a.sid != "" || a.conn == "" {
+		return false
+	}
+	return inj.ls != nil && a.prevLS == inj.ls || inj.sid != "" && a.prevSID == inj.sid
+}
+
 // judge says what the client did after inj, from the requests that
-// followed it, and gives the verdict.
-func judge(inj *injection, after []chaosAction) (string, Verdict) {
-	var mine []chaosAction
-	for _, a := range after {
+// followed it, and gives the verdict. Only the requests of the client
+// that met the fault count (see ofClient); mine are those of its session.
+func judge(inj *injection, all []chaosAction) (string, Verdict) {
+	var after, mine []chaosAction
+	for _, a := range all {
+		if inj.ofClient(a) {
+			after = append(after, a)
+		}
 		if inj.mine(a) {
 			mine = append(mine, a)
 		}

@@ -70,6 +70,8 @@ type Hook struct {
 	// holds are the reorders holding a notification until the other is
 	// sent.
 	holds []*reorderHold
+	// conns are the client connections seen, by remote address.
+	conns map[string]*connState
 }
 
 // New returns the chaos Hook of c, logging to logger (nil: nowhere).
@@ -109,6 +111,25 @@ type chaosAction struct {
 	// req is the request itself, so that a fault on its answer can find
 	// what it sent.
 	req *http.Request
+	// conn is the connection it came on (its remote address), "" when
+	// that says nothing of the order the client sent in (HTTP/2 sends
+	// requests side by side on one connection). prevLS and prevSID are
+	// the live session and session id of the request before it on conn;
+	// after404 says a request of its session on conn was answered 404
+	// before it came: the client had read that 404 when it sent this one.
+	conn     string
+	prevLS   *replayer.Session
+	prevSID  string
+	after404 bool
+}
+
+// connState is what chaos knows of one client connection: the session
+// of its last request, and the sessions a request on it was told are
+// gone (404).
+type connState struct {
+	ls   *replayer.Session
+	sid  string
+	gone map[*replayer.Session]bool
 }
 
 // injection is a fault injected into a live session.
@@ -158,6 +179,7 @@ func (h *Hook) state() *Hook {
 		h.sent = map[liveSeq]int{}
 		h.pool = &replayer.Session{}
 		h.stdio = map[*replayer.Session]*stdioState{}
+		h.conns = map[string]*connState{}
 	})
 	return h
 }
@@ -258,8 +280,36 @@ func (cs *Hook) note(p *replayer.Point) {
 		rpcMethod: live.Method, rpcID: string(live.ID), body: string(p.Body), cancels: cancelsID(live), at: p.At, req: r,
 		ls: p.Session} // by its id, or its HTTP+SSE endpoint
 	cs.mu.Lock()
+	if a.conn = connOf(r); a.conn != "" {
+		c := cs.conns[a.conn]
+		if c == nil {
+			c = &connState{gone: map[*replayer.Session]bool{}}
+			cs.conns[a.conn] = c
+		}
+		a.prevLS, a.prevSID = c.ls, c.sid
+		a.after404 = a.ls != nil && c.gone[a.ls]
+		c.ls, c.sid = a.ls, a.sid
+	}
 	cs.actions = append(cs.actions, a)
 	cs.mu.Unlock()
+}
+
+// connOf names the connection r came on, "" over HTTP/2, where requests
+// share a connection side by side and its order says nothing.
+func connOf(r *http.Request) string {
+	if r.ProtoMajor != 1 {
+		return ""
+	}
+	return r.RemoteAddr
+}
+
+// goneLocked notes that r, a request of ls, is answered 404: its
+// session is gone. The client's next request on that connection is sent
+// knowing it.
+func (cs *Hook) goneLocked(r *http.Request, ls *replayer.Session) {
+	if c := cs.conns[connOf(r)]; c != nil && ls != nil {
+		c.gone[ls] = true
+	}
 }
 
 // cancelsID returns the request id a notifications/cancelled names, ""
@@ -288,6 +338,9 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 			cs.expired[ls], exp = inj, inj
 			defer cs.announce(inj)
 		}
+	}
+	if exp != nil {
+		cs.goneLocked(r, ls)
 	}
 	var unavailable *injection
 	if exp == nil && r.Method == http.MethodPost {
@@ -358,6 +411,7 @@ func (cs *Hook) resume(p *replayer.Point) replayer.Action {
 		if cs.expired[ls] == nil {
 			cs.expired[ls] = cut
 		}
+		cs.goneLocked(p.Request, ls)
 		cs.mu.Unlock()
 		return jsonError(http.StatusNotFound, -32001, "mcpvcr replay --chaos: unknown Last-Event-ID "+lastID+" (an injected fault)")
 	}
