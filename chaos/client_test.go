@@ -111,3 +111,62 @@ func TestChaos_CutJudgesItsClient(t *testing.T) {
 		})
 	}
 }
+
+// TestChaos_Resume404EndsTheSession: post#8 (POST 7, the progress call)
+// is cut after two events and its resumption answered 404, which says
+// the session is gone: from then on every request with the old id is
+// answered 404. A client that starts a new session passes; one that
+// uses the old id again, to call on or to resume once more, fails.
+func TestChaos_Resume404EndsTheSession(t *testing.T) {
+	recs := loadCassette(t, "gosdk-http-2025-11-25.jsonl")
+	plan := []Fault{{Kind: FaultResume404, Stream: 8, StreamKind: store.PostStream, Event: 2, Seq: 20}}
+	for _, tt := range []struct {
+		name string
+		then func(t *testing.T, c *rawClient, lastID string)
+		want Verdict
+		says string
+	}{
+		{"new session", func(t *testing.T, c *rawClient, lastID string) {
+			if a := c.initialize(); a.status != http.StatusOK {
+				t.Errorf("new initialize: %d, %v", a.status, a.err)
+			}
+			if a := c.post(); a.status != http.StatusOK {
+				t.Errorf("the new session's first call: %d, %v", a.status, a.err)
+			}
+		}, VerdictPass, "got 404, then started a new session"},
+		{"old id, calls on", func(t *testing.T, c *rawClient, lastID string) {
+			if a := c.post(); a.status != http.StatusNotFound {
+				t.Errorf("a call with the old id: %d; want 404", a.status)
+			}
+		}, VerdictFail, "used the expired session id again: POST logging/setLevel"},
+		{"old id, resumes again", func(t *testing.T, c *rawClient, lastID string) {
+			if status, _, _ := c.open("Last-Event-ID", lastID); status != http.StatusNotFound {
+				t.Errorf("a second resumption: %d; want 404", status)
+			}
+		}, VerdictFail, "used the expired session id again: GET (Last-Event-ID"},
+		{"old id, its GET stream", func(t *testing.T, c *rawClient, lastID string) {
+			if status, _, _ := c.open(); status != http.StatusNotFound {
+				t.Errorf("a GET stream with the old id: %d; want 404", status)
+			}
+		}, VerdictFail, "used the expired session id again: GET"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h, logs := rawReplay(t, recs, Config{Seed: 1}, plan, func(url string) {
+				c := newRawClient(t, url, recs[0])
+				c.upTo(6)
+				a := c.post()
+				if a.err == nil || len(a.events) != 2 || a.lastID() == "" {
+					t.Fatalf("POST 7: %d, %d events, %v; want the stream cut after 2 events", a.status, len(a.events), a.err)
+				}
+				if status, _, _ := c.open("Last-Event-ID", a.lastID()); status != http.StatusNotFound {
+					t.Fatalf("the resumption: %d; want 404", status)
+				}
+				tt.then(t, c, a.lastID())
+			})
+			r := oneResult(t, h, logs)
+			if r.Verdict != tt.want || !strings.Contains(r.Did, tt.says) {
+				t.Errorf("the client %s: %s; want %s saying %q", r.Did, r.Verdict, tt.want, tt.says)
+			}
+		})
+	}
+}

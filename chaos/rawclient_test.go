@@ -156,10 +156,11 @@ func (c *rawClient) again(n int, sid bool) rawAnswer {
 }
 
 // initialize starts a new session: the recorded initialize, without a
-// session id, and notifications/initialized with the new one.
+// session id, and notifications/initialized with the new one; post goes
+// on with the recorded POST after them.
 func (c *rawClient) initialize() rawAnswer {
 	c.t.Helper()
-	c.sid = ""
+	c.sid, c.next = "", 2
 	a := c.do(c.t.Context(), http.MethodPost, c.posts[0], false)
 	if a.status == http.StatusOK && len(c.posts) > 1 {
 		c.do(c.t.Context(), http.MethodPost, c.posts[1], true)
@@ -214,7 +215,8 @@ func waitGroup(fs ...func()) {
 
 // open opens a GET stream of the session (with the headers given, in
 // pairs) and returns its status once its answer's header came, with what
-// reads the stream to its end (or until close) and what closes it.
+// reads the stream to its end (or until close) and what closes it. An
+// answer other than 200 is read whole and closed at once.
 func (c *rawClient) open(headers ...string) (status int, read func() rawAnswer, close func()) {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(c.t.Context())
@@ -231,6 +233,14 @@ func (c *rawClient) open(headers ...string) (status int, read func() rawAnswer, 
 	if err != nil {
 		cancel()
 		return 0, func() rawAnswer { return rawAnswer{err: err} }, func() {}
+	}
+	if resp.StatusCode != http.StatusOK {
+		// Read whole and closed, as a client does: its connection is
+		// free for the next request.
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		cancel()
+		return resp.StatusCode, func() rawAnswer { return rawAnswer{status: resp.StatusCode} }, func() {}
 	}
 	read = func() rawAnswer {
 		a := rawAnswer{status: resp.StatusCode}
