@@ -1,9 +1,14 @@
 package chaos
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/replayer"
 
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -162,6 +167,115 @@ func TestChaos_Resume404EndsTheSession(t *testing.T) {
 					t.Fatalf("the resumption: %d; want 404", status)
 				}
 				tt.then(t, c, a.lastID())
+			})
+			r := oneResult(t, h, logs)
+			if r.Verdict != tt.want || !strings.Contains(r.Did, tt.says) {
+				t.Errorf("the client %s: %s; want %s saying %q", r.Did, r.Verdict, tt.want, tt.says)
+			}
+		})
+	}
+}
+
+// withGetEvents returns rec (gosdk-http-2025-11-25) with two log
+// messages on its standalone GET stream (get#2), as a server sends
+// of its own: the first once the echo call was answered (the client
+// waits for nothing), the second once the add call came (the client
+// waits for its answer, recorded after it).
+func withGetEvents(t *testing.T, rec *store.Recording) *store.Recording {
+	t.Helper()
+	out := *rec
+	out.Frames = nil
+	get := rec.Streams[1]
+	if get.Kind != store.GetStream {
+		t.Fatalf("stream 2 is a %s; want the GET stream", get.Kind)
+	}
+	event := func(after store.Frame, text string) store.Frame {
+		f := store.Frame{SessionID: rec.Session.ID, StreamID: get.ID, Direction: store.ServerToClient, Offset: after.Offset, SSE: true, Event: "message", Retry: -1,
+			Raw: fmt.Appendf(nil, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":%q}}\n\n", text)}
+		f.Data = f.Raw[len("event: message\ndata: ") : len(f.Raw)-2]
+		f.Derive(store.GetStream)
+		return f
+	}
+	for _, f := range rec.Frames {
+		out.Frames = append(out.Frames, f)
+		switch {
+		case f.Kind.IsResponse() && f.ID == "3" && f.Direction == store.ServerToClient: // the echo answer
+			out.Frames = append(out.Frames, event(f, "echo done"))
+		case f.Kind == store.KindRequest && f.Method == "tools/call" && f.ID == "9": // the slow call
+			out.Frames = append(out.Frames, event(f, "slow call begun"))
+		}
+	}
+	if len(out.Frames) != len(rec.Frames)+2 {
+		t.Fatalf("the echo answer or the slow call not found")
+	}
+	for i := range out.Frames {
+		out.Frames[i].Seq = int64(i + 1)
+	}
+	return &out
+}
+
+// TestChaos_DelayGetStreamClientDone: a delay before an event of the
+// standalone GET stream. A client that had every answer it asked for and
+// closes the stream during the delay was done: not observed, although
+// the recorded client went on. One that closes it while a call of its
+// own is unanswered fails.
+func TestChaos_DelayGetStreamClientDone(t *testing.T) {
+	rec := withGetEvents(t, loadCassette(t, "gosdk-http-2025-11-25.jsonl")[0])
+	for _, tt := range []struct {
+		name  string
+		event int // of the GET stream, from 0
+		calls int // POSTs the client sends before the event (after initialize and tools/list)
+		want  Verdict
+		says  string
+	}{
+		{"done", 0, 1, VerdictNotObserved, "it was done"},
+		{"waiting", 1, 7, VerdictFail, "still waiting for tools/call"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var events []store.Frame // of the GET stream
+			for _, f := range rec.Frames {
+				if f.StreamID == rec.Streams[1].ID && f.Method != "" {
+					events = append(events, f)
+				}
+			}
+			f := events[tt.event]
+			plan := []Fault{{Kind: FaultDelay, Stream: 2, StreamKind: store.GetStream, Event: tt.event, Seq: f.Seq, Delay: time.Minute}}
+			delaying := make(chan struct{})
+			var once sync.Once
+			spy := func(p *replayer.Point) {
+				if p.Where == replayer.AtBefore && p.StreamNumber == 2 && p.Frame != nil && p.Frame.Seq == f.Seq {
+					once.Do(func() { close(delaying) })
+				}
+			}
+			h, logs := rawReplayWith(t, []*store.Recording{rec}, plan, spy, func(url string) {
+				c := newRawClient(t, url, rec)
+				c.upTo(3)
+				status, read, closeGET := c.open()
+				if status != http.StatusOK {
+					t.Fatalf("GET stream: %d", status)
+				}
+				go read()
+				var calls []func()
+				for range tt.calls {
+					calls = append(calls, func() { c.post() })
+				}
+				last := calls[len(calls)-1]
+				for _, call := range calls[:len(calls)-1] {
+					call()
+				}
+				done := make(chan struct{})
+				go func() { defer close(done); last() }()
+				if tt.event == 0 {
+					<-done // the echo answered: it waits for nothing more
+				}
+				<-delaying
+				closeGET()
+				c.hc.Transport.(*http.Transport).CloseIdleConnections()
+				if tt.event != 0 {
+					// It leaves without its answer: its call's connection goes too.
+					c.cancel()
+					<-done
+				}
 			})
 			r := oneResult(t, h, logs)
 			if r.Verdict != tt.want || !strings.Contains(r.Did, tt.says) {

@@ -25,12 +25,14 @@ import (
 // out on the connection its last answer came on, as a client that sends
 // one request at a time does.
 type rawClient struct {
-	t     *testing.T
-	url   string
-	hc    *http.Client
-	sid   string
-	posts [][]byte // the recorded client's POST bodies, in order
-	next  int      // the next of posts to send
+	t      *testing.T
+	ctx    context.Context // its requests', cancelled when it leaves
+	cancel context.CancelFunc
+	url    string
+	hc     *http.Client
+	sid    string
+	posts  [][]byte // the recorded client's POST bodies, in order
+	next   int      // the next of posts to send
 }
 
 // newRawClient returns a raw client of the replay at url, sending the
@@ -38,7 +40,9 @@ type rawClient struct {
 func newRawClient(t *testing.T, url string, rec *store.Recording) *rawClient {
 	tr := &http.Transport{MaxIdleConnsPerHost: 1}
 	t.Cleanup(tr.CloseIdleConnections)
-	c := &rawClient{t: t, url: url, hc: &http.Client{Transport: tr}}
+	ctx, cancel := context.WithCancel(t.Context())
+	t.Cleanup(cancel)
+	c := &rawClient{t: t, ctx: ctx, cancel: cancel, url: url, hc: &http.Client{Transport: tr}}
 	for i := range rec.Streams {
 		st := &rec.Streams[i]
 		if st.Kind != store.PostStream {
@@ -136,7 +140,7 @@ func (c *rawClient) post() rawAnswer {
 	}
 	b := c.posts[c.next]
 	c.next++
-	return c.do(c.t.Context(), http.MethodPost, b, true)
+	return c.do(c.ctx, http.MethodPost, b, true)
 }
 
 // upTo sends the recorded POSTs up to POST n (from 1), each answered 2xx.
@@ -152,7 +156,7 @@ func (c *rawClient) upTo(n int) {
 // again sends POST n (from 1) again, with the session id when sid is set.
 func (c *rawClient) again(n int, sid bool) rawAnswer {
 	c.t.Helper()
-	return c.do(c.t.Context(), http.MethodPost, c.posts[n-1], sid)
+	return c.do(c.ctx, http.MethodPost, c.posts[n-1], sid)
 }
 
 // initialize starts a new session: the recorded initialize, without a
@@ -161,9 +165,9 @@ func (c *rawClient) again(n int, sid bool) rawAnswer {
 func (c *rawClient) initialize() rawAnswer {
 	c.t.Helper()
 	c.sid, c.next = "", 2
-	a := c.do(c.t.Context(), http.MethodPost, c.posts[0], false)
+	a := c.do(c.ctx, http.MethodPost, c.posts[0], false)
 	if a.status == http.StatusOK && len(c.posts) > 1 {
-		c.do(c.t.Context(), http.MethodPost, c.posts[1], true)
+		c.do(c.ctx, http.MethodPost, c.posts[1], true)
 	}
 	return a
 }
@@ -172,6 +176,18 @@ func (c *rawClient) initialize() rawAnswer {
 // session is plan (nil: drawn from c), to run; it closes the server once
 // run returns, and returns the Hook and what it logged.
 func rawReplay(t *testing.T, recs []*store.Recording, c Config, plan []Fault, run func(url string)) (*Hook, string) {
+	t.Helper()
+	return rawReplayHook(t, recs, c, plan, nil, run)
+}
+
+// rawReplayWith is rawReplay with seed 1, spy called at each point
+// before the chaos Hook.
+func rawReplayWith(t *testing.T, recs []*store.Recording, plan []Fault, spy func(*replayer.Point), run func(url string)) (*Hook, string) {
+	t.Helper()
+	return rawReplayHook(t, recs, Config{Seed: 1}, plan, spy, run)
+}
+
+func rawReplayHook(t *testing.T, recs []*store.Recording, c Config, plan []Fault, spy func(*replayer.Point), run func(url string)) (*Hook, string) {
 	t.Helper()
 	var logs syncWriter
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
@@ -182,7 +198,14 @@ func rawReplay(t *testing.T, recs []*store.Recording, c Config, plan []Fault, ru
 			cs.plans[rec.Session.ID] = plan
 		}
 	}
-	srv := &replayer.Server{Recordings: recs, Hook: h, Logger: logger}
+	var hook replayer.Hook = h
+	if spy != nil {
+		hook = replayer.HookFunc(func(p *replayer.Point) replayer.Action {
+			spy(p)
+			return h.Act(p)
+		})
+	}
+	srv := &replayer.Server{Recordings: recs, Hook: hook, Logger: logger}
 	ts := httptest.NewServer(srv)
 	run(ts.URL + "/mcp")
 	ts.CloseClientConnections()
@@ -219,7 +242,7 @@ func waitGroup(fs ...func()) {
 // answer other than 200 is read whole and closed at once.
 func (c *rawClient) open(headers ...string) (status int, read func() rawAnswer, close func()) {
 	c.t.Helper()
-	ctx, cancel := context.WithCancel(c.t.Context())
+	ctx, cancel := context.WithCancel(c.ctx)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
 	if err != nil {
 		c.t.Fatal(err)

@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -72,6 +71,14 @@ type Hook struct {
 	holds []*reorderHold
 	// conns are the client connections seen, by remote address.
 	conns map[string]*connState
+	// answered marks the live POSTs answered whole (a JSON answer, or
+	// one of chaos's own); streamOf is the recorded stream a live POST
+	// follows, once an event of it went; responded marks the recorded
+	// streams whose response was sent to a live session (on the POST's
+	// own stream or on its resumption).
+	answered  map[*http.Request]bool
+	streamOf  map[*http.Request]int
+	responded map[liveStream]bool
 }
 
 // New returns the chaos Hook of c, logging to logger (nil: nowhere).
@@ -123,15 +130,6 @@ type chaosAction struct {
 	after404 bool
 }
 
-// connState is what chaos knows of one client connection: the session
-// of its last request, and the sessions a request on it was told are
-// gone (404).
-type connState struct {
-	ls   *replayer.Session
-	sid  string
-	gone map[*replayer.Session]bool
-}
-
 // injection is a fault injected into a live session.
 type injection struct {
 	Fault
@@ -158,6 +156,9 @@ type injection struct {
 	// gaveUp: the client had cancelled the request a cut stream answers
 	// before the cut (notifications/cancelled).
 	gaveUp bool
+	// waiting names, for a delay the client left, the requests of its
+	// session still unanswered when it left ("" when none: it was done).
+	waiting string
 	// first: a reorder's other notification was sent before the held
 	// one (delivered: the held one too); timedOut: it never came within
 	// Delay, and the held one went anyway. more: the recorded client
@@ -180,6 +181,9 @@ func (h *Hook) state() *Hook {
 		h.pool = &replayer.Session{}
 		h.stdio = map[*replayer.Session]*stdioState{}
 		h.conns = map[string]*connState{}
+		h.answered = map[*http.Request]bool{}
+		h.streamOf = map[*http.Request]int{}
+		h.responded = map[liveStream]bool{}
 	})
 	return h
 }
@@ -280,36 +284,9 @@ func (cs *Hook) note(p *replayer.Point) {
 		rpcMethod: live.Method, rpcID: string(live.ID), body: string(p.Body), cancels: cancelsID(live), at: p.At, req: r,
 		ls: p.Session} // by its id, or its HTTP+SSE endpoint
 	cs.mu.Lock()
-	if a.conn = connOf(r); a.conn != "" {
-		c := cs.conns[a.conn]
-		if c == nil {
-			c = &connState{gone: map[*replayer.Session]bool{}}
-			cs.conns[a.conn] = c
-		}
-		a.prevLS, a.prevSID = c.ls, c.sid
-		a.after404 = a.ls != nil && c.gone[a.ls]
-		c.ls, c.sid = a.ls, a.sid
-	}
+	cs.connLocked(&a)
 	cs.actions = append(cs.actions, a)
 	cs.mu.Unlock()
-}
-
-// connOf names the connection r came on, "" over HTTP/2, where requests
-// share a connection side by side and its order says nothing.
-func connOf(r *http.Request) string {
-	if r.ProtoMajor != 1 {
-		return ""
-	}
-	return r.RemoteAddr
-}
-
-// goneLocked notes that r, a request of ls, is answered 404: its
-// session is gone. The client's next request on that connection is sent
-// knowing it.
-func (cs *Hook) goneLocked(r *http.Request, ls *replayer.Session) {
-	if c := cs.conns[connOf(r)]; c != nil && ls != nil {
-		c.gone[ls] = true
-	}
 }
 
 // cancelsID returns the request id a notifications/cancelled names, ""
@@ -341,6 +318,7 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 	}
 	if exp != nil {
 		cs.goneLocked(r, ls)
+		cs.answered[r] = true
 	}
 	var unavailable *injection
 	if exp == nil && r.Method == http.MethodPost {
@@ -348,6 +326,7 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 			inj.body, inj.rpcMethod, inj.rpcID = string(body), live.Method, string(live.ID)
 			unavailable = inj
 			inj.cutAt = p.At
+			cs.answered[r] = true
 			cs.posts[ls]-- // not a POST of the conversation: it is to come again
 			defer cs.announce(inj)
 		}
@@ -517,6 +496,7 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 	if !p.Wait(inj.Delay) {
 		cs.mu.Lock()
 		inj.left = true
+		inj.waiting = cs.waitingLocked(ls)
 		delete(cs.awaiting, key)
 		cs.mu.Unlock()
 		return replayer.Action{Stop: true}
@@ -538,6 +518,12 @@ func (cs *Hook) after(p *replayer.Point) bool {
 	if w := cs.awaiting[key]; w != nil {
 		w.delivered = true
 		delete(cs.awaiting, key)
+	}
+	if p.Request.Method == http.MethodPost {
+		cs.streamOf[p.Request] = n
+	}
+	if f.Kind.IsResponse() {
+		cs.responded[key] = true
 	}
 	if f.Kind == store.KindNotification {
 		cs.sent[liveSeq{ls, f.Seq}] = len(cs.actions) - 1
@@ -587,44 +573,6 @@ func (cs *Hook) after(p *replayer.Point) bool {
 		cs.announce(inj)
 	}
 	return ok || retry != nil
-}
-
-// lateResult is the result a late-result fault sends for request id of
-// method: the recording holds none (its client cancelled first).
-func lateResult(id, method string) []byte {
-	result := `{}`
-	if method == "tools/call" {
-		result = `{"content":[{"type":"text","text":"mcpvcr replay --chaos: a late result (an injected fault)"}]}`
-	}
-	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
-}
-
-// frameBySeq returns the frame of rec with recorded seq seq.
-func frameBySeq(rec *store.Recording, seq int64) *store.Frame {
-	for i := range rec.Frames {
-		if rec.Frames[i].Seq == seq {
-			return &rec.Frames[i]
-		}
-	}
-	return nil
-}
-
-// delayJSON waits a delay planned for the JSON answer of p.Stream; Stop
-// when the client left first.
-func (cs *Hook) delayJSON(p *replayer.Point) replayer.Action {
-	ls, rec, n := p.Session, p.Recording, p.StreamNumber
-	cs.mu.Lock()
-	inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool { return g.Kind == FaultDelay && g.Stream == n })
-	cs.mu.Unlock()
-	if !ok {
-		return replayer.Action{}
-	}
-	cs.announce(inj)
-	gone := !p.Wait(inj.Delay)
-	cs.mu.Lock()
-	inj.left, inj.delivered = gone, !gone
-	cs.mu.Unlock()
-	return replayer.Action{Stop: gone}
 }
 
 // jsonError is an answer with status and a JSON-RPC error of code and
