@@ -151,7 +151,9 @@ func (h *Hook) NotReached() []Result {
 	cs.mu.Unlock()
 	var out []Result
 	for _, ls := range leaders {
-		rec := ls.Recording()
+		cs.mu.Lock()
+		rec := cs.pinLocked(ls, ls.Recording())
+		cs.mu.Unlock()
 		if s := rec.Session; s.Transport == store.StreamableHTTP && s.Revision >= "2026-07-28" {
 			continue // served as exchanges: below
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -287,6 +288,33 @@ func (c Config) Plan(rec *store.Recording) []Fault {
 	}
 	slices.SortStableFunc(plan, func(a, b Fault) int { return position(a) - position(b) })
 	return plan
+}
+
+// planLocked returns the plan of rec's session, drawn once.
+func (cs *Hook) planLocked(rec *store.Recording) []Fault {
+	p, ok := cs.plans[rec.Session.ID]
+	if !ok {
+		p = cs.Config.Plan(rec)
+		cs.plans[rec.Session.ID] = p
+	}
+	return p
+}
+
+// pinLocked returns the recorded session whose plan live session ls
+// draws its faults from: the one it followed when it began (or when a
+// fault was first looked for, rec), whichever of the candidates it goes
+// on to follow. Which candidate replay follows later may turn on timing
+// (how long a client waits before candidates that disagree are settled);
+// the faults must not. The 2026-07-28 exchanges keep each its own.
+func (cs *Hook) pinLocked(ls *replayer.Session, rec *store.Recording) *store.Recording {
+	if ls == cs.pool || rec == nil {
+		return rec
+	}
+	if pinned := cs.pinned[ls]; pinned != nil {
+		return pinned
+	}
+	cs.pinned[ls] = rec
+	return rec
 }
 
 // position is where f sits in the session: the number of its request, or

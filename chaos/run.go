@@ -71,6 +71,9 @@ type Hook struct {
 	holds []*reorderHold
 	// conns are the client connections seen, by remote address.
 	conns map[string]*connState
+	// pinned is, by live session, the recorded session whose plan it
+	// draws from (pinLocked).
+	pinned map[*replayer.Session]*store.Recording
 	// answered marks the live POSTs answered whole (a JSON answer, or
 	// one of chaos's own); streamOf is the recorded stream a live POST
 	// follows, once an event of it went; responded marks the recorded
@@ -181,6 +184,7 @@ func (h *Hook) state() *Hook {
 		h.pool = &replayer.Session{}
 		h.stdio = map[*replayer.Session]*stdioState{}
 		h.conns = map[string]*connState{}
+		h.pinned = map[*replayer.Session]*store.Recording{}
 		h.answered = map[*http.Request]bool{}
 		h.streamOf = map[*http.Request]int{}
 		h.responded = map[liveStream]bool{}
@@ -232,6 +236,7 @@ func (h *Hook) Act(p *replayer.Point) replayer.Action {
 	case replayer.AtStart:
 		cs.mu.Lock()
 		cs.sessions = append(cs.sessions, p.Session)
+		cs.pinLocked(p.Session, p.Session.Recording())
 		cs.mu.Unlock()
 	case replayer.AtRetire:
 		return replayer.Action{Keep: true} // the verdicts read every session at the end
@@ -239,22 +244,21 @@ func (h *Hook) Act(p *replayer.Point) replayer.Action {
 	return replayer.Action{}
 }
 
-// planLocked returns the plan of rec's session, drawn once.
-func (cs *Hook) planLocked(rec *store.Recording) []Fault {
-	p, ok := cs.plans[rec.Session.ID]
-	if !ok {
-		p = cs.Config.Plan(rec)
-		cs.plans[rec.Session.ID] = p
-	}
-	return p
-}
-
-// take returns the first fault of rec's plan that ok accepts and that was
-// not injected into ls yet, and marks it injected; ok false when none.
+// take returns the first fault of ls's plan that ok accepts and that
+// was not injected into ls yet, and marks it injected; ok false when
+// none. rec is the recorded session ls follows at this point; the plan
+// is that of the one it began with (see pinLocked), and a fault on a
+// stream is taken only where rec's stream of that number is of the
+// planned kind.
 func (cs *Hook) takeLocked(ls *replayer.Session, rec *store.Recording, ok func(Fault) bool) (*injection, bool) {
+	followed := rec
+	rec = cs.pinLocked(ls, rec)
 	for i, f := range cs.planLocked(rec) {
 		k := doneKey{ls, rec.Session.ID, i}
 		if cs.done[k] || !ok(f) {
+			continue
+		}
+		if f.Stream > 0 && (f.Stream > len(followed.Streams) || followed.Streams[f.Stream-1].Kind != f.StreamKind) {
 			continue
 		}
 		cs.done[k] = true
