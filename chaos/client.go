@@ -77,3 +77,13 @@ func (cs *Hook) waitingLocked(ls *replayer.Session) string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// bodyOfLocked returns the body of live request r, "" when unseen.
+func (cs *Hook) bodyOfLocked(r *http.Request) string {
+	for i := len(cs.actions) - 1; i >= 0; i-- {
+		if cs.actions[i].req == r {
+			return cs.actions[i].body
+		}
+	}
+	return ""
+}

@@ -122,6 +122,10 @@ func judge(inj *injection, all []chaosAction) (string, Verdict) {
 		return judgeReorder(inj, after)
 	case Fault503:
 		return judge503(inj, after, mine)
+	case FaultResetPeer, FaultEmptyResponse:
+		return judgeNoAnswer(inj, mine)
+	case FaultSlicer:
+		return judgeSlicer(inj, mine)
 	}
 	return "", VerdictNotObserved
 }

@@ -324,8 +324,14 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 		cs.goneLocked(r, ls)
 		cs.answered[r] = true
 	}
-	var unavailable *injection
+	var unavailable, lost *injection
 	if exp == nil && r.Method == http.MethodPost {
+		if lost = cs.noAnswerLocked(ls, rec, n, body); lost != nil {
+			cs.answered[r] = true
+			defer cs.announce(lost)
+		}
+	}
+	if exp == nil && lost == nil && r.Method == http.MethodPost {
 		if inj, ok := cs.takeLocked(ls, rec, func(f Fault) bool { return f.Kind == Fault503 && f.Request == n }); ok {
 			inj.body, inj.rpcMethod, inj.rpcID = string(body), live.Method, string(live.ID)
 			unavailable = inj
@@ -341,6 +347,8 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 		return jsonError(http.StatusNotFound, -32001, "Session not found")
 	case unavailable != nil:
 		return unavailable503()
+	case lost != nil:
+		return noAnswer(lost)
 	}
 	return replayer.Action{}
 }
@@ -447,6 +455,8 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 			return sent == 0
 		case FaultReorder:
 			return g.Seq == f.Seq
+		case FaultSlicer:
+			return true
 		}
 		return false
 	})
@@ -457,8 +467,11 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 			cs.retry[key] = inj
 		}
 	}
-	if ok && inj.Kind == FaultDelay {
+	if ok && (inj.Kind == FaultDelay || inj.Kind == FaultSlicer) {
 		cs.awaiting[key] = inj
+	}
+	if ok && inj.Kind == FaultSlicer {
+		inj.body = cs.bodyOfLocked(r) // to tell a re-sent request
 	}
 	var hold *reorderHold
 	if ok && inj.Kind == FaultReorder {
@@ -480,18 +493,15 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 		return cs.hold(p, hold)
 	}
 	switch inj.Kind {
+	case FaultSlicer:
+		return replayer.Action{Pieces: slice(f.Raw), Gap: sliceGap}
 	case FaultCut:
 		return replayer.Action{Cut: true}
 	case FaultRetry:
 		return replayer.Action{Replace: withRetry(f.Raw, inj.Delay)}
 	case FaultDropPriming:
 		cs.mu.Lock()
-		for i := len(cs.actions) - 1; i >= 0; i-- {
-			if cs.actions[i].req == r {
-				inj.body = cs.actions[i].body // to tell a re-sent request
-				break
-			}
-		}
+		inj.body = cs.bodyOfLocked(r) // to tell a re-sent request
 		cs.events[key]++
 		cs.awaiting[key] = inj
 		cs.mu.Unlock()
