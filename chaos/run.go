@@ -236,7 +236,9 @@ func (h *Hook) Act(p *replayer.Point) replayer.Action {
 	case replayer.AtStart:
 		cs.mu.Lock()
 		cs.sessions = append(cs.sessions, p.Session)
-		cs.pinLocked(p.Session, p.Session.Recording())
+		if rec := p.Session.Recording(); rec != nil && rec.Session.Transport != store.Stdio {
+			cs.pinLocked(p.Session, rec) // stdio begins before its initialize: pinned later
+		}
 		cs.mu.Unlock()
 	case replayer.AtRetire:
 		return replayer.Action{Keep: true} // the verdicts read every session at the end
