@@ -43,6 +43,7 @@ func (cs *Hook) connLocked(a *chaosAction) {
 	if c == nil {
 		c = &connState{gone: map[*replayer.Session]bool{}}
 		cs.conns[a.conn] = c
+		a.freshConn = true
 	}
 	a.prevLS, a.prevSID = c.ls, c.sid
 	a.after404 = a.ls != nil && c.gone[a.ls]

@@ -28,8 +28,9 @@ func judgeExpire(inj *injection, after, mine []chaosAction) (string, Verdict) {
 // the old id counts as using it again only when it came on a connection
 // that had been answered 404 for the session before: one on another
 // connection may have been under way before the client read the 404 (a
-// GET stream it was opening, say), and is not its reaction. did, if not
-// empty, says what it did before.
+// GET stream it was opening, say), and is not its reaction. A new
+// session on a connection nothing came on before may be this client's or
+// another's: not observed. did, if not empty, says what it did before.
 func judgeGone(inj *injection, after []chaosAction, did string) (string, Verdict) {
 	say := func(s string) string {
 		if did == "" {
@@ -56,6 +57,11 @@ func judgeGone(inj *injection, after []chaosAction, did string) (string, Verdict
 	}
 	if underWay > 0 && next == nil {
 		next = &after[0]
+	}
+	if inj.freshInit != "" {
+		// A client may start its new session on a new connection; so
+		// may another client: neither a pass nor a fail.
+		return say("sent nothing more that is surely its own; a new session began on a new connection, this client's or another's (the wire does not tell)"), VerdictNotObserved
 	}
 	if next == nil {
 		return silent(inj, say("sent nothing more (no new session seen)"))

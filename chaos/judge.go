@@ -93,9 +93,13 @@ func (inj *injection) ofClient(a chaosAction) bool {
 // that met the fault count (see ofClient); mine are those of its session.
 func judge(inj *injection, all []chaosAction) (string, Verdict) {
 	var after, mine []chaosAction
+	inj.freshInit = ""
 	for _, a := range all {
-		if inj.ofClient(a) {
+		switch {
+		case inj.ofClient(a):
 			after = append(after, a)
+		case a.freshConn && a.sid == "" && a.rpcMethod == "initialize" && inj.freshInit == "":
+			inj.freshInit = describe(a)
 		}
 		if inj.mine(a) {
 			mine = append(mine, a)

@@ -1,7 +1,6 @@
 package chaos
 
 import (
-	"encoding/json"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -127,10 +126,11 @@ type chaosAction struct {
 	// the live session and session id of the request before it on conn;
 	// after404 says a request of its session on conn was answered 404
 	// before it came: the client had read that 404 when it sent this one.
-	conn     string
-	prevLS   *replayer.Session
-	prevSID  string
-	after404 bool
+	conn      string
+	prevLS    *replayer.Session
+	prevSID   string
+	after404  bool
+	freshConn bool // the first request seen on conn
 }
 
 // injection is a fault injected into a live session.
@@ -162,6 +162,10 @@ type injection struct {
 	// waiting names, for a delay the client left, the requests of its
 	// session still unanswered when it left ("" when none: it was done).
 	waiting string
+	// freshInit describes the first new session begun, after the
+	// fault, on a connection nothing came on before: this client's or
+	// another's, the wire does not tell ("" when none; see judge).
+	freshInit string
 	// first: a reorder's other notification was sent before the held
 	// one (delivered: the held one too); timedOut: it never came within
 	// Delay, and the held one went anyway. more: the recorded client
@@ -589,11 +593,4 @@ func (cs *Hook) after(p *replayer.Point) bool {
 		cs.announce(inj)
 	}
 	return ok || retry != nil
-}
-
-// jsonError is an answer with status and a JSON-RPC error of code and
-// msg.
-func jsonError(status, code int, msg string) replayer.Action {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage("null"), "error": map[string]any{"code": code, "message": msg}})
-	return replayer.Action{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: b}
 }
