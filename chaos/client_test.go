@@ -48,6 +48,12 @@ func TestChaos_ExpireJudgesItsClient(t *testing.T) {
 				t.Errorf("old id again: %d; want 404", a.status)
 			}
 		}, VerdictFail, "used the expired session id again"},
+		{"new session on a fresh connection", func(t *testing.T, c *rawClient, url string) {
+			c.hc = &http.Client{Transport: &http.Transport{}} // a pool of its own for the new session
+			if a := c.initialize(); a.status != http.StatusOK {
+				t.Errorf("new initialize: %d, %v", a.status, a.err)
+			}
+		}, VerdictNotObserved, "a new session began on a new connection"},
 		{"exits, another client starts", func(t *testing.T, c *rawClient, url string) {
 			other := newRawClient(t, url, recs[0])
 			if a := other.initialize(); a.status != http.StatusOK {
