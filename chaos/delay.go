@@ -3,6 +3,7 @@ package chaos
 import (
 	"net/http"
 
+	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -39,10 +40,13 @@ func sitesDropPriming(rec *store.Recording, st *store.Stream, base Fault, evs []
 
 func judgeDelay(inj *injection, after, mine []chaosAction) (string, Verdict) {
 	switch {
-	case inj.left && inj.StreamKind == store.GetStream && !inj.more:
+	case inj.left && inj.StreamKind == store.GetStream && inj.waiting == "":
 		// The standalone GET stream carries what the server sends of
-		// its own; a client done with its work may close it.
-		return "left before the delayed event of its GET stream came; the recorded client sent no request after it either", VerdictNotObserved
+		// its own; a client done with its work (every answer it asked
+		// for in hand) may close it.
+		return "left before the delayed event of its GET stream came, with every answer it asked for: it was done", VerdictNotObserved
+	case inj.left && inj.StreamKind == store.GetStream:
+		return "left before the delayed event of its GET stream came, still waiting for " + inj.waiting, VerdictFail
 	case inj.left:
 		return "left before the event came", VerdictFail
 	case inj.delivered && inj.Kind == FaultDelay:
@@ -64,4 +68,23 @@ func judgeDelay(inj *injection, after, mine []chaosAction) (string, Verdict) {
 		return "the stream without its priming event was sent; nothing followed to show the client took it", VerdictNotObserved
 	}
 	return "the stream went on no further", VerdictNotObserved
+}
+
+// delayJSON waits a delay planned for the JSON answer of p.Stream; Stop
+// when the client left first.
+func (cs *Hook) delayJSON(p *replayer.Point) replayer.Action {
+	ls, rec, n := p.Session, p.Recording, p.StreamNumber
+	cs.mu.Lock()
+	cs.answered[p.Request] = true // written next, or dropped with the client gone
+	inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool { return g.Kind == FaultDelay && g.Stream == n })
+	cs.mu.Unlock()
+	if !ok {
+		return replayer.Action{}
+	}
+	cs.announce(inj)
+	gone := !p.Wait(inj.Delay)
+	cs.mu.Lock()
+	inj.left, inj.delivered = gone, !gone
+	cs.mu.Unlock()
+	return replayer.Action{Stop: gone}
 }

@@ -11,7 +11,9 @@
 //
 // The same seed and recording give the same plan (Config.Plan uses
 // neither the clock nor the client); what is injected depends on what the
-// client reaches.
+// client reaches, never on timing: a live session draws from the plan of
+// the recorded session it began with, whichever candidate replay follows
+// later.
 //
 // # Files
 //
@@ -19,14 +21,19 @@
 // recording (sites…) and how the client is judged after it (judge…):
 // cut.go (cut, cut-resumable, resume-404, resume-late), retry.go,
 // lateresult.go, closeearly.go, delay.go (delay, drop-priming),
-// expire.go, refuseget.go, unavailable.go (503) and reorder.go (which
-// also holds a notification back until the one recorded after it went).
-// plan.go holds the kinds (FaultKind, Allowed, Injected), Config, Fault
-// and the planner that draws from the seed among the sites; run.go is the
+// expire.go, refuseget.go, unavailable.go (503), reorder.go (which
+// also holds a notification back until the one recorded after it went),
+// noanswer.go (reset_peer, EMPTY_RESPONSE) and slicer.go. plan.go holds
+// the kinds (FaultKind, Allowed, Injected, OptIn), Config, Fault and the
+// planner that draws from the seed among the sites, and pins each live
+// session to the plan of the recorded session it began with; run.go is the
 // Hook, which notes each client request and injects the faults at the
 // points of a Streamable HTTP or HTTP+SSE session (an answer of its own,
 // a wait, a skipped, rewritten or cut event, a late result); pool.go
 // injects into 2026-07-28 exchanges and stdio.go into stdio sessions;
-// judge.go judges each fault by the requests that followed it (Verdict,
-// Result) and writes the report (Hook.Write).
+// client.go tells which client sent what (the connection a request came
+// on, and whether a 404 for its session had come on it before) and which
+// requests a client still waits for; judge.go judges each fault by the
+// requests of the client that met it (Verdict, Result) and writes the
+// report (Hook.Write).
 package chaos

@@ -73,11 +73,34 @@ func (inj *injection) mine(a chaosAction) bool {
 	return a.ls == inj.ls || (inj.sid != "" && a.sid == inj.sid)
 }
 
+// ofClient reports whether a came from the client inj met: a request of
+// its session, or a new session (no session id) begun on a connection
+// whose request before was of that session. Another client's new
+// session, on connections of its own, is not this one's: a client that
+// exited must not be credited with it.
+func (inj *injection) ofClient(a chaosAction) bool {
+	if inj.mine(a) {
+		return true
+	}
+	if inj.pooled || a.ls != nil || a.sid != "" || a.conn == "" {
+		return false
+	}
+	return inj.ls != nil && a.prevLS == inj.ls || inj.sid != "" && a.prevSID == inj.sid
+}
+
 // judge says what the client did after inj, from the requests that
-// followed it, and gives the verdict.
-func judge(inj *injection, after []chaosAction) (string, Verdict) {
-	var mine []chaosAction
-	for _, a := range after {
+// followed it, and gives the verdict. Only the requests of the client
+// that met the fault count (see ofClient); mine are those of its session.
+func judge(inj *injection, all []chaosAction) (string, Verdict) {
+	var after, mine []chaosAction
+	inj.freshInit = ""
+	for _, a := range all {
+		switch {
+		case inj.ofClient(a):
+			after = append(after, a)
+		case a.freshConn && a.sid == "" && a.rpcMethod == "initialize" && inj.freshInit == "":
+			inj.freshInit = describe(a)
+		}
 		if inj.mine(a) {
 			mine = append(mine, a)
 		}
@@ -103,6 +126,10 @@ func judge(inj *injection, after []chaosAction) (string, Verdict) {
 		return judgeReorder(inj, after)
 	case Fault503:
 		return judge503(inj, after, mine)
+	case FaultResetPeer, FaultEmptyResponse:
+		return judgeNoAnswer(inj, mine)
+	case FaultSlicer:
+		return judgeSlicer(inj, mine)
 	}
 	return "", VerdictNotObserved
 }
@@ -132,7 +159,9 @@ func (h *Hook) NotReached() []Result {
 	cs.mu.Unlock()
 	var out []Result
 	for _, ls := range leaders {
-		rec := ls.Recording()
+		cs.mu.Lock()
+		rec := cs.pinLocked(ls, ls.Recording())
+		cs.mu.Unlock()
 		if s := rec.Session; s.Transport == store.StreamableHTTP && s.Revision >= "2026-07-28" {
 			continue // served as exchanges: below
 		}

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func TestChaos_Judge(t *testing.T) {
 		{"cancelled instead", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2", rpcID: "7"}, []chaosAction{{ls: me, sid: "s1", method: "POST", rpcMethod: "notifications/cancelled", cancels: "7"}}, VerdictNotObserved, "cancelled the request"},
 		{"cancelled another", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2", rpcID: "7"}, []chaosAction{{ls: me, sid: "s1", method: "POST", rpcMethod: "notifications/cancelled", cancels: "8"}}, VerdictFail, "never resumed"},
 		{"nothing after a cut", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, nil, VerdictNotObserved, "nothing more"},
-		{"another session resumes", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{{ls: other, sid: "s2", method: "GET", lastEventID: "e2"}}, VerdictFail, "never resumed"},
+		{"another session resumes", injection{Fault: Fault{Kind: FaultCutResumable}, lastID: "e2"}, []chaosAction{{ls: other, sid: "s2", method: "GET", lastEventID: "e2"}}, VerdictNotObserved, "sent nothing more"},
 		{"late, left", injection{Fault: Fault{Kind: FaultResumeLate}, lastID: "e2", left: true}, []chaosAction{get("e2")}, VerdictFail, "left before the late answer"},
 		{"404 loop", injection{Fault: Fault{Kind: FaultResume404}, lastID: "e2"}, []chaosAction{get("e2"), get("e2"), get("e2"), get("e2")}, VerdictFail, "used the expired session id again"},
 		{"404 then on", injection{Fault: Fault{Kind: FaultResume404}, lastID: "e2"}, []chaosAction{get("e2"), post("tools/call")}, VerdictFail, "used the expired session id again: POST tools/call"},
@@ -79,8 +80,8 @@ func TestChaos_Judge(t *testing.T) {
 		{"expire, new session", injection{Fault: Fault{Kind: FaultExpire}, more: true}, []chaosAction{{method: "POST", rpcMethod: "initialize"}}, VerdictPass, "started a new session"},
 		{"expire, no new session where the recorded client went on", injection{Fault: Fault{Kind: FaultExpire}, more: true}, []chaosAction{{method: "GET"}}, VerdictFail, "must after a 404"},
 		{"expire, silent where the recorded client went on", injection{Fault: Fault{Kind: FaultExpire}, more: true}, nil, VerdictFail, "where the recorded client went on"},
-		{"delay on the GET stream, left when done", injection{Fault: Fault{Kind: FaultDelay, StreamKind: store.GetStream}, left: true}, nil, VerdictNotObserved, "sent no request after it either"},
-		{"delay on the GET stream, left where the recorded client went on", injection{Fault: Fault{Kind: FaultDelay, StreamKind: store.GetStream}, left: true, more: true}, nil, VerdictFail, "left"},
+		{"delay on the GET stream, left when done", injection{Fault: Fault{Kind: FaultDelay, StreamKind: store.GetStream}, left: true, more: true}, nil, VerdictNotObserved, "it was done"},
+		{"delay on the GET stream, left waiting", injection{Fault: Fault{Kind: FaultDelay, StreamKind: store.GetStream}, left: true, waiting: "tools/call"}, nil, VerdictFail, "still waiting for tools/call"},
 		{"503 retried at once", injection{Fault: Fault{Kind: Fault503}, body: "tools/call", cutAt: t0}, []chaosAction{{ls: me, sid: "s1", method: "POST", rpcMethod: "tools/call", body: "tools/call", at: t0.Add(30 * time.Millisecond)}}, VerdictFail, "sooner than half its Retry-After"},
 		{"503 retried after Retry-After", injection{Fault: Fault{Kind: Fault503}, body: "tools/call", cutAt: t0}, []chaosAction{{ls: me, sid: "s1", method: "POST", rpcMethod: "tools/call", body: "tools/call", at: t0.Add(time.Second)}}, VerdictPass, "retried"},
 		{"no priming, on", injection{Fault: Fault{Kind: FaultDropPriming}, delivered: true, body: "tools/call"}, []chaosAction{post("tools/list")}, VerdictPass, "carried on"},
@@ -98,7 +99,17 @@ func TestChaos_Judge(t *testing.T) {
 			if inj.sid == "" && !inj.pooled {
 				inj.sid = "s1"
 			}
-			did, v := judge(&inj, tt.after)
+			// Every request came on the client's one connection,
+			// sent one after the other: after a 404, knowing it.
+			after := slices.Clone(tt.after)
+			for i := range after {
+				a := &after[i]
+				a.conn, a.after404 = "c1", a.ls == me
+				if a.ls == nil && a.sid == "" {
+					a.prevLS = me
+				}
+			}
+			did, v := judge(&inj, after)
 			if v != tt.want || !strings.Contains(did, tt.says) {
 				t.Errorf("judge = %q, %s; want %s saying %q", did, v, tt.want, tt.says)
 			}

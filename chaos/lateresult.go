@@ -86,3 +86,23 @@ func (cs *Hook) lateResult(p *replayer.Point) replayer.Action {
 		cs.mu.Unlock()
 	}}
 }
+
+// lateResult is the result a late-result fault sends for request id of
+// method: the recording holds none (its client cancelled first).
+func lateResult(id, method string) []byte {
+	result := `{}`
+	if method == "tools/call" {
+		result = `{"content":[{"type":"text","text":"mcpvcr replay --chaos: a late result (an injected fault)"}]}`
+	}
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
+}
+
+// frameBySeq returns the frame of rec with recorded seq seq.
+func frameBySeq(rec *store.Recording, seq int64) *store.Frame {
+	for i := range rec.Frames {
+		if rec.Frames[i].Seq == seq {
+			return &rec.Frames[i]
+		}
+	}
+	return nil
+}

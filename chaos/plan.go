@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -16,24 +17,27 @@ type FaultKind int
 
 // The fault kinds, by their short stable names (see FaultKind.String).
 const (
-	FaultUnknown      FaultKind = iota
-	FaultCutResumable           // cut-resumable: drop an SSE stream with event ids after event k
-	FaultCut                    // cut: drop an SSE stream without event ids after event k
-	FaultResume404              // resume-404: cut a resumable stream, answer its resumption with 404
-	FaultResumeLate             // resume-late: cut a resumable stream, answer its resumption late
-	FaultExpire                 // expire: the session expires (404) at request k
-	FaultRefuseGet              // refuse-get: answer the standalone GET stream with 405
-	FaultLateResult             // late-result: send a result after the client cancelled it
-	FaultDelay                  // delay: wait before one event or answer
-	FaultReorder                // reorder: swap notifications on different streams
-	FaultRetry                  // retry: change a stream's retry value
-	FaultDropPriming            // drop-priming: leave out a stream's priming event
-	FaultCloseEarly             // close-early: close a 2026-07-28 response stream before its response
-	Fault503                    // 503: answer a POST once with 503 and Retry-After
+	FaultUnknown       FaultKind = iota
+	FaultCutResumable            // cut-resumable: drop an SSE stream with event ids after event k
+	FaultCut                     // cut: drop an SSE stream without event ids after event k
+	FaultResume404               // resume-404: cut a resumable stream, answer its resumption with 404
+	FaultResumeLate              // resume-late: cut a resumable stream, answer its resumption late
+	FaultExpire                  // expire: the session expires (404) at request k
+	FaultRefuseGet               // refuse-get: answer the standalone GET stream with 405
+	FaultLateResult              // late-result: send a result after the client cancelled it
+	FaultDelay                   // delay: wait before one event or answer
+	FaultReorder                 // reorder: swap notifications on different streams
+	FaultRetry                   // retry: change a stream's retry value
+	FaultDropPriming             // drop-priming: leave out a stream's priming event
+	FaultCloseEarly              // close-early: close a 2026-07-28 response stream before its response
+	Fault503                     // 503: answer a POST once with 503 and Retry-After
+	FaultResetPeer               // reset_peer: reset a POST's connection before anything is answered
+	FaultEmptyResponse           // EMPTY_RESPONSE: answer a POST with an empty 200 event stream
+	FaultSlicer                  // slicer: send an SSE event with CRLF line ends, in pieces written apart
 )
 
 var faultNames = [...]string{"unknown", "cut-resumable", "cut", "resume-404", "resume-late", "expire", "refuse-get",
-	"late-result", "delay", "reorder", "retry", "drop-priming", "close-early", "503"}
+	"late-result", "delay", "reorder", "retry", "drop-priming", "close-early", "503", "reset_peer", "EMPTY_RESPONSE", "slicer"}
 
 // String returns the kind's short name, as --chaos-faults takes it.
 func (k FaultKind) String() string {
@@ -52,6 +56,20 @@ func FaultKinds() []FaultKind {
 	return ks
 }
 
+// OptIn reports whether kind k is drawn only when Config.Kinds names it
+// (mcpvcr replay --chaos-faults): the kinds named after Toxiproxy's and
+// WireMock's faults, newer than the others, which a seed's default draw
+// leaves out so that it draws what it drew before them.
+func OptIn(k FaultKind) bool {
+	return k == FaultResetPeer || k == FaultEmptyResponse || k == FaultSlicer
+}
+
+// DefaultKinds returns the kinds drawn when Config.Kinds is nil: every
+// kind but the OptIn ones.
+func DefaultKinds() []FaultKind {
+	return slices.DeleteFunc(FaultKinds(), OptIn)
+}
+
 // DefaultRate is how many faults chaos replay draws per session when
 // Config.Rate is zero.
 const DefaultRate = 3
@@ -63,8 +81,8 @@ type Config struct {
 	// Seed draws the faults; the same seed, recording and client
 	// behaviour give the same faults (0 is a seed like any other).
 	Seed uint64
-	// Kinds are the kinds to draw from; nil draws from every kind the
-	// session's transport and revision allow.
+	// Kinds are the kinds to draw from; nil draws from DefaultKinds,
+	// each where the session's transport and revision allow it.
 	Kinds []FaultKind
 	// Rate is how many faults to draw per session; 0 is
 	// DefaultChaosRate.
@@ -122,7 +140,7 @@ func (f Fault) Where() string {
 		return fmt.Sprintf("%s#%d", f.StreamKind, f.Stream)
 	case f.Kind == FaultDelay && f.Seq == 0:
 		return fmt.Sprintf("%s#%d (its JSON answer)", f.StreamKind, f.Stream)
-	case f.Kind == FaultDelay || f.Kind == FaultDropPriming || f.Kind == FaultReorder:
+	case f.Kind == FaultDelay || f.Kind == FaultDropPriming || f.Kind == FaultReorder || f.Kind == FaultSlicer:
 		return fmt.Sprintf("%s#%d event %d (seq %d)", f.StreamKind, f.Stream, f.Event+1, f.Seq)
 	case f.Event == 0:
 		return fmt.Sprintf("%s#%d before its first event", f.StreamKind, f.Stream)
@@ -149,6 +167,12 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s: the priming event of %s#%d%s left out", f.Kind, f.StreamKind, f.Stream, seqNote(f.Seq))
 	case Fault503:
 		return fmt.Sprintf("%s: POST %d answered 503 with Retry-After: 1", f.Kind, f.Request)
+	case FaultResetPeer:
+		return fmt.Sprintf("%s: POST %d's connection reset (TCP RST) before anything was answered", f.Kind, f.Request)
+	case FaultEmptyResponse:
+		return fmt.Sprintf("%s: POST %d answered 200 with an empty event stream, no event and no response", f.Kind, f.Request)
+	case FaultSlicer:
+		return fmt.Sprintf("%s: %s sent with CRLF line ends, in pieces written %s apart (inside a line, between CR and LF, inside the data and a UTF-8 character of it)", f.Kind, f.Where(), sliceGap)
 	case FaultLateResult:
 		return fmt.Sprintf("%s: once the client cancels it, a result sent all the same to %s", f.Kind, f.Where())
 	case FaultRetry:
@@ -189,13 +213,18 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 		return t == store.StreamableHTTP && !modern // sessions and GET streams are gone in 2026-07-28
 	case FaultCloseEarly:
 		return t == store.StreamableHTTP && modern
+	case FaultResetPeer, FaultEmptyResponse:
+		return t == store.StreamableHTTP // a POST answered on its own connection
+	case FaultSlicer:
+		return t == store.StreamableHTTP || t == store.LegacySSE // SSE framing
 	}
 	return false
 }
 
 // Injected reports whether this replay injects kind k over transport t:
 // the kinds Allowed admits that are built. Streamable HTTP sessions of
-// the initialize era get every kind but close-early;
+// the initialize era get every kind but close-early (reset_peer,
+// EMPTY_RESPONSE and slicer there only so far);
 // 2026-07-28 exchanges get cut (without event ids: the request is lost),
 // close-early, 503 and delay; stdio gets delay and late-result (it has
 // no streams to cut: a cut there is the server exiting); the 2024-11-05
@@ -230,7 +259,7 @@ func (c Config) Plan(rec *store.Recording) []Fault {
 	rng := rand.New(rand.NewPCG(c.Seed, uint64(s.ID)))
 	kinds := c.Kinds
 	if kinds == nil {
-		kinds = FaultKinds()
+		kinds = DefaultKinds()
 	}
 	sites := map[FaultKind][]Fault{}
 	var order []FaultKind
@@ -287,6 +316,33 @@ func (c Config) Plan(rec *store.Recording) []Fault {
 	}
 	slices.SortStableFunc(plan, func(a, b Fault) int { return position(a) - position(b) })
 	return plan
+}
+
+// planLocked returns the plan of rec's session, drawn once.
+func (cs *Hook) planLocked(rec *store.Recording) []Fault {
+	p, ok := cs.plans[rec.Session.ID]
+	if !ok {
+		p = cs.Config.Plan(rec)
+		cs.plans[rec.Session.ID] = p
+	}
+	return p
+}
+
+// pinLocked returns the recorded session whose plan live session ls
+// draws its faults from: the one it followed when it began (or when a
+// fault was first looked for, rec), whichever of the candidates it goes
+// on to follow. Which candidate replay follows later may turn on timing
+// (how long a client waits before candidates that disagree are settled);
+// the faults must not. The 2026-07-28 exchanges keep each its own.
+func (cs *Hook) pinLocked(ls *replayer.Session, rec *store.Recording) *store.Recording {
+	if ls == cs.pool || rec == nil {
+		return rec
+	}
+	if pinned := cs.pinned[ls]; pinned != nil {
+		return pinned
+	}
+	cs.pinned[ls] = rec
+	return rec
 }
 
 // position is where f sits in the session: the number of its request, or
@@ -348,18 +404,21 @@ func faultSites(k FaultKind, rec *store.Recording) []Fault {
 // number of POSTs up to st, cancelled the requests the recorded client
 // cancelled (see cancelledRequests).
 var sitesOf = map[FaultKind]func(rec *store.Recording, st *store.Stream, base Fault, evs []*store.Frame, requests int, cancelled map[int64]*store.Frame) []Fault{
-	FaultCutResumable: sitesResumable,
-	FaultResume404:    sitesResumable,
-	FaultResumeLate:   sitesResumable,
-	FaultRetry:        sitesRetry,
-	FaultLateResult:   sitesLateResult,
-	FaultCloseEarly:   sitesCloseEarly,
-	FaultCut:          sitesCut,
-	FaultDelay:        sitesDelay,
-	FaultDropPriming:  sitesDropPriming,
-	FaultRefuseGet:    sitesRefuseGet,
-	FaultExpire:       sitesExpire,
-	Fault503:          sites503,
+	FaultCutResumable:  sitesResumable,
+	FaultResume404:     sitesResumable,
+	FaultResumeLate:    sitesResumable,
+	FaultRetry:         sitesRetry,
+	FaultLateResult:    sitesLateResult,
+	FaultCloseEarly:    sitesCloseEarly,
+	FaultCut:           sitesCut,
+	FaultDelay:         sitesDelay,
+	FaultDropPriming:   sitesDropPriming,
+	FaultRefuseGet:     sitesRefuseGet,
+	FaultExpire:        sitesExpire,
+	Fault503:           sites503,
+	FaultResetPeer:     sitesLost,
+	FaultEmptyResponse: sitesLost,
+	FaultSlicer:        sitesSlicer,
 }
 
 // resumedInRecording reports whether the recording itself resumes stream

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -89,7 +90,7 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 				// Reorder needs two notifications recorded side by side on
 				// two streams, which these cassettes lack: TestChaos_ReorderPlan
 				// draws it on a recording that has them.
-				if Injected(k, tt.transport, tt.rev) && k != FaultReorder {
+				if Injected(k, tt.transport, tt.rev) && k != FaultReorder && !OptIn(k) {
 					n++
 					if seen[k] == 0 {
 						t.Errorf("kind %s never drawn in seeds 1–50 (drawn: %v)", k, seen)
@@ -100,6 +101,36 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 				t.Errorf("no kind injected over %s", tt.name)
 			}
 		})
+	}
+	// The kinds drawn only when named: never by default, and where named
+	// at a POST of a request (from POST 3), or an event of a POST's
+	// stream, over Streamable HTTP of the initialize era only.
+	rec := loadCassette(t, "gosdk-http-2025-11-25.jsonl")[0]
+	for _, k := range FaultKinds() {
+		if !OptIn(k) {
+			continue
+		}
+		for seed := uint64(1); seed <= 50; seed++ {
+			if slices.ContainsFunc(Config{Seed: seed}.Plan(rec), func(f Fault) bool { return f.Kind == k }) {
+				t.Errorf("seed %d: %s drawn without being named", seed, k)
+			}
+		}
+		plan := Config{Seed: 1, Kinds: []FaultKind{k}}.Plan(rec)
+		switch {
+		case len(plan) == 0:
+			t.Errorf("%s named: no fault drawn", k)
+		case k == FaultSlicer && (plan[0].StreamKind != store.PostStream || plan[0].Seq == 0):
+			t.Errorf("%s named: plan %v; want events of POST streams", k, plan)
+		case k != FaultSlicer && plan[0].Request < 3:
+			t.Errorf("%s named: plan %v; want faults at POSTs from 3", k, plan)
+		}
+		for _, other := range []string{"gosdk-stdio-2025-11-25.jsonl", "multi-gosdk-sse.jsonl", "multi-gosdk-http-2026-07-28.jsonl"} {
+			for _, r := range loadCassette(t, other) {
+				if p := (Config{Seed: 1, Kinds: []FaultKind{k}}).Plan(r); len(p) != 0 {
+					t.Errorf("%s: %s drawn over %s: %v", other, k, r.Session.Transport, p)
+				}
+			}
+		}
 	}
 	// No request of run 0 over stdio is cancelled: no late result there.
 	for _, rec := range loadCassette(t, "multi-gosdk-stdio.jsonl") {

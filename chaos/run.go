@@ -1,8 +1,6 @@
 package chaos
 
 import (
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -70,6 +68,19 @@ type Hook struct {
 	// holds are the reorders holding a notification until the other is
 	// sent.
 	holds []*reorderHold
+	// conns are the client connections seen, by remote address.
+	conns map[string]*connState
+	// pinned is, by live session, the recorded session whose plan it
+	// draws from (pinLocked).
+	pinned map[*replayer.Session]*store.Recording
+	// answered marks the live POSTs answered whole (a JSON answer, or
+	// one of chaos's own); streamOf is the recorded stream a live POST
+	// follows, once an event of it went; responded marks the recorded
+	// streams whose response was sent to a live session (on the POST's
+	// own stream or on its resumption).
+	answered  map[*http.Request]bool
+	streamOf  map[*http.Request]int
+	responded map[liveStream]bool
 }
 
 // New returns the chaos Hook of c, logging to logger (nil: nowhere).
@@ -109,6 +120,17 @@ type chaosAction struct {
 	// req is the request itself, so that a fault on its answer can find
 	// what it sent.
 	req *http.Request
+	// conn is the connection it came on (its remote address), "" when
+	// that says nothing of the order the client sent in (HTTP/2 sends
+	// requests side by side on one connection). prevLS and prevSID are
+	// the live session and session id of the request before it on conn;
+	// after404 says a request of its session on conn was answered 404
+	// before it came: the client had read that 404 when it sent this one.
+	conn      string
+	prevLS    *replayer.Session
+	prevSID   string
+	after404  bool
+	freshConn bool // the first request seen on conn
 }
 
 // injection is a fault injected into a live session.
@@ -137,6 +159,13 @@ type injection struct {
 	// gaveUp: the client had cancelled the request a cut stream answers
 	// before the cut (notifications/cancelled).
 	gaveUp bool
+	// waiting names, for a delay the client left, the requests of its
+	// session still unanswered when it left ("" when none: it was done).
+	waiting string
+	// freshInit describes the first new session begun, after the
+	// fault, on a connection nothing came on before: this client's or
+	// another's, the wire does not tell ("" when none; see judge).
+	freshInit string
 	// first: a reorder's other notification was sent before the held
 	// one (delivered: the held one too); timedOut: it never came within
 	// Delay, and the held one went anyway. more: the recorded client
@@ -158,6 +187,11 @@ func (h *Hook) state() *Hook {
 		h.sent = map[liveSeq]int{}
 		h.pool = &replayer.Session{}
 		h.stdio = map[*replayer.Session]*stdioState{}
+		h.conns = map[string]*connState{}
+		h.pinned = map[*replayer.Session]*store.Recording{}
+		h.answered = map[*http.Request]bool{}
+		h.streamOf = map[*http.Request]int{}
+		h.responded = map[liveStream]bool{}
 	})
 	return h
 }
@@ -206,6 +240,9 @@ func (h *Hook) Act(p *replayer.Point) replayer.Action {
 	case replayer.AtStart:
 		cs.mu.Lock()
 		cs.sessions = append(cs.sessions, p.Session)
+		if rec := p.Session.Recording(); rec != nil && rec.Session.Transport != store.Stdio {
+			cs.pinLocked(p.Session, rec) // stdio begins before its initialize: pinned later
+		}
 		cs.mu.Unlock()
 	case replayer.AtRetire:
 		return replayer.Action{Keep: true} // the verdicts read every session at the end
@@ -213,22 +250,21 @@ func (h *Hook) Act(p *replayer.Point) replayer.Action {
 	return replayer.Action{}
 }
 
-// planLocked returns the plan of rec's session, drawn once.
-func (cs *Hook) planLocked(rec *store.Recording) []Fault {
-	p, ok := cs.plans[rec.Session.ID]
-	if !ok {
-		p = cs.Config.Plan(rec)
-		cs.plans[rec.Session.ID] = p
-	}
-	return p
-}
-
-// take returns the first fault of rec's plan that ok accepts and that was
-// not injected into ls yet, and marks it injected; ok false when none.
+// take returns the first fault of ls's plan that ok accepts and that
+// was not injected into ls yet, and marks it injected; ok false when
+// none. rec is the recorded session ls follows at this point; the plan
+// is that of the one it began with (see pinLocked), and a fault on a
+// stream is taken only where rec's stream of that number is of the
+// planned kind.
 func (cs *Hook) takeLocked(ls *replayer.Session, rec *store.Recording, ok func(Fault) bool) (*injection, bool) {
+	followed := rec
+	rec = cs.pinLocked(ls, rec)
 	for i, f := range cs.planLocked(rec) {
 		k := doneKey{ls, rec.Session.ID, i}
 		if cs.done[k] || !ok(f) {
+			continue
+		}
+		if f.Stream > 0 && (f.Stream > len(followed.Streams) || followed.Streams[f.Stream-1].Kind != f.StreamKind) {
 			continue
 		}
 		cs.done[k] = true
@@ -258,6 +294,7 @@ func (cs *Hook) note(p *replayer.Point) {
 		rpcMethod: live.Method, rpcID: string(live.ID), body: string(p.Body), cancels: cancelsID(live), at: p.At, req: r,
 		ls: p.Session} // by its id, or its HTTP+SSE endpoint
 	cs.mu.Lock()
+	cs.connLocked(&a)
 	cs.actions = append(cs.actions, a)
 	cs.mu.Unlock()
 }
@@ -289,12 +326,23 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 			defer cs.announce(inj)
 		}
 	}
-	var unavailable *injection
+	if exp != nil {
+		cs.goneLocked(r, ls)
+		cs.answered[r] = true
+	}
+	var unavailable, lost *injection
 	if exp == nil && r.Method == http.MethodPost {
+		if lost = cs.noAnswerLocked(ls, rec, n, body); lost != nil {
+			cs.answered[r] = true
+			defer cs.announce(lost)
+		}
+	}
+	if exp == nil && lost == nil && r.Method == http.MethodPost {
 		if inj, ok := cs.takeLocked(ls, rec, func(f Fault) bool { return f.Kind == Fault503 && f.Request == n }); ok {
 			inj.body, inj.rpcMethod, inj.rpcID = string(body), live.Method, string(live.ID)
 			unavailable = inj
 			inj.cutAt = p.At
+			cs.answered[r] = true
 			cs.posts[ls]-- // not a POST of the conversation: it is to come again
 			defer cs.announce(inj)
 		}
@@ -305,6 +353,8 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 		return jsonError(http.StatusNotFound, -32001, "Session not found")
 	case unavailable != nil:
 		return unavailable503()
+	case lost != nil:
+		return noAnswer(lost)
 	}
 	return replayer.Action{}
 }
@@ -358,6 +408,7 @@ func (cs *Hook) resume(p *replayer.Point) replayer.Action {
 		if cs.expired[ls] == nil {
 			cs.expired[ls] = cut
 		}
+		cs.goneLocked(p.Request, ls)
 		cs.mu.Unlock()
 		return jsonError(http.StatusNotFound, -32001, "mcpvcr replay --chaos: unknown Last-Event-ID "+lastID+" (an injected fault)")
 	}
@@ -410,6 +461,8 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 			return sent == 0
 		case FaultReorder:
 			return g.Seq == f.Seq
+		case FaultSlicer:
+			return true
 		}
 		return false
 	})
@@ -420,8 +473,11 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 			cs.retry[key] = inj
 		}
 	}
-	if ok && inj.Kind == FaultDelay {
+	if ok && (inj.Kind == FaultDelay || inj.Kind == FaultSlicer) {
 		cs.awaiting[key] = inj
+	}
+	if ok && inj.Kind == FaultSlicer {
+		inj.body = cs.bodyOfLocked(r) // to tell a re-sent request
 	}
 	var hold *reorderHold
 	if ok && inj.Kind == FaultReorder {
@@ -443,18 +499,15 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 		return cs.hold(p, hold)
 	}
 	switch inj.Kind {
+	case FaultSlicer:
+		return replayer.Action{Pieces: slice(f.Raw), Gap: sliceGap}
 	case FaultCut:
 		return replayer.Action{Cut: true}
 	case FaultRetry:
 		return replayer.Action{Replace: withRetry(f.Raw, inj.Delay)}
 	case FaultDropPriming:
 		cs.mu.Lock()
-		for i := len(cs.actions) - 1; i >= 0; i-- {
-			if cs.actions[i].req == r {
-				inj.body = cs.actions[i].body // to tell a re-sent request
-				break
-			}
-		}
+		inj.body = cs.bodyOfLocked(r) // to tell a re-sent request
 		cs.events[key]++
 		cs.awaiting[key] = inj
 		cs.mu.Unlock()
@@ -463,6 +516,7 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 	if !p.Wait(inj.Delay) {
 		cs.mu.Lock()
 		inj.left = true
+		inj.waiting = cs.waitingLocked(ls)
 		delete(cs.awaiting, key)
 		cs.mu.Unlock()
 		return replayer.Action{Stop: true}
@@ -484,6 +538,12 @@ func (cs *Hook) after(p *replayer.Point) bool {
 	if w := cs.awaiting[key]; w != nil {
 		w.delivered = true
 		delete(cs.awaiting, key)
+	}
+	if p.Request.Method == http.MethodPost {
+		cs.streamOf[p.Request] = n
+	}
+	if f.Kind.IsResponse() {
+		cs.responded[key] = true
 	}
 	if f.Kind == store.KindNotification {
 		cs.sent[liveSeq{ls, f.Seq}] = len(cs.actions) - 1
@@ -533,49 +593,4 @@ func (cs *Hook) after(p *replayer.Point) bool {
 		cs.announce(inj)
 	}
 	return ok || retry != nil
-}
-
-// lateResult is the result a late-result fault sends for request id of
-// method: the recording holds none (its client cancelled first).
-func lateResult(id, method string) []byte {
-	result := `{}`
-	if method == "tools/call" {
-		result = `{"content":[{"type":"text","text":"mcpvcr replay --chaos: a late result (an injected fault)"}]}`
-	}
-	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":%s,"result":%s}`, id, result)
-}
-
-// frameBySeq returns the frame of rec with recorded seq seq.
-func frameBySeq(rec *store.Recording, seq int64) *store.Frame {
-	for i := range rec.Frames {
-		if rec.Frames[i].Seq == seq {
-			return &rec.Frames[i]
-		}
-	}
-	return nil
-}
-
-// delayJSON waits a delay planned for the JSON answer of p.Stream; Stop
-// when the client left first.
-func (cs *Hook) delayJSON(p *replayer.Point) replayer.Action {
-	ls, rec, n := p.Session, p.Recording, p.StreamNumber
-	cs.mu.Lock()
-	inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool { return g.Kind == FaultDelay && g.Stream == n })
-	cs.mu.Unlock()
-	if !ok {
-		return replayer.Action{}
-	}
-	cs.announce(inj)
-	gone := !p.Wait(inj.Delay)
-	cs.mu.Lock()
-	inj.left, inj.delivered = gone, !gone
-	cs.mu.Unlock()
-	return replayer.Action{Stop: gone}
-}
-
-// jsonError is an answer with status and a JSON-RPC error of code and
-// msg.
-func jsonError(status, code int, msg string) replayer.Action {
-	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage("null"), "error": map[string]any{"code": code, "message": msg}})
-	return replayer.Action{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: b}
 }

@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -43,4 +44,11 @@ func unavailable503() replayer.Action {
 	return replayer.Action{Status: http.StatusServiceUnavailable,
 		Header: http.Header{"Retry-After": {fmt.Sprint(int(retryAfter503 / time.Second))}, "Content-Type": {"text/plain; charset=utf-8"}},
 		Body:   []byte("mcpvcr replay --chaos: service unavailable (an injected fault)\n")}
+}
+
+// jsonError is an answer with status and a JSON-RPC error of code and
+// msg.
+func jsonError(status, code int, msg string) replayer.Action {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage("null"), "error": map[string]any{"code": code, "message": msg}})
+	return replayer.Action{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: b}
 }

@@ -2,6 +2,7 @@ package replayer
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"time"
 
@@ -44,7 +45,8 @@ const (
 	AtArrive Where = iota + 1
 	// AtRequest: a request of Session, or a 2026-07-28 exchange
 	// (Pooled, with Recording and Stream, the exchange it matched), is
-	// about to be answered. A Status answers it instead.
+	// about to be answered. A Status answers it instead; for a request
+	// of Session, Cut resets its connection with nothing answered.
 	AtRequest
 	// AtOpen: a standalone GET stream of Session is about to open. A
 	// Status answers it instead.
@@ -57,7 +59,8 @@ const (
 	AtResumeEmpty
 	// AtBefore: event Frame of Stream (StreamNumber in Recording) is
 	// about to be sent; Frame is nil before a JSON answer, whole. Skip,
-	// Cut, Stop and Replace apply (Skip and Replace to events only).
+	// Cut, Stop, Replace and Pieces apply (Skip, Replace and Pieces to
+	// events only).
 	AtBefore
 	// AtAfter: event Frame of Stream was written. Cut drops the stream.
 	AtAfter
@@ -150,13 +153,18 @@ type Action struct {
 	// Skip leaves the event out.
 	Skip bool
 	// Cut drops the connection as a network failure would: no clean end
-	// of the body.
+	// of the body (at AtRequest, a reset before anything is written).
 	Cut bool
 	// Stop ends the stream (or the answer) here, cleanly: the client
 	// left during the hook's wait, or the stream closes early.
 	Stop bool
 	// Replace is sent instead of the event's recorded bytes.
 	Replace []byte
+	// Pieces, at AtBefore of an event, is sent instead of its recorded
+	// bytes (and of Replace), one piece at a time, each flushed on its
+	// own, Gap apart: an event split across writes.
+	Pieces [][]byte
+	Gap    time.Duration
 	// Send is sent to the client (see AtEnd and AtLine).
 	Send []byte
 	// Sent, if not nil, is called once Send was written (and flushed),
@@ -344,3 +352,17 @@ func (f Faults) Act(p *Point) Action {
 
 // zero reports whether f injects nothing.
 func (f Faults) zero() bool { return f.ExpireAfter == 0 && f.Delay == 0 && len(f.CutAfter) == 0 }
+
+// reset drops the connection of the request w answers as a peer's reset
+// would (a TCP RST: SO_LINGER 0), nothing answered. Where the connection
+// cannot be taken over (HTTP/2), the request is aborted instead.
+func reset(w http.ResponseWriter) {
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic(http.ErrAbortHandler)
+	}
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = conn.Close()
+}

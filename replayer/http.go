@@ -207,7 +207,11 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request, live jsonr
 	ls.requests++
 	n := ls.requests
 	ls.mu.Unlock()
-	if a := s.actHTTP(r, Point{Where: AtRequest, Session: ls.session(), Body: body, Requests: n}); a.answers() {
+	if a := s.actHTTP(r, Point{Where: AtRequest, Session: ls.session(), Body: body, Requests: n}); a.answers() || a.Cut {
+		if a.Cut {
+			reset(w)
+			return
+		}
 		a.write(w)
 		return // --expire-after, or a fault of the Hook's
 	}

@@ -87,6 +87,7 @@ func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseControl
 	// The Hook sees only what is sent; Faults (--delay, --cut) every
 	// event.
 	at := Point{Where: AtBefore, Session: ls.session(), Recording: rec.Recording, Stream: seg, StreamNumber: ordinalOf(rec, seg.ID), Frame: f}
+	pieced := false
 	switch a := ls.srv.actHTTPWith(r, at, b != nil); {
 	case a.Stop:
 		return false
@@ -95,10 +96,18 @@ func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseControl
 	case a.Cut:
 		_ = rc.Flush()
 		ls.abort()
+	case a.Pieces != nil:
+		if !ls.writePieces(w, rc, r, a.Pieces, a.Gap) {
+			return false
+		}
+		pieced = true
+		if written != nil {
+			written()
+		}
 	case a.Replace != nil:
 		b = a.Replace // a retry fault's rewritten priming event, say
 	}
-	if b != nil {
+	if b != nil && !pieced {
 		if _, err := w.Write(b); err != nil {
 			return false
 		}
@@ -118,6 +127,27 @@ func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseControl
 	}
 	if cutNow {
 		ls.abort()
+	}
+	return true
+}
+
+// writePieces writes an event in pieces, each flushed, gap apart; it
+// reports false when a write failed or the client left.
+func (ls *liveSession) writePieces(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, pieces [][]byte, gap time.Duration) bool {
+	for i, piece := range pieces {
+		if i > 0 && gap > 0 {
+			select {
+			case <-ls.srv.clock().After(gap):
+			case <-r.Context().Done():
+				return false
+			}
+		}
+		if _, err := w.Write(piece); err != nil {
+			return false
+		}
+		if err := rc.Flush(); err != nil {
+			return false
+		}
 	}
 	return true
 }

@@ -25,10 +25,21 @@ import (
 func chaosFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "chaos", Usage: "draw faults from `SEED` (a number) at places in each recorded session, inject them, and judge what the client does next; the same seed and client behaviour give the same faults (stdio: delay and late-result only)"},
-		&cli.StringFlag{Name: "chaos-faults", Usage: "with --chaos: the fault `KINDS` to draw from, comma-separated (default all): " + kindList()},
+		&cli.StringFlag{Name: "chaos-faults", Usage: "with --chaos: the fault `KINDS` to draw from, comma-separated (default all but " + optInList() + ", drawn only when named): " + kindList()},
 		&cli.IntFlag{Name: "chaos-rate", Value: chaos.DefaultRate, Usage: "with --chaos: how many faults to draw per session (`N`)"},
 		&cli.StringFlag{Name: "chaos-report", Usage: "with --chaos: at exit (Ctrl-C included), also write the HTML report of the run to `FILE`: the sessions' timelines with each fault marked and judged; created 0600, written whole or not at all, never the cassette itself"},
 	}
+}
+
+// optInList names the kinds drawn only when --chaos-faults names them.
+func optInList() string {
+	var names []string
+	for _, k := range chaos.FaultKinds() {
+		if chaos.OptIn(k) {
+			names = append(names, k.String())
+		}
+	}
+	return strings.Join(names, " and ")
 }
 
 func kindList() string {

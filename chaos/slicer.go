@@ -1,0 +1,93 @@
+package chaos
+
+import (
+	"bytes"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// slicer (Toxiproxy's name): one event of a POST's SSE answer sent with
+// CRLF line ends, in pieces each written and flushed apart: cut inside
+// its first line, between a CR and its LF, inside its data line, and
+// inside a multi-byte UTF-8 character where the data has one. An SSE
+// parser must put it together again (CR LF is one line end, an event ends
+// only at a blank line); the client takes the message and carries on.
+
+// sliceGap is how long apart the pieces of a sliced event are written,
+// long enough for each to reach the client in a read of its own.
+const sliceGap = 10 * time.Millisecond
+
+func sitesSlicer(rec *store.Recording, st *store.Stream, base Fault, evs []*store.Frame, requests int, cancelled map[int64]*store.Frame) []Fault {
+	var out []Fault
+	if st.Kind != store.PostStream || !st.SSE() || st.Status != 200 {
+		return out
+	}
+	for e, f := range evs {
+		if f.Kind != store.KindEmpty && f.Kind != store.KindInvalid && len(f.Data) > 0 {
+			g := base
+			g.Event, g.Seq = e, f.Seq
+			out = append(out, g)
+		}
+	}
+	return out
+}
+
+// slice returns the pieces a slicer sends of the SSE event block raw:
+// its lines ended by CR LF, cut inside the first line, between the CR
+// and LF that end it, inside the data, and inside a multi-byte UTF-8
+// character of the data when it has one.
+func slice(raw []byte) [][]byte {
+	lines := bytes.Split(bytes.TrimRight(raw, "\r\n"), []byte("\n"))
+	var b []byte
+	for _, l := range lines {
+		b = append(append(b, bytes.TrimSuffix(l, []byte("\r"))...), '\r', '\n')
+	}
+	b = append(b, '\r', '\n')
+	var cuts []int
+	first := bytes.IndexByte(b, '\r')
+	cuts = append(cuts, max(first/2, 1), first+1) // inside the first line; between its CR and LF
+	if d := bytes.Index(b, []byte("data:")); d >= 0 {
+		end := d + bytes.IndexByte(b[d:], '\r')
+		mid := d + (end-d)/2
+		for i := d; i < end; {
+			r, n := utf8.DecodeRune(b[i:])
+			if n > 1 && r != utf8.RuneError {
+				mid = i + 1 // inside the character
+				break
+			}
+			i += n
+		}
+		cuts = append(cuts, mid)
+	}
+	var pieces [][]byte
+	at := 0
+	for _, c := range cuts {
+		if c > at && c < len(b) {
+			pieces = append(pieces, b[at:c])
+			at = c
+		}
+	}
+	return append(pieces, b[at:])
+}
+
+// judgeSlicer judges a client sent a sliced event: it carried on without
+// sending the request again: pass; it sent it again (it did not put the
+// event together), or nothing more where the recorded client went on:
+// fail.
+func judgeSlicer(inj *injection, mine []chaosAction) (string, Verdict) {
+	if !inj.delivered {
+		return "the sliced event was not seen written whole (the client left, or the stream ended first)", VerdictNotObserved
+	}
+	for _, a := range mine {
+		switch {
+		case a.method == http.MethodPost && inj.body != "" && a.body == inj.body:
+			return "sent the request again: it did not put the sliced event together", VerdictFail
+		case a.method == http.MethodDelete || a.method == http.MethodPost && a.rpcMethod != "":
+			return "took the sliced event and carried on (next: " + describe(a) + ")", VerdictPass
+		}
+	}
+	return silent(inj, "sent nothing more after the sliced event")
+}
