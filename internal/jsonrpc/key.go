@@ -1,6 +1,12 @@
 package jsonrpc
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"io"
+	"maps"
+	"slices"
+	"unicode/utf8"
+)
 
 // Key returns the canonical text of a decoded JSON value, to compare two
 // values cheaply: objects marshal with sorted keys.
@@ -9,12 +15,131 @@ func Key(v any) string {
 	return string(b)
 }
 
-// Messages parses raw and returns its messages: a batch's members, or the
-// one message.
-func Messages(raw []byte) []Message {
-	m := Parse(raw)
-	if m.Kind == KindBatch {
-		return m.Members
+// WriteKey writes Key(v) to w as it makes it, a few kilobytes at a time,
+// so that the key of a huge value can be hashed without being held: the
+// bytes are the same as Key's. It returns the error json.Marshal meets
+// on v (Key is "" then), or w's. Objects (map[string]any), arrays
+// ([]any) and strings are walked; other values are small leaves and are
+// marshalled whole.
+func WriteKey(w io.Writer, v any) error {
+	return writeKey(w, v, keyChunk)
+}
+
+// keyChunk is how much of a long string WriteKey encodes at once.
+const keyChunk = 32 << 10
+
+func writeKey(w io.Writer, v any, chunk int) error {
+	e := &keyEncoder{w: w, chunk: chunk, buf: make([]byte, 0, 2*chunk)}
+	e.value(v)
+	e.flush()
+	return e.err
+}
+
+// keyEncoder is WriteKey's state: what it has not written to w yet, and
+// the first error met.
+var null = []byte("null")
+
+type keyEncoder struct {
+	w     io.Writer
+	chunk int
+	buf   []byte
+	err   error
+}
+
+func (e *keyEncoder) write(b ...byte) {
+	e.buf = append(e.buf, b...)
+	if len(e.buf) >= e.chunk {
+		e.flush()
 	}
-	return []Message{m}
+}
+
+func (e *keyEncoder) flush() {
+	if e.err == nil && len(e.buf) > 0 {
+		_, e.err = e.w.Write(e.buf)
+	}
+	e.buf = e.buf[:0]
+}
+
+func (e *keyEncoder) value(v any) {
+	if e.err != nil {
+		return
+	}
+	switch x := v.(type) {
+	case string:
+		e.str(x)
+	case map[string]any:
+		if x == nil {
+			e.write(null...)
+			return
+		}
+		e.write('{')
+		for i, k := range slices.Sorted(maps.Keys(x)) { // as json.Marshal orders them
+			if i > 0 {
+				e.write(',')
+			}
+			e.str(k)
+			e.write(':')
+			e.value(x[k])
+		}
+		e.write('}')
+	case []any:
+		if x == nil {
+			e.write(null...)
+			return
+		}
+		e.write('[')
+		for i, el := range x {
+			if i > 0 {
+				e.write(',')
+			}
+			e.value(el)
+		}
+		e.write(']')
+	default:
+		b, err := json.Marshal(x)
+		if err != nil {
+			e.err = err
+			return
+		}
+		e.write(b...)
+	}
+}
+
+// str writes s as json.Marshal quotes it. A long s is encoded a chunk at
+// a time: json.Marshal escapes rune by rune, with no context, so the
+// pieces of s cut between runes encode to the pieces of its encoding.
+func (e *keyEncoder) str(s string) {
+	if len(s) <= e.chunk {
+		b, _ := json.Marshal(s)
+		e.write(b...)
+		return
+	}
+	e.write('"')
+	for len(s) > 0 {
+		n := runeCut(s, min(len(s), e.chunk))
+		if n == 0 { // a rune longer than the chunk
+			_, n = utf8.DecodeRuneInString(s)
+		}
+		b, _ := json.Marshal(s[:n])
+		e.write(b[1 : len(b)-1]...)
+		s = s[n:]
+	}
+	e.write('"')
+}
+
+// runeCut returns a place at or just before n (0 < n <= len(s)) where s
+// can be cut without cutting a valid UTF-8 sequence: s's end, the start
+// of a rune at most three bytes before n (0 when that is s's start), or
+// n itself when s[n] cannot belong to a valid sequence (four
+// continuation bytes in a row end at it).
+func runeCut(s string, n int) int {
+	if n >= len(s) {
+		return len(s)
+	}
+	for i := n; i >= 0 && i >= n-3; i-- {
+		if utf8.RuneStart(s[i]) {
+			return i
+		}
+	}
+	return n
 }
