@@ -29,7 +29,7 @@ func WriteKey(w io.Writer, v any) error {
 const keyChunk = 32 << 10
 
 func writeKey(w io.Writer, v any, chunk int) error {
-	e := &keyEncoder{w: w, chunk: chunk, buf: make([]byte, 0, 2*chunk)}
+	e := &keyEncoder{w: w, chunk: chunk}
 	e.value(v)
 	e.flush()
 	return e.err
@@ -37,8 +37,6 @@ func writeKey(w io.Writer, v any, chunk int) error {
 
 // keyEncoder is WriteKey's state: what it has not written to w yet, and
 // the first error met.
-var null = []byte("null")
-
 type keyEncoder struct {
 	w     io.Writer
 	chunk int
@@ -46,7 +44,34 @@ type keyEncoder struct {
 	err   error
 }
 
-func (e *keyEncoder) write(b ...byte) {
+// plainASCII reports whether json.Marshal writes s as it is, between
+// quotes: ASCII with no control, quote, backslash or HTML character.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c < 0x20, c >= utf8.RuneSelf, c == '"', c == '\\', c == '<', c == '>', c == '&':
+			return false
+		}
+	}
+	return true
+}
+
+// validNumber reports whether s is a JSON number, as json.Marshal checks
+// a json.Number.
+func validNumber(s string) bool {
+	v := validator{scanner: scanner{b: []byte(s)}}
+	return v.number() && v.i == len(s)
+}
+
+// write adds s to what goes to w, which gets it a chunk at a time.
+func (e *keyEncoder) write(s string) {
+	e.buf = append(e.buf, s...)
+	if len(e.buf) >= e.chunk {
+		e.flush()
+	}
+}
+
+func (e *keyEncoder) writeBytes(b []byte) {
 	e.buf = append(e.buf, b...)
 	if len(e.buf) >= e.chunk {
 		e.flush()
@@ -67,41 +92,59 @@ func (e *keyEncoder) value(v any) {
 	switch x := v.(type) {
 	case string:
 		e.str(x)
+	case nil:
+		e.write("null")
+	case bool:
+		if x {
+			e.write("true")
+		} else {
+			e.write("false")
+		}
+	case json.Number:
+		n := string(x)
+		if n == "" {
+			n = "0" // as json.Marshal writes it
+		}
+		if !validNumber(n) {
+			_, e.err = json.Marshal(x) // its error
+			return
+		}
+		e.write(n)
 	case map[string]any:
 		if x == nil {
-			e.write(null...)
+			e.write("null")
 			return
 		}
-		e.write('{')
+		e.write("{")
 		for i, k := range slices.Sorted(maps.Keys(x)) { // as json.Marshal orders them
 			if i > 0 {
-				e.write(',')
+				e.write(",")
 			}
 			e.str(k)
-			e.write(':')
+			e.write(":")
 			e.value(x[k])
 		}
-		e.write('}')
+		e.write("}")
 	case []any:
 		if x == nil {
-			e.write(null...)
+			e.write("null")
 			return
 		}
-		e.write('[')
+		e.write("[")
 		for i, el := range x {
 			if i > 0 {
-				e.write(',')
+				e.write(",")
 			}
 			e.value(el)
 		}
-		e.write(']')
+		e.write("]")
 	default:
 		b, err := json.Marshal(x)
 		if err != nil {
 			e.err = err
 			return
 		}
-		e.write(b...)
+		e.writeBytes(b)
 	}
 }
 
@@ -109,22 +152,28 @@ func (e *keyEncoder) value(v any) {
 // a time: json.Marshal escapes rune by rune, with no context, so the
 // pieces of s cut between runes encode to the pieces of its encoding.
 func (e *keyEncoder) str(s string) {
-	if len(s) <= e.chunk {
-		b, _ := json.Marshal(s)
-		e.write(b...)
+	if plainASCII(s) {
+		e.write(`"`)
+		e.write(s)
+		e.write(`"`)
 		return
 	}
-	e.write('"')
+	if len(s) <= e.chunk {
+		b, _ := json.Marshal(s)
+		e.writeBytes(b)
+		return
+	}
+	e.write(`"`)
 	for len(s) > 0 {
 		n := runeCut(s, min(len(s), e.chunk))
 		if n == 0 { // a rune longer than the chunk
 			_, n = utf8.DecodeRuneInString(s)
 		}
 		b, _ := json.Marshal(s[:n])
-		e.write(b[1 : len(b)-1]...)
+		e.writeBytes(b[1 : len(b)-1])
 		s = s[n:]
 	}
-	e.write('"')
+	e.write(`"`)
 }
 
 // runeCut returns a place at or just before n (0 < n <= len(s)) where s

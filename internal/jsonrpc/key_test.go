@@ -28,7 +28,7 @@ func TestWriteKeyIsKey(t *testing.T) {
 		}
 		return b.String()
 	}
-	values := []any{nil, true, json.Number("1.5e3"), 2.5, "", long(), json.RawMessage(`{"b":1, "a":2}`),
+	values := []any{nil, true, false, json.Number("1.5e3"), json.Number(""), json.Number("-0"), 2.5, "plain ascii ~\x7f", "", long(), json.RawMessage(`{"b":1, "a":2}`),
 		map[string]any{}, []any{}, map[string]any(nil), []any(nil)}
 	for range 50 {
 		values = append(values, map[string]any{
