@@ -478,12 +478,7 @@ func (im *importer) frame(t *txn, in *frameIn) error {
 		f.StreamID, kind = st.id, st.kind
 	}
 	f.Derive(kind)
-	if err := t.putFrame(f); isUniqueViolation(err) {
-		return fmt.Errorf("frame %d of session %d appears twice (each seq of a session once)", rec.Seq, rec.Session)
-	} else if err != nil {
-		return err
-	}
-	return nil
+	return frameStored(t.putFrame(f), rec)
 }
 
 // frame decodes what rec stores of a frame: everything but its session

@@ -73,6 +73,15 @@ func wantOf(t reflect.Type) string {
 	return "an object"
 }
 
+// frameStored is err, the error of storing the frame of line rec, with a
+// seq given twice said so rather than as SQLite's UNIQUE constraint.
+func frameStored(err error, rec *frameRecord) error {
+	if isUniqueViolation(err) {
+		return fmt.Errorf("frame %d of session %d appears twice (each seq of a session once)", rec.Seq, rec.Session)
+	}
+	return err
+}
+
 // isUniqueViolation reports whether err is SQLite refusing a row that
 // repeats another's key.
 func isUniqueViolation(err error) bool {
