@@ -148,29 +148,23 @@ func (e *keyEncoder) value(v any) {
 	}
 }
 
-// str writes s as json.Marshal quotes it. A long s is encoded a chunk at
-// a time: json.Marshal escapes rune by rune, with no context, so the
-// pieces of s cut between runes encode to the pieces of its encoding.
+// str writes s as json.Marshal quotes it, a chunk at a time:
+// json.Marshal escapes rune by rune, with no context, so the pieces of s
+// cut between runes encode to the pieces of its encoding. A piece of
+// plain ASCII is its own encoding.
 func (e *keyEncoder) str(s string) {
-	if plainASCII(s) {
-		e.write(`"`)
-		e.write(s)
-		e.write(`"`)
-		return
-	}
-	if len(s) <= e.chunk {
-		b, _ := json.Marshal(s)
-		e.writeBytes(b)
-		return
-	}
 	e.write(`"`)
 	for len(s) > 0 {
 		n := runeCut(s, min(len(s), e.chunk))
 		if n == 0 { // a rune longer than the chunk
 			_, n = utf8.DecodeRuneInString(s)
 		}
-		b, _ := json.Marshal(s[:n])
-		e.writeBytes(b[1 : len(b)-1])
+		if piece := s[:n]; plainASCII(piece) {
+			e.write(piece)
+		} else {
+			b, _ := json.Marshal(piece)
+			e.writeBytes(b[1 : len(b)-1])
+		}
 		s = s[n:]
 	}
 	e.write(`"`)

@@ -89,3 +89,28 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// maxWriter records the longest write it was given.
+type maxWriter struct{ n, most int }
+
+func (w *maxWriter) Write(b []byte) (int, error) {
+	w.n += len(b)
+	w.most = max(w.most, len(b))
+	return len(b), nil
+}
+
+// TestWriteKeyBounded checks that WriteKey holds no more than a few
+// chunks of a huge value at once, plain text or escaped (a chunk of
+// "<" is six times as long escaped).
+func TestWriteKeyBounded(t *testing.T) {
+	for _, s := range []string{strings.Repeat("plain text ", 100_000), strings.Repeat("<é>\n", 100_000)} {
+		v := map[string]any{"text": s, "list": []any{s}}
+		var w maxWriter
+		if err := writeKey(&w, v, 1024); err != nil {
+			t.Fatal(err)
+		}
+		if w.n != len(Key(v)) || w.most > 8*1024 {
+			t.Errorf("%.10q...: wrote %d bytes (want %d), at most %d at once (want under 8 KiB)", s, w.n, len(Key(v)), w.most)
+		}
+	}
+}
