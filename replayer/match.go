@@ -1,8 +1,11 @@
 package replayer
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash"
 	"math/big"
 	"slices"
 	"sort"
@@ -129,7 +132,7 @@ func builtinIgnore(method string, params map[string]any) {
 // rules: volatile _meta removed; in tolerant mode also what builtinIgnore
 // drops, absent params as {} and numbers by value.
 func (mt Match) normalized(method string, raw json.RawMessage) any {
-	v := mt.mask(canonical(raw))
+	v := mt.mask(canonicalValue(raw))
 	if mt.Exact {
 		return v
 	}
@@ -140,6 +143,29 @@ func (mt Match) normalized(method string, raw json.RawMessage) any {
 		builtinIgnore(method, obj)
 	}
 	return numbersByValue(v)
+}
+
+// canonicalValue is canonical(raw), decoded where raw lies
+// (jsonrpc.Decode) when raw is one JSON value: canonical's json.Decoder
+// copies raw into a buffer grown by doubling first, up to twice a huge
+// frame more. Anything else (white space, not JSON, trailing bytes,
+// deep nesting) is canonical's to decode.
+func canonicalValue(raw []byte) any {
+	v, ok := jsonrpc.Decode(raw)
+	if !ok {
+		return canonical(raw)
+	}
+	if obj, ok := v.(map[string]any); ok { // canonical's volatile _meta, removed
+		if meta, ok := obj["_meta"].(map[string]any); ok {
+			for _, k := range mcpwire.VolatileMeta {
+				delete(meta, k)
+			}
+			if len(meta) == 0 {
+				delete(obj, "_meta")
+			}
+		}
+	}
+	return v
 }
 
 // keyOf returns the canonical match key of a request or notification.
@@ -154,7 +180,54 @@ func (mt Match) keyOf(kind jsonrpc.Kind, method string, params any) string {
 		}
 		params = msg["params"]
 	}
-	return kind.String() + " " + method + " " + jsonrpc.Key(params)
+	return kind.String() + " " + method + " " + valueKey(params)
+}
+
+// keyTextMax bounds the canonical text a match key holds. A value whose
+// text is longer is keyed by the SHA-256 of that text instead, written
+// and hashed a chunk at a time (jsonrpc.WriteKey): keying a huge frame
+// then holds no copy of it, where the text was made several times over.
+// Two values have the same key exactly when they have the same text, so
+// this changes no match.
+const keyTextMax = 64 << 10
+
+// valueKey is the match key of v, a decoded JSON value: its canonical
+// text (jsonrpc.Key) up to keyTextMax bytes, else "#sha256:" and the
+// digest of that text in hex (no JSON text starts with '#').
+func valueKey(v any) string {
+	w := keyWriter{max: keyTextMax}
+	if jsonrpc.WriteKey(&w, v) != nil {
+		return "" // as jsonrpc.Key has it
+	}
+	return w.key()
+}
+
+// keyWriter keeps what is written to it while it is at most max bytes,
+// then hashes it.
+type keyWriter struct {
+	max  int
+	text []byte
+	sum  hash.Hash // once past max
+}
+
+func (w *keyWriter) Write(b []byte) (int, error) {
+	if w.sum == nil && len(w.text)+len(b) > w.max {
+		w.sum = sha256.New()
+		w.sum.Write(w.text)
+		w.text = nil
+	}
+	if w.sum != nil {
+		return w.sum.Write(b)
+	}
+	w.text = append(w.text, b...)
+	return len(b), nil
+}
+
+func (w *keyWriter) key() string {
+	if w.sum != nil {
+		return "#sha256:" + hex.EncodeToString(w.sum.Sum(nil))
+	}
+	return string(w.text)
 }
 
 // numbersByValue rewrites every json.Number in v to one canonical text
@@ -278,7 +351,7 @@ func diffs(a, b any, prefix string, max int) []valueDiff {
 			}
 			return
 		}
-		if jsonrpc.Key(a) != jsonrpc.Key(b) { // null and absent alike, as matching has them
+		if valueKey(a) != valueKey(b) { // null and absent alike, as matching has them
 			out = append(out, valueDiff{p, a, b, aIn, bIn})
 		}
 	}
@@ -447,7 +520,7 @@ func (mt Match) matchKey(m jsonrpc.Message, rids map[string]string) (string, []s
 // answerKey is the key of what a client's answer to a server request of
 // method says under mt (see answerValue).
 func (mt Match) answerKey(method string, m jsonrpc.Message) string {
-	return jsonrpc.Key(mt.answerValue(method, m))
+	return valueKey(mt.answerValue(method, m))
 }
 
 // answerValue is what a client's answer m to a server request of method
@@ -463,7 +536,7 @@ func (mt Match) answerValue(method string, m jsonrpc.Message) map[string]any {
 	if m.Kind == jsonrpc.KindError {
 		member, raw = "error", m.Error
 	}
-	v := mt.mask(canonical(raw))
+	v := mt.mask(canonicalValue(raw))
 	if !mt.Exact {
 		v = numbersByValue(v)
 	}

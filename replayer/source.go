@@ -16,13 +16,13 @@ import (
 // indexMode names how the replay index hashes frames under the tolerant
 // default; an index stored in another mode is rebuilt. Other matching
 // rules have a mode of their own (see modeOf).
-const indexMode = "v4 tolerant" // v2: secret JSON members masked; v3: refusals marked; v4: answers keyed with their server request's method and rules
+const indexMode = "v5 tolerant" // v2: secret JSON members masked; v3: refusals marked; v4: answers keyed with their server request's method and rules; v5: long keys by digest (valueKey)
 
 // modeOf names the index mode of matching rules mt: the index hashes each
 // client frame by its match key under mt, so that the sessions a node of
 // the tree holds agree under mt, whatever rules it has.
 func modeOf(mt Match) string {
-	return "v4 " + mt.String()
+	return "v5 " + mt.String()
 }
 
 // maxSplit bounds how many sessions replay loads at once when candidates

@@ -17,6 +17,7 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -81,13 +82,29 @@ func Cassette(ctx context.Context, in, out *store.DB, opt Options) (Report, erro
 	}
 	s.names = redact.New(true, s.red.JSON...)
 	pr, pw := io.Pipe()
-	go func() { pw.CloseWithError(in.Export(ctx, pw)) }()
+	exported := make(chan error, 1)
+	go func() {
+		err := in.Export(ctx, pw)
+		exported <- err
+		pw.CloseWithError(err)
+	}()
 	defer pr.Close()
 	qr, qw := io.Pipe()
 	go func() { qw.CloseWithError(s.lines(pr, qw)) }()
 	defer qr.Close()
 	ids, err := out.Import(ctx, qr)
 	if err != nil {
+		// The import fails on its first line the export could not
+		// write; what the export met is the cause to tell (a damaged
+		// pack, say), not "import: line 1: export: ...".
+		qr.Close()
+		pr.Close()
+		if xerr := <-exported; xerr != nil && !errors.Is(xerr, io.ErrClosedPipe) {
+			if inner := errors.Unwrap(xerr); inner != nil {
+				xerr = inner // without store's "export: "
+			}
+			return Report{}, fmt.Errorf("read the cassette: %w", xerr)
+		}
 		return Report{}, err
 	}
 	return Report{Sessions: len(ids), Counts: s.counts, Left: s.left}, nil

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"database/sql/driver"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,9 +21,18 @@ import (
 // under sustained load the log would grow without bound. So once it has
 // committed maxWALBytes since the log last restarted, the writer runs a
 // checkpoint itself between two transactions (see writer.checkpoint).
+// What a commit adds to the log is whole pages: at least commitPages of
+// them, however few bytes its rows hold (a recorder in front of many
+// short sessions commits small transactions all day), and the length
+// the checkpointer last found the log at counts too.
 
 // maxWALBytes is roughly how long the log may grow. A variable for tests.
 var maxWALBytes = 256 << 20
+
+// commitPages is how many pages a commit adds to the log at least: the
+// last page of the frames table and of its index (measured: two 16 KiB
+// pages for a commit of one small frame).
+const commitPages = 2
 
 // The writer asks for a checkpoint once it has committed ckptBytes since
 // it last asked, or ckptInterval has passed (see writer.pokeCheckpointer).
@@ -37,10 +47,13 @@ type checkpointer struct {
 	kick chan struct{} // capacity 1: a commit happened
 	// mu is held while a checkpoint runs, by the checkpointer or the
 	// writer: SQLite runs one at a time and fails the others at once.
-	mu     sync.Mutex
-	ctx    context.Context    // lifecycle: done once stop is called
-	cancel context.CancelFunc // ends run and any running checkpoint
-	done   chan struct{}      // closed when run returns
+	mu sync.Mutex
+	// logPages is how many pages the log held at the last checkpoint
+	// (the checkpointer's or the writer's); 0 once it restarted.
+	logPages atomic.Int64
+	ctx      context.Context    // lifecycle: done once stop is called
+	cancel   context.CancelFunc // ends run and any running checkpoint
+	done     chan struct{}      // closed when run returns
 }
 
 func newCheckpointer(db *sql.DB) *checkpointer {
@@ -68,9 +81,11 @@ func (c *checkpointer) run() {
 		// left for the next try: the pages stay safe in the log meanwhile,
 		// and SQLite checkpoints all of them when the last connection
 		// closes.
-		var busy, logPages, done int
+		var busy, logPages, done int64
 		c.mu.Lock()
-		c.db.QueryRowContext(c.ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &done)
+		if c.db.QueryRowContext(c.ctx, "PRAGMA wal_checkpoint(PASSIVE)").Scan(&busy, &logPages, &done) == nil {
+			c.logPages.Store(logPages)
+		}
 		c.mu.Unlock()
 	}
 }
@@ -115,7 +130,13 @@ func (w *writer) checkpoint() {
 	}
 	defer rows.Close()
 	res := make([]driver.Value, 3) // busy, pages in the log, pages copied
-	if rows.Next(res) == nil && res[0] == int64(0) && res[1] == res[2] {
+	if rows.Next(res) != nil {
+		return
+	}
+	if res[0] == int64(0) && res[1] == res[2] {
 		w.logged = 0
+		w.d.ckpt.logPages.Store(0) // the next transaction starts the log again
+	} else if n, ok := res[1].(int64); ok {
+		w.d.ckpt.logPages.Store(n)
 	}
 }

@@ -132,6 +132,7 @@ type DB struct {
 	rdb         *sql.DB   // read-only connections
 	cdb         *sql.DB   // the checkpointer's connection
 	ckpt        *checkpointer
+	pageSize    int            // the file's, in bytes
 	q           *queue         // writes for the writer goroutine
 	wg          sync.WaitGroup // waits for the writer and checkpointer goroutines
 	removeDir   string         // a temporary directory that Close removes
@@ -284,6 +285,9 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 		return nil, err
 	}
 	if err := migrate(ctx, d.wdb, version); err != nil {
+		return nil, err
+	}
+	if err := d.wdb.QueryRowContext(ctx, "PRAGMA page_size").Scan(&d.pageSize); err != nil {
 		return nil, err
 	}
 	if d.rdb, err = sql.Open(driverName, dsn(abs, readerParams)); err != nil {

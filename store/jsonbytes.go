@@ -25,7 +25,9 @@ func (t *jsonBytes) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		return errors.New("want a JSON string")
+		// As encoding/json fails a string field, so that the error names
+		// the field (plainLineError).
+		return &json.UnmarshalTypeError{Value: literalKind(b), Type: reflect.TypeFor[string]()}
 	}
 	in := b[1 : len(b)-1]
 	if !utf8.Valid(in) {
@@ -147,4 +149,23 @@ func knownKeys(line []byte, keys map[string]bool) error {
 		}
 		return nil
 	})
+}
+
+// literalKind names the JSON value b as encoding/json's
+// UnmarshalTypeError does: "object", "array", "bool", "number", "string".
+func literalKind(b []byte) string {
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case '"':
+		return "string"
+	}
+	return "number"
 }

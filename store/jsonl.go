@@ -290,7 +290,7 @@ func (im *importer) run(ctx context.Context, t *txn) error {
 			continue
 		}
 		if err := im.record(t, line); err != nil {
-			return &LineError{Line: im.line, Err: err}
+			return &LineError{Line: im.line, Err: plainLineError(err)}
 		}
 	}
 }
@@ -321,7 +321,7 @@ func (im *importer) header() error {
 	}
 	var h headerRecord
 	if err := json.Unmarshal(line, &h); err != nil {
-		return fmt.Errorf("%w: line 1: %w", ErrNotExport, err)
+		return fmt.Errorf("%w: line 1: %w", ErrNotExport, plainLineError(err))
 	}
 	if h.Type != headerType || h.Version < 1 {
 		return fmt.Errorf(`%w: line 1: want {"type":%q,"version":%d}`, ErrNotExport, headerType, exportVersion)
@@ -478,7 +478,7 @@ func (im *importer) frame(t *txn, in *frameIn) error {
 		f.StreamID, kind = st.id, st.kind
 	}
 	f.Derive(kind)
-	return t.putFrame(f)
+	return frameStored(t.putFrame(f), rec)
 }
 
 // frame decodes what rec stores of a frame: everything but its session

@@ -152,19 +152,24 @@ func TestDB_ImportErrors(t *testing.T) {
 		msg  string
 	}{
 		{"Empty", "", store.ErrNotExport, "empty input"},
-		{"Text", "hello\nworld\n", store.ErrNotExport, "not an mcpvcr JSONL export: line 1: invalid character"},
+		{"Text", "hello\nworld\n", store.ErrNotExport, "not an mcpvcr JSONL export: line 1: not JSON from byte 1 on: invalid character"},
 		{"NoHeader", session, store.ErrNotExport, "line 1"},
 		{"OtherJSON", `{"name":"x"}` + "\n", store.ErrNotExport, "line 1"},
 		{"NewerVersion", `{"type":"mcpvcr","version":2}` + "\n", store.ErrNewerSchema, "version 2"},
-		{"BadJSON", header + session + "{\"type\":\n", nil, "line 3: unexpected end of JSON input"},
+		{"BadJSON", header + session + "{\"type\":\n", nil, "line 3: the line ends before its JSON does"},
+		{"NotObject", header + "[1]\n", nil, "line 2: the line holds an array; want a JSON object"},
+		{"BadHeaderField", `{"type":"mcpvcr","version":"1"}` + "\n", store.ErrNotExport, `line 1: field "version" holds a string; want a whole number`},
+		{"BadFieldType", header + session + `{"type":"frame","session":1,"seq":"x","dir":"s2c"}` + "\n", nil, `line 3: field "seq" holds a string; want a whole number`},
+		{"BadStreamField", header + session + `{"type":"stream","id":1,"session":1,"kind":"stdout","opened_ns":true}` + "\n", nil, `line 3: field "opened_ns" holds a boolean; want a whole number`},
+		{"BadRawType", header + session + `{"type":"frame","session":1,"seq":1,"dir":"s2c","raw":5}` + "\n", nil, `line 3: field "raw" holds a number; want a string`},
 		{"UnknownType", header + `{"type":"tape"}` + "\n", nil, `line 2: unknown record type "tape"`},
-		{"UnknownKey", header + `{"type":"session","id":1,"transport":"stdio","colour":"red"}` + "\n", nil, `line 2: json: unknown field "colour"`},
+		{"UnknownKey", header + `{"type":"session","id":1,"transport":"stdio","colour":"red"}` + "\n", nil, `line 2: unknown field "colour" (an export written by mcpvcr has none; remove it)`},
 		{"UnknownTransport", header + `{"type":"session","id":1,"transport":"smoke"}` + "\n", nil, `line 2: unknown transport "smoke"`},
 		{"DuplicateSession", header + session + session, nil, "line 3: session 1 appears twice"},
 		{"StreamBeforeSession", header + stream, store.ErrNotFound, "line 2"},
 		{"FrameBeforeSession", header + frame1, store.ErrNotFound, "line 2"},
 		{"FrameUnknownStream", header + session + frame1, nil, "line 3: frame 1: stream 1 is not a stream of session 1"},
-		{"DuplicateSeq", header + session + stream + frame1 + frame1, nil, "line 5: insert frame 1"},
+		{"DuplicateSeq", header + session + stream + frame1 + frame1, nil, "line 5: frame 1 of session 1 appears twice"},
 		{"SeqZero", header + session + `{"type":"frame","session":1,"seq":0,"dir":"s2c"}` + "\n", store.ErrInvalid, "line 3"},
 		{"BadDirection", header + session + `{"type":"frame","session":1,"seq":1,"dir":"up"}` + "\n", nil, `line 3: unknown direction "up"`},
 		{"RawTwice", header + session + `{"type":"frame","session":1,"seq":1,"dir":"c2s","raw":"a","raw_b64":"YQ=="}` + "\n", nil, "line 3: both raw and raw_b64"},
@@ -185,6 +190,12 @@ func TestDB_ImportErrors(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), tt.msg) {
 				t.Errorf("Import() = %q; want it to contain %q", err, tt.msg)
+			}
+			// Said in the file's terms: no Go type, no SQL.
+			for _, w := range []string{"Go ", "struct", "int64", "json:", "constraint"} {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("Import() = %q; it names %q", err, w)
+				}
 			}
 			// All or nothing.
 			ss, err := d.Sessions(ctx)

@@ -136,8 +136,13 @@ func appendPacked(dst []byte, f *Frame) []byte {
 	return dst
 }
 
-// errBadPack is the error of a pack whose bytes do not decode.
-var errBadPack = errors.New("damaged pack")
+// ErrDamagedPack is the error of reading a pack of frames whose bytes do
+// not decode: those frames are lost, the others can still be read
+// (DB.Rescue).
+var ErrDamagedPack = errors.New("damaged pack")
+
+// errBadPack is ErrDamagedPack, as the package's code names it.
+var errBadPack = ErrDamagedPack
 
 // packDecoder reads the values of a pack in order.
 type packDecoder struct {

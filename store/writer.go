@@ -456,8 +456,8 @@ func (w *writer) commit() {
 		w.abort(fmt.Errorf("commit: %w", err))
 		return
 	}
-	w.logged += size
-	if w.logged > maxWALBytes {
+	w.logged += size + commitPages*w.d.pageSize
+	if w.logged > maxWALBytes || int(w.d.ckpt.logPages.Load())*w.d.pageSize > maxWALBytes {
 		w.checkpoint()
 	}
 	w.unckpt += size

@@ -43,7 +43,7 @@ func checkCommand(e *env) *cli.Command {
 			if n == 0 {
 				return nil
 			}
-			hint := "keep what is still readable: mcpvcr export --rescue --cassette " + path + " -o rescued.jsonl, then mcpvcr import rescued.jsonl --cassette new.db"
+			hint := rescueHint(path)
 			switch {
 			case r.Format == store.JSONL:
 				hint = "fix the lines named above (the file is text), or export the session again from its cassette"

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"path/filepath"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -94,6 +96,10 @@ func openErr(path string, err error) error {
 		var fe *store.ForeignSchemaError
 		errors.As(err, &fe)
 		return failErr(err, foreignHint(path, fe))
+	}
+	if format, _ := store.Sniff(path); format == store.JSONL || strings.EqualFold(filepath.Ext(path), ".jsonl") {
+		// An export is only read: that it be writable is beside the point.
+		return failErr(err, "check that "+path+" is a readable file, an export mcpvcr wrote: mcpvcr check "+path+" says what does not import")
 	}
 	return failErr(err, "check that "+path+" is a writable file path")
 }

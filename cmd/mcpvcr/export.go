@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -97,7 +98,9 @@ func exportCommand(e *env) *cli.Command {
 				}
 			} else {
 				x := view.Exporter{BaseURL: c.String("base-url")}
-				if err := x.Export(c.Context, db, out, format, ids...); err != nil {
+				if err := x.Export(c.Context, db, out, format, ids...); errors.Is(err, store.ErrDamagedPack) {
+					return failErr(err, rescueHint(cmp.Or(path, cassettePath(c))))
+				} else if err != nil {
 					return exportErr(err, transport, ids)
 				}
 			}

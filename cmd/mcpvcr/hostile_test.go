@@ -191,17 +191,112 @@ func TestBadLineHint(t *testing.T) {
 	bad := rewrite(t, checkFixture, "bad.jsonl", func(b []byte) []byte {
 		return append(b, []byte(`{"type":"frame","session":1,"seq":"x"}`+"\n")...)
 	})
+	// The line is named with its field, what it holds and what it
+	// should, in the file's terms: no Go type.
+	const said = `line 66: field "seq" holds a string; want a whole number`
 	for _, args := range [][]string{
 		{"ls", "--cassette", bad},
 		{"import", bad, "--cassette", filepath.Join(t.TempDir(), "c.db")},
 	} {
 		r := mcpvcr(t, "", args...)
 		if r.code == 0 || !strings.Contains(r.stderr, "mcpvcr check "+bad+" names each line that does not import") ||
-			strings.Contains(r.stderr, "writable") {
+			strings.Contains(r.stderr, "writable") || !strings.Contains(r.stderr, said) || strings.Contains(r.stderr, "Go ") {
 			t.Errorf("mcpvcr %v = %d:\n%s", args, r.code, r.stderr)
 		}
 	}
+	if r := mcpvcr(t, "", "check", bad); r.code == 0 || !strings.Contains(r.stdout, said) || strings.Contains(r.stdout, "Go ") {
+		t.Errorf("mcpvcr check %s = %d:\n%s%s", bad, r.code, r.stdout, r.stderr)
+	}
+	// An export that cannot be read at all is not met with "writable".
+	dir := filepath.Join(t.TempDir(), "dir.jsonl")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := mcpvcr(t, "", "ls", "--cassette", dir); r.code == 0 || strings.Contains(r.stderr, "writable") || !strings.Contains(r.stderr, "readable") {
+		t.Errorf("mcpvcr ls --cassette %s = %d:\n%s", dir, r.code, r.stderr)
+	}
 	if _, err := os.Stat(bad); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestHostileDamagedPackRescue: a cassette with a pack that does not
+// decode. check, export and scrub name the session and frames that are
+// lost and suggest a rescue into new files beside it; the commands they
+// suggest, run as written, work.
+func TestHostileDamagedPackRescue(t *testing.T) {
+	parallel(t)
+	db := importedCassette(t, checkFixture)
+	sqlOn(t, db, "INSERT INTO frame_packs (session_id, first_seq, last_seq, frames) VALUES (1, 61, 70, x'02100102030405060708')")
+	const named = "session 1: frames 61 to 70: damaged pack"
+	// hinted returns the commands of r's hint that follow prefix, as
+	// argument lists (the paths hold no blanks).
+	hinted := func(r result, prefix string) [][]string {
+		t.Helper()
+		_, hint, ok := strings.Cut(r.stderr, "try: "+prefix)
+		if !ok {
+			t.Fatalf("no hint %q:\n%s", prefix, r.stderr)
+		}
+		hint, _, _ = strings.Cut(hint, "\n")
+		var cmds [][]string
+		for _, c := range strings.Split(hint, ", then ") {
+			args := strings.Fields(c)
+			if len(args) < 2 || args[0] != "mcpvcr" {
+				t.Fatalf("hint %q: %q is not an mcpvcr command", hint, c)
+			}
+			for _, a := range args {
+				if a == db || a == db+"-wal" {
+					continue
+				}
+				if filepath.IsAbs(a) && filepath.Dir(a) == filepath.Dir(db) && a != db {
+					if _, err := os.Stat(a); err == nil {
+						t.Errorf("hint %q names %s, which exists", hint, a)
+					}
+				}
+			}
+			cmds = append(cmds, args[1:])
+		}
+		return cmds
+	}
+
+	r := mcpvcr(t, "", "check", db)
+	if r.code == 0 || !strings.Contains(r.stdout, named) {
+		t.Fatalf("check = %d; want the pack named:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	cmds := hinted(r, "keep what can still be read: ")
+	for _, args := range cmds {
+		if r := mcpvcr(t, "", args...); r.code != 0 {
+			t.Fatalf("mcpvcr %v, as check suggests, = %d:\n%s", args, r.code, r.stderr)
+		}
+	}
+	rescued := cmds[len(cmds)-1][len(cmds[len(cmds)-1])-1]
+	if rescued == db {
+		t.Fatalf("the rescue is imported into the damaged cassette itself: %v", cmds)
+	}
+	if r := mcpvcr(t, "", "check", rescued); r.code != 0 || !strings.Contains(r.stdout, "1 session, 3 streams, 60 frames") {
+		t.Errorf("the rescue does not check as the 60 readable frames:\n%s%s", r.stdout, r.stderr)
+	}
+
+	out := filepath.Join(t.TempDir(), "x.jsonl")
+	r = mcpvcr(t, "", "export", "--cassette", db, "-o", out)
+	if r.code == 0 || !strings.Contains(r.stderr, named) || !strings.Contains(r.stderr, "try: keep what can still be read: mcpvcr export --rescue") {
+		t.Errorf("export of the damaged cassette = %d; want the pack named and a rescue suggested:\n%s", r.code, r.stderr)
+	}
+
+	shared := filepath.Join(t.TempDir(), "shared.db")
+	r = mcpvcr(t, "", "scrub", "--cassette", db, "-o", shared)
+	if r.code == 0 || !strings.Contains(r.stderr, "scrub: read the cassette: "+named) || strings.Contains(r.stderr, "import: line") {
+		t.Fatalf("scrub of the damaged cassette = %d; want the pack named plainly:\n%s", r.code, r.stderr)
+	}
+	if _, err := os.Stat(shared); err == nil {
+		t.Errorf("scrub of the damaged cassette wrote %s", shared)
+	}
+	for _, args := range hinted(r, "nothing was written to "+shared+"; scrub what can still be read: ") {
+		if r := mcpvcr(t, "", args...); r.code != 0 {
+			t.Fatalf("mcpvcr %v, as scrub suggests, = %d:\n%s", args, r.code, r.stderr)
+		}
+	}
+	if r := mcpvcr(t, "", "check", shared); r.code != 0 {
+		t.Errorf("the scrubbed rescue does not check:\n%s%s", r.stdout, r.stderr)
 	}
 }

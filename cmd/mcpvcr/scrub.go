@@ -65,7 +65,7 @@ func scrubCommand(e *env) *cli.Command {
 				return err
 			}
 			defer in.Close()
-			rep, err := scrubTo(c, e, in, out)
+			rep, err := scrubTo(c, e, in, path, out)
 			if err != nil {
 				return err
 			}
@@ -84,9 +84,9 @@ func scrubCommand(e *env) *cli.Command {
 	}
 }
 
-// scrubTo writes the scrubbed copy of in to out: into a temporary file in
-// out's folder, renamed to out once it is whole.
-func scrubTo(c *cli.Context, e *env, in *store.DB, out string) (scrub.Report, error) {
+// scrubTo writes the scrubbed copy of in, the cassette at path, to out:
+// into a temporary file in out's folder, renamed to out once it is whole.
+func scrubTo(c *cli.Context, e *env, in *store.DB, path, out string) (scrub.Report, error) {
 	dir := filepath.Dir(out)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(out)+".scrub-*")
 	if err != nil {
@@ -107,7 +107,11 @@ func scrubTo(c *cli.Context, e *env, in *store.DB, out string) (scrub.Report, er
 	}
 	defer db.Close()
 	rep, err := scrub.Cassette(c.Context, in, db, scrub.Options{Redactor: &recorder.Redactor{JSON: c.StringSlice("redact-json")}})
-	if err != nil {
+	if errors.Is(err, store.ErrDamagedPack) {
+		jsonl, _ := rescuePaths(path)
+		return rep, failErr(fmt.Errorf("scrub: %w", err), "nothing was written to "+out+"; scrub what can still be read: mcpvcr export --rescue --cassette "+
+			path+" -o "+jsonl+", then mcpvcr scrub --cassette "+jsonl+" -o "+out)
+	} else if err != nil {
 		return rep, failErr(fmt.Errorf("scrub: %w", err), "mcpvcr check the cassette; nothing was written to "+out)
 	}
 	if strings.HasSuffix(out, ".jsonl") {
