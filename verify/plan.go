@@ -132,7 +132,7 @@ func buildPlan(rec *store.Recording) *plan {
 	if b.lastKey != "" && b.ended > b.lastAt {
 		// The session lasts until the recorded one ended: what the server
 		// said by then belongs to it.
-		b.pending = append(b.pending, wait{kind: waitLinger, id: b.lastKey, after: min(b.ended-b.lastAt, maxLinger)})
+		b.pending = append(b.pending, b.ends(b.ended)...)
 	}
 	b.p.final = b.pending
 	b.p.planTasks(b.answerAt)
@@ -154,6 +154,13 @@ type planner struct {
 	next      int           // the next message of m.Msgs to file
 	lastKey   string        // the exchangeKey of the latest step, "" before the first
 	lastAt    time.Duration // when the recorded client took it
+	// initKey and initAt name the step that sent notifications/initialized
+	// and when, until the next request ("" once it is sent): see settle.
+	initKey string
+	initAt  time.Duration
+	// initedKey and initedAt are the same, kept: see ends.
+	initedKey string
+	initedAt  time.Duration
 	ended     time.Duration // when the recorded client ended the session
 	answerAt  map[string]time.Duration
 }
@@ -266,7 +273,7 @@ func (b *planner) awaitClosedBefore(at time.Duration) {
 func (b *planner) open(st *store.Stream) {
 	if st.Kind == store.DeleteStream && b.lastKey != "" {
 		// The session ends when the recorded client ended it.
-		b.pending = append(b.pending, wait{kind: waitLinger, id: b.lastKey, after: min(max(0, st.Opened-b.lastAt), maxLinger)})
+		b.pending = append(b.pending, b.ends(st.Opened)...)
 	}
 	b.p.steps = append(b.p.steps, step{open: st, waits: b.pending})
 	b.pending, b.openSteps = nil, b.openSteps[1:]
@@ -299,15 +306,53 @@ func (b *planner) send(si int, s causal.Send) {
 		b.awaitExchanges(s)
 	}
 	msgs := b.clientMessages(s)
+	b.settle(f, msgs)
 	b.stepOf[si] = len(b.p.steps)
 	b.p.steps = append(b.p.steps, step{f: f, msgs: msgs, waits: b.pending})
 	b.pending = nil
 	b.lastKey, b.lastAt = exchangeKey(&b.p.steps[len(b.p.steps)-1]), f.Offset
+	if len(msgs) == 1 && msgs[0].Kind == jsonrpc.KindNotification && msgs[0].Method == "notifications/initialized" {
+		b.initKey, b.initAt = b.lastKey, f.Offset
+		b.initedKey, b.initedAt = b.lastKey, f.Offset
+	}
 	b.next = s.Msgs[len(s.Msgs)-1] + 1
 	if b.p.firstRequest < 0 && len(requestIDs(msgs)) > 0 {
 		b.p.firstRequest = len(b.p.steps) - 1
 	}
 }
+
+// settle makes the first request after notifications/initialized,
+// frame f carrying msgs, wait as long after it as the recorded client
+// did (at most maxSettle). Many servers finish setting up a session once
+// it is initialized (server-everything registers its tools then, and
+// says so with notifications/tools/list_changed): a request sent sooner
+// than the recorded one can meet a server not yet ready ("Tool not
+// found"), which is not a change of the server.
+func (b *planner) settle(f *store.Frame, msgs []jsonrpc.Message) {
+	if b.initKey == "" || len(requestIDs(msgs)) == 0 {
+		return
+	}
+	b.pending = append(b.pending, wait{kind: waitLinger, id: b.initKey, after: min(max(0, f.Offset-b.initAt), maxSettle)})
+	b.initKey = ""
+}
+
+// ends returns the waits before the session ends, as the recorded one
+// did at offset at: as long after the last step as the recorded client
+// stayed, and as long after notifications/initialized (at most
+// maxLinger each). verify runs its steps faster than the recorded
+// client, so the second keeps the messages a server sends on a timer of
+// its own since the session began (server-everything asks for roots
+// about 350 ms after initialized) inside the session, as they were.
+func (b *planner) ends(at time.Duration) []wait {
+	ws := []wait{{kind: waitLinger, id: b.lastKey, after: min(max(0, at-b.lastAt), maxLinger)}}
+	if b.initedKey != "" && at > b.initedAt {
+		ws = append(ws, wait{kind: waitLinger, id: b.initedKey, after: min(at-b.initedAt, maxLinger)})
+	}
+	return ws
+}
+
+// maxSettle bounds settle's wait.
+const maxSettle = time.Second
 
 // awaitExchanges makes the next step, send s, wait for the JSON
 // exchanges the recorded client had completed before sending it.
