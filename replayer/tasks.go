@@ -153,6 +153,7 @@ type liveTask struct {
 // task and their answers leave the conversation (see above), and what
 // waited for them becomes ready. It reports the task, or nil.
 func (e *engine) absorbTask(i int, now time.Time) *recTask {
+	e.noteClientTask(i, now)
 	if e.tasks == nil {
 		return nil
 	}
@@ -298,6 +299,52 @@ func (ls *liveSession) taskPoll(w http.ResponseWriter, live jsonrpc.Message) boo
 // (learnTask, liveTaskID), and the server's polls keep their recorded
 // pace even when replay is not paced (polls): the server polled on its
 // clock, and the client's task takes the time it takes.
+
+// clientTask is what one replay knows of a task the live client runs.
+type clientTask struct {
+	born    time.Time     // when the live client's answer creating it arrived
+	created time.Duration // the recorded offset of the recorded client's answer
+}
+
+// noteClientTask notes, when the client frame at index i is an answer
+// creating a task of the client's, when the live task was created.
+func (e *engine) noteClientTask(i int, now time.Time) {
+	fr := &e.frames[i]
+	if !fr.c2s || fr.msg.Kind != jsonrpc.KindResult || now.IsZero() {
+		return
+	}
+	rec, ok := createdTaskID(fr.msg.Result)
+	if !ok {
+		return
+	}
+	if e.clientTasks == nil {
+		e.clientTasks = map[string]clientTask{}
+	}
+	e.clientTasks[rec] = clientTask{born: now, created: fr.f.Offset}
+}
+
+// pollTime returns, for the server's request at index i about a task the
+// live client runs (polls), when the live task was created and the
+// request's recorded time since the recorded task's creation. The request
+// goes no earlier than that: the server polled on its clock from the
+// task's creation, and the gap from the frame that released the poll is
+// not enough when the creation came late (an event stream cut before the
+// server's request, resumed a second later, say).
+func (e *engine) pollTime(i int) (time.Time, time.Duration, bool) {
+	fr := &e.frames[i]
+	if !polls(fr.msg) {
+		return time.Time{}, 0, false
+	}
+	rec, ok := taskIDIn(fr.msg.Params)
+	if !ok {
+		return time.Time{}, 0, false
+	}
+	ct, ok := e.clientTasks[rec]
+	if !ok {
+		return time.Time{}, 0, false
+	}
+	return ct.born, max(fr.f.Offset-ct.created, 0), true
+}
 
 // polls reports whether m is a server's request about a client's task.
 func polls(m jsonrpc.Message) bool {
