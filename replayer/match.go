@@ -463,7 +463,7 @@ func (mt Match) answerValue(method string, m jsonrpc.Message) map[string]any {
 	if m.Kind == jsonrpc.KindError {
 		member, raw = "error", m.Error
 	}
-	v := mt.mask(canonical(raw))
+	v := maskPollState(method, mt.mask(canonical(raw)))
 	if !mt.Exact {
 		v = numbersByValue(v)
 	}

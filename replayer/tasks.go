@@ -346,6 +346,21 @@ func (e *engine) pollTime(i int) (time.Time, time.Duration, bool) {
 	return ct.born, max(fr.f.Offset-ct.created, 0), true
 }
 
+// maskPollState leaves out of v, a client's answer to a server request of
+// method, the state of the task when the request was a poll (tasks/get):
+// its status and statusMessage. What a poll finds is timing, the live
+// client's task and the server's clock, not the conversation: a poll that
+// finds the live task done where the recorded one was still working (or
+// the other way round) is no difference. What the task ends with is
+// compared, in the client's answer to tasks/result.
+func maskPollState(method string, v any) any {
+	if m, ok := v.(map[string]any); ok && method == "tasks/get" {
+		delete(m, "status")
+		delete(m, "statusMessage")
+	}
+	return v
+}
+
 // polls reports whether m is a server's request about a client's task.
 func polls(m jsonrpc.Message) bool {
 	switch m.Method {
