@@ -167,6 +167,7 @@ func buildTemplate(rec *recording, mt Match) *engine {
 	}
 	e.link(causal.Pair(rec.Recording))
 	e.tasks = buildTasks(e)
+	e.waitClientTasks()
 	e.dependents = make([][]int, len(e.frames))
 	for i, fr := range e.frames {
 		e.index[fr.f] = i

@@ -300,6 +300,34 @@ func (ls *liveSession) taskPoll(w http.ResponseWriter, live jsonrpc.Message) boo
 // pace even when replay is not paced (polls): the server polled on its
 // clock, and the client's task takes the time it takes.
 
+// waitClientTasks makes each server request about a task the client
+// runs (polls) wait for the client's answer that created the task, when
+// nothing else makes it wait for that answer: the request carries the
+// live client's task id, which replay learns from that answer. Its
+// causal group may not hold the answer (the recorded client answered
+// another server request, a roots/list on the standalone GET stream, after
+// the task's creation, and the poll followed that); a live client that
+// answers those in the other order got the poll with the recorded id, a
+// task it does not know.
+func (e *engine) waitClientTasks() {
+	created := map[string]int{} // recorded taskId -> the client's answer creating it
+	for i := range e.frames {
+		fr := &e.frames[i]
+		switch {
+		case fr.c2s && fr.msg.Kind == jsonrpc.KindResult:
+			if id, ok := createdTaskID(fr.msg.Result); ok {
+				created[id] = i
+			}
+		case !fr.c2s && polls(fr.msg) && fr.extra < 0:
+			if id, ok := taskIDIn(fr.msg.Params); ok {
+				if j, ok := created[id]; ok {
+					fr.extra = j
+				}
+			}
+		}
+	}
+}
+
 // clientTask is what one replay knows of a task the live client runs.
 type clientTask struct {
 	born    time.Time     // when the live client's answer creating it arrived
