@@ -19,6 +19,12 @@
 //     reported by replay.
 //   - P6 cancellation: a client that cancels where the recorded one did
 //     gets every recorded frame, before and after, in recorded order.
+//   - P7 tasks: a task the server ran replays to the same client polling
+//     twice as often, half as often and not at all (it waits for the
+//     status notifications), fast and paced: the live states and result,
+//     nothing unmatched. P2 holds there for the frames other than the
+//     task's polls and status notifications, which replay sends by state
+//     and on the task's own timeline (tasks_test.go).
 //
 // The clients: the Go SDK (v1.8.0) in process and as a process (this test
 // binary run again), the TypeScript SDK client (testdata/client.mjs) and
@@ -26,6 +32,8 @@
 // stateful over stdio, Streamable HTTP and HTTP+SSE and stateless over
 // Streamable HTTP, server-everything over the same three, and a
 // TypeScript SDK server written here (testdata/server.mjs) over stdio and
+// Streamable HTTP. The task scenarios (task-server, task-client) are
+// server-everything's with the TypeScript SDK client, over stdio and
 // Streamable HTTP. TestMatrixCells lists every cell and why the others
 // are not formed.
 //
@@ -36,6 +44,11 @@
 //	make matrix   # go test -race ./matrix -matrix.full
 //
 // or MATRIX_FULL=1; -matrix.verify-runs, -matrix.cuts and
-// -matrix.chaos-seeds bound P4 and P3 for a quicker pass. MCPVCR_REQUIRE_PEERS=1 makes a missing node peer fail
+// -matrix.chaos-seeds bound P4 and P3 for a quicker pass. The task cells
+// alone:
+//
+//	go test -race ./matrix -matrix.full -run 'TestMatrix$/tssdk/everything/.*/task'
+//
+// MCPVCR_REQUIRE_PEERS=1 makes a missing node peer fail
 // the test instead of skipping it.
 package matrix

@@ -79,7 +79,7 @@ func runCell(t *testing.T, c cell) {
 	// P2: order, over stdio (one stream each way; over HTTP a second
 	// recording cannot tell the order of frames on different connections).
 	if c.transport.name == "stdio" && c.client.name != "inspector" {
-		t.Run("P2", func(t *testing.T) { checkOrder(t, c, rec) })
+		t.Run("P2", func(t *testing.T) { orderCheck(c)(t, c, rec) })
 	}
 
 	// P3: resumption after every cut of every SSE answer with event ids.
@@ -96,6 +96,8 @@ func runCell(t *testing.T, c cell) {
 			}
 		})
 	}
+
+	checkTasks(t, c, rec) // P7, in a task scenario (tasks_test.go)
 
 	// P4 last: verify records its runs in the cassette.
 	t.Run("P4", func(t *testing.T) { checkVerify(t, c, rec) })

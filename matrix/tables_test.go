@@ -244,6 +244,8 @@ func (c cell) cannot() string {
 		return "a stateless server cannot send requests to the client before 2026-07-28"
 	case c.transport.stateless && c.scenario.cancels && !mcptest.Modern(c.rev):
 		return "a stateless server does not learn of a cancellation before 2026-07-28"
+	case taskCannot(c) != "":
+		return taskCannot(c)
 	}
 	for _, s := range c.plan {
 		if s.Script && c.client.name != "gosdk" {

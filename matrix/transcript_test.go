@@ -24,6 +24,10 @@ type step struct {
 	// Script, for the Go SDK client against the Go SDK test server only,
 	// runs mcptest.Script (every feature of the test server) as one step.
 	Script bool `json:"script,omitempty"`
+	// Task, Every and ClientTasks are the task scenarios' (tasks_test.go).
+	Task        string `json:"task,omitempty"`
+	Every       int    `json:"every,omitempty"`
+	ClientTasks bool   `json:"clientTasks,omitempty"`
 }
 
 // name names s in a transcript.

@@ -108,6 +108,9 @@ type engine struct {
 	// taskIDs maps the ids of the tasks the recorded client ran to the
 	// live client's (tasks.go).
 	taskIDs map[string]string
+	// clientTasks are the tasks the live client runs, by recorded taskId
+	// (tasks.go).
+	clientTasks map[string]clientTask
 	// order keeps recorded order over one stream (order.go).
 	order holdState
 }
@@ -166,6 +169,7 @@ func buildTemplate(rec *recording, mt Match) *engine {
 	}
 	e.link(causal.Pair(rec.Recording))
 	e.tasks = buildTasks(e)
+	e.waitClientTasks()
 	e.dependents = make([][]int, len(e.frames))
 	for i, fr := range e.frames {
 		e.index[fr.f] = i
@@ -431,7 +435,9 @@ type outFrame struct {
 	Timed bool
 	// Born is, for a task's status notification (tasks.go), when the live
 	// task was created, and Since its recorded time since then: paced
-	// stdio replay writes it then, holding nothing else back.
+	// stdio replay writes it then, holding nothing else back. For a
+	// server's poll of a task the client runs (Timed), the same: it goes
+	// no earlier than Born plus Since, scaled by the pace (pollTime).
 	Born  time.Time
 	Since time.Duration
 	// By is the recorded client frame whose live counterpart released
@@ -506,6 +512,9 @@ func (e *engine) release() []outFrame {
 		born, since, tt, isTask := e.taskTime(i)
 		if isTask {
 			trigger = tt // a task's status goes on its own timeline (tasks.go)
+		}
+		if b, s, ok := e.pollTime(i); ok && timed {
+			born, since = b, s // a poll of the client's task, on the task's timeline too
 		}
 		if timed {
 			// The server's timeout runs from its request, not from

@@ -203,7 +203,7 @@ func (ls *liveSession) isReleased(f *store.Frame) bool {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	o, ok := ls.released[f]
-	return ok && !(o.Timed && o.Gap > 0)
+	return ok && !(o.Timed && (o.Gap > 0 || !o.Born.IsZero()))
 }
 
 // frameBytes returns the bytes to send for recorded frame f, waiting until
@@ -228,12 +228,19 @@ func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool
 	if !ok {
 		return nil, false
 	}
+	factor := ls.srv.Pace
+	if factor <= 0 {
+		factor = 1
+	}
 	if (ls.srv.Pace > 0 || o.Timed) && o.Gap > 0 {
-		factor := ls.srv.Pace
-		if factor <= 0 {
-			factor = 1
-		}
 		if !ls.pause(r, time.Duration(float64(o.Gap)*factor)) {
+			return nil, false
+		}
+	}
+	if o.Timed && !o.Born.IsZero() {
+		// A poll of the client's task: not before its time since the task's creation.
+		at := o.Born.Add(time.Duration(float64(o.Since) * factor))
+		if !ls.pause(r, at.Sub(ls.srv.clock().Now())) {
 			return nil, false
 		}
 	}

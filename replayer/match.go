@@ -536,7 +536,7 @@ func (mt Match) answerValue(method string, m jsonrpc.Message) map[string]any {
 	if m.Kind == jsonrpc.KindError {
 		member, raw = "error", m.Error
 	}
-	v := mt.mask(canonicalValue(raw))
+	v := maskPollState(method, mt.mask(canonicalValue(raw)))
 	if !mt.Exact {
 		v = numbersByValue(v)
 	}

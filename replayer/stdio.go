@@ -351,18 +351,26 @@ func (w *pacedWriter) run(ctx context.Context) {
 	defer timers.Wait()
 	for outs := range w.queue {
 		for _, o := range outs {
-			if w.pace > 0 && !o.Born.IsZero() {
+			if w.pace > 0 && !o.Born.IsZero() && !o.Timed {
 				// A task's status: at its time, holding nothing back.
 				timers.Go(func() { w.writeAt(ctx, o) })
 				continue
 			}
+			factor := w.pace
+			if factor <= 0 {
+				factor = 1
+			}
 			if (w.pace > 0 || o.Timed) && o.Gap > 0 {
-				factor := w.pace
-				if factor <= 0 {
-					factor = 1
-				}
 				select {
 				case <-w.clock.After(time.Duration(float64(o.Gap) * factor)):
+				case <-ctx.Done():
+					return
+				}
+			}
+			if o.Timed && !o.Born.IsZero() {
+				// A poll of the client's task: not before its time since the task's creation.
+				select {
+				case <-w.clock.At(o.Born.Add(time.Duration(float64(o.Since) * factor))):
 				case <-ctx.Done():
 					return
 				}

@@ -153,6 +153,7 @@ type liveTask struct {
 // task and their answers leave the conversation (see above), and what
 // waited for them becomes ready. It reports the task, or nil.
 func (e *engine) absorbTask(i int, now time.Time) *recTask {
+	e.noteClientTask(i, now)
 	if e.tasks == nil {
 		return nil
 	}
@@ -298,6 +299,95 @@ func (ls *liveSession) taskPoll(w http.ResponseWriter, live jsonrpc.Message) boo
 // (learnTask, liveTaskID), and the server's polls keep their recorded
 // pace even when replay is not paced (polls): the server polled on its
 // clock, and the client's task takes the time it takes.
+
+// waitClientTasks makes each server request about a task the client
+// runs (polls) wait for the client's answer that created the task, when
+// nothing else makes it wait for that answer: the request carries the
+// live client's task id, which replay learns from that answer. Its
+// causal group may not hold the answer (the recorded client answered
+// another server request, a roots/list on the standalone GET stream, after
+// the task's creation, and the poll followed that); a live client that
+// answers those in the other order got the poll with the recorded id, a
+// task it does not know.
+func (e *engine) waitClientTasks() {
+	created := map[string]int{} // recorded taskId -> the client's answer creating it
+	for i := range e.frames {
+		fr := &e.frames[i]
+		switch {
+		case fr.c2s && fr.msg.Kind == jsonrpc.KindResult:
+			if id, ok := createdTaskID(fr.msg.Result); ok {
+				created[id] = i
+			}
+		case !fr.c2s && polls(fr.msg) && fr.extra < 0:
+			if id, ok := taskIDIn(fr.msg.Params); ok {
+				if j, ok := created[id]; ok {
+					fr.extra = j
+				}
+			}
+		}
+	}
+}
+
+// clientTask is what one replay knows of a task the live client runs.
+type clientTask struct {
+	born    time.Time     // when the live client's answer creating it arrived
+	created time.Duration // the recorded offset of the recorded client's answer
+}
+
+// noteClientTask notes, when the client frame at index i is an answer
+// creating a task of the client's, when the live task was created.
+func (e *engine) noteClientTask(i int, now time.Time) {
+	fr := &e.frames[i]
+	if !fr.c2s || fr.msg.Kind != jsonrpc.KindResult || now.IsZero() {
+		return
+	}
+	rec, ok := createdTaskID(fr.msg.Result)
+	if !ok {
+		return
+	}
+	if e.clientTasks == nil {
+		e.clientTasks = map[string]clientTask{}
+	}
+	e.clientTasks[rec] = clientTask{born: now, created: fr.f.Offset}
+}
+
+// pollTime returns, for the server's request at index i about a task the
+// live client runs (polls), when the live task was created and the
+// request's recorded time since the recorded task's creation. The request
+// goes no earlier than that: the server polled on its clock from the
+// task's creation, and the gap from the frame that released the poll is
+// not enough when the creation came late (an event stream cut before the
+// server's request, resumed a second later, say).
+func (e *engine) pollTime(i int) (time.Time, time.Duration, bool) {
+	fr := &e.frames[i]
+	if !polls(fr.msg) {
+		return time.Time{}, 0, false
+	}
+	rec, ok := taskIDIn(fr.msg.Params)
+	if !ok {
+		return time.Time{}, 0, false
+	}
+	ct, ok := e.clientTasks[rec]
+	if !ok {
+		return time.Time{}, 0, false
+	}
+	return ct.born, max(fr.f.Offset-ct.created, 0), true
+}
+
+// maskPollState leaves out of v, a client's answer to a server request of
+// method, the state of the task when the request was a poll (tasks/get):
+// its status and statusMessage. What a poll finds is timing, the live
+// client's task and the server's clock, not the conversation: a poll that
+// finds the live task done where the recorded one was still working (or
+// the other way round) is no difference. What the task ends with is
+// compared, in the client's answer to tasks/result.
+func maskPollState(method string, v any) any {
+	if m, ok := v.(map[string]any); ok && method == "tasks/get" {
+		delete(m, "status")
+		delete(m, "statusMessage")
+	}
+	return v
+}
 
 // polls reports whether m is a server's request about a client's task.
 func polls(m jsonrpc.Message) bool {

@@ -68,7 +68,8 @@ func evil(url, field string) string {
 // name, note, upstream, session id, labels (keys and values), client and
 // server info; each stream's URL, error, Last-Event-ID and headers (names
 // and values); frames whose method, id, tool name, SSE event and id,
-// and bytes are markup, a malformed body, and stderr lines.
+// and bytes are markup, a malformed body, and stderr lines; a task whose
+// id, tool and states are markup.
 func hostileJSONL(t *testing.T, name, url string) []byte {
 	t.Helper()
 	in, err := os.ReadFile(filepath.Join("..", "cassettes", name))
@@ -136,6 +137,16 @@ func hostileJSONL(t *testing.T, name, url string) []byte {
 	note, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "tools/call", "params": map[string]any{"name": x("toolname2"), "uri": x("uri")}})
 	frame(lastStream, "c2s", string(note)+"\n")
 	frame(lastStream, "s2c", x("malformed")+"\n")
+	task := func(dir string, v map[string]any) {
+		v["jsonrpc"] = "2.0"
+		b, _ := json.Marshal(v)
+		frame(lastStream, dir, string(b)+"\n")
+	}
+	task("c2s", map[string]any{"id": "t1", "method": "tools/call", "params": map[string]any{"name": x("tasktool"), "task": map[string]any{}}})
+	task("s2c", map[string]any{"id": "t1", "result": map[string]any{"task": map[string]any{"taskId": x("taskid"), "status": x("taskstatus")}}})
+	task("c2s", map[string]any{"id": "t2", "method": "tasks/get", "params": map[string]any{"taskId": x("taskid")}})
+	task("s2c", map[string]any{"id": "t2", "result": map[string]any{"taskId": x("taskid"), "status": x("taskstatus2")}})
+	task("s2c", map[string]any{"method": "notifications/tasks/status", "params": map[string]any{"taskId": x("taskid"), "status": x("taskstatus3")}})
 	if stderr != 0 {
 		frame(stderr, "s2c", x("stderr")+"\n")
 	}
@@ -201,6 +212,13 @@ func TestHTML_BrowserHostile(t *testing.T) {
 	if got := load(t, ctx, path); got != "ready" {
 		t.Fatalf("the hostile report did not draw: %s", got)
 	}
+	// The task is drawn, its markup as text.
+	head := eval[string](t, ctx, `(document.querySelector('#rows .row.tkh')||{}).textContent||''`)
+	for _, field := range []string{"tasktool", "taskid", "taskstatus", "taskstatus2", "taskstatus3"} {
+		if want := `<img src=x onerror="window.pwned=(window.pwned||[]).concat(['` + field + `'])`; !strings.Contains(head, want) {
+			t.Errorf("the task's row %q lacks the %s markup, shown as text", head, field)
+		}
+	}
 	// Open everything: each session's tab, each row (a frame or a
 	// stream's opening or end), and each link in the detail pane.
 	opened := eval[float64](t, ctx, `(async () => {
@@ -211,7 +229,7 @@ func TestHTML_BrowserHostile(t *testing.T) {
 			if (tabs.length) { document.querySelectorAll('#tabs button')[i].click(); await pause(); }
 			for (const row of Array.from(document.querySelectorAll('#rows .row'))) {
 				row.click(); n++; await pause();
-				for (const a of Array.from(document.querySelectorAll('#detail a[data-st]'))) { a.click(); await pause(); }
+				for (const a of Array.from(document.querySelectorAll('#detail a[data-st], #detail a[data-task]'))) { a.click(); await pause(); }
 			}
 		}
 		await new Promise(r => setTimeout(r, 500));

@@ -116,7 +116,26 @@ type sessionData struct {
 	SessionJSON              // the session as ls and show --format json write it
 	Duration    int64        `json:"durationUs,omitempty"` // -1 while open
 	Streams     []streamData `json:"streams"`
+	Tasks       []taskData   `json:"tasks,omitempty"`
 	Frames      []frameData  `json:"frames"`
+}
+
+// taskData is a task (see tasks.go): the page draws a row where it
+// begins, which folds its frames away, and one where it ends.
+type taskData struct {
+	Label    string   `json:"label"`
+	ID       string   `json:"id"`
+	Runner   string   `json:"runner"`
+	What     string   `json:"what"`
+	Create   int64    `json:"create"`  // seq of the request that created it
+	Created  int64    `json:"created"` // seq of its CreateTaskResult
+	Result   int64    `json:"result,omitempty"`
+	Last     int64    `json:"last"`
+	States   []string `json:"states"`
+	Polls    int      `json:"polls"`
+	Notified int      `json:"notified"`
+	Opened   int64    `json:"opened"` // µs
+	Closed   int64    `json:"closed"` // µs
 }
 
 type streamData struct {
@@ -163,6 +182,10 @@ type frameData struct {
 	Cancelled int64   `json:"cxd,omitempty"` // seq of the cancellation of this request
 	// AfterCancel is the seq of the cancellation this frame came after.
 	AfterCancel int64 `json:"acx,omitempty"`
+	// Task is the task the frame belongs to (an index into the session's
+	// tasks, plus one), TaskRole what it does for it.
+	Task     int    `json:"tk,omitempty"`
+	TaskRole string `json:"tr,omitempty"`
 }
 
 func sessionOf(r *store.Recording) sessionData {
@@ -203,6 +226,11 @@ func sessionOf(r *store.Recording) sessionData {
 	}
 	links := causal.Link(r)
 	named := names(r.Frames, links)
+	for _, t := range tasksOf(r, links, named) {
+		sd.Tasks = append(sd.Tasks, taskData{Label: t.Label, ID: t.ID, Runner: t.Runner, What: t.What, Create: t.Create,
+			Created: t.Created, Result: t.Result, Last: t.Last, States: t.States, Polls: t.Polls, Notified: t.Notified,
+			Opened: t.Opened.Microseconds(), Closed: t.Closed.Microseconds()})
+	}
 	for i := range r.Frames {
 		f := &r.Frames[i]
 		fd := frameData{Seq: f.Seq, Stream: -1, Offset: f.Offset.Microseconds(), Kind: Kind(f, kinds[f.StreamID]),
@@ -242,6 +270,9 @@ func sessionOf(r *store.Recording) sessionData {
 		}
 		fd.Progress, fd.Cancels, fd.Cancelled = links.Progress[f.Seq], links.Cancel[f.Seq], links.Cancelled[f.Seq]
 		fd.AfterCancel = links.AfterCancel[f.Seq]
+		if of, ok := links.Task[f.Seq]; ok {
+			fd.Task, fd.TaskRole = of.Task+1, of.Role.String()
+		}
 		sd.Frames = append(sd.Frames, fd)
 	}
 	return sd

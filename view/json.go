@@ -67,14 +67,35 @@ type FrameJSON struct {
 	Cancels     int64           `json:"cancels,omitempty"`
 	CancelledBy int64           `json:"cancelled_by,omitempty"`
 	AfterCancel int64           `json:"after_cancel,omitempty"` // the seq of the cancellation this frame came after
+	Task        string          `json:"task,omitempty"`         // the task it belongs to, as tasks labels it: "task#1"
+	TaskRole    string          `json:"task_role,omitempty"`    // what it does for it: create, created, poll, status, result, cancel, related
 	Flags       []string        `json:"flags,omitempty"`
 	Payload     json.RawMessage `json:"payload,omitempty"` // with Options.Payload: the JSON, or the text as a string
+}
+
+// TaskJSON is a task (revision 2025-11-25) in show --format json: the
+// frames of a task name it by its label.
+type TaskJSON struct {
+	Label      string   `json:"label"` // as show names it: "task#1"
+	ID         string   `json:"id"`
+	Runner     string   `json:"runner"`      // the side that runs it: server or client
+	What       string   `json:"created_by"`  // the method that created it, and the tool it names
+	CreateSeq  int64    `json:"create_seq"`  // the request with params.task
+	CreatedSeq int64    `json:"created_seq"` // its CreateTaskResult
+	ResultSeq  int64    `json:"result_seq,omitempty"`
+	LastSeq    int64    `json:"last_seq"`
+	States     []string `json:"states"` // the distinct statuses it was seen in, in order
+	Polls      int      `json:"polls"`
+	Notified   int      `json:"status_notifications"`
+	OpenedMS   float64  `json:"opened_ms"`
+	ClosedMS   float64  `json:"closed_ms"`
 }
 
 // TimelineJSON is what show --format json writes.
 type TimelineJSON struct {
 	Session SessionJSON  `json:"session"`
 	Streams []StreamJSON `json:"streams"`
+	Tasks   []TaskJSON   `json:"tasks,omitempty"`
 	Frames  []FrameJSON  `json:"frames"`
 }
 
@@ -109,7 +130,17 @@ func WriteJSON(w io.Writer, r *store.Recording, o Options) error {
 	links := causal.Link(r)
 	labels := labelsOf(r.Streams)
 	named := names(r.Frames, links)
+	tasks := tasksOf(r, links, named)
 	t := TimelineJSON{Session: SessionOf(r.Session), Streams: []StreamJSON{}, Frames: []FrameJSON{}}
+	task := pickTask(tasks, o.Task)
+	for i, k := range tasks {
+		if o.Task != "" && task != i+1 {
+			continue
+		}
+		t.Tasks = append(t.Tasks, TaskJSON{Label: k.Label, ID: k.ID, Runner: k.Runner, What: k.What, CreateSeq: k.Create,
+			CreatedSeq: k.Created, ResultSeq: k.Result, LastSeq: k.Last, States: k.States, Polls: k.Polls, Notified: k.Notified,
+			OpenedMS: ms(k.Opened), ClosedMS: ms(k.Closed)})
+	}
 	index := map[int64]int{}
 	for i, st := range r.Streams {
 		index[st.ID] = i
@@ -127,7 +158,7 @@ func WriteJSON(w io.Writer, r *store.Recording, o Options) error {
 	for i := range r.Frames {
 		bySeq[r.Frames[i].Seq] = &r.Frames[i]
 	}
-	for _, rw := range timeline(r, links, o) {
+	for _, rw := range timeline(r, links, tasks, o) {
 		f := rw.frame
 		if f == nil {
 			continue
@@ -146,6 +177,9 @@ func WriteJSON(w io.Writer, r *store.Recording, o Options) error {
 		}
 		fj.ProgressOf, fj.Cancels, fj.CancelledBy = links.Progress[f.Seq], links.Cancel[f.Seq], links.Cancelled[f.Seq]
 		fj.AfterCancel = links.AfterCancel[f.Seq]
+		if of, ok := links.Task[f.Seq]; ok {
+			fj.Task, fj.TaskRole = taskLabel(of.Task), of.Role.String()
+		}
 		fj.Flags = flags(f, kind)
 		if o.Payload {
 			if d := f.Data; len(d) > 0 && json.Valid(d) {

@@ -30,6 +30,10 @@ type Options struct {
 	Stream string
 	// Dir keeps one direction; DirectionUnknown keeps both.
 	Dir store.Direction
+	// Task keeps one task's frames and the lines where it begins and
+	// ends: the task as show names it ("task#2"), its number ("2") or
+	// its taskId.
+	Task string
 	// Payload prints each frame's JSON, pretty-printed, below its row (the
 	// raw text when it is not JSON).
 	Payload bool
@@ -51,17 +55,20 @@ const (
 )
 
 // row is one line of the timeline: a frame, a stream opening or a
-// stream ending.
+// stream ending, or where a task begins or ends.
 type row struct {
 	frame  *store.Frame
-	stream int // index into the streams; -1 for a frame on none
+	stream int // index into the streams; -1 for a frame on none and a task's line
 	end    bool
+	task   int // for a task's line, the task's index + 1; 0 otherwise
 }
 
 // timeline orders the frames of r with a line where each stream opens
 // (before its first frame, at its offset) and where it ends (after its
-// last frame, at its offset), and applies o's filters.
-func timeline(r *store.Recording, links causal.Links, o Options) []row {
+// last frame, at its offset), a line where each of tasks begins (before
+// the request that created it) and ends (after its last frame), and
+// applies o's filters.
+func timeline(r *store.Recording, links causal.Links, tasks []taskInfo, o Options) []row {
 	index := map[int64]int{}
 	for i, st := range r.Streams {
 		index[st.ID] = i
@@ -122,16 +129,75 @@ func timeline(r *store.Recording, links causal.Links, o Options) []row {
 	for ; ei < len(ends); ei++ {
 		rows = append(rows, row{stream: ends[ei], end: true})
 	}
-	return filter(rows, r, links, o)
+	return filter(withTasks(rows, tasks), r, links, tasks, o)
 }
 
-func filter(rows []row, r *store.Recording, links causal.Links, o Options) []row {
-	if o.Method == "" && o.Stream == "" && o.Dir == store.DirectionUnknown {
+// withTasks adds to rows the line where each of tasks begins, before the
+// request that created it, and where it ends, after its last frame.
+func withTasks(rows []row, tasks []taskInfo) []row {
+	if len(tasks) == 0 {
+		return rows
+	}
+	begins, ends := map[int64][]int{}, map[int64][]int{}
+	for i, t := range tasks {
+		begins[t.Create] = append(begins[t.Create], i+1)
+		ends[t.Last] = append(ends[t.Last], i+1)
+	}
+	out := make([]row, 0, len(rows)+2*len(tasks))
+	for _, rw := range rows {
+		if rw.frame == nil {
+			out = append(out, rw)
+			continue
+		}
+		for _, t := range begins[rw.frame.Seq] {
+			out = append(out, row{stream: -1, task: t})
+		}
+		out = append(out, rw)
+		for _, t := range ends[rw.frame.Seq] {
+			out = append(out, row{stream: -1, task: t, end: true})
+		}
+	}
+	return out
+}
+
+// pickTask returns the index + 1 of the task o.Task names, 0 if none
+// does.
+func pickTask(tasks []taskInfo, name string) int {
+	for i, t := range tasks {
+		if name == t.Label || name == strconv.Itoa(i+1) || name == t.ID {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// inTask reports whether rw is a frame of the task of index task-1 or
+// one of its lines.
+func inTask(rw row, links causal.Links, task int) bool {
+	if rw.frame == nil {
+		return task != 0 && rw.task == task
+	}
+	of, ok := links.Task[rw.frame.Seq]
+	return ok && of.Task+1 == task
+}
+
+func filter(rows []row, r *store.Recording, links causal.Links, tasks []taskInfo, o Options) []row {
+	if o.Method == "" && o.Stream == "" && o.Dir == store.DirectionUnknown && o.Task == "" {
 		return rows
 	}
 	labels := labelsOf(r.Streams)
+	task := pickTask(tasks, o.Task)
 	var out []row
 	for _, rw := range rows {
+		if o.Task != "" && !inTask(rw, links, task) {
+			continue
+		}
+		if rw.task != 0 {
+			if o.Method == "" && o.Stream == "" && o.Dir == store.DirectionUnknown {
+				out = append(out, rw)
+			}
+			continue
+		}
 		if o.Stream != "" {
 			if rw.stream < 0 {
 				continue
@@ -184,13 +250,16 @@ func WriteText(w io.Writer, r *store.Recording, o Options) error {
 	links := causal.Link(r)
 	labels := labelsOf(r.Streams)
 	named := names(r.Frames, links)
+	tasks := tasksOf(r, links, named)
 	bySeq := map[int64]*store.Frame{}
 	for i := range r.Frames {
 		bySeq[r.Frames[i].Seq] = &r.Frames[i]
 	}
-	for _, rw := range timeline(r, links, o) {
+	for _, rw := range timeline(r, links, tasks, o) {
 		var line string
 		switch {
+		case rw.task != 0:
+			line = taskLine(&tasks[rw.task-1], rw.end, c)
 		case rw.frame == nil && !rw.end:
 			line = openLine(r, rw.stream, labels, c)
 		case rw.frame == nil:
@@ -309,6 +378,9 @@ func frameLine(r *store.Recording, rw row, labels []string, links causal.Links, 
 		kindColor = c.dim
 	}
 	fl := flags(f, kind)
+	if m := taskMember(links, f.Seq); m != "" {
+		fl = append([]string{m}, fl...) // first, never cut
+	}
 	if q, ok := links.Cancelled[f.Seq]; ok {
 		fl = append(fl, "cancelled-by=#"+strconv.FormatInt(q, 10))
 	}

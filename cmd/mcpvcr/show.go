@@ -24,17 +24,23 @@ func showCommand(e *env) *cli.Command {
 			"--max-frame, stored cut, cancelled-by=#N on a cancelled request, after-cancel=#N on what\n" +
 			"the server sent for it after that cancellation). A line where each stream opens (HTTP method,\n" +
 			"status, path, content type, Last-Event-ID) and where it ends (complete, server-closed,\n" +
-			"client-aborted, upstream-error). FLAGS are cut at 60 characters (--payload prints a frame whole).\n" +
+			"client-aborted, upstream-error). A task (revision 2025-11-25) is grouped the same way: a line\n" +
+			"where it begins, before the request that created it (task#N, what created it, which side runs\n" +
+			"it, its id), and one where it ends, after its last frame (the states it went through, its polls,\n" +
+			"status notifications and result); each of its frames is flagged task#N:ROLE (create, created,\n" +
+			"poll, status, result, cancel, related). FLAGS are cut at 60 characters (--payload prints a frame whole).\n" +
 			"Control, bidi and zero-width characters print as escapes (\\u202e). Colour on a terminal, none\n" +
 			"when piped or with NO_COLOR.\n\n" +
 			"   mcpvcr show 3 --method tools/call --payload\n" +
 			"   mcpvcr show 3 --stream post#4 --dir s2c\n" +
+			"   mcpvcr show 3 --task 1\n" +
 			"   mcpvcr show 3 --format json",
 		Flags: []cli.Flag{
 			cassetteFlag(),
 			&cli.StringFlag{Name: "method", Usage: "only frames of `METHOD`: its requests and notifications, and the answers to them"},
 			&cli.StringFlag{Name: "stream", Usage: "only `STREAM`: as show names it (post#4), its number (4) or a kind (stderr)"},
 			&cli.StringFlag{Name: "dir", Usage: "only one `DIRECTION`: c2s (client to server) or s2c"},
+			&cli.StringFlag{Name: "task", Usage: "only the frames of `TASK`: as show names it (task#2), its number (2) or its taskId"},
 			&cli.BoolFlag{Name: "payload", Aliases: []string{"v"}, Usage: "print each frame's JSON, pretty-printed, below its row"},
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "output `FORMAT`: text or json"},
 		},
@@ -48,7 +54,7 @@ func showCommand(e *env) *cli.Command {
 			}
 			id := ids[0]
 			// Colour on a terminal, never with NO_COLOR (https://no-color.org).
-			o := view.Options{Method: c.String("method"), Stream: c.String("stream"), Payload: c.Bool("payload"),
+			o := view.Options{Method: c.String("method"), Stream: c.String("stream"), Task: c.String("task"), Payload: c.Bool("payload"),
 				Color: os.Getenv("NO_COLOR") == "" && view.IsTerminal(e.stdout)}
 			switch c.String("dir") {
 			case "":

@@ -1,8 +1,9 @@
 // Package causal is the one model of a recorded session's order: which
 // message answers which request, which progress notification and which
 // cancellation belong to which request, which client request owns what
-// the server sends, and, for each client frame, what the recorded client
-// had completed before it sent the frame and what was still in flight.
+// the server sends, which messages belong to which task (tasks.go), and,
+// for each client frame, what the recorded client had completed before
+// it sent the frame and what was still in flight.
 //
 // Every package that pairs a session's frames reads it (the replayer's
 // release order, verify's plan, the comparison in diff, and through Link
@@ -57,6 +58,11 @@ type Msg struct {
 	// stays open for good, so it owns only what names its subscription.
 	// None if no client request was in flight.
 	Owner int
+	// Task is the task (an index into Model.Tasks) the message belongs
+	// to, None if it belongs to none; TaskRole says what it does for it
+	// (see tasks.go).
+	Task     int
+	TaskRole TaskRole
 }
 
 // Send is one client frame that carries messages, in seq order.
@@ -93,6 +99,9 @@ func (m *Model) Responses(s Send) bool {
 type Model struct {
 	Msgs  []Msg
 	Sends []Send
+	// Tasks are the session's tasks (revision 2025-11-25), in the order
+	// their CreateTaskResults came.
+	Tasks []Task
 	// streams maps stream ids to the recording's streams.
 	streams map[int64]*store.Stream
 }
@@ -156,7 +165,7 @@ func Pair(rec *store.Recording) *Model {
 		}
 		for j, jm := range msgs {
 			i := len(m.Msgs)
-			x := Msg{Frame: f, Member: None, M: jm, Send: send, Answers: None, Answer: None, Progress: None, Cancels: None, Cancelled: None, Owner: None}
+			x := Msg{Frame: f, Member: None, M: jm, Send: send, Answers: None, Answer: None, Progress: None, Cancels: None, Cancelled: None, Owner: None, Task: None}
 			if batch {
 				x.Member = j
 			}
@@ -219,6 +228,7 @@ func Pair(rec *store.Recording) *Model {
 			}
 		}
 	}
+	m.tasks()
 	return m
 }
 

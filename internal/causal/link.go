@@ -25,6 +25,18 @@ type Links struct {
 	// AfterCancel maps a frame sent for a request after its cancellation
 	// (progress, a late answer) to the seq of the cancellation.
 	AfterCancel map[int64]int64
+	// Tasks are the session's tasks (revision 2025-11-25), in the order
+	// they were created, and Task maps the seq of each frame of a task to
+	// the task and what the frame does for it. Both are nil when the
+	// session has no task.
+	Tasks []TaskLink
+	Task  map[int64]TaskOf
+}
+
+// TaskOf is the task a frame belongs to and what it does for it.
+type TaskOf struct {
+	Task int // an index into Links.Tasks
+	Role TaskRole
 }
 
 // Link returns the Links of rec's frames, read from its Model (see Pair):
@@ -67,6 +79,14 @@ func (m *Model) Links() Links {
 		}
 		if x.Cancelled != None {
 			l.Cancelled[seq] = m.Msgs[x.Cancelled].Frame.Seq
+		}
+	}
+	if len(m.Tasks) > 0 {
+		l.Tasks, l.Task = m.taskLinks(), map[int64]TaskOf{}
+		for _, x := range m.Msgs {
+			if _, done := l.Task[x.Frame.Seq]; !done && x.Task != None {
+				l.Task[x.Frame.Seq] = TaskOf{Task: x.Task, Role: x.TaskRole}
+			}
 		}
 	}
 	for _, of := range []map[int64]int64{l.Progress, l.Request} {

@@ -10,11 +10,27 @@
 // Transcript, and serverExit over stdio. With $ALT=1 it answers sampling
 // and elicitation otherwise. The transport's reconnection options are the
 // SDK's defaults, as a user's would be.
+//
+// Tasks (package matrix's tasks_test.go): a call step with task "poll"
+// calls the tool as a task (params.task) and polls tasks/get every
+// `every` ms until the task ends; with task "notify" it never polls and
+// waits for notifications/tasks/status instead; then it fetches
+// tasks/result. Its entry's result is {states, result}: the distinct
+// states it saw the task in, from its CreateTaskResult on, and the
+// task's result. A step with clientTasks makes the client one that runs
+// tasks: it declares tasks.requests for elicitation and sampling, and
+// runs one the server asks for as a task, completed after 1.5 s: between
+// server-everything's polls, a second apart, so that a replayed server's
+// poll finds the live task as the recorded one did.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { InMemoryTaskStore } from "@modelcontextprotocol/sdk/experimental/tasks/stores/in-memory.js";
 import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  TaskStatusNotificationSchema,
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
@@ -38,9 +54,12 @@ if (mode === "stdio") {
 } else {
   transport = new StreamableHTTPClientTransport(new URL(target));
 }
+const clientTasks = plan.some((s) => s.clientTasks);
+const capabilities = { sampling: {}, elicitation: {}, roots: { listChanged: true } };
+if (clientTasks) capabilities.tasks = { list: {}, cancel: {}, requests: { elicitation: { create: {} }, sampling: { createMessage: {} } } };
 const client = new Client(
   { name: process.env.CLIENT_NAME || "matrix-ts", version: "1.0.0" },
-  { capabilities: { sampling: {}, elicitation: {}, roots: { listChanged: true } } },
+  { capabilities, ...(clientTasks ? { taskStore: new InMemoryTaskStore() } : {}) },
 );
 
 const progress = new Map(); // token → values, in arrival order
@@ -86,12 +105,27 @@ client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
   notes.push({ method: "notifications/tools/list_changed" });
   bump();
 });
-client.setRequestHandler(CreateMessageRequestSchema, (req) => {
+const taskStatus = new Map(); // taskId → statuses notified, in arrival order
+client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+  const list = taskStatus.get(n.params.taskId) || [];
+  list.push(n.params.status);
+  taskStatus.set(n.params.taskId, list);
+  bump();
+});
+// asTask answers a request the server asked to be run as a task with the
+// task, completed with answer 1.5 s later; others with answer.
+const asTask = (answer) => async (req, extra) => {
+  if (!req.params.task || !extra.taskStore) return answer;
+  const task = await extra.taskStore.createTask({ ttl: req.params.task.ttl, pollInterval: 500 });
+  setTimeout(() => { extra.taskStore.storeTaskResult(task.taskId, "completed", answer).catch(() => {}); }, 1500);
+  return { task };
+};
+client.setRequestHandler(CreateMessageRequestSchema, (req, extra) => {
   let prompt = "";
   for (const m of req.params.messages) if (m.role === "user" && m.content.type === "text") prompt = m.content.text;
-  return { role: "assistant", model: "matrix-model", content: { type: "text", text: (alt ? "otherwise: " : "sampled: ") + prompt }, stopReason: "endTurn" };
+  return asTask({ role: "assistant", model: "matrix-model", content: { type: "text", text: (alt ? "otherwise: " : "sampled: ") + prompt }, stopReason: "endTurn" })(req, extra);
 });
-client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { name: alt ? "someone-else" : "matrix-user" } }));
+client.setRequestHandler(ElicitRequestSchema, (req, extra) => asTask({ action: "accept", content: { name: alt ? "someone-else" : "matrix-user" } })(req, extra));
 client.setRequestHandler(ListRootsRequestSchema, () => ({
   roots: alt
     ? [{ uri: "file:///matrix/gamma", name: "gamma" }]
@@ -100,6 +134,34 @@ client.setRequestHandler(ListRootsRequestSchema, () => ({
 
 const out = { steps: [] };
 const opts = { timeout: 20000 };
+const terminal = (s) => s === "completed" || s === "failed" || s === "cancelled";
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+// runTask runs step s as a task (see the top of this file).
+async function runTask(s) {
+  const created = await client.request({
+    method: "tools/call", params: { name: s.tool, arguments: s.args || {}, task: { ttl: 300000 } },
+  }, CreateTaskResultSchema, opts);
+  const id = created.task.taskId;
+  const states = [created.task.status];
+  const saw = (st) => { if (states[states.length - 1] !== st) states.push(st); };
+  if (s.task === "notify") {
+    const notified = () => taskStatus.get(id) || [];
+    const deadline = Date.now() + 20000;
+    while (!notified().some(terminal) && Date.now() < deadline) {
+      let timer;
+      await new Promise((resolve) => { changed = resolve; timer = setTimeout(resolve, deadline - Date.now()); });
+      clearTimeout(timer);
+    }
+    notified().forEach(saw);
+  } else {
+    while (!terminal(states[states.length - 1])) {
+      await sleep(s.every || 500);
+      saw((await client.experimental.tasks.getTask(id, opts)).status);
+    }
+  }
+  const result = await client.experimental.tasks.getTaskResult(id, CallToolResultSchema, opts);
+  return { states, result };
+}
 const errorText = (e) => (e && e.code !== undefined ? e.code + " " + e.message : String(e && e.message));
 try {
   await client.connect(transport, opts);
@@ -115,7 +177,7 @@ try {
         const ac = new AbortController();
         if (s.cancelAt) cancels.set(token, { at: s.cancelAt, abort: () => ac.abort("matrix: cancel at progress " + s.cancelAt) });
         try {
-          e.result = await client.callTool(params, undefined, { ...opts, signal: ac.signal });
+          e.result = s.task ? await runTask(s) : await client.callTool(params, undefined, { ...opts, signal: ac.signal });
         } catch (err) {
           if (!ac.signal.aborted) throw err;
           e.error = "cancelled";

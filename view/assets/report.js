@@ -9,7 +9,7 @@
   var $ = function (id) { return document.getElementById(id); };
   var list = $('list'), spacer = $('spacer'), rowsEl = $('rows'), detail = $('detail');
   var S, cur = 0;          // the session shown, and its index
-  var rows = [];           // every row: {t:'f'|'o'|'e', f, st, i}
+  var rows = [];           // every row: {t:'f'|'o'|'e'|'k'|'ke', f, st, k, i}
   var view = [];           // the rows the filters let through
   var bySeq = {};          // seq -> row
   var lanes = 0, laneOf = []; // lane per stream (rows), how many
@@ -17,6 +17,7 @@
   var sel = null, shown = [-1, -1];
   var diffAt = {};         // seq -> [diff request] for the session shown
   var progress = {};       // request seq -> progress seqs
+  var folded = {};         // task index + 1 -> its frames folded away
   var chaosAt = {}, chaosSt = {}; // seq, stream -> [index of a chaos fault] for the session shown
 
   // Every string of the data (which a stranger's cassette may have filled)
@@ -65,11 +66,20 @@
         return;
       }
     }
+    // A task (S.tasks) begins with a row before the request that created
+    // it and ends with one after its last frame.
+    var tBegin = {}, tEnd = {};
+    (S.tasks || []).forEach(function (t, k) {
+      (tBegin[t.create] = tBegin[t.create] || []).push(k + 1);
+      (tEnd[t.last] = tEnd[t.last] || []).push(k + 1);
+    });
     fs.forEach(function (f) {
       until(f.o, f.s);
       if (f.t >= 0 && !opened[f.t]) { opened[f.t] = 1; push({t: 'o', st: f.t}); }
+      (tBegin[f.s] || []).forEach(function (k) { push({t: 'k', k: k, st: -1}); });
       var r = {t: 'f', f: f, st: f.t};
       push(r); bySeq[f.s] = r;
+      (tEnd[f.s] || []).forEach(function (k) { push({t: 'ke', k: k, st: -1}); });
     });
     until(Infinity, Infinity);
     for (; ei < ends.length; ei++) push({t: 'e', st: ends[ei]});
@@ -108,9 +118,12 @@
   function apply() {
     var F = filters(), any = F.q || F.m || F.d;
     view = rows.filter(function (r) {
+      if (r.t === 'k') return !any && F.s === '';
+      if (r.t === 'ke') return !any && F.s === '' && !folded[r.k];
       if (F.s !== '' && r.st !== +F.s) return false;
       if (r.t !== 'f') return !any;
       var f = r.f;
+      if (f.tk && folded[f.tk] && !any && F.s === '') return false;
       if (F.m && f.m !== F.m) return false;
       if (F.d !== '' && f.d !== +F.d) return false;
       if (F.q) {
@@ -195,8 +208,22 @@
     } else if (st.lastEventId) s += ' · Last-Event-ID ' + st.lastEventId;
     return s;
   }
+  function taskStates(t) { return t.states.length ? t.states.join(' → ') : 'no state seen'; }
+  function taskRow(r, top) {
+    var t = S.tasks[r.k - 1];
+    if (r.t === 'k') {
+      return '<div class="row tkh' + (folded[r.k] ? ' folded' : '') + '" data-task="' + r.k + '" ' + top + ' title="click to fold or unfold the task\'s frames">' +
+        '<span class="c-seq"></span><span class="c-off">' + secs(t.opened) + '</span>' + gutter() + '<span class="c-dir">' + (folded[r.k] ? '▸' : '▾') + '</span>' +
+        '<span class="c-st">' + esc(t.label) + '</span><span class="c-wide"><b>task</b> ' + esc(t.what) + ' · ' + esc(t.runner) + ' runs it · ' +
+        '<span class="tks">' + esc(taskStates(t)) + '</span> · ' + t.polls + ' polls · ' + t.notified + ' status' + (t.result ? ' · result #' + t.result : '') +
+        ' · ' + dur(t.closed - t.opened) + ' · id ' + esc(t.id) + '</span></div>';
+    }
+    return '<div class="row tke" data-task="' + r.k + '" ' + top + '><span class="c-seq"></span><span class="c-off">' + secs(t.closed) + '</span>' + gutter() +
+      '<span class="c-dir">└</span><span class="c-st">' + esc(t.label) + '</span><span class="c-wide">end · <span class="tks">' + esc(taskStates(t)) + '</span></span></div>';
+  }
   function rowHTML(r, i) {
     var top = 'data-top="' + (i * ROW) + '"';
+    if (r.t === 'k' || r.t === 'ke') return taskRow(r, top);
     var st = r.st >= 0 ? S.streams[r.st] : null;
     if (r.t === 'o') {
       return '<div class="row o' + chaosClass(chaosSt[r.st]) + '" data-st="' + r.st + '" ' + top + '><span class="c-seq"></span><span class="c-off">' + secs(st.opened) + '</span>' +
@@ -212,6 +239,7 @@
     else if (f.req) x = '← #' + f.req + ' · ' + dur(f.dur);
     else if (f.pr) x = 'progress of #' + f.pr;
     else if (f.cx) x = 'cancels #' + f.cx;
+    if (f.tk) fl += '<span class="fl tkf">' + esc(S.tasks[f.tk - 1].label + ' ' + f.tr) + '</span>';
     if (f.n) fl += '<span class="fl">batch(' + f.n + ')</span>';
     if (f.x) fl += '<span class="fl bad">malformed</span>';
     if (f.cxd) fl += '<span class="fl cx">cancelled by #' + f.cxd + '</span>';
@@ -221,7 +249,7 @@
     if (f.rt !== undefined) fl += '<span class="fl">retry=' + f.rt + '</span>';
     if (progress[f.s]) fl += '<span class="fl">' + progress[f.s].length + ' progress</span>';
     if (diffAt[f.s]) fl += '<span class="fl cx">Δ ' + esc(diffAt[f.s][0].status) + '</span>';
-    var cls = 'row f k-' + kindClass(f.k) + ' d' + f.d + (sel === f.s ? ' sel' : '') + (diffAt[f.s] ? ' dif' : '') + chaosClass(chaosAt[f.s]);
+    var cls = 'row f k-' + kindClass(f.k) + ' d' + f.d + (f.tk ? ' tk' : '') + (sel === f.s ? ' sel' : '') + (diffAt[f.s] ? ' dif' : '') + chaosClass(chaosAt[f.s]);
     fl = chaosFlags(chaosAt[f.s]) + fl;
     return '<div class="' + cls + '" data-seq="' + f.s + '" data-method="' + esc(f.m || '') + '" ' + top + '><span class="c-seq">' + f.s + '</span><span class="c-off">' + secs(f.o) + '</span>' +
       gutter() + '<span class="c-dir" title="' + (f.d ? 'server → client' : 'client → server') + '">' + (f.d ? '←' : '→') + '</span><span class="c-st">' + esc(st ? st.label : '') +
@@ -311,6 +339,19 @@
       (st.resumes ? '<dt>resumes</dt><dd>' + esc(S.streams[st.resumes - 1].label) + (st.resumeAfter ? ' after ' + link(st.resumeAfter) : '') + ' (Last-Event-ID ' + esc(st.lastEventId) + ')</dd>' : '') +
       '</dl>' + chaosDetail(chaosSt[k]) + headers('request headers', st.reqH) + headers('response headers', st.respH);
   }
+  function showTask(k) {
+    var t = S.tasks[k - 1], by = {};
+    S.frames.forEach(function (f) { if (f.tk === k) (by[f.tr] = by[f.tr] || []).push(f.s); });
+    var h = '<h2>' + esc(t.label) + ' <span class="pill">task</span> ' + esc(t.what) + '</h2><dl>' +
+      '<dt>task id</dt><dd>' + esc(t.id) + '</dd><dt>runs on</dt><dd>' + esc(t.runner) + '</dd>' +
+      '<dt>states</dt><dd>' + esc(taskStates(t)) + '</dd>' +
+      '<dt>created</dt><dd>' + link(t.create) + ' at ' + secs(t.opened) + ', answered by ' + link(t.created) + '</dd>' +
+      '<dt>last frame</dt><dd>' + link(t.last) + ' at ' + secs(t.closed) + ' (' + dur(t.closed - t.opened) + ' after the creation)</dd>';
+    ['poll', 'status', 'result', 'cancel', 'related'].forEach(function (role) {
+      if (by[role]) h += '<dt>' + role + '</dt><dd>' + by[role].map(function (s) { return link(s); }).join(' ') + '</dd>';
+    });
+    detail.innerHTML = h + '</dl>';
+  }
   function showFrame(f) {
     var st = f.t >= 0 ? S.streams[f.t] : null, raw = rawText(f);
     var h = '<h2><a class="perma" href="#' + anchor(f.s) + '" title="a link to this frame, to cite">#' + f.s + '</a> <span class="pill ' + (f.d ? 'd1' : 'd0') + '">' + (f.d ? 'server → client' : 'client → server') + '</span> ' +
@@ -325,6 +366,7 @@
     if (f.cx) h += '<dt>cancels</dt><dd>' + link(f.cx) + '</dd>';
     if (f.cxd) h += '<dt>cancelled by</dt><dd>' + link(f.cxd) + '</dd>';
     if (f.acx) h += '<dt>sent after the cancellation</dt><dd>' + link(f.acx) + '</dd>';
+    if (f.tk) h += '<dt>task</dt><dd><a data-task="' + f.tk + '">' + esc(S.tasks[f.tk - 1].label) + '</a> · ' + esc(f.tr) + '</dd>';
     if (f.eid !== undefined) h += '<dt>SSE id</dt><dd>' + esc(f.eid) + '</dd>';
     if (f.ev) h += '<dt>SSE event</dt><dd>' + esc(f.ev) + '</dd>';
     if (f.rt !== undefined) h += '<dt>SSE retry</dt><dd>' + f.rt + ' ms</dd>';
@@ -346,6 +388,7 @@
     if (!r) return;
     sel = seq;
     var vi = view.indexOf(r);
+    if (vi < 0 && r.f.tk && folded[r.f.tk]) { folded[r.f.tk] = false; apply(); vi = view.indexOf(r); } // unfold its task
     if (vi < 0) { $('q').value = ''; $('method').value = ''; $('dir').value = ''; $('stream').value = ''; apply(); vi = view.indexOf(r); }
     if (scroll) {
       var y = vi * ROW, top = list.scrollTop, h = list.clientHeight - ROW * 2;
@@ -371,12 +414,19 @@
     var el = e.target.closest('.row');
     if (!el) return;
     if (el.dataset.seq) select(+el.dataset.seq, false);
+    else if (el.dataset.task && el.classList.contains('tkh')) { // fold or unfold the task's frames
+      var k = +el.dataset.task;
+      folded[k] = !folded[k];
+      apply();
+      showTask(k);
+    } else if (el.dataset.task) showTask(+el.dataset.task);
     else if (el.dataset.st) showStream(+el.dataset.st);
   });
   detail.addEventListener('click', function (e) {
     var a = e.target.closest('a');
     if (!a) return;
     if (a.dataset.go) select(+a.dataset.go, true);
+    else if (a.dataset.task) showTask(+a.dataset.task);
     else if (a.dataset.st !== undefined && +a.dataset.st >= 0) showStream(+a.dataset.st);
   });
   document.addEventListener('keydown', function (e) {
@@ -596,7 +646,7 @@
     };
   }
   function show(i) {
-    cur = i; S = D.sessions[i]; sel = null;
+    cur = i; S = D.sessions[i]; sel = null; folded = {};
     var tabs = $('tabs');
     tabs.innerHTML = D.sessions.length < 2 ? '' : D.sessions.map(function (s, k) {
       return '<button data-i="' + k + '" class="' + (k === i ? 'on' : '') + (chaosFails(s.id) ? ' v-fail' : '') + '">session ' + esc(s.id) + (s.name ? ' · ' + esc(s.name) : '') + '</button>';
