@@ -109,14 +109,8 @@ func (s *Server) http() *httpState {
 // and answers a GET with Last-Event-ID with the rest of that stream.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.track()()
-	var body []byte
-	if r.Body != nil {
-		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
-			return
-		}
-	}
-	if s.serveExchange(w, r, body) {
+	body, ok := readBody(r)
+	if !ok || s.serveExchange(w, r, body) {
 		return // OAuth metadata, registration, token, authorization (auth.go)
 	}
 	w = &authwire.ChallengeWriter{ResponseWriter: w, Origin: "http://" + r.Host}
@@ -124,18 +118,79 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.Hook != nil {
 		s.actHTTP(r, Point{Where: AtArrive, Session: s.named(r), Body: body})
 	}
-	switch {
-	case s.servePooled(w, r, live, body):
-		// 2026-07-28: an exchange of its own (pool.go)
-	case s.answerLegacyDiscover(w, r, live):
-		// a dual-era client's probe: it falls back to initialize
-	case s.door(w, r, live):
-		// a recorded refusal of its shape, or an answer of replay's own
-	case foreign(r) != "":
-		writeJSONError(w, http.StatusForbidden, nil, -32600, foreign(r))
+	switch rt := s.route(r, live); rt.kind {
+	case toPool:
+		s.servePooled(w, r, live, body, rt.x, rt.exact)
+	case toDiscover:
+		s.answerLegacyDiscover(w, live)
+	case toRefusal:
+		s.answerRefusal(w, r, live, rt.refusals)
+	case toInvented:
+		s.invent(w, r, live, rt.door, rt.shapes)
+	case toForeign:
+		writeJSONError(w, http.StatusForbidden, nil, -32600, rt.why)
 	default:
-		s.serveSession(w, r, live, body) // a frame of a conversation
+		s.serveSession(w, r, live, body)
 	}
+}
+
+// readBody reads r's body; it reports false when reading failed.
+func readBody(r *http.Request) ([]byte, bool) {
+	if r.Body == nil {
+		return nil, true
+	}
+	body, err := io.ReadAll(r.Body)
+	return body, err == nil
+}
+
+// routeKind is what a request is, as route decides.
+type routeKind int
+
+const (
+	toSession  routeKind = iota // a frame of a conversation
+	toPool                      // a 2026-07-28 exchange of its own (pool.go)
+	toDiscover                  // a dual-era client's probe no recording holds
+	toRefusal                   // a shape the server refused (door.go)
+	toInvented                  // a shape no recorded request has (door.go)
+	toForeign                   // a foreign Origin or Host
+)
+
+// routed is what route decided about a request, with what its answer
+// needs.
+type routed struct {
+	kind     routeKind
+	x        *poolEntry  // toPool: the exchange
+	exact    bool        // toPool: x has the request's very shape
+	refusals []doorShape // toRefusal: the recorded refusals of its shape
+	door     doorShape   // toInvented: its shape
+	shapes   []doorShape // toInvented: every recorded shape
+	why      string      // toForeign: why it is refused
+}
+
+// route decides what r, carrying live, is: a 2026-07-28 exchange of its
+// own; a dual-era client's server/discover probe, which falls back to
+// initialize; a request of a recorded refusal's shape, or of a shape no
+// recorded request has (answered by replay itself); a request from a
+// foreign Origin or naming a foreign Host (DNS rebinding protection); or
+// a frame of a conversation. Origin and Host are checked here, once: a
+// recorded refusal answers only a request of its very shape (a foreign
+// Origin included); any other request must pass the checks a server
+// makes first.
+func (s *Server) route(r *http.Request, live jsonrpc.Message) routed {
+	why := foreign(r)
+	if x, exact := s.pooled(r, live); x != nil && (exact || why == "") {
+		return routed{kind: toPool, x: x, exact: exact}
+	}
+	if s.legacyDiscover(r, live) {
+		return routed{kind: toDiscover}
+	}
+	if rt, ok := s.door(r); ok {
+		return rt
+	}
+	if why != "" {
+		return routed{kind: toForeign, why: why}
+	}
+	return routed{kind: toSession}
 }
 
 // track counts a request begun before Close, for Close to wait for; it
@@ -163,33 +218,33 @@ func foreign(r *http.Request) string {
 	return ""
 }
 
-// servePooled answers r when it is a 2026-07-28 exchange of its own and
-// reports whether it did. A recorded refusal answers only a request of
-// its very shape (a foreign Origin included); any other request must
-// pass the checks a server makes first.
-func (s *Server) servePooled(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, body []byte) bool {
+// pooled returns the 2026-07-28 exchange of its own that answers r, nil
+// when r is none; exact reports that it has r's very shape.
+func (s *Server) pooled(r *http.Request, live jsonrpc.Message) (x *poolEntry, exact bool) {
 	p := s.pool()
 	if p == nil || r.Header.Get("Mcp-Session-Id") != "" || s.boundEndpoint(r) {
-		return false
+		return nil, false
 	}
-	x, exact := p.find(r, live)
-	if x == nil || !exact && foreign(r) != "" {
-		return false
-	}
+	return p.find(r, live)
+}
+
+// servePooled answers r with x, a 2026-07-28 exchange of its own, once a
+// strict server would take it and the hooks let it through.
+func (s *Server) servePooled(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, body []byte, x *poolEntry, exact bool) {
+	p := s.pool()
 	if s.Strict && !exact {
 		if why := strictHTTP(r, live, x.rec, ""); why != "" {
 			p.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
 			writeJSONError(w, http.StatusBadRequest, live.ID, HeaderMismatchCode, "mcpvcr replay (strict): "+why)
-			return true
+			return
 		}
 	}
 	if a := s.actHTTP(r, Point{Where: AtRequest, Pooled: true, Recording: x.rec.Recording, Stream: x.st, StreamNumber: ordinalOf(x.rec, x.st.ID), Body: body}); a.answers() {
 		p.unuse(r, live, exact) // the exchange stays unused, for the client's retry
 		a.write(w)
-		return true
+		return
 	}
 	p.serve(w, r, live, x)
-	return true
 }
 
 // serveSession answers r, a frame of a conversation: it finds or starts
