@@ -256,7 +256,6 @@ func (ls *liveSession) followSSE(rp *reply, pick picker, liveID string, injectab
 				continue
 			case s.self:
 				ls.writeStallAnswer(rp.w, liveID, true)
-				_ = http.NewResponseController(rp.w).Flush()
 				rp.done = true
 				return
 			case s.f == nil:
@@ -284,11 +283,10 @@ func (ls *liveSession) followSSE(rp *reply, pick picker, liveID string, injectab
 // to liveID and this one waits for it, or as the Hook or the recording
 // ends it.
 func (ls *liveSession) endFollowed(rp *reply, s streamStep, liveID string) {
-	if liveID != "" && s.st.End != store.EndComplete && s.st.End != store.EndServerClosed && ls.awaitStall(rp.r, liveID) {
+	if liveID != "" && s.st.End != store.EndComplete && s.st.End != store.EndServerClosed && ls.awaitStall(rp.r, liveID, false) {
 		// The recorded client left before the answer (it cancelled,
 		// say) and this one waits for it.
 		ls.writeStallAnswer(rp.w, liveID, true)
-		_ = http.NewResponseController(rp.w).Flush()
 		return
 	}
 	if liveID != "" && ls.hookEnd(rp.w, rp.r, s.e.rec, s.st, liveID) {
@@ -381,7 +379,7 @@ func (ls *liveSession) translateEventID(id string) string {
 // inject queues an answer of replay's own for the HTTP+SSE stream.
 func (ls *liveSession) inject(msg []byte) {
 	ls.mu.Lock()
-	ls.injected = append(ls.injected, fmt.Appendf(nil, "event: message\ndata: %s\n\n", msg))
+	ls.injected = append(ls.injected, sseMessage(msg))
 	ls.mu.Unlock()
 	ls.publish(nil)
 }

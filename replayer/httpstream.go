@@ -47,10 +47,21 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 }
 
 // hold waits until the client leaves or the server closes.
-func (ls *liveSession) hold(r *http.Request) {
+func (ls *liveSession) hold(r *http.Request) { ls.srv.await(r, nil, nil) }
+
+// await waits until ch fires or deadline passes (either may be nil). It
+// reports false when the client of r left or the server closed first,
+// and late when deadline passed.
+func (s *Server) await(r *http.Request, ch <-chan struct{}, deadline <-chan time.Time) (ok, late bool) {
 	select {
+	case <-ch:
+		return true, false
+	case <-deadline:
+		return true, true
 	case <-r.Context().Done():
-	case <-ls.srv.http().done:
+		return false, false
+	case <-s.http().done:
+		return false, false
 	}
 }
 
@@ -69,14 +80,8 @@ func (ls *liveSession) pause(r *http.Request, d time.Duration) bool {
 	if d <= 0 {
 		return true
 	}
-	select {
-	case <-ls.srv.clock().After(d):
-		return true
-	case <-r.Context().Done():
-		return false
-	case <-ls.srv.http().done:
-		return false
-	}
+	ok, _ := ls.srv.await(r, nil, ls.srv.clock().After(d))
+	return ok
 }
 
 // isReleased reports whether frameBytes would return f's bytes without

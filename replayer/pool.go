@@ -302,25 +302,13 @@ func (p *pool) holdUntil(w http.ResponseWriter, r *http.Request, x *poolEntry, l
 			p.srv.logger().Warn("a request waits: the recorded client left before this exchange ended", "stream", x.st.ID, "wait", p.srv.waitText())
 		}
 	}
-	select {
-	case <-r.Context().Done():
-	case <-p.srv.http().done:
-	case <-wait:
-		if owed {
-			mm := &Mismatch{Live: live.Raw, Closest: x.req, Reason: reason}
-			p.mu.Lock()
-			p.rep.Mismatches = append(p.rep.Mismatches, mm)
-			p.mu.Unlock()
-			p.srv.logger().Warn("answered a stalled request with -32019", "request", mm.Error())
-			if sse {
-				_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", noMatchAnswer(live.ID, mm))
-				_ = http.NewResponseController(w).Flush()
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
-			_, _ = w.Write(noMatchAnswer(live.ID, mm))
-		}
+	if _, late := p.srv.await(r, nil, wait); late && owed {
+		mm := &Mismatch{Live: live.Raw, Closest: x.req, Reason: reason}
+		p.mu.Lock()
+		p.rep.Mismatches = append(p.rep.Mismatches, mm)
+		p.mu.Unlock()
+		p.srv.logger().Warn("answered a stalled request with -32019", "request", mm.Error())
+		writeOwn(w, noMatchAnswer(live.ID, mm), sse)
 	}
 }
 
@@ -355,11 +343,7 @@ func (p *pool) waitCauses(r *http.Request, e *engine, f *store.Frame) bool {
 		if !missing {
 			return true
 		}
-		select {
-		case <-ch:
-		case <-r.Context().Done():
-			return false
-		case <-p.srv.http().done:
+		if ok, _ := p.srv.await(r, ch, nil); !ok {
 			return false
 		}
 	}
