@@ -352,22 +352,14 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	if live.Kind == jsonrpc.KindRequest {
 		liveID = string(live.ID)
 	}
-	var mu sync.Mutex // guards streams: pick runs on other requests too (translateEventID)
-	pick := func(e *engine) *store.Stream {
-		mu.Lock()
-		defer mu.Unlock()
-		if st, ok := streams[e]; ok {
-			return st
-		}
+	pick := memo(streams, func(e *engine) *store.Stream {
 		// A candidate loaded since (reading a Source) matched this
 		// frame on its way to where the cursor was.
-		var st *store.Stream
 		if rc.pos >= 0 && rc.pos < len(e.history) && e.history[rc.pos] != nil {
-			st = streamByID(e.rec, e.history[rc.pos].StreamID)
+			return streamByID(e.rec, e.history[rc.pos].StreamID)
 		}
-		streams[e] = st
-		return st
-	}
+		return nil
+	})
 	ls.follow(w, r, pick, liveID, func() { w.WriteHeader(http.StatusAccepted) })
 }
 
@@ -397,26 +389,17 @@ func (ls *liveSession) get(w http.ResponseWriter, r *http.Request) {
 	// Each candidate's next GET stream not yet taken, taken now in all of
 	// them: the live stream follows whichever candidate the client's
 	// frames single out.
-	streams := map[*engine]*store.Stream{}
-	var mu sync.Mutex // guards streams: the picker runs on other requests too (translateEventID)
 	take := func(e *engine) *store.Stream {
-		st := ls.nextUnused(e.rec, func(st *store.Stream) bool {
+		return ls.nextUnused(e.rec, func(st *store.Stream) bool {
 			return st.Kind == store.GetStream || st.Kind == store.SSEGetStream
 		})
-		streams[e] = st
-		return st
 	}
+	streams := map[*engine]*store.Stream{}
 	for _, e := range ls.cur.candidates() {
-		take(e)
+		streams[e] = take(e)
 	}
-	ls.follow(w, r, func(e *engine) *store.Stream {
-		mu.Lock()
-		defer mu.Unlock()
-		if st, ok := streams[e]; ok {
-			return st
-		}
-		return take(e) // a candidate loaded since (reading a Source)
-	}, "", func() { w.WriteHeader(http.StatusMethodNotAllowed) })
+	// A candidate loaded since (reading a Source) takes its own.
+	ls.follow(w, r, memo(streams, take), "", func() { w.WriteHeader(http.StatusMethodNotAllowed) })
 }
 
 func (ls *liveSession) deleteSession(w http.ResponseWriter, r *http.Request) {

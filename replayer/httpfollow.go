@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/store"
@@ -14,6 +15,23 @@ import (
 // picker chooses, in one candidate, the recorded stream that answers a
 // live request; nil when that candidate has none.
 type picker func(*engine) *store.Stream
+
+// memo returns a picker that asks pick once per candidate, and keeps its
+// answer; streams holds the picks known already. The picker is safe for
+// concurrent use: it runs on other requests too (translateEventID).
+func memo(streams map[*engine]*store.Stream, pick picker) picker {
+	var mu sync.Mutex // guards streams
+	return func(e *engine) *store.Stream {
+		mu.Lock()
+		defer mu.Unlock()
+		st, ok := streams[e]
+		if !ok {
+			st = pick(e)
+			streams[e] = st
+		}
+		return st
+	}
+}
 
 // streamStep is what every candidate agrees a live stream does next.
 type streamStep struct {
