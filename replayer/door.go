@@ -197,36 +197,35 @@ func (d doorShape) keys() []doorKey {
 	return []doorKey{k, k2}
 }
 
-// door answers r by its shape when it must be: with the recorded refusal
-// when every recorded request of its shape was refused and r names no
-// live session, or with an answer of replay's own when no recorded
-// request has its shape. It reports whether it answered.
-func (s *Server) door(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) bool {
+// door decides whether r is answered by its shape: with the recorded
+// refusal when every recorded request of its shape was refused and r
+// names no live session, or with an answer of replay's own when no
+// recorded request has its shape. It reports false when the
+// conversation decides.
+func (s *Server) door(r *http.Request) (routed, bool) {
 	shapes := s.doorShapes()
 	if len(shapes) == 0 {
-		return false
+		return routed{}, false
 	}
 	ld := liveDoor(r)
 	ld.hostUnknown = false
 	if s.resumesServed(r, ld) {
-		return false // the live session serves the rest of the stream (resume)
+		return routed{}, false // the live session serves the rest of the stream (resume)
 	}
 	var refusals []doorShape
 	if g := s.http().door.byKey[ld.keys()[0]]; g != nil {
 		if g.answered {
-			return false // a shape the server answered: the conversation decides
+			return routed{}, false // a shape the server answered: the conversation decides
 		}
 		refusals = g.refusals
 	}
 	if len(refusals) > 0 {
 		if r.Header.Get("Mcp-Session-Id") != "" && s.knownSession(r) {
-			return false // the live session's conversation decides
+			return routed{}, false // the live session's conversation decides
 		}
-		s.answerRefusal(w, r, live, refusals)
-		return true
+		return routed{kind: toRefusal, refusals: refusals}, true
 	}
-	s.invent(w, r, live, ld, shapes)
-	return true
+	return routed{kind: toInvented, door: ld, shapes: shapes}, true
 }
 
 // resumesServed reports whether r is a resumption the live session
@@ -436,11 +435,9 @@ func (s *Server) refusals() int {
 // answers a method it does not know (Method not found).
 const LegacyDiscoverCode = -32601
 
-// answerLegacyDiscover answers a dual-era client's server/discover probe
-// the way a legacy server would, when no recording holds one: over HTTP
-// with 400 and a JSON-RPC error that is no modern one (the refusal that
-// sends the client to initialize). It reports whether it answered.
-func (s *Server) answerLegacyDiscover(w http.ResponseWriter, r *http.Request, live jsonrpc.Message) bool {
+// legacyDiscover reports whether r is a dual-era client's
+// server/discover probe no recording holds.
+func (s *Server) legacyDiscover(r *http.Request, live jsonrpc.Message) bool {
 	if r.Method != http.MethodPost || live.Kind != jsonrpc.KindRequest || live.Method != "server/discover" || r.Header.Get("Mcp-Session-Id") != "" {
 		return false
 	}
@@ -452,15 +449,19 @@ func (s *Server) answerLegacyDiscover(w http.ResponseWriter, r *http.Request, li
 		}
 		ds.hasDiscover = holdsMethod(s.httpRecordings(), "server/discover")
 	})
-	if ds.hasDiscover {
-		return false
-	}
+	return !ds.hasDiscover
+}
+
+// answerLegacyDiscover answers a dual-era client's server/discover probe
+// the way a legacy server would: with 400 and a JSON-RPC error that is
+// no modern one (the refusal that sends the client to initialize).
+func (s *Server) answerLegacyDiscover(w http.ResponseWriter, live jsonrpc.Message) {
+	ds := &s.http().door
 	ds.mu.Lock()
 	ds.discovers++
 	ds.mu.Unlock()
 	s.logger().Info("answered server/discover as a legacy server would (400): the recording holds none, so the client falls back to initialize")
 	writeJSONError(w, http.StatusBadRequest, live.ID, -32000, "Bad Request: Server not initialized (mcpvcr replay: the recorded server is a legacy one, which knows no server/discover)")
-	return true
 }
 
 // holdsMethod reports whether any of recs holds a client frame of method.

@@ -75,3 +75,96 @@ func TestHook(t *testing.T) {
 		h.mu.Unlock()
 	}
 }
+
+// eventPoints is a Hook of a test's own that notes the points at which
+// events are sent.
+type eventPoints struct {
+	mu     sync.Mutex // guards points
+	points []replayer.Point
+}
+
+func (h *eventPoints) Act(p *replayer.Point) replayer.Action {
+	if p.Where == replayer.AtBefore || p.Where == replayer.AtAfter {
+		h.mu.Lock()
+		h.points = append(h.points, *p)
+		h.mu.Unlock()
+	}
+	return replayer.Action{}
+}
+
+// TestHook_Events (reply.go): whichever answers a request (a live
+// session's stream, or a 2026-07-28 exchange of its own), the Hook is
+// called before and after each event it sends, in that order, and after
+// an event Point.Events counts the events (comments aside) sent so far;
+// before one it is 0 for a session and the count before it for an
+// exchange. A JSON answer is seen whole, once, before it goes.
+func TestHook_Events(t *testing.T) {
+	for _, tc := range []struct {
+		cassette, version string
+		pooled            bool
+	}{
+		{"multi-gosdk-http-sse", mcptest.V20251125, false},
+		{"multi-gosdk-http-json", mcptest.V20251125, false},
+		{"multi-gosdk-http-2026-07-28", mcptest.V20260728, true},
+	} {
+		t.Run(tc.cassette, func(t *testing.T) {
+			h := &eventPoints{}
+			_, url := serveCassette(t, tc.cassette, "/mcp", func(s *replayer.Server) { s.Hook = h })
+			ctx := testContext(t)
+			cs, err := mcptest.NewClientAs(upgraded).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cs.ListTools(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 40, "b": 2}}); err != nil {
+				t.Fatal(err)
+			}
+			cs.Close()
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			sent := map[*http.Request]int{}               // events sent per answer, comments aside
+			before := map[*http.Request]*replayer.Point{} // per answer: an AtBefore awaiting its AtAfter
+			events, wholes := 0, 0
+			for i := range h.points {
+				p := &h.points[i]
+				if p.Pooled != tc.pooled {
+					t.Errorf("point %d: Pooled = %v; want %v", i, p.Pooled, tc.pooled)
+				}
+				if p.Frame == nil {
+					if p.Where != replayer.AtBefore || p.Events != 0 {
+						t.Errorf("point %d: a JSON answer at %d with Events %d; want AtBefore, 0", i, p.Where, p.Events)
+					}
+					wholes++
+					continue
+				}
+				if p.Where == replayer.AtBefore {
+					want := 0
+					if tc.pooled {
+						want = sent[p.Request]
+					}
+					if before[p.Request] != nil || p.Events != want {
+						t.Errorf("point %d: AtBefore seq %d with Events %d (before the previous event's AtAfter: %v); want Events %d", i, p.Frame.Seq, p.Events, before[p.Request] != nil, want)
+					}
+					before[p.Request] = p
+					continue
+				}
+				if b := before[p.Request]; b == nil || b.Frame != p.Frame {
+					t.Errorf("point %d: AtAfter seq %d not right after its AtBefore", i, p.Frame.Seq)
+				}
+				before[p.Request] = nil
+				if !p.Frame.Comment {
+					sent[p.Request]++
+					events++
+				}
+				if want := map[bool]int{false: sent[p.Request], true: 0}[p.Frame.Comment]; p.Events != want {
+					t.Errorf("point %d: AtAfter seq %d (comment %v) with Events %d; want %d", i, p.Frame.Seq, p.Frame.Comment, p.Events, want)
+				}
+			}
+			if events+wholes < 2 {
+				t.Errorf("the Hook saw %d events and %d JSON answers; want the answers to initialize, tools/list and tools/call", events, wholes)
+			}
+		})
+	}
+}

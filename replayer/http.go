@@ -109,14 +109,8 @@ func (s *Server) http() *httpState {
 // and answers a GET with Last-Event-ID with the rest of that stream.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.track()()
-	var body []byte
-	if r.Body != nil {
-		var err error
-		if body, err = io.ReadAll(r.Body); err != nil {
-			return
-		}
-	}
-	if s.serveExchange(w, r, body) {
+	body, ok := readBody(r)
+	if !ok || s.serveExchange(w, r, body) {
 		return // OAuth metadata, registration, token, authorization (auth.go)
 	}
 	w = &authwire.ChallengeWriter{ResponseWriter: w, Origin: "http://" + r.Host}
@@ -124,18 +118,29 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.Hook != nil {
 		s.actHTTP(r, Point{Where: AtArrive, Session: s.named(r), Body: body})
 	}
-	switch {
-	case s.servePooled(w, r, live, body):
-		// 2026-07-28: an exchange of its own (pool.go)
-	case s.answerLegacyDiscover(w, r, live):
-		// a dual-era client's probe: it falls back to initialize
-	case s.door(w, r, live):
-		// a recorded refusal of its shape, or an answer of replay's own
-	case foreign(r) != "":
-		writeJSONError(w, http.StatusForbidden, nil, -32600, foreign(r))
+	switch rt := s.route(r, live); rt.kind {
+	case toPool:
+		s.servePooled(w, r, live, body, rt.x, rt.exact)
+	case toDiscover:
+		s.answerLegacyDiscover(w, live)
+	case toRefusal:
+		s.answerRefusal(w, r, live, rt.refusals)
+	case toInvented:
+		s.invent(w, r, live, rt.door, rt.shapes)
+	case toForeign:
+		writeJSONError(w, http.StatusForbidden, nil, -32600, rt.why)
 	default:
-		s.serveSession(w, r, live, body) // a frame of a conversation
+		s.serveSession(w, r, live, body)
 	}
+}
+
+// readBody reads r's body; it reports false when reading failed.
+func readBody(r *http.Request) ([]byte, bool) {
+	if r.Body == nil {
+		return nil, true
+	}
+	body, err := io.ReadAll(r.Body)
+	return body, err == nil
 }
 
 // track counts a request begun before Close, for Close to wait for; it
@@ -149,47 +154,6 @@ func (s *Server) track() (done func()) {
 	}
 	hs.serving.Add(1)
 	return hs.serving.Done
-}
-
-// foreign returns why r comes from an Origin or names a Host replay
-// refuses (DNS rebinding protection), "" when it does not.
-func foreign(r *http.Request) string {
-	switch {
-	case !originAllowed(r):
-		return "mcpvcr replay: Origin " + r.Header.Get("Origin") + " is not allowed (DNS rebinding protection)"
-	case !hostAllowed(r):
-		return "mcpvcr replay: Host " + r.Host + " is not allowed (DNS rebinding protection)"
-	}
-	return ""
-}
-
-// servePooled answers r when it is a 2026-07-28 exchange of its own and
-// reports whether it did. A recorded refusal answers only a request of
-// its very shape (a foreign Origin included); any other request must
-// pass the checks a server makes first.
-func (s *Server) servePooled(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, body []byte) bool {
-	p := s.pool()
-	if p == nil || r.Header.Get("Mcp-Session-Id") != "" || s.boundEndpoint(r) {
-		return false
-	}
-	x, exact := p.find(r, live)
-	if x == nil || !exact && foreign(r) != "" {
-		return false
-	}
-	if s.Strict && !exact {
-		if why := strictHTTP(r, live, x.rec, ""); why != "" {
-			p.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
-			writeJSONError(w, http.StatusBadRequest, live.ID, HeaderMismatchCode, "mcpvcr replay (strict): "+why)
-			return true
-		}
-	}
-	if a := s.actHTTP(r, Point{Where: AtRequest, Pooled: true, Recording: x.rec.Recording, Stream: x.st, StreamNumber: ordinalOf(x.rec, x.st.ID), Body: body}); a.answers() {
-		p.unuse(r, live, exact) // the exchange stays unused, for the client's retry
-		a.write(w)
-		return true
-	}
-	p.serve(w, r, live, x)
-	return true
 }
 
 // serveSession answers r, a frame of a conversation: it finds or starts
@@ -301,22 +265,14 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	if live.Kind == jsonrpc.KindRequest {
 		liveID = string(live.ID)
 	}
-	var mu sync.Mutex // guards streams: pick runs on other requests too (translateEventID)
-	pick := func(e *engine) *store.Stream {
-		mu.Lock()
-		defer mu.Unlock()
-		if st, ok := streams[e]; ok {
-			return st
-		}
+	pick := memo(streams, func(e *engine) *store.Stream {
 		// A candidate loaded since (reading a Source) matched this
 		// frame on its way to where the cursor was.
-		var st *store.Stream
 		if rc.pos >= 0 && rc.pos < len(e.history) && e.history[rc.pos] != nil {
-			st = streamByID(e.rec, e.history[rc.pos].StreamID)
+			return streamByID(e.rec, e.history[rc.pos].StreamID)
 		}
-		streams[e] = st
-		return st
-	}
+		return nil
+	})
 	ls.follow(w, r, pick, liveID, func() { w.WriteHeader(http.StatusAccepted) })
 }
 
@@ -346,26 +302,17 @@ func (ls *liveSession) get(w http.ResponseWriter, r *http.Request) {
 	// Each candidate's next GET stream not yet taken, taken now in all of
 	// them: the live stream follows whichever candidate the client's
 	// frames single out.
-	streams := map[*engine]*store.Stream{}
-	var mu sync.Mutex // guards streams: the picker runs on other requests too (translateEventID)
 	take := func(e *engine) *store.Stream {
-		st := ls.nextUnused(e.rec, func(st *store.Stream) bool {
+		return ls.nextUnused(e.rec, func(st *store.Stream) bool {
 			return st.Kind == store.GetStream || st.Kind == store.SSEGetStream
 		})
-		streams[e] = st
-		return st
 	}
+	streams := map[*engine]*store.Stream{}
 	for _, e := range ls.cur.candidates() {
-		take(e)
+		streams[e] = take(e)
 	}
-	ls.follow(w, r, func(e *engine) *store.Stream {
-		mu.Lock()
-		defer mu.Unlock()
-		if st, ok := streams[e]; ok {
-			return st
-		}
-		return take(e) // a candidate loaded since (reading a Source)
-	}, "", func() { w.WriteHeader(http.StatusMethodNotAllowed) })
+	// A candidate loaded since (reading a Source) takes its own.
+	ls.follow(w, r, memo(streams, take), "", func() { w.WriteHeader(http.StatusMethodNotAllowed) })
 }
 
 func (ls *liveSession) deleteSession(w http.ResponseWriter, r *http.Request) {

@@ -2,9 +2,11 @@ package replayer
 
 import (
 	"fmt"
+	"iter"
 	"mime"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/store"
@@ -13,6 +15,23 @@ import (
 // picker chooses, in one candidate, the recorded stream that answers a
 // live request; nil when that candidate has none.
 type picker func(*engine) *store.Stream
+
+// memo returns a picker that asks pick once per candidate, and keeps its
+// answer; streams holds the picks known already. The picker is safe for
+// concurrent use: it runs on other requests too (translateEventID).
+func memo(streams map[*engine]*store.Stream, pick picker) picker {
+	var mu sync.Mutex // guards streams
+	return func(e *engine) *store.Stream {
+		mu.Lock()
+		defer mu.Unlock()
+		st, ok := streams[e]
+		if !ok {
+			st = pick(e)
+			streams[e] = st
+		}
+		return st
+	}
+}
 
 // streamStep is what every candidate agrees a live stream does next.
 type streamStep struct {
@@ -170,130 +189,128 @@ func (ls *liveSession) value(e *engine, pick picker, k int) (string, streamStep,
 // GET): when replay answers it itself after a stall, so does the stream.
 func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picker, liveID string, none func()) {
 	hd, ok := ls.agree(r, pick, -1, liveID, false, nil)
-	if !ok {
+	switch {
+	case !ok:
 		return
-	}
-	if hd.self {
+	case hd.self:
 		ls.writeStallAnswer(w, liveID, false)
 		return
-	}
-	if hd.st == nil {
+	case hd.st == nil:
 		none()
 		return
 	}
-	rec, st := hd.e.rec, hd.st
-	h := w.Header()
-	for k, vs := range st.ResponseHeader {
-		if !isHop(k) {
-			h[k] = append([]string(nil), vs...)
-		}
-	}
-	if sid := st.ResponseHeader.Get("Mcp-Session-Id"); sid != "" {
-		h.Set("Mcp-Session-Id", ls.issueID(sid))
-	}
-	if st.Status == 0 {
+	rp := ls.reply(w, r)
+	rp.head(hd.st)
+	if hd.st.Status == 0 {
 		// The recorded client left before the server answered.
 		ls.holdOrAnswer(w, r, liveID)
 		return
 	}
-	mt, _, _ := mime.ParseMediaType(st.ResponseHeader.Get("Content-Type"))
-	if mt != "text/event-stream" {
-		var body []byte
-		for k := 0; ; k++ {
-			s, ok := ls.agree(r, pick, k, liveID, false, nil)
-			if !ok {
-				return
-			}
-			if s.self {
-				ls.writeStallAnswer(w, liveID, false)
-				return
-			}
-			if s.f == nil {
-				break
-			}
-			b, ok := ls.sendable(r, s.f)
-			if !ok {
-				return
-			}
-			body = append(body, b...)
-		}
-		if a := ls.srv.actHTTP(r, Point{Where: AtBefore, Session: ls.session(), Recording: rec.Recording, Stream: st, StreamNumber: ordinalOf(rec, st.ID)}); a.Stop || a.Cut {
-			return
-		}
-		w.WriteHeader(st.Status)
-		_, _ = w.Write(body)
+	if !isSSE(hd.st) {
+		rp.write(hd.e.rec, hd.st, ls.followJSON(rp, pick, liveID))
 		return
 	}
+	var last streamStep
+	if rp.write(hd.e.rec, hd.st, ls.followSSE(rp, pick, liveID, hd.st.Kind == store.SSEGetStream, &last)) {
+		ls.endFollowed(rp, last, liveID)
+	}
+}
 
-	rc := http.NewResponseController(w)
-	w.WriteHeader(st.Status)
-	_ = rc.Flush()
-	paced := ls.srv.Faults.Delay > 0 || ls.srv.Pace > 0
-	injectable := st.Kind == store.SSEGetStream
-	skipped := map[int]bool{} // positions sent ahead of their turn
-	for k := 0; ; k++ {
-		if skipped[k] {
-			continue
-		}
-		s, ok := ls.agree(r, pick, k, liveID, injectable, skipped)
-		if !ok {
-			return
-		}
-		if s.ahead {
-			skipped[s.pos] = true
-			b, ok := ls.sendable(r, s.f)
+// followJSON yields the frames of a followed JSON answer, as every
+// candidate agrees on them.
+func (ls *liveSession) followJSON(rp *reply, pick picker, liveID string) iter.Seq[event] {
+	return func(yield func(event) bool) {
+		for k := 0; ; k++ {
+			s, ok := ls.agree(rp.r, pick, k, liveID, false, nil)
+			switch {
+			case !ok:
+				rp.done = true
+				return
+			case s.self:
+				ls.writeStallAnswer(rp.w, liveID, false)
+				rp.done = true
+				return
+			case s.f == nil:
+				return
+			}
+			b, ok := ls.sendable(rp.r, s.f)
 			if !ok {
+				rp.done = true
 				return
 			}
-			if !ls.sendEvent(w, rc, r, s.e.rec, s.st, s.f, b, paced, func() bool { return false }, func() { ls.noteEvent(s.f, pick, s.pos) }) {
+			if !yield(event{b: b}) {
 				return
 			}
-			k--
-			continue
-		}
-		if s.inject {
-			// Answers of replay's own (-32019) go on the HTTP+SSE stream,
-			// where the client waits for every answer.
-			for _, b := range ls.takeInjected() {
-				if _, err := w.Write(b); err != nil {
-					return
-				}
-			}
-			if err := rc.Flush(); err != nil {
-				return
-			}
-			k--
-			continue
-		}
-		if s.self {
-			ls.writeStallAnswer(w, liveID, true)
-			_ = rc.Flush()
-			return
-		}
-		if s.f == nil {
-			if liveID != "" && s.st.End != store.EndComplete && s.st.End != store.EndServerClosed && ls.awaitStall(r, liveID) {
-				// The recorded client left before the answer (it
-				// cancelled, say) and this one waits for it.
-				ls.writeStallAnswer(w, liveID, true)
-				_ = rc.Flush()
-				return
-			}
-			if liveID != "" && ls.hookEnd(w, r, s.e.rec, s.st, liveID) {
-				return
-			}
-			ls.end(r, s.e.rec, s.st)
-			return
-		}
-		rec, st = s.e.rec, s.st
-		b, ok := ls.sendable(r, s.f)
-		if !ok {
-			return
-		}
-		more := func() bool { return ls.nextReady(pick, k+1) }
-		if !ls.sendEvent(w, rc, r, rec, st, s.f, b, paced, more, func() { ls.noteEvent(s.f, pick, k) }) {
-			return
 		}
 	}
+}
+
+// followSSE yields the events of a followed SSE stream, as every
+// candidate agrees on them, with answers of replay's own (-32019) on an
+// HTTP+SSE stream (injectable), where the client waits for every answer.
+// At the end of the stream it sets last to the step that ended it.
+func (ls *liveSession) followSSE(rp *reply, pick picker, liveID string, injectable bool, last *streamStep) iter.Seq[event] {
+	return func(yield func(event) bool) {
+		skipped := map[int]bool{} // positions sent ahead of their turn
+		for k := 0; ; k++ {
+			if skipped[k] {
+				continue
+			}
+			s, ok := ls.agree(rp.r, pick, k, liveID, injectable, skipped)
+			if !ok {
+				rp.done = true
+				return
+			}
+			at, more := k, func() bool { return ls.nextReady(pick, k+1) }
+			switch {
+			case s.inject:
+				k--
+				injected := ls.takeInjected()
+				for i, b := range injected {
+					if !yield(event{b: b, quiet: true, more: func() bool { return i < len(injected)-1 }}) {
+						return
+					}
+				}
+				continue
+			case s.self:
+				ls.writeStallAnswer(rp.w, liveID, true)
+				rp.done = true
+				return
+			case s.f == nil:
+				*last = s
+				return
+			case s.ahead:
+				skipped[s.pos] = true
+				k--
+				at, more = s.pos, nil
+			}
+			b, ok := ls.sendable(rp.r, s.f)
+			if !ok {
+				rp.done = true
+				return
+			}
+			if !yield(event{rec: s.e.rec, st: s.st, f: s.f, b: b, more: more, written: func() { ls.noteEvent(s.f, pick, at) }}) {
+				return
+			}
+		}
+	}
+}
+
+// endFollowed ends a followed SSE stream at s, its last step: with
+// replay's own answer when the recorded client left before the answer
+// to liveID and this one waits for it, or as the Hook or the recording
+// ends it.
+func (ls *liveSession) endFollowed(rp *reply, s streamStep, liveID string) {
+	if liveID != "" && s.st.End != store.EndComplete && s.st.End != store.EndServerClosed && ls.awaitStall(rp.r, liveID, false) {
+		// The recorded client left before the answer (it cancelled,
+		// say) and this one waits for it.
+		ls.writeStallAnswer(rp.w, liveID, true)
+		return
+	}
+	if liveID != "" && ls.hookEnd(rp.w, rp.r, s.e.rec, s.st, liveID) {
+		return
+	}
+	ls.end(rp.r, s.e.rec, s.st)
 }
 
 // nextReady reports whether position k of the stream is known in the
@@ -380,7 +397,7 @@ func (ls *liveSession) translateEventID(id string) string {
 // inject queues an answer of replay's own for the HTTP+SSE stream.
 func (ls *liveSession) inject(msg []byte) {
 	ls.mu.Lock()
-	ls.injected = append(ls.injected, fmt.Appendf(nil, "event: message\ndata: %s\n\n", msg))
+	ls.injected = append(ls.injected, sseMessage(msg))
 	ls.mu.Unlock()
 	ls.publish(nil)
 }

@@ -66,20 +66,29 @@ func (ls *liveSession) ahead(pick picker, k int, skipped map[int]bool) (aheadSte
 // waits for client frames not sent, and returns a channel that fires
 // when Server.Wait is over; nil when replay waits for good.
 func (ls *liveSession) watchAhead(a aheadStep) <-chan time.Time {
-	now := ls.srv.clock().Now()
-	ls.mu.Lock()
-	since, seen := ls.stalled[a.id]
-	if !seen {
-		since = now
-		ls.stalled[a.id] = now
-	}
-	ls.mu.Unlock()
-	if !seen {
+	return ls.watch(a.id, func() {
 		wait := "forever (--wait 0)"
 		if ls.srv.wait() >= 0 {
 			wait = ls.srv.wait().String() + ", then its recorded answer is sent out of recorded order"
 		}
 		ls.srv.logger().Warn("a request waits: "+a.why, "wait", wait)
+	})
+}
+
+// watch notes when live request id began to wait, calling first the
+// first time, and returns a channel that fires when Server.Wait is over;
+// nil when replay waits for good.
+func (ls *liveSession) watch(id string, first func()) <-chan time.Time {
+	now := ls.srv.clock().Now()
+	ls.mu.Lock()
+	since, seen := ls.stalled[id]
+	if !seen {
+		since = now
+		ls.stalled[id] = now
+	}
+	ls.mu.Unlock()
+	if !seen {
+		first()
 	}
 	if ls.srv.wait() < 0 {
 		return nil
@@ -92,24 +101,24 @@ func (ls *liveSession) watchAhead(a aheadStep) <-chan time.Time {
 // true once replay gave up on it (Server.Wait), false when it is not
 // stalled (answered, cancelled as recorded, or waiting for good) or the
 // client left.
-func (ls *liveSession) awaitStall(r *http.Request, id string) bool {
+// With hold set, it waits on while id is not stalled, until the client
+// leaves.
+func (ls *liveSession) awaitStall(r *http.Request, id string, hold bool) bool {
 	for {
 		ch := ls.cur.wakeup()
 		if ls.cur.selfAnsweredID(id) {
 			return true
 		}
 		wait := ls.watchStall(id)
-		if wait == nil {
+		if wait == nil && !hold {
 			return false
 		}
-		select {
-		case <-wait:
+		ok, late := ls.srv.await(r, ch, wait)
+		if !ok {
+			return false
+		}
+		if late {
 			ls.giveUp(id)
-		case <-ch:
-		case <-r.Context().Done():
-			return false
-		case <-ls.srv.http().done:
-			return false
 		}
 	}
 }
@@ -122,22 +131,8 @@ func (ls *liveSession) holdOrAnswer(w http.ResponseWriter, r *http.Request, live
 		ls.hold(r)
 		return
 	}
-	for {
-		ch := ls.cur.wakeup()
-		if ls.cur.selfAnsweredID(liveID) {
-			ls.writeStallAnswer(w, liveID, false)
-			return
-		}
-		wait := ls.watchStall(liveID)
-		select {
-		case <-wait:
-			ls.giveUp(liveID)
-		case <-ch:
-		case <-r.Context().Done():
-			return
-		case <-ls.srv.http().done:
-			return
-		}
+	if ls.awaitStall(r, liveID, true) {
+		ls.writeStallAnswer(w, liveID, false)
 	}
 }
 
@@ -160,35 +155,34 @@ func (ls *liveSession) watchStall(id string) <-chan time.Time {
 	if !ok {
 		return nil
 	}
-	now := ls.srv.clock().Now()
-	ls.mu.Lock()
-	since, seen := ls.stalled[id]
-	if !seen {
-		since = now
-		ls.stalled[id] = now
-	}
-	ls.mu.Unlock()
-	if !seen && !st.Expected {
-		ls.srv.logger().Warn("a request waits: "+st.describe(), "wait", ls.srv.waitText())
-	}
-	if ls.srv.wait() < 0 {
-		return nil
-	}
-	return ls.srv.clock().At(since.Add(ls.srv.wait()))
+	return ls.watch(id, func() {
+		if !st.Expected {
+			ls.srv.logger().Warn("a request waits: "+st.describe(), "wait", ls.srv.waitText())
+		}
+	})
 }
 
 // writeStallAnswer answers a request replay gave up waiting for with
 // -32019: as a JSON body, or as an SSE event on a stream already open.
 func (ls *liveSession) writeStallAnswer(w http.ResponseWriter, id string, sse bool) {
-	body := noMatchAnswer([]byte(id), ls.stallReport(id))
+	writeOwn(w, noMatchAnswer([]byte(id), ls.stallReport(id)), sse)
+}
+
+// writeOwn writes msg, an answer of replay's own: as a JSON body, or as
+// an SSE event on a stream already open, flushed.
+func writeOwn(w http.ResponseWriter, msg []byte, sse bool) {
 	if sse {
-		_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", body)
+		_, _ = w.Write(sseMessage(msg))
+		_ = http.NewResponseController(w).Flush()
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(body)
+	_, _ = w.Write(msg)
 }
+
+// sseMessage returns msg as an SSE message event.
+func sseMessage(msg []byte) []byte { return fmt.Appendf(nil, "event: message\ndata: %s\n\n", msg) }
 
 // giveUp answers a stalled request itself: its recorded answer will not
 // be sent, and the stall is reported like an unmatched frame. When the

@@ -3,7 +3,6 @@ package replayer
 import (
 	"bytes"
 	"fmt"
-	"mime"
 	"net/http"
 	"net/url"
 	"strings"
@@ -21,150 +20,48 @@ func (ls *liveSession) play(w http.ResponseWriter, r *http.Request, rec *recordi
 // playWith answers with hdr's recorded status and headers and then sends
 // frames, ending the way seg ended in the recording.
 func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *recording, hdr, seg *store.Stream, frames []*store.Frame) {
-	h := w.Header()
-	for k, vs := range hdr.ResponseHeader {
-		if !isHop(k) {
-			h[k] = append([]string(nil), vs...)
-		}
-	}
-	if sid := hdr.ResponseHeader.Get("Mcp-Session-Id"); sid != "" {
-		h.Set("Mcp-Session-Id", ls.issueID(sid))
-	}
-	status := hdr.Status
-	if status == 0 {
+	rp := ls.reply(w, r)
+	rp.head(hdr)
+	if hdr.Status == 0 {
 		// The recorded client left before the server answered: answer
 		// nothing until this client leaves too.
 		ls.hold(r)
 		return
 	}
-	mt, _, _ := mime.ParseMediaType(hdr.ResponseHeader.Get("Content-Type"))
-	if mt != "text/event-stream" {
-		var body []byte
-		for _, f := range frames {
+	events := func(yield func(event) bool) {
+		for i, f := range frames {
 			b, ok := ls.frameBytes(r, f)
 			if !ok {
+				rp.done = true
 				return
 			}
-			body = append(body, b...)
-		}
-		if a := ls.srv.actHTTP(r, Point{Where: AtBefore, Session: ls.session(), Recording: rec.Recording, Stream: hdr, StreamNumber: ordinalOf(rec, hdr.ID)}); a.Stop || a.Cut {
-			return
-		}
-		w.WriteHeader(status)
-		_, _ = w.Write(body)
-		return
-	}
-
-	rc := http.NewResponseController(w)
-	w.WriteHeader(status)
-	_ = rc.Flush()
-	paced := ls.srv.Faults.Delay > 0 || ls.srv.Pace > 0
-	for i, f := range frames {
-		b, ok := ls.frameBytes(r, f)
-		if !ok {
-			return
-		}
-		// Events that are ready go out together: flush only before the
-		// stream would wait (for the client, a delay or its end).
-		more := func() bool { return i < len(frames)-1 && ls.isReleased(frames[i+1]) }
-		if !ls.sendEvent(w, rc, r, rec, seg, f, b, paced, more, nil) {
-			return
-		}
-	}
-	ls.end(r, rec, seg)
-}
-
-// sendEvent sends event f (its bytes b; nil sends nothing) on recorded
-// stream seg of rec: after --delay and the Hook before it, then the
-// --cut or the Hook's cut after it, flushing when paced, cut, or the
-// stream would wait next (more reports whether the next event is ready).
-// written, if not nil, runs once b is written (before any cut). It
-// reports false when the stream must end: the client left, or a write
-// failed. A cut drops the
-// connection as a network failure would: no clean end of the chunked
-// body (it panics with http.ErrAbortHandler).
-func (ls *liveSession) sendEvent(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, rec *recording, seg *store.Stream, f *store.Frame, b []byte, paced bool, more func() bool, written func()) bool {
-	// The Hook sees only what is sent; Faults (--delay, --cut) every
-	// event.
-	at := Point{Where: AtBefore, Session: ls.session(), Recording: rec.Recording, Stream: seg, StreamNumber: ordinalOf(rec, seg.ID), Frame: f}
-	pieced := false
-	switch a := ls.srv.actHTTPWith(r, at, b != nil); {
-	case a.Stop:
-		return false
-	case a.Skip:
-		return true
-	case a.Cut:
-		_ = rc.Flush()
-		ls.abort()
-	case a.Pieces != nil:
-		if !ls.writePieces(w, rc, r, a.Pieces, a.Gap) {
-			return false
-		}
-		pieced = true
-		if written != nil {
-			written()
-		}
-	case a.Replace != nil:
-		b = a.Replace // a retry fault's rewritten priming event, say
-	}
-	if b != nil && !pieced {
-		if _, err := w.Write(b); err != nil {
-			return false
-		}
-		if written != nil {
-			written()
-		}
-	}
-	if !f.Comment {
-		at.Events = ls.countEvent(seg.ID)
-	}
-	at.Where = AtAfter
-	cutNow := ls.srv.actHTTPWith(r, at, b != nil).Cut
-	if paced || cutNow || !more() {
-		if err := rc.Flush(); err != nil {
-			return false
-		}
-	}
-	if cutNow {
-		ls.abort()
-	}
-	return true
-}
-
-// writePieces writes an event in pieces, each flushed, gap apart; it
-// reports false when a write failed or the client left.
-func (ls *liveSession) writePieces(w http.ResponseWriter, rc *http.ResponseController, r *http.Request, pieces [][]byte, gap time.Duration) bool {
-	for i, piece := range pieces {
-		if i > 0 && gap > 0 {
-			select {
-			case <-ls.srv.clock().After(gap):
-			case <-r.Context().Done():
-				return false
+			more := func() bool { return i < len(frames)-1 && ls.isReleased(frames[i+1]) }
+			if !yield(event{rec: rec, st: seg, f: f, b: b, more: more}) {
+				return
 			}
 		}
-		if _, err := w.Write(piece); err != nil {
-			return false
-		}
-		if err := rc.Flush(); err != nil {
-			return false
-		}
 	}
-	return true
-}
-
-// abort counts a cut stream and drops its connection.
-func (ls *liveSession) abort() {
-	ls.mu.Lock()
-	ls.rep.Cut++
-	ls.mu.Unlock()
-	panic(http.ErrAbortHandler)
+	if rp.write(rec, hdr, events) && isSSE(hdr) {
+		ls.end(r, rec, seg)
+	}
 }
 
 // hold waits until the client leaves or the server closes.
-func (ls *liveSession) hold(r *http.Request) {
+func (ls *liveSession) hold(r *http.Request) { ls.srv.await(r, nil, nil) }
+
+// await waits until ch fires or deadline passes (either may be nil). It
+// reports false when the client of r left or the server closed first,
+// and late when deadline passed.
+func (s *Server) await(r *http.Request, ch <-chan struct{}, deadline <-chan time.Time) (ok, late bool) {
 	select {
+	case <-ch:
+		return true, false
+	case <-deadline:
+		return true, true
 	case <-r.Context().Done():
-	case <-ls.srv.http().done:
+		return false, false
+	case <-s.http().done:
+		return false, false
 	}
 }
 
@@ -183,14 +80,8 @@ func (ls *liveSession) pause(r *http.Request, d time.Duration) bool {
 	if d <= 0 {
 		return true
 	}
-	select {
-	case <-ls.srv.clock().After(d):
-		return true
-	case <-r.Context().Done():
-		return false
-	case <-ls.srv.http().done:
-		return false
-	}
+	ok, _ := ls.srv.await(r, nil, ls.srv.clock().After(d))
+	return ok
 }
 
 // isReleased reports whether frameBytes would return f's bytes without

@@ -83,13 +83,7 @@ func (ls *liveSession) waitCaughtUpOr(r *http.Request, rec *recording, t time.Du
 		if ls.caughtUp(rec, t) {
 			return true
 		}
-		select {
-		case <-ch:
-		case <-deadline:
-			return false
-		case <-r.Context().Done():
-			return false
-		case <-ls.srv.http().done:
+		if ok, late := ls.srv.await(r, ch, deadline); !ok || late {
 			return false
 		}
 	}
@@ -106,11 +100,7 @@ func (ls *liveSession) waitReleased(r *http.Request, f *store.Frame) (outFrame, 
 		if ok {
 			return o, true
 		}
-		select {
-		case <-ch:
-		case <-r.Context().Done():
-			return outFrame{}, false
-		case <-ls.srv.http().done:
+		if ok, _ := ls.srv.await(r, ch, nil); !ok {
 			return outFrame{}, false
 		}
 	}

@@ -218,62 +218,34 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 	p.changed = make(chan struct{})
 	p.mu.Unlock()
 
-	h := w.Header()
-	for k, vs := range x.st.ResponseHeader {
-		if !isHop(k) {
-			h[k] = slices.Clone(vs)
-		}
+	rp := &reply{srv: p.srv, w: w, r: r}
+	sent := 0 // events sent, comments aside (for the Hook)
+	rp.at = func(where Where, _ *recording, _ *store.Stream, f *store.Frame) Point {
+		return p.point(where, x, live.Raw, f, sent)
 	}
-	frames := x.rec.serverFrames()[x.st.ID]
+	rp.count = func(*store.Stream) int { sent++; return sent }
+	rp.head(x.st)
 	if x.st.Status == 0 {
 		// The recorded client left before any answer: so may this one;
 		// a request is answered -32019 after Server.Wait.
 		p.holdUntil(w, r, x, live, false)
 		return
 	}
-	mt, _, _ := mime.ParseMediaType(x.st.ResponseHeader.Get("Content-Type"))
-	if mt != "text/event-stream" {
-		var body []byte
-		for _, f := range frames {
-			body = append(body, p.bytesOf(e, f)...)
-		}
-		if a := p.srv.actHTTP(r, p.point(AtBefore, x, live.Raw, nil, 0)); a.Stop || a.Cut {
-			return
-		}
-		w.WriteHeader(x.st.Status)
-		_, _ = w.Write(body)
-		return
-	}
-	rc := http.NewResponseController(w)
-	w.WriteHeader(x.st.Status)
-	_ = rc.Flush()
-	answered := false
-	sent := 0 // events sent, comments aside (for the Hook)
-	for _, f := range frames {
-		if !p.waitCauses(r, e, f) {
-			return
-		}
-		if !f.Comment {
-			switch a := p.srv.actHTTP(r, p.point(AtBefore, x, live.Raw, f, sent)); {
-			case a.Cut:
-				_ = rc.Flush()
-				panic(http.ErrAbortHandler)
-			case a.Stop:
+	answered, sse := false, isSSE(x.st)
+	events := func(yield func(event) bool) {
+		for _, f := range x.rec.serverFrames()[x.st.ID] {
+			if sse && !p.waitCauses(r, e, f) {
+				rp.done = true
 				return
 			}
-		}
-		if _, err := w.Write(p.sseBytes(e, f)); err != nil {
-			return
-		}
-		_ = rc.Flush()
-		answered = answered || f.Kind.IsResponse()
-		if !f.Comment {
-			sent++
-			if p.srv.actHTTP(r, p.point(AtAfter, x, live.Raw, f, sent)).Cut {
-				_ = rc.Flush()
-				panic(http.ErrAbortHandler)
+			if !yield(event{rec: x.rec, st: x.st, f: f, b: p.bytesOf(e, f, sse), quiet: f.Comment}) {
+				return
 			}
+			answered = answered || f.Kind.IsResponse()
 		}
+	}
+	if !rp.write(x.rec, x.st, events) || !sse {
+		return
 	}
 	switch x.st.End {
 	case store.EndComplete, store.EndServerClosed:
@@ -330,25 +302,13 @@ func (p *pool) holdUntil(w http.ResponseWriter, r *http.Request, x *poolEntry, l
 			p.srv.logger().Warn("a request waits: the recorded client left before this exchange ended", "stream", x.st.ID, "wait", p.srv.waitText())
 		}
 	}
-	select {
-	case <-r.Context().Done():
-	case <-p.srv.http().done:
-	case <-wait:
-		if owed {
-			mm := &Mismatch{Live: live.Raw, Closest: x.req, Reason: reason}
-			p.mu.Lock()
-			p.rep.Mismatches = append(p.rep.Mismatches, mm)
-			p.mu.Unlock()
-			p.srv.logger().Warn("answered a stalled request with -32019", "request", mm.Error())
-			if sse {
-				_, _ = fmt.Fprintf(w, "event: message\ndata: %s\n\n", noMatchAnswer(live.ID, mm))
-				_ = http.NewResponseController(w).Flush()
-				return
-			}
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusOK)
-			_, _ = w.Write(noMatchAnswer(live.ID, mm))
-		}
+	if _, late := p.srv.await(r, nil, wait); late && owed {
+		mm := &Mismatch{Live: live.Raw, Closest: x.req, Reason: reason}
+		p.mu.Lock()
+		p.rep.Mismatches = append(p.rep.Mismatches, mm)
+		p.mu.Unlock()
+		p.srv.logger().Warn("answered a stalled request with -32019", "request", mm.Error())
+		writeOwn(w, noMatchAnswer(live.ID, mm), sse)
 	}
 }
 
@@ -383,34 +343,24 @@ func (p *pool) waitCauses(r *http.Request, e *engine, f *store.Frame) bool {
 		if !missing {
 			return true
 		}
-		select {
-		case <-ch:
-		case <-r.Context().Done():
-			return false
-		case <-p.srv.http().done:
+		if ok, _ := p.srv.await(r, ch, nil); !ok {
 			return false
 		}
 	}
 }
 
-// bytesOf returns f's payload with the live ids.
-func (p *pool) bytesOf(e *engine, f *store.Frame) []byte {
-	i, ok := e.index[f]
-	if !ok {
-		return f.Raw
-	}
-	data, _ := e.rewrite(&e.frames[i])
-	return data
-}
-
-// sseBytes returns f's event block with the live ids.
-func (p *pool) sseBytes(e *engine, f *store.Frame) []byte {
+// bytesOf returns f's payload with the live ids; with sse, its event
+// block.
+func (p *pool) bytesOf(e *engine, f *store.Frame, sse bool) []byte {
 	i, ok := e.index[f]
 	if !ok {
 		return f.Raw
 	}
 	data, changed := e.rewrite(&e.frames[i])
-	if !changed {
+	switch {
+	case !sse:
+		return data
+	case !changed:
 		return f.Raw
 	}
 	return rewriteEvent(f, data)
