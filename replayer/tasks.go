@@ -134,12 +134,9 @@ func buildTasks(e *engine) *taskBook {
 
 // hasMember reports whether the JSON object raw has member name.
 func hasMember(raw json.RawMessage, name string) bool {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return false
-	}
-	_, ok := m[name]
-	return ok
+	// Scanned in place: a huge call's params are not copied to learn it.
+	_, _, err := jsonrpc.Find(raw, name)
+	return err == nil
 }
 
 // liveTask is what one replay knows of a task it has created.
