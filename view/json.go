@@ -131,6 +131,9 @@ func WriteJSON(w io.Writer, r *store.Recording, o Options) error {
 	labels := labelsOf(r.Streams)
 	named := names(r.Frames, links)
 	tasks := tasksOf(r, links, named)
+	if err := checkTask(tasks, o); err != nil {
+		return err
+	}
 	t := TimelineJSON{Session: SessionOf(r.Session), Streams: []StreamJSON{}, Frames: []FrameJSON{}}
 	task := pickTask(tasks, o.Task)
 	for i, k := range tasks {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,8 +136,8 @@ func TestWriteText_Tasks(t *testing.T) {
 					}
 				}
 			}
-			if got := text(t, c.r, view.Options{Task: "2"}); strings.Count(got, "\n") != 2 {
-				t.Errorf("--task 2 of a session with one task printed:\n%s", got)
+			if err := view.WriteText(io.Discard, c.r, view.Options{Task: "2"}); err == nil {
+				t.Error("--task 2 of a session with one task: no error")
 			}
 		})
 	}
@@ -186,5 +188,21 @@ func TestWriteJSON_Tasks(t *testing.T) {
 	}
 	if _, ok := roles[6]; ok || len(roles) != 25 {
 		t.Errorf("%d frames named a task (%v); want 25, not #6 (tools/list_changed)", len(roles), roles)
+	}
+}
+
+// TestWrite_NoSuchTask: --task naming no task of the session is an error
+// that lists the tasks it has, in text and JSON alike.
+func TestWrite_NoSuchTask(t *testing.T) {
+	server, _ := taskSessions(t)
+	for name, write := range map[string]func(io.Writer, *store.Recording, view.Options) error{"text": view.WriteText, "json": view.WriteJSON} {
+		err := write(io.Discard, server, view.Options{Task: "5"})
+		var nt *view.NoTaskError
+		if !errors.As(err, &nt) || !strings.Contains(err.Error(), "it has task#1") {
+			t.Errorf("%s: --task 5 = %v; want a NoTaskError naming task#1", name, err)
+		}
+		if err := write(io.Discard, server, view.Options{Task: "task#1"}); err != nil {
+			t.Errorf("%s: --task task#1 = %v", name, err)
+		}
 	}
 }

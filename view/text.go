@@ -160,6 +160,32 @@ func withTasks(rows []row, tasks []taskInfo) []row {
 	return out
 }
 
+// NoTaskError is returned by WriteText and WriteJSON when Options.Task
+// names no task of the session.
+type NoTaskError struct {
+	Name string   // what Options.Task said
+	Have []string // the session's tasks, as show names them (task#1)
+}
+
+func (e *NoTaskError) Error() string {
+	if len(e.Have) == 0 {
+		return fmt.Sprintf("--task %s: the session has no task", e.Name)
+	}
+	return fmt.Sprintf("--task %s: the session has no such task; it has %s", e.Name, strings.Join(e.Have, ", "))
+}
+
+// checkTask returns a *NoTaskError when o.Task names none of tasks.
+func checkTask(tasks []taskInfo, o Options) error {
+	if o.Task == "" || pickTask(tasks, o.Task) != 0 {
+		return nil
+	}
+	e := &NoTaskError{Name: o.Task}
+	for _, t := range tasks {
+		e.Have = append(e.Have, t.Label)
+	}
+	return e
+}
+
 // pickTask returns the index + 1 of the task o.Task names, 0 if none
 // does.
 func pickTask(tasks []taskInfo, name string) int {
@@ -251,6 +277,9 @@ func WriteText(w io.Writer, r *store.Recording, o Options) error {
 	labels := labelsOf(r.Streams)
 	named := names(r.Frames, links)
 	tasks := tasksOf(r, links, named)
+	if err := checkTask(tasks, o); err != nil {
+		return err
+	}
 	bySeq := map[int64]*store.Frame{}
 	for i := range r.Frames {
 		bySeq[r.Frames[i].Seq] = &r.Frames[i]

@@ -86,7 +86,11 @@ func showCommand(e *env) *cli.Command {
 			} else {
 				err = view.WriteText(e.stdout, rec, o)
 			}
-			if err != nil {
+			var noTask *view.NoTaskError
+			switch {
+			case errors.As(err, &noTask):
+				return usageErr(fmt.Sprintf("mcpvcr show %d to see the session's tasks (task#N lines)", id), "%s", noTask.Error())
+			case err != nil:
 				return failErr(fmt.Errorf("write the timeline: %w", err), "")
 			}
 			return nil
