@@ -1,0 +1,239 @@
+package probe
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// record records the Go SDK client at version against the Go SDK test
+// server over Streamable HTTP (stateless for 2026-07-28), through
+// recorder.HTTP: it lists tools, calls echo "hi", lists prompts and
+// closes.
+func record(t *testing.T, version string) []*store.Recording {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	srv := mcptest.NewServer("")
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: mcptest.Modern(version)})
+	upstream := httptest.NewServer(h)
+	t.Cleanup(upstream.Close)
+	up, err := url.Parse(upstream.URL + "/mcp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "probe.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	rec := &recorder.HTTP{Upstream: up, Sink: db}
+	ts := httptest.NewServer(rec)
+	cs, err := mcptest.NewClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.ListPrompts(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	ts.Close()
+	if err := rec.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := db.Recordings(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
+}
+
+var (
+	recMu    sync.Mutex
+	recCache = map[string][]*store.Recording{}
+)
+
+// recorded is record, once per version per test binary.
+func recorded(t *testing.T, version string) []*store.Recording {
+	t.Helper()
+	recMu.Lock()
+	defer recMu.Unlock()
+	if r, ok := recCache[version]; ok {
+		return r
+	}
+	r := record(t, version)
+	recCache[version] = r
+	return r
+}
+
+// replay serves recs with a probe Hook of kinds to run, closes the server
+// once run returns, and returns the Hook's results and report.
+func replay(t *testing.T, recs []*store.Recording, kinds []Kind, run func(url string)) ([]Result, string) {
+	t.Helper()
+	var logs strings.Builder
+	var mu sync.Mutex
+	logger := slog.New(slog.NewTextHandler(writerFunc(func(b []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return logs.Write(b)
+	}), nil))
+	h := New(kinds, logger)
+	// Wait short: in a legacy session a page the probe answered is not
+	// taken from the recording, and the call recorded after it waits
+	// replay's Wait for it (docs/probes.md, limits).
+	srv := &replayer.Server{Recordings: recs, Hook: h, Logger: logger, Wait: time.Second}
+	ts := httptest.NewServer(srv)
+	run(ts.URL + "/mcp")
+	ts.CloseClientConnections()
+	ts.Close()
+	srv.Close()
+	var out strings.Builder
+	h.Write(&out, "")
+	mu.Lock()
+	defer mu.Unlock()
+	return h.Results(), out.String() + logs.String()
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(b []byte) (int, error) { return f(b) }
+
+// raw is a raw JSON-RPC client over Streamable HTTP: a few lines of Go
+// that keep or break a rule as its test decides.
+type raw struct {
+	t       *testing.T
+	url     string
+	version string
+	sid     string
+	id      int
+	rec     *store.Recording
+}
+
+// body returns the recorded client's first request of method, its
+// params changed by edit (nil: none) and its id renumbered.
+func (c *raw) body(method string, edit func(params map[string]any)) []byte {
+	c.t.Helper()
+	for i := range c.rec.Frames {
+		f := &c.rec.Frames[i]
+		if f.Direction != store.ClientToServer || f.Method != method {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal(f.Data, &m); err != nil {
+			c.t.Fatal(err)
+		}
+		if edit != nil {
+			p, _ := m["params"].(map[string]any)
+			if p == nil {
+				p = map[string]any{}
+			}
+			edit(p)
+			m["params"] = p
+		}
+		if _, ok := m["id"]; ok {
+			c.id++
+			m["id"] = 100 + c.id
+		}
+		b, _ := json.Marshal(m)
+		return b
+	}
+	c.t.Fatalf("the recording has no %s", method)
+	return nil
+}
+
+// send sends the recorded client's method (see body) and returns the
+// status and the JSON-RPC message of the answer (the last data of an
+// event stream).
+func (c *raw) send(method string, edit func(params map[string]any)) (int, map[string]json.RawMessage) {
+	c.t.Helper()
+	body := c.body(method, edit)
+	req, err := http.NewRequestWithContext(c.t.Context(), http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if c.sid != "" && method != "initialize" {
+		req.Header.Set("Mcp-Session-Id", c.sid)
+	}
+	if mcptest.Modern(c.version) {
+		req.Header.Set("MCP-Protocol-Version", c.version)
+		req.Header.Set("Mcp-Method", method)
+	} else if method != "initialize" && c.version >= "2025-06-18" {
+		req.Header.Set("MCP-Protocol-Version", c.version)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if s := resp.Header.Get("Mcp-Session-Id"); s != "" && method == "initialize" {
+		c.sid = s
+	}
+	b, _ := io.ReadAll(resp.Body)
+	data := b
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		for _, line := range strings.Split(string(b), "\n") {
+			if d, ok := strings.CutPrefix(line, "data:"); ok {
+				data = []byte(strings.TrimSpace(d))
+			}
+		}
+	}
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(data, &m)
+	return resp.StatusCode, m
+}
+
+// start begins the session: initialize and initialized (legacy), or
+// server/discover (2026-07-28), as the recorded Go SDK client did.
+func (c *raw) start() {
+	c.t.Helper()
+	if mcptest.Modern(c.version) {
+		c.send("server/discover", nil)
+		return
+	}
+	c.sid = ""
+	c.send("initialize", nil)
+	c.send("notifications/initialized", nil)
+}
+
+// newRaw returns a raw client of the replay at url of recs[0].
+func newRaw(t *testing.T, url string, recs []*store.Recording) *raw {
+	return &raw{t: t, url: url, version: recs[0].Session.Revision, rec: recs[0]}
+}
+
+// one returns the one result, failing t otherwise.
+func one(t *testing.T, res []Result, report string) Result {
+	t.Helper()
+	if len(res) != 1 {
+		t.Fatalf("%d probes placed; want 1\n%s", len(res), report)
+	}
+	t.Logf("%s", report)
+	return res[0]
+}
