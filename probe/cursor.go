@@ -86,11 +86,19 @@ func placeCursor(next string) func(*replayer.Point, *store.Recording, *request) 
 		if _, ok := cursor(req); ok || !isList(req) {
 			return nil, replayer.Action{}
 		}
-		res := recordedResult(rec, req.msg.Method)
+		res, rf := recordedResult(rec, req.msg.Method)
 		if res == nil {
 			return nil, replayer.Action{}
 		}
 		pr := &Probe{cursor: next, What: fmt.Sprintf("answered the recorded result with nextCursor %q", next)}
+		if !p.Pooled && rf.SSE {
+			// A legacy session answers as recorded, the event rewritten
+			// on its way (see Hook.before): a page answered here would
+			// leave the recorded request unserved, and replay would
+			// hold what the recording ordered after it.
+			pr.live, pr.event = p.Session, rf
+			return pr, replayer.Action{}
+		}
 		return pr, page(req, res, &next)
 	}
 }
@@ -104,7 +112,7 @@ func followCursor(pr *Probe, rec *store.Recording, req *request) (replayer.Actio
 		(pr.sid != "" && req.sid != pr.sid) {
 		return replayer.Action{}, false
 	}
-	res := recordedResult(rec, req.msg.Method)
+	res, _ := recordedResult(rec, req.msg.Method)
 	if res == nil {
 		return replayer.Action{}, false
 	}
@@ -160,8 +168,8 @@ func judgeRepeatedCursor(pr *Probe, after []*request) (string, Verdict) {
 }
 
 // recordedResult returns the result the recording answered its first
-// request of method with, nil when none.
-func recordedResult(rec *store.Recording, method string) json.RawMessage {
+// request of method with, and its frame; nil when none.
+func recordedResult(rec *store.Recording, method string) (json.RawMessage, *store.Frame) {
 	id := ""
 	for i := range rec.Frames {
 		f := &rec.Frames[i]
@@ -170,11 +178,33 @@ func recordedResult(rec *store.Recording, method string) json.RawMessage {
 			id = f.ID
 		case id != "" && f.Direction == store.ServerToClient && f.ID == id:
 			if m := parseFrame(f); m.Result != nil {
-				return m.Result
+				return m.Result, f
 			}
 		}
 	}
-	return nil
+	return nil, nil
+}
+
+// rewrite returns, for the recorded event of pr's first page about to
+// go at p, the event with pr's nextCursor and the live id; false when p
+// is not that event.
+func rewrite(pr *Probe, p *replayer.Point) ([]byte, bool) {
+	f := p.Frame
+	if pr.event == nil || f == nil || p.Session != pr.live || f.Direction != store.ServerToClient || f.Kind != store.KindResult || f.ID != pr.event.ID {
+		return nil, false
+	}
+	res := parseFrame(f).Result
+	pr.event = nil
+	var b []byte
+	if f.HasEventID {
+		b = append(b, "id: "+f.EventID+"\n"...)
+	}
+	if f.Event != "" {
+		b = append(b, "event: "+f.Event+"\n"...)
+	}
+	b = append(b, "data: "...)
+	b = append(b, page(pr.req, res, &pr.cursor).Body...)
+	return append(b, "\n\n"...), true
 }
 
 // page answers req with result, its nextCursor set to next (removed when

@@ -104,10 +104,10 @@ func replay(t *testing.T, recs []*store.Recording, kinds []Kind, run func(url st
 		return logs.Write(b)
 	}), nil))
 	h := New(kinds, logger)
-	// Wait short: in a legacy session a page the probe answered is not
-	// taken from the recording, and the call recorded after it waits
-	// replay's Wait for it (docs/probes.md, limits).
-	srv := &replayer.Server{Recordings: recs, Hook: h, Logger: logger, Wait: time.Second}
+	// A page the probe answered itself in a legacy session would leave
+	// the recorded request unserved, and what the recording ordered after
+	// it would wait Wait for it: the log says so, and the test fails.
+	srv := &replayer.Server{Recordings: recs, Hook: h, Logger: logger, Wait: 5 * time.Second}
 	ts := httptest.NewServer(srv)
 	run(ts.URL + "/mcp")
 	ts.CloseClientConnections()
@@ -117,6 +117,9 @@ func replay(t *testing.T, recs []*store.Recording, kinds []Kind, run func(url st
 	h.Write(&out, "")
 	mu.Lock()
 	defer mu.Unlock()
+	if strings.Contains(logs.String(), "after --wait") {
+		t.Errorf("replay waited for a recorded request the client had sent (a request the probe answered itself):\n%s", logs.String())
+	}
 	return h.Results(), out.String() + logs.String()
 }
 

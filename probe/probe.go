@@ -171,7 +171,11 @@ type Probe struct {
 	sid    string   // the live session id, legacy
 	cursor string   // the cursor the probe sent
 	pages  int      // pages it answered since
-	again  int      // identical calls the recording has after the probed one
+	// live and event, when event is set: the recorded answer event of
+	// the live session live still to be rewritten (a legacy first page).
+	live  *replayer.Session
+	event *store.Frame
+	again int // identical calls the recording has after the probed one
 }
 
 // Verdict is how a client fared under one probe.
@@ -235,6 +239,24 @@ func (h *Hook) Act(p *replayer.Point) replayer.Action {
 		h.note(p)
 	case replayer.AtRequest:
 		return h.request(p)
+	case replayer.AtBefore:
+		return h.before(p)
+	}
+	return replayer.Action{}
+}
+
+// before rewrites the recorded event at p when a probe placed in a
+// legacy session waits for it.
+func (h *Hook) before(p *replayer.Point) replayer.Action {
+	if p.Frame == nil || p.Session == nil {
+		return replayer.Action{}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, pr := range h.probes {
+		if b, ok := rewrite(pr, p); ok {
+			return replayer.Action{Replace: b}
+		}
 	}
 	return replayer.Action{}
 }
