@@ -195,16 +195,7 @@ func rewrite(pr *Probe, p *replayer.Point) ([]byte, bool) {
 	}
 	res := parseFrame(f).Result
 	pr.event = nil
-	var b []byte
-	if f.HasEventID {
-		b = append(b, "id: "+f.EventID+"\n"...)
-	}
-	if f.Event != "" {
-		b = append(b, "event: "+f.Event+"\n"...)
-	}
-	b = append(b, "data: "...)
-	b = append(b, page(pr.req, res, &pr.cursor).Body...)
-	return append(b, "\n\n"...), true
+	return event(f, page(pr.req, res, &pr.cursor).Body), true
 }
 
 // page answers req with result, its nextCursor set to next (removed when

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 
@@ -34,6 +35,9 @@ const (
 	// 404: the client must initialize a new session, then send the call
 	// again.
 	Session404
+	// StringID sends a legacy server request recorded with a number id
+	// with that number as a string: the answer must carry it exactly.
+	StringID
 )
 
 // Level is how much a failing verdict weighs: an Error breaks a MUST,
@@ -77,7 +81,7 @@ type spec struct {
 var specs = map[Kind]*spec{}
 
 // Kinds returns every kind, in order.
-func Kinds() []Kind { return []Kind{HeaderMismatch, EmptyCursor, RepeatedCursor, Session404} }
+func Kinds() []Kind { return []Kind{HeaderMismatch, EmptyCursor, RepeatedCursor, Session404, StringID} }
 
 // String returns the kind's name, as --probe takes it.
 func (k Kind) String() string {
@@ -128,6 +132,8 @@ type request struct {
 	body   []byte
 	msg    jsonrpc.Message
 	routed bool // AtRequest was called for it
+	// routedBody, when set, is the body replay read instead of body.
+	routedBody []byte
 }
 
 // describe names r for the report.
@@ -236,7 +242,7 @@ func (h *Hook) Act(p *replayer.Point) replayer.Action {
 	}
 	switch p.Where {
 	case replayer.AtArrive:
-		h.note(p)
+		return h.note(p)
 	case replayer.AtRequest:
 		return h.request(p)
 	case replayer.AtBefore:
@@ -258,18 +264,29 @@ func (h *Hook) before(p *replayer.Point) replayer.Action {
 			return replayer.Action{Replace: b}
 		}
 	}
+	if slices.Contains(h.Kinds, StringID) && !h.placed[StringID] {
+		if a, ok := h.placeStringID(p); ok {
+			return a
+		}
+	}
 	return replayer.Action{}
 }
 
-// note notes the request arrived at p.
-func (h *Hook) note(p *replayer.Point) {
+// note notes the request arrived at p; an answer to a string-id probe's
+// request goes on to replay with the recorded id.
+func (h *Hook) note(p *replayer.Point) replayer.Action {
 	r := &request{method: p.Request.Method, sid: p.Request.Header.Get("Mcp-Session-Id"), body: p.Body}
 	if len(p.Body) > 0 {
 		r.msg = jsonrpc.Parse(p.Body)
 	}
 	h.mu.Lock()
+	defer h.mu.Unlock()
 	h.reqs = append(h.reqs, r)
-	h.mu.Unlock()
+	if b := h.answerBack(p, r.msg); b != nil {
+		r.routedBody = b
+		return replayer.Action{Body: b}
+	}
+	return replayer.Action{}
 }
 
 // request lets each probe placed answer the request at p, if it must,
@@ -321,7 +338,7 @@ func (h *Hook) findLocked(p *replayer.Point) int {
 	sid := p.Request.Header.Get("Mcp-Session-Id")
 	for i := len(h.reqs) - 1; i >= 0; i-- {
 		r := h.reqs[i]
-		if !r.routed && r.method == p.Request.Method && r.sid == sid && bytes.Equal(r.body, p.Body) {
+		if !r.routed && r.method == p.Request.Method && r.sid == sid && (bytes.Equal(r.body, p.Body) || r.routedBody != nil && bytes.Equal(r.routedBody, p.Body)) {
 			r.routed = true
 			return i
 		}

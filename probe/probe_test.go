@@ -150,6 +150,29 @@ func TestSession404(t *testing.T) {
 	}
 }
 
+// TestStringID: a raw client that answers the server request with the
+// id as a number fails; one that echoes the string passes; both get the
+// call's result (the answer goes on to replay with the recorded id, or
+// matches it as it is).
+func TestStringID(t *testing.T) {
+	recs := recorded(t, legacyRev)
+	for _, asSent := range []bool{false, true} {
+		res, report := replay(t, recs, []Kind{StringID}, func(url string) {
+			c := newRaw(t, url, recs)
+			c.start()
+			c.send("tools/list", nil)
+			id, ok := c.callRoots(asSent)
+			if !ok || len(id) < 2 || id[0] != '"' {
+				t.Errorf("asSent=%v: the server request came with id %s, the call's result: %v; want a string id and the result", asSent, id, ok)
+			}
+		})
+		r := one(t, res, report)
+		if want := map[bool]Verdict{false: VerdictFail, true: VerdictPass}[asSent]; r.Verdict != want {
+			t.Errorf("asSent=%v: verdict %s (%s); want %s", asSent, r.Verdict, r.Did, want)
+		}
+	}
+}
+
 // goSDK runs the Go SDK v1.8.0 client at version against the replay at
 // url: it lists tools page by page (the SDK's iterator follows
 // nextCursor), calls echo once and closes. What it does after a probe is
@@ -176,6 +199,11 @@ func goSDK(ctx context.Context, t *testing.T, url, version string) {
 	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
 		t.Logf("echo: %v", err)
 	}
+	if !mcptest.Modern(version) {
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "roots", Arguments: map[string]any{}}); err != nil {
+			t.Logf("roots: %v", err)
+		}
+	}
 }
 
 // TestGoSDK: the Go SDK v1.8.0 client under each probe, on a fresh
@@ -196,7 +224,9 @@ func TestGoSDK(t *testing.T) {
 		// It does not stop at a repeated cursor.
 		{RepeatedCursor, legacyRev, VerdictFail},
 		{RepeatedCursor, modern, VerdictFail},
-		{Session404, legacyRev, VerdictNotObserved},
+		// It sends its next call with the session id answered 404.
+		{Session404, legacyRev, VerdictFail},
+		{StringID, legacyRev, VerdictPass},
 	}
 	for _, tc := range cases {
 		t.Run(tc.kind.String()+"/"+tc.version, func(t *testing.T) {
