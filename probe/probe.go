@@ -38,6 +38,9 @@ const (
 	// StringID sends a legacy server request recorded with a number id
 	// with that number as a string: the answer must carry it exactly.
 	StringID
+	// VersionRetry answers a 2026-07-28 server/discover 400 with -32022:
+	// the client retries with a version from data.supported, no loop.
+	VersionRetry
 )
 
 // Level is how much a failing verdict weighs: an Error breaks a MUST,
@@ -81,7 +84,9 @@ type spec struct {
 var specs = map[Kind]*spec{}
 
 // Kinds returns every kind, in order.
-func Kinds() []Kind { return []Kind{HeaderMismatch, EmptyCursor, RepeatedCursor, Session404, StringID} }
+func Kinds() []Kind {
+	return []Kind{HeaderMismatch, EmptyCursor, RepeatedCursor, Session404, StringID, VersionRetry}
+}
 
 // String returns the kind's name, as --probe takes it.
 func (k Kind) String() string {

@@ -3,6 +3,7 @@ package probe
 import (
 	"context"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -173,6 +174,46 @@ func TestStringID(t *testing.T) {
 	}
 }
 
+// TestVersionRetry: after -32022 a raw client that retries once with the
+// version data.supported names passes; one that asks for a version not
+// named, or the same one a third time, fails.
+func TestVersionRetry(t *testing.T) {
+	recs := recorded(t, modern)
+	asking := func(v string) func(map[string]any) {
+		return func(p map[string]any) {
+			meta, _ := p["_meta"].(map[string]any)
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			meta["io.modelcontextprotocol/protocolVersion"] = v
+			p["_meta"] = meta
+		}
+	}
+	for _, tc := range []struct {
+		name    string
+		retries []string
+		want    Verdict
+	}{
+		{"once", []string{modern}, VerdictPass},
+		{"unnamed", []string{"2099-01-01"}, VerdictFail},
+		{"loop", []string{modern, modern}, VerdictFail},
+	} {
+		res, report := replay(t, recs, []Kind{VersionRetry}, func(url string) {
+			c := newRaw(t, url, recs)
+			if st, m := c.send("server/discover", nil); st != http.StatusBadRequest || !strings.Contains(string(m["error"]), "-32022") {
+				t.Errorf("%s: the first discover was answered %d %s; want 400 and -32022", tc.name, st, m["error"])
+			}
+			for _, v := range tc.retries {
+				c.send("server/discover", asking(v))
+			}
+			c.send("tools/list", nil)
+		})
+		if r := one(t, res, report); r.Verdict != tc.want {
+			t.Errorf("%s: verdict %s (%s); want %s", tc.name, r.Verdict, r.Did, tc.want)
+		}
+	}
+}
+
 // goSDK runs the Go SDK v1.8.0 client at version against the replay at
 // url: it lists tools page by page (the SDK's iterator follows
 // nextCursor), calls echo once and closes. What it does after a probe is
@@ -227,6 +268,7 @@ func TestGoSDK(t *testing.T) {
 		// It sends its next call with the session id answered 404.
 		{Session404, legacyRev, VerdictFail},
 		{StringID, legacyRev, VerdictPass},
+		{VersionRetry, modern, VerdictPass},
 	}
 	for _, tc := range cases {
 		t.Run(tc.kind.String()+"/"+tc.version, func(t *testing.T) {
