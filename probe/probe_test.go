@@ -214,6 +214,40 @@ func TestVersionRetry(t *testing.T) {
 	}
 }
 
+// TestSameRunSameProbes: every kind asked for, the Go SDK client run
+// twice on the same 2025-11-25 recording: the same probes at the same
+// requests with the same verdicts, and the kinds with no place reported
+// as not placed, with where they could go.
+func TestSameRunSameProbes(t *testing.T) {
+	recs := recorded(t, legacyRev)
+	var first []string
+	for run := range 2 {
+		res, report := replay(t, recs, nil, func(url string) { goSDK(t.Context(), t, url, legacyRev) })
+		var got []string
+		for _, r := range res {
+			got = append(got, r.Kind.String()+" at "+r.Request+": "+r.What+"; "+r.Did+": "+r.Verdict.String())
+		}
+		if run == 0 {
+			first = got
+			// The session is gone after session-404: its roots call
+			// (string-id's place) never comes, nor a second list.
+			for _, want := range []string{"probe: not placed: header-mismatch (" + where[HeaderMismatch] + ")", "probe: not placed: version-retry",
+				"probe: not placed: repeated-cursor", "probe: not placed: string-id"} {
+				if !strings.Contains(report, want) {
+					t.Errorf("the report lacks %q:\n%s", want, report)
+				}
+			}
+			if len(got) != 2 || !strings.HasPrefix(got[0], "empty-cursor") || !strings.HasPrefix(got[1], "session-404") {
+				t.Errorf("probes placed: %q; want empty-cursor, then session-404", got)
+			}
+			continue
+		}
+		if strings.Join(got, "\n") != strings.Join(first, "\n") {
+			t.Errorf("the second run placed\n%s\nthe first\n%s", strings.Join(got, "\n"), strings.Join(first, "\n"))
+		}
+	}
+}
+
 // goSDK runs the Go SDK v1.8.0 client at version against the replay at
 // url: it lists tools page by page (the SDK's iterator follows
 // nextCursor), calls echo once and closes. What it does after a probe is

@@ -53,6 +53,7 @@ func gone(req *request) replayer.Action {
 
 func judgeSession404(pr *Probe, after []*request) (string, Verdict) {
 	fresh := false
+	var other *request
 	ck := callKey(pr.req)
 	for _, r := range after {
 		switch {
@@ -62,10 +63,15 @@ func judgeSession404(pr *Probe, after []*request) (string, Verdict) {
 			fresh = true
 		case fresh && r.msg.Method == "tools/call" && callKey(r) == ck:
 			return "initialized a new session, then sent the call again in it", VerdictPass
+		case other == nil && r.method != http.MethodDelete:
+			other = r
 		}
 	}
-	if fresh {
+	switch {
+	case fresh:
 		return "initialized a new session but did not send the call again", VerdictPass
+	case other != nil:
+		return "did not initialize a new session (next: " + other.describe() + ")", VerdictFail
 	}
 	return "sent nothing more (no new session)", VerdictNotObserved
 }
