@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,6 +80,39 @@ func TestProbe_Usage(t *testing.T) {
 		res := mcpvcr(t, "", append([]string{"replay", "--cassette", db}, tc.args...)...)
 		if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
 			t.Errorf("replay %v: exit %d, %q; want %d and %q", tc.args, res.code, res.stderr, exitUsage, tc.want)
+		}
+	}
+}
+
+// TestProbe_TSClient: replay --probe empty-cursor,session-404 of run 0 of
+// the multi-session cassette (2025-11-25) to the TypeScript SDK client (a
+// node process) listing the tools and calling echo: what its wire showed
+// after each probe, as docs/probes.md reports it.
+func TestProbe_TSClient(t *testing.T) {
+	parallel(t)
+	node := mcptest.Everything(t)[0]
+	cassette := chaosCassette(t, "run0")
+	rep := startServing(t, "replay", "--cassette", cassette, "--listen", "127.0.0.1:0", "--probe", "empty-cursor,session-404",
+		"--ignore", "initialize:params.capabilities")
+	cmd := exec.CommandContext(testCtx(t), node, tsChaosScript, rep.URL+"/mcp", "run0")
+	cmd.Env = append(os.Environ(), "CLIENT_NAME=ts-probe-client")
+	var stdout, stderr syncBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Errorf("TypeScript client: %v\n%s", err, stderr.String())
+	}
+	t.Logf("TypeScript client saw %s", stdout.String())
+	rep.Stop()
+	out := rep.stderr.String()
+	t.Logf("replay stderr:\n%s", out)
+	for _, want := range []string{
+		"the client took the list as ended and went on (next: POST tools/call echo): pass",
+		"session-404 at POST tools/call echo",
+		// Its script ends with the failed call: nothing more to see.
+		"the client sent nothing more (no new session): not observed",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stderr lacks %q", want)
 		}
 	}
 }
