@@ -117,10 +117,17 @@ func replay(t *testing.T, recs []*store.Recording, kinds []Kind, run func(url st
 	// replay waiting for the rest, which is not the probe's doing.)
 	srv := &replayer.Server{Recordings: recs, Hook: h, Logger: logger, Wait: 5 * time.Second}
 	ts := httptest.NewServer(srv)
+	began := time.Now()
 	run(ts.URL + "/mcp")
+	ran := time.Since(began)
 	ts.CloseClientConnections()
 	ts.Close()
 	srv.Close()
+	if d := time.Since(began); d > 3*time.Second {
+		mu.Lock()
+		t.Logf("SLOW: the client ran %v, the replay closed after %v:\n%s", ran, d, logs.String())
+		mu.Unlock()
+	}
 	var out strings.Builder
 	h.Write(&out, "")
 	mu.Lock()
@@ -207,18 +214,29 @@ func (c *raw) send(method string, edit func(params map[string]any)) (int, map[st
 	if s := resp.Header.Get("Mcp-Session-Id"); s != "" && method == "initialize" {
 		c.sid = s
 	}
-	b, _ := io.ReadAll(resp.Body)
-	data := b
-	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		for _, line := range strings.Split(string(b), "\n") {
-			if d, ok := strings.CutPrefix(line, "data:"); ok {
-				data = []byte(strings.TrimSpace(d))
-			}
+	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		b, _ := io.ReadAll(resp.Body)
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(b, &m)
+		return resp.StatusCode, m
+	}
+	// An event stream: read up to the answer, as a client does, not to
+	// the stream's end (a recorded stream may have ended only after the
+	// client's next request).
+	r := sse.NewReader(resp.Body)
+	for {
+		e, err := r.Next()
+		if err != nil || e.Partial {
+			return resp.StatusCode, nil
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(e.Data, &m) != nil {
+			continue
+		}
+		if _, ok := m["method"]; !ok {
+			return resp.StatusCode, m
 		}
 	}
-	var m map[string]json.RawMessage
-	_ = json.Unmarshal(data, &m)
-	return resp.StatusCode, m
 }
 
 // start begins the session: initialize and initialized (legacy), or
