@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/chaos"
 	"github.com/mcpvcr/mcpvcr/clock"
+	"github.com/mcpvcr/mcpvcr/probe"
 )
 
 // Mode says whether Proxy records or replays, as go-vcr's recorder modes
@@ -160,6 +161,8 @@ type config struct {
 	chaos     *chaos.Config // nil: no chaos
 	chaosErr  error         // a kind Chaos could not read
 	chaosRate int           // ChaosRate: faults per session, 0 for the default
+	probes    []probe.Kind  // Probe: nil for none
+	probeErr  error         // a kind Probe could not read
 
 	afterCapture, beforeSave, beforeReplay []func(*Frame)
 	redactHeaders, redactQuery             []string

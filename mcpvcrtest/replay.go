@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/mcpvcr/mcpvcr/chaos"
+	"github.com/mcpvcr/mcpvcr/probe"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -94,6 +95,12 @@ func newServer(t testing.TB, recs []*store.Recording, c *config, fn string) *rep
 	if c.chaosErr != nil {
 		t.Fatalf("mcpvcrtest.%s: Chaos: %v", fn, c.chaosErr)
 	}
+	if c.probeErr != nil {
+		t.Fatalf("mcpvcrtest.%s: Probe: %v", fn, c.probeErr)
+	}
+	if c.probes != nil && (fn != "NewServer" || c.chaos != nil) {
+		t.Fatalf("mcpvcrtest.%s: Probe places probes over a real HTTP listener (NewServer) only, and not beside Chaos\ntry: mcpvcrtest.NewServer(t, cassette, mcpvcrtest.Probe())", fn)
+	}
 	stdio := len(recs) > 0 && recs[0].Session.Transport == store.Stdio
 	if c.chaos != nil && fn != "NewServer" && (fn != "Transport" || !stdio) {
 		t.Fatalf("mcpvcrtest.%s: Chaos injects faults over a real HTTP listener (NewServer) or in-memory stdio (Transport of a stdio cassette) only\ntry: mcpvcrtest.NewServer(t, cassette, mcpvcrtest.Chaos(seed))", fn)
@@ -115,6 +122,9 @@ func newServer(t testing.TB, recs []*store.Recording, c *config, fn string) *rep
 		cfg := *c.chaos
 		cfg.Rate = c.chaosRate
 		srv.Hook = chaos.New(cfg, nil)
+	}
+	if c.probes != nil {
+		srv.Hook = probe.New(c.probes, nil)
 	}
 	return srv
 }

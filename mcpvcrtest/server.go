@@ -45,6 +45,7 @@ func NewServer(t testing.TB, cassette string, opts ...Option) *httptest.Server {
 			t.Errorf("%s", reRecordHint(t, c.viaMode))
 		}
 		checkChaos(t, fn, srv)
+		checkProbe(t, fn, srv)
 	})
 	return ts
 }

@@ -40,8 +40,10 @@ type Where int
 // at every HTTP point.
 const (
 	// AtArrive: an HTTP request arrived (Request, Body), before it is
-	// routed; Session is the live session it names, nil when none. The
-	// Action is ignored.
+	// routed; Session is the live session it names, nil when none. Body,
+	// without Status, is read instead of the live body (a hook that sent
+	// a server request otherwise than recorded puts back the answer the
+	// recording expects); the rest of the Action is ignored.
 	AtArrive Where = iota + 1
 	// AtRequest: a request of Session, or a 2026-07-28 exchange
 	// (Pooled, with Recording and Stream, the exchange it matched), is
@@ -306,7 +308,7 @@ func (s *Server) actWith(ctx context.Context, p Point, hook bool) Action {
 		b := h.Act(&q)
 		b.Cut, b.Keep = b.Cut || a.Cut, b.Keep || a.Keep
 		a = b
-		if a.answers() || a.Stop || a.Skip || a.Cut || a.Send != nil {
+		if a.answers() || a.Stop || a.Skip || a.Cut || a.Send != nil || p.Where == AtArrive && a.Body != nil {
 			break
 		}
 	}

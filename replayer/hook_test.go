@@ -168,3 +168,33 @@ func TestHook_Events(t *testing.T) {
 		})
 	}
 }
+
+// TestHook_ArriveBody (hook.go, AtArrive): a Body returned at AtArrive is
+// what replay reads instead of the live body. The client calls add with
+// arguments the recording never had; a hook that puts back the recorded
+// arguments gets the recorded result, and without it the call is not
+// matched.
+func TestHook_ArriveBody(t *testing.T) {
+	for _, putBack := range []bool{true, false} {
+		h := replayer.HookFunc(func(p *replayer.Point) replayer.Action {
+			if p.Where == replayer.AtArrive && putBack && bytes.Contains(p.Body, []byte(`"b":20`)) {
+				return replayer.Action{Body: bytes.Replace(p.Body, []byte(`"b":20`), []byte(`"b":2`), 1)}
+			}
+			return replayer.Action{}
+		})
+		_, url := serveCassette(t, "multi-gosdk-http-sse", "/mcp", func(s *replayer.Server) { s.Hook = h })
+		ctx := testContext(t)
+		cs, err := mcptest.NewClientAs(upgraded).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "add", Arguments: map[string]any{"a": 1, "b": 20}})
+		if putBack != (err == nil) {
+			t.Errorf("put back %v: tools/call add 1+20: %v", putBack, err)
+		}
+		cs.Close()
+	}
+}

@@ -116,7 +116,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w = &authwire.ChallengeWriter{ResponseWriter: w, Origin: "http://" + r.Host}
 	live := jsonrpc.Parse(body)
 	if s.Hook != nil {
-		s.actHTTP(r, Point{Where: AtArrive, Session: s.named(r), Body: body})
+		if a := s.actHTTP(r, Point{Where: AtArrive, Session: s.named(r), Body: body}); a.Body != nil && !a.answers() {
+			body = a.Body
+			live = jsonrpc.Parse(body)
+		}
 	}
 	switch rt := s.route(r, live); rt.kind {
 	case toPool:

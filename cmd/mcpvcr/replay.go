@@ -44,7 +44,7 @@ func replayCommand(e *env) *cli.Command {
 			&cli.BoolFlag{Name: "trace", Usage: "stdio: write to stderr a line per recorded server frame sent, with the client frame that released it"},
 			&cli.DurationFlag{Name: "idle-timeout", Value: graceful.DefaultIdleTimeout, EnvVars: []string{"MCPVCR_IDLE_TIMEOUT"}, Usage: "HTTP: close a keep-alive connection after `D` without a request (headers must arrive within 10s, a request body within 30s; answers are never cut)"},
 			&cli.DurationFlag{Name: "wait", Value: replayer.DefaultWait, EnvVars: []string{"MCPVCR_WAIT"}, Usage: "answer a request with -32019 after `D` when the recording answers it only after client frames this client has not sent (over HTTP+SSE, send a ready answer recorded behind one that waits so out of order) (0: wait for good)"},
-		}, chaosFlags()...),
+		}, append(chaosFlags(), probeFlags()...)...),
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c, 1); err != nil {
 				return err
@@ -63,6 +63,9 @@ func replayCommand(e *env) *cli.Command {
 			defer db.Close()
 			if c.String("listen") != "" {
 				return replayHTTP(c, e, db, pace)
+			}
+			if _, err := parseProbe(c); err != nil {
+				return err
 			}
 			chaos, err := parseChaos(c)
 			if err != nil {

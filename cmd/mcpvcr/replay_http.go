@@ -25,13 +25,19 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if err != nil {
 		return err
 	}
+	probes, err := parseProbe(c)
+	if err != nil {
+		return err
+	}
 	srv.Pace, srv.Faults, srv.Strict = pace, faults, c.Bool("strict")
 	plugChaos(srv, chaos)
+	plugProbe(srv, probes)
 	ln, err := listen(e, c.String("listen"))
 	if err != nil {
 		return err
 	}
 	announceChaos(c, e, chaos)
+	announceProbe(e, probes)
 	fmt.Fprintf(e.stderr, "mcpvcr: replaying %s on http://%s; point your client at http://%s%s; stop with Ctrl-C\n",
 		termtext.Count(srv.Sessions(), "session"), ln.Addr(), ln.Addr(), srv.EndpointPath(c.Context))
 	if err := serve(c.Context, e, ln, &graceful.Server{Handler: srv, BeforeShutdown: srv.Close, IdleTimeout: c.Duration("idle-timeout")}); err != nil {
@@ -45,6 +51,9 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	}
 	ok := srv.WriteSummary(e.stderr)
 	if !writeChaos(srv, e.stderr, chaosCommand(c, c.String("listen"))) {
+		ok = false
+	}
+	if !writeProbe(srv, e.stderr, chaosCommand(c, c.String("listen"))) {
 		ok = false
 	}
 	if err := writeChaosReport(c, e, db, srv, chaosCommand(c, c.String("listen"))); err != nil {

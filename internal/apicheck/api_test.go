@@ -13,7 +13,7 @@ import (
 
 // publicPackages are the packages whose API users hold, relative to the
 // module root.
-var publicPackages = []string{"store", "recorder", "replayer", "diff", "verify", "clock", "mcpvcrtest", "view", "scrub", "chaos"}
+var publicPackages = []string{"store", "recorder", "replayer", "diff", "verify", "clock", "mcpvcrtest", "view", "scrub", "chaos", "probe"}
 
 // TestNoInternalTypes parses each public package and fails for every
 // exported declaration (type, field, embedded field, function, method of
@@ -194,13 +194,14 @@ func mentions(n ast.Node, internal map[string]bool) bool {
 // TestImportDirections: imports point one way (design.md §6): replayer
 // imports neither diff nor verify, diff neither replayer nor verify, and
 // recorder and replayer never import each other; replayer never imports
-// chaos, which works on its hook; view (the report and the
+// chaos or probe, which work on its hook; view (the report and the
 // timeline) reads recordings and reports, it never records or replays.
 func TestImportDirections(t *testing.T) {
 	const mod = "github.com/mcpvcr/mcpvcr/"
 	forbidden := map[string][]string{
-		"replayer": {"diff", "verify", "recorder", "chaos"},
-		"chaos":    {"diff", "verify", "recorder"},
+		"replayer": {"diff", "verify", "recorder", "chaos", "probe"},
+		"chaos":    {"diff", "verify", "recorder", "probe"},
+		"probe":    {"diff", "verify", "recorder", "chaos"},
 		"diff":     {"replayer", "verify", "recorder"},
 		"recorder": {"replayer", "diff", "verify"},
 		"store":    {"replayer", "diff", "verify", "recorder", "view"},
