@@ -1,6 +1,7 @@
 package chaos
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"slices"
@@ -115,6 +116,19 @@ func (d *driver) send(n int) rawAnswer {
 	}()
 	<-started
 	return rawAnswer{status: http.StatusOK}
+}
+
+// cancellation returns the number of the POST that carries the
+// recorded client's notifications/cancelled (the Go SDK client sends it
+// beside its next call, so it may come before or after that call).
+func (d *driver) cancellation() int {
+	for i, b := range d.c.posts {
+		if bytes.Contains(b, []byte(`"notifications/cancelled"`)) {
+			return i + 1
+		}
+	}
+	d.t.Fatal("the recording has no notifications/cancelled")
+	return 0
 }
 
 // hit sends the faulted POST, answered at once (404, 503, a reset, an
@@ -270,7 +284,7 @@ var confusionCases = map[FaultKind][]behaviour{
 			d.send(d.post)
 			d.sendRest()
 			d.bg.Wait()
-			d.send(len(d.c.posts)) // the cancellation again
+			d.send(d.cancellation()) // the cancellation again
 			return false
 		}},
 	},
