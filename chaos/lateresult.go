@@ -79,9 +79,15 @@ func (cs *Hook) lateResult(p *replayer.Point) replayer.Action {
 	if req := frameBySeq(rec, inj.Seq); req != nil {
 		method = req.Method
 	}
+	// What the client did next is judged from the requests noted after
+	// this point, not after Sent: a client quick to act on the late
+	// result (a second cancellation, its next request) may be noted
+	// before Sent runs, and was then missed.
+	cs.mu.Lock()
+	inj.at = len(cs.actions) - 1
+	cs.mu.Unlock()
 	return replayer.Action{Send: fmt.Appendf(nil, "event: message\ndata: %s\n\n", lateResult(liveID, method)), Sent: func(err error) {
 		cs.mu.Lock()
-		inj.at = len(cs.actions) - 1
 		inj.delivered, inj.left = err == nil, err != nil
 		cs.mu.Unlock()
 	}}

@@ -3,6 +3,7 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"log/slog"
@@ -33,6 +34,18 @@ type rawClient struct {
 	sid    string
 	posts  [][]byte // the recorded client's POST bodies, in order
 	next   int      // the next of posts to send
+	// untilResponse stops reading a POST's event stream at its
+	// JSON-RPC response, and closes it, as SDK clients do.
+	untilResponse bool
+}
+
+// isResponse reports whether data is a JSON-RPC response.
+func isResponse(data []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(data, &m) == nil && len(m.ID) > 0 && m.Method == ""
 }
 
 // newRawClient returns a raw client of the replay at url, sending the
@@ -82,6 +95,20 @@ func (a rawAnswer) lastID() string {
 // and the session id when sid is set, and reads the whole answer.
 func (c *rawClient) do(ctx context.Context, method string, body []byte, sid bool, headers ...string) rawAnswer {
 	c.t.Helper()
+	return c.doWith(ctx, method, body, sid, nil, headers...)
+}
+
+// doStarted is do of a POST of body that closes started once the first
+// event of its answer came, or the answer ended.
+func (c *rawClient) doStarted(ctx context.Context, body []byte, started chan<- struct{}) rawAnswer {
+	var once sync.Once
+	first := func() { once.Do(func() { close(started) }) }
+	defer first()
+	return c.doWith(ctx, http.MethodPost, body, true, first)
+}
+
+// doWith is do, calling first (when not nil) once the first event came.
+func (c *rawClient) doWith(ctx context.Context, method string, body []byte, sid bool, first func(), headers ...string) rawAnswer {
 	req, err := http.NewRequestWithContext(ctx, method, c.url, bytes.NewReader(body))
 	if err != nil {
 		c.t.Fatal(err)
@@ -128,6 +155,12 @@ func (c *rawClient) do(ctx context.Context, method string, body []byte, sid bool
 		}
 		if !e.Comment {
 			a.events = append(a.events, e)
+			if first != nil {
+				first()
+			}
+			if c.untilResponse && method == http.MethodPost && isResponse(e.Data) {
+				return a
+			}
 		}
 	}
 }
@@ -278,6 +311,9 @@ func (c *rawClient) open(headers ...string) (status int, read func() rawAnswer, 
 			}
 			if !e.Comment {
 				a.events = append(a.events, e)
+				if c.untilResponse && req.Header.Get("Last-Event-ID") != "" && isResponse(e.Data) {
+					return a // a resumption ends at its response
+				}
 			}
 		}
 	}

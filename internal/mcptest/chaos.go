@@ -18,7 +18,8 @@ type chaosCall struct {
 // steps of [Script] that need no waiting (tools, resources, prompts,
 // sampling, elicitation, roots, a failing tool) and the slow call it
 // cancels once its "started" progress came, and "run0", run 0 of the
-// multi-session cassettes (echo "run 0"), and "reorder" (see there).
+// multi-session cassettes (echo "run 0"), "reorder" and "confusion" (see
+// there).
 var chaosScripts = map[string][]chaosCall{
 	"script": {
 		{"echo", map[string]any{"text": "hello"}, nil},
@@ -40,6 +41,18 @@ var chaosScripts = map[string][]chaosCall{
 		{"fail", map[string]any{}, nil},
 	},
 	"run0": {{"echo", map[string]any{"text": "run 0"}, nil}},
+	// "confusion": the calls of the chaos package's confusion matrix,
+	// none of which asks the client anything (a raw client replays
+	// them one POST at a time): streams with several events (progress,
+	// log), a level set, a call it cancels (slow) and one after it.
+	"confusion": {
+		{"echo", map[string]any{"text": "hello"}, nil},
+		{"progress", map[string]any{"steps": 3}, mcp.Meta{"progressToken": progressToken}},
+		{"logging/setLevel", nil, nil},
+		{"log", map[string]any{}, mcp.Meta{"progressToken": logToken}},
+		{"slow", nil, nil},
+		{"add", map[string]any{"a": 2, "b": 3}, nil},
+	},
 	// "reorder": tool notify of ReorderHandler, between a level set and
 	// an echo (the request after the reorder).
 	"reorder": {
@@ -54,7 +67,7 @@ func ChaosScript(name string) bool { _, ok := chaosScripts[name]; return ok }
 
 // ChaosRun is a Go SDK client under chaos replay: it connects over
 // transport as info at 2025-11-25, lists the tools, runs the chaos
-// script named script ("script" or "run0") and closes, each step's
+// script named script (see chaosScripts) and closes, each step's
 // failure part of what it saw, which it returns one line per step. It
 // gives up after 20 seconds.
 func ChaosRun(ctx context.Context, transport mcp.Transport, info *mcp.Implementation, script string) []string {

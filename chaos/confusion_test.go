@@ -1,0 +1,456 @@
+package chaos
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mcpvcr/mcpvcr/replayer"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// The confusion matrix: the judge is tested like the client. For every
+// fault kind chaos injects over Streamable HTTP, a raw client that keeps
+// the rule must pass in every seed that draws the kind, and one per way
+// of breaking it must fail (or, where the rule asks nothing, be not
+// observed); each seed is run twice and once with every CPU busy, and
+// must draw the same fault and give the same verdict each time. The
+// recording is made fresh by the test (recordFresh), with no recorded
+// resumption: every resumption served is chaos's own.
+
+// confusionSeeds are the seeds each kind is run with.
+var confusionSeeds = []uint64{1, 2, 3}
+
+// behaviour is one way a raw client reacts to a fault: keeping the rule
+// or breaking it one way, and the verdict the judge owes it.
+type behaviour struct {
+	name string
+	want Verdict
+	// react handles the faulted POST (or the GET stream, for
+	// refuse-get): it is called instead of sending the POST, and
+	// returns false when the client leaves (sends nothing more).
+	react func(d *driver) bool
+	// timing marks a client that breaks the rule by doing something
+	// too soon: the judge measures on replay's clock, so under CPU load
+	// the client may take long enough to keep it (the run under load is
+	// then not held to want).
+	timing bool
+	// newSession marks a client that starts a new session: that live
+	// session draws the recorded session's plan again, and leaves it
+	// not reached.
+	newSession bool
+	// longDelay runs the seed's plan with its delay made a minute long,
+	// so that a client leaving during the delay surely leaves before it
+	// ends (delay only).
+	longDelay bool
+}
+
+// driver is a raw client that sends the recorded client's POSTs in order
+// and hands the faulted one to a behaviour.
+type driver struct {
+	t       *testing.T
+	c       *rawClient
+	rec     *store.Recording
+	f       Fault
+	post    int           // the POST being sent (from 1)
+	reached chan struct{} // closed once replay reached the fault's frame or a resumption
+	bg      sync.WaitGroup
+}
+
+// faultPost returns the number of the POST (from 1) fault f hits: its
+// Request, or the POST whose stream it is on; 0 for the GET stream.
+func faultPost(rec *store.Recording, f Fault) int {
+	if f.Request > 0 {
+		return f.Request
+	}
+	n := 0
+	for i := range rec.Streams[:f.Stream] {
+		if rec.Streams[i].Kind == store.PostStream {
+			n++
+		}
+	}
+	if rec.Streams[f.Stream-1].Kind != store.PostStream {
+		return 0
+	}
+	return n
+}
+
+// unanswered reports whether POST n of rec (from 1) is a request the
+// recording never answers on its stream (the cancelled slow call): the
+// client sends it and goes on without waiting.
+func unanswered(rec *store.Recording, n int) bool {
+	k := 0
+	for i := range rec.Streams {
+		st := &rec.Streams[i]
+		if st.Kind != store.PostStream {
+			continue
+		}
+		if k++; k != n {
+			continue
+		}
+		answered := false
+		for _, f := range framesOfStream(rec, st.ID) {
+			answered = answered || f.Kind.IsResponse()
+		}
+		return !answered && st.Status == http.StatusOK
+	}
+	return false
+}
+
+// send sends POST n as the recorded client did: an unanswered one in
+// the background, once its first event came, any other read whole.
+func (d *driver) send(n int) rawAnswer {
+	d.t.Helper()
+	if !unanswered(d.rec, n) {
+		return d.c.again(n, true)
+	}
+	started := make(chan struct{})
+	d.bg.Add(1)
+	go func() {
+		defer d.bg.Done()
+		d.c.doStarted(d.c.ctx, d.c.posts[n-1], started)
+	}()
+	<-started
+	return rawAnswer{status: http.StatusOK}
+}
+
+// cancellation returns the number of the POST that carries the
+// recorded client's notifications/cancelled (the Go SDK client sends it
+// beside its next call, so it may come before or after that call).
+func (d *driver) cancellation() int {
+	for i, b := range d.c.posts {
+		if bytes.Contains(b, []byte(`"notifications/cancelled"`)) {
+			return i + 1
+		}
+	}
+	d.t.Fatal("the recording has no notifications/cancelled")
+	return 0
+}
+
+// hit sends the faulted POST, answered at once (404, 503, a reset, an
+// empty stream) whatever the recording holds: read whole, never in the
+// background.
+func (d *driver) hit() rawAnswer {
+	return d.c.again(d.post, true)
+}
+
+// sendRest sends the POSTs after the current one, to the end.
+func (d *driver) sendRest() {
+	for n := d.post + 1; n <= len(d.c.posts); n++ {
+		d.send(n)
+	}
+}
+
+// resume opens a resumption with Last-Event-ID id and reads it whole.
+func (d *driver) resume(id string) rawAnswer {
+	status, read, closeGET := d.c.open("Last-Event-ID", id)
+	defer closeGET()
+	a := read()
+	a.status = status
+	return a
+}
+
+// run plays the session: initialize, its GET stream, each POST (the
+// faulted one handed to b), and the DELETE when it got to the end.
+func (d *driver) run(b behaviour) {
+	at := faultPost(d.rec, d.f)
+	for d.post = 1; d.post <= len(d.c.posts); d.post++ {
+		if d.post == 3 { // after notifications/initialized: its GET stream
+			if d.f.Kind == FaultRefuseGet {
+				if !b.react(d) {
+					return
+				}
+			} else {
+				status, read, closeGET := d.c.open()
+				if status != http.StatusOK {
+					d.t.Fatalf("GET stream: %d", status)
+				}
+				go read()
+				defer closeGET()
+			}
+		}
+		if d.post == at {
+			if !b.react(d) {
+				return
+			}
+			continue
+		}
+		if a := d.send(d.post); a.status/100 != 2 && d.f.Kind != FaultExpire && d.f.Kind != FaultResume404 {
+			d.t.Errorf("POST %d: %d, %v", d.post, a.status, a.err)
+		}
+	}
+	if d.f.Kind == FaultLateResult {
+		d.bg.Wait() // the cancelled call's stream, to its late result
+	}
+	d.c.do(d.c.ctx, http.MethodDelete, nil, true)
+}
+
+// confusionCases are the behaviours for each kind; a kind missing here
+// must be in confusionElsewhere.
+var confusionCases = map[FaultKind][]behaviour{
+	FaultCutResumable: {
+		{name: "resumes", want: VerdictPass, react: func(d *driver) bool {
+			a := d.send(d.post)
+			if r := d.resume(a.lastID()); r.status != http.StatusOK || len(r.events) == 0 {
+				d.t.Errorf("resumption: %d, %d events", r.status, len(r.events))
+			}
+			return true
+		}},
+		{name: "never resumes", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return true }},
+		{name: "resumes from another id", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.resume("another-id_0")
+			return true
+		}},
+	},
+	FaultCut: {
+		{name: "carries on", want: VerdictPass, react: func(d *driver) bool { d.send(d.post); return true }},
+		{name: "hangs", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return false }},
+		{name: "resumes a stream without ids", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.resume("0")
+			return true
+		}},
+	},
+	FaultResume404: {
+		{name: "new session", want: VerdictPass, newSession: true, react: func(d *driver) bool {
+			a := d.send(d.post)
+			if r := d.resume(a.lastID()); r.status != http.StatusNotFound {
+				d.t.Errorf("resumption: %d; want 404", r.status)
+			}
+			if a := d.c.initialize(); a.status != http.StatusOK {
+				d.t.Errorf("new initialize: %d, %v", a.status, a.err)
+			}
+			return false
+		}},
+		{name: "old id again", want: VerdictFail, react: func(d *driver) bool {
+			a := d.send(d.post)
+			d.resume(a.lastID())
+			return true
+		}},
+	},
+	FaultResumeLate: {
+		{name: "waits", want: VerdictPass, react: func(d *driver) bool {
+			a := d.send(d.post)
+			if r := d.resume(a.lastID()); r.status != http.StatusOK || len(r.events) == 0 {
+				d.t.Errorf("late resumption: %d, %d events", r.status, len(r.events))
+			}
+			return true
+		}},
+		{name: "leaves while it waits", want: VerdictFail, react: func(d *driver) bool {
+			a := d.send(d.post)
+			done := make(chan struct{})
+			go func() { defer close(done); d.c.open("Last-Event-ID", a.lastID()) }()
+			<-d.reached
+			d.c.cancel()
+			<-done
+			return false
+		}},
+	},
+	FaultExpire: {
+		{name: "new session", want: VerdictPass, newSession: true, react: func(d *driver) bool {
+			if a := d.hit(); a.status != http.StatusNotFound {
+				d.t.Errorf("POST %d: %d; want 404", d.post, a.status)
+			}
+			if a := d.c.initialize(); a.status != http.StatusOK {
+				d.t.Errorf("new initialize: %d, %v", a.status, a.err)
+			}
+			return false
+		}},
+		{name: "old id again", want: VerdictFail, react: func(d *driver) bool { d.hit(); return true }},
+		{name: "exits", want: VerdictFail, react: func(d *driver) bool { d.hit(); return false }},
+	},
+	FaultRefuseGet: {
+		{name: "carries on without it", want: VerdictPass, react: func(d *driver) bool {
+			if status, _, _ := d.c.open(); status != http.StatusMethodNotAllowed {
+				d.t.Errorf("GET stream: %d; want 405", status)
+			}
+			return true
+		}},
+		{name: "asks again and again", want: VerdictFail, react: func(d *driver) bool {
+			for range 4 {
+				d.c.open()
+			}
+			return true
+		}},
+	},
+	FaultLateResult: {
+		{name: "drops it", want: VerdictPass, react: func(d *driver) bool { d.send(d.post); return true }},
+		{name: "cancels twice", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.sendRest()
+			d.bg.Wait()
+			d.send(d.cancellation()) // the cancellation again
+			return false
+		}},
+	},
+	FaultDelay: {
+		{name: "waits", want: VerdictPass, react: func(d *driver) bool { d.send(d.post); return true }},
+		{name: "leaves during it", want: VerdictFail, longDelay: true, react: func(d *driver) bool {
+			done := make(chan struct{})
+			go func() { defer close(done); d.send(d.post) }()
+			<-d.reached
+			d.c.cancel()
+			<-done
+			return false
+		}},
+	},
+	FaultDropPriming: {
+		{name: "takes the stream", want: VerdictPass, react: func(d *driver) bool { d.send(d.post); return true }},
+		{name: "sends it again", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.send(d.post)
+			return true
+		}},
+	},
+	Fault503: {
+		{name: "retries after Retry-After", want: VerdictPass, react: func(d *driver) bool {
+			if a := d.hit(); a.status != http.StatusServiceUnavailable {
+				d.t.Errorf("POST %d: %d; want 503", d.post, a.status)
+			}
+			time.Sleep(time.Second) // Retry-After: 1, as the client is told
+			d.send(d.post)
+			return true
+		}},
+		{name: "retries at once", want: VerdictFail, timing: true, react: func(d *driver) bool {
+			d.hit()
+			d.send(d.post)
+			return true
+		}},
+		{name: "gives the call up", want: VerdictNotObserved, react: func(d *driver) bool { d.hit(); return true }},
+	},
+	FaultRetry: {
+		{name: "waits the retry", want: VerdictPass, react: func(d *driver) bool {
+			a := d.send(d.post)
+			time.Sleep(d.f.Delay) // the retry it was given
+			d.resume(a.lastID())
+			return true
+		}},
+		{name: "resumes at once", want: VerdictFail, timing: true, react: func(d *driver) bool {
+			a := d.send(d.post)
+			d.resume(a.lastID())
+			return true
+		}},
+		{name: "never resumes", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return true }},
+	},
+	FaultResetPeer:     noAnswerCases,
+	FaultEmptyResponse: noAnswerCases,
+	FaultSlicer: {
+		{name: "puts it together", want: VerdictPass, react: func(d *driver) bool {
+			if a := d.send(d.post); a.err != nil || a.status != http.StatusOK {
+				d.t.Errorf("sliced POST %d: %d, %v", d.post, a.status, a.err)
+			}
+			return true
+		}},
+		{name: "sends it again", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.send(d.post)
+			return true
+		}},
+	},
+}
+
+var noAnswerCases = []behaviour{
+	{name: "sends it again", want: VerdictPass, react: func(d *driver) bool {
+		d.hit()
+		d.send(d.post)
+		return true
+	}},
+	{name: "carries on", want: VerdictPass, react: func(d *driver) bool { d.hit(); return true }},
+	{name: "exits", want: VerdictFail, react: func(d *driver) bool { d.hit(); return false }},
+}
+
+// confusionElsewhere are the kinds this matrix does not run, and where
+// their keeping and breaking clients are.
+var confusionElsewhere = map[FaultKind]string{
+	FaultReorder:    "needs two notifications recorded side by side on two streams: TestChaos_Reorder* (reorder_test.go)",
+	FaultCloseEarly: "2026-07-28 exchanges only: TestChaos_Modern (cmd/mcpvcr)",
+}
+
+// confusionRecording returns the fresh recording kind k is run on: one
+// without event ids for cut, one with them for the others.
+func confusionRecording(t *testing.T, k FaultKind, recs map[bool]*store.Recording) *store.Recording {
+	return recs[k != FaultCut]
+}
+
+// confusionRun replays rec to a raw client behaving as b under seed
+// (kind k only, one fault), and returns the results and what was not
+// reached.
+func confusionRun(t *testing.T, rec *store.Recording, k FaultKind, seed uint64, b behaviour) ([]Result, []Result, string) {
+	c := Config{Seed: seed, Kinds: []FaultKind{k}, Rate: 1}
+	plan := c.Plan(rec)
+	if len(plan) != 1 {
+		t.Fatalf("seed %d draws %d faults of %s; want 1", seed, len(plan), k)
+	}
+	if b.longDelay {
+		plan[0].Delay = time.Minute
+	}
+	f := plan[0]
+	reached := make(chan struct{})
+	var once sync.Once
+	spy := func(p *replayer.Point) {
+		if p.Where == replayer.AtResume || p.Where == replayer.AtBefore && p.Frame != nil && p.Frame.Seq == f.Seq && f.Kind == FaultDelay {
+			once.Do(func() { close(reached) })
+		}
+	}
+	h, logs := rawReplayHook(t, []*store.Recording{rec}, c, plan, spy, func(url string) {
+		d := &driver{t: t, c: newRawClient(t, url, rec), rec: rec, f: f, reached: reached}
+		d.c.untilResponse = true
+		d.run(b)
+		d.c.cancel()
+		d.bg.Wait()
+	})
+	return h.Results(), h.NotReached(), logs
+}
+
+// TestChaos_ConfusionMatrix runs the matrix; see the top of this file.
+func TestChaos_ConfusionMatrix(t *testing.T) {
+	recs := map[bool]*store.Recording{true: recordFresh(t, true), false: recordFresh(t, false)}
+	for _, k := range FaultKinds() {
+		cases, ok := confusionCases[k]
+		if !ok {
+			if why, ok := confusionElsewhere[k]; ok {
+				t.Logf("%s: not in this matrix: %s", k, why)
+				continue
+			}
+			t.Errorf("%s: no raw clients keep or break it: add them to confusionCases", k)
+			continue
+		}
+		if !slices.ContainsFunc(cases, func(b behaviour) bool { return b.want == VerdictPass }) ||
+			!slices.ContainsFunc(cases, func(b behaviour) bool { return b.want == VerdictFail }) {
+			t.Errorf("%s: want a client that passes and one that fails", k)
+		}
+		rec := confusionRecording(t, k, recs)
+		for _, b := range cases {
+			for _, seed := range confusionSeeds {
+				t.Run(fmt.Sprintf("%s/%s/seed%d", k, b.name, seed), func(t *testing.T) {
+					var first []Result
+					for run, load := range []bool{false, false, true} {
+						if load {
+							stop := busy(t)
+							defer stop()
+						}
+						res, nr, logs := confusionRun(t, rec, k, seed, b)
+						if len(res) != 1 || len(nr) != 0 && !b.newSession {
+							t.Fatalf("run %d: %d faults injected (%v), not reached %v; want 1\n%s", run+1, len(res), res, nr, logs)
+						}
+						r := res[0]
+						if r.Verdict != b.want && !(load && b.timing) {
+							t.Errorf("run %d (under load: %t): %s; the client %s: %s; want %s\n%s", run+1, load, r.Fault, r.Did, r.Verdict, b.want, logs)
+						}
+						if run == 0 {
+							first = res
+							t.Logf("%s; the client %s: %s", r.Fault, r.Did, r.Verdict)
+						} else if first[0].Fault != r.Fault || first[0].Verdict != r.Verdict && !(load && b.timing) {
+							t.Errorf("run %d (under load: %t) drew or judged another fault: %s: %s; first %s: %s", run+1, load, r.Fault, r.Verdict, first[0].Fault, first[0].Verdict)
+						}
+					}
+				})
+			}
+		}
+	}
+}

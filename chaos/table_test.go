@@ -1,0 +1,176 @@
+package chaos
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// updateTable makes TestChaosTable write docs/chaos.md's tables instead
+// of checking them: go test ./chaos -run TestChaosTable -update.
+var updateTable = flag.Bool("update", false, "TestChaosTable: run the real clients too and write docs/chaos.md's tables")
+
+// The markers around the generated tables in docs/chaos.md.
+const (
+	rawTableBegin     = "<!-- chaos-table:raw begin (go test ./chaos -run TestChaosTable -update) -->"
+	rawTableEnd       = "<!-- chaos-table:raw end -->"
+	clientsTableBegin = "<!-- chaos-table:clients begin (go test ./chaos -run TestChaosTable -update) -->"
+	clientsTableEnd   = "<!-- chaos-table:clients end -->"
+)
+
+// tableSeeds are the seeds the real clients are run with for the table.
+var tableSeeds = []uint64{1, 2, 3}
+
+// kindNeeds says what cassette a kind needs to be drawn at all.
+func kindNeeds(k FaultKind) string {
+	switch k {
+	case FaultCut:
+		return "SSE answers without event ids (a server without an event store); no recorded resumption needed"
+	case FaultCutResumable, FaultResume404, FaultResumeLate, FaultRetry:
+		return "SSE answers with event ids; no recorded resumption needed (chaos serves its own)"
+	case FaultDropPriming:
+		return "2025-11-25 SSE answers with a priming event (event ids)"
+	case FaultRefuseGet:
+		return "a standalone GET stream that carries no message"
+	case FaultLateResult:
+		return "a request the recorded client cancelled"
+	case FaultExpire, Fault503, FaultResetPeer, FaultEmptyResponse:
+		return "at least three POSTs (any Streamable HTTP recording of the initialize era)"
+	case FaultDelay, FaultSlicer:
+		return "an SSE answer (any Streamable HTTP recording)"
+	}
+	return ""
+}
+
+// rawTable runs each raw client of the confusion matrix once, with the
+// first seed, and writes the table of what the judge said of it.
+func rawTable(t *testing.T, recs map[bool]*store.Recording) string {
+	var b strings.Builder
+	b.WriteString("| kind | cassette it needs | raw client (`chaos/confusion_test.go`) | verdict |\n|---|---|---|---|\n")
+	for _, k := range FaultKinds() {
+		cases, ok := confusionCases[k]
+		if !ok {
+			fmt.Fprintf(&b, "| `%s` | | not in the matrix: %s | |\n", k, confusionElsewhere[k])
+			continue
+		}
+		rec := confusionRecording(t, k, recs)
+		for i, c := range cases {
+			res, _, logs := confusionRun(t, rec, k, confusionSeeds[0], c)
+			if len(res) != 1 {
+				t.Fatalf("%s, %s: %d faults injected; want 1\n%s", k, c.name, len(res), logs)
+			}
+			kind, needs := fmt.Sprintf("`%s`", k), kindNeeds(k)
+			if i > 0 {
+				kind, needs = "", ""
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", kind, needs, c.name, res[0].Verdict)
+		}
+	}
+	return b.String()
+}
+
+// goSDKTable runs the Go SDK client in process (chaos script
+// "confusion") under each kind with each of tableSeeds, and writes the
+// table of its verdicts.
+func goSDKTable(t *testing.T, recs map[bool]*store.Recording) string {
+	var b strings.Builder
+	b.WriteString("| kind | cassette it needs | Go SDK v1.8.0 client, in process (seeds 1–3) |\n|---|---|---|\n")
+	for _, k := range FaultKinds() {
+		if _, ok := confusionCases[k]; !ok {
+			continue
+		}
+		rec := confusionRecording(t, k, recs)
+		var cells []string
+		bySeeds := map[string][]string{} // seeds by cell
+		for _, seed := range tableSeeds {
+			h, _ := rawReplay(t, []*store.Recording{rec}, Config{Seed: seed, Kinds: []FaultKind{k}, Rate: 1}, nil, func(url string) {
+				mcptest.ChaosRun(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, "confusion")
+			})
+			cell := "not reached"
+			if res := h.Results(); len(res) > 0 {
+				cell = fmt.Sprintf("**%s**: %s", res[0].Verdict, stripIDs(res[0].Did))
+			}
+			if bySeeds[cell] == nil {
+				cells = append(cells, cell)
+			}
+			bySeeds[cell] = append(bySeeds[cell], fmt.Sprint(seed))
+		}
+		for i, cell := range cells {
+			seeds := "seeds "
+			if len(bySeeds[cell]) == 1 {
+				seeds = "seed "
+			}
+			cells[i] = seeds + strings.Join(bySeeds[cell], ", ") + ": " + cell
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k, kindNeeds(k), strings.Join(cells, "; "))
+	}
+	return b.String()
+}
+
+// stripIDs shortens what a client did for the table: event ids and
+// times vary from run to run.
+func stripIDs(did string) string {
+	var out []string
+	for _, w := range strings.Fields(did) {
+		switch {
+		case strings.Contains(w, "_") && len(w) > 20:
+			w = "…"
+		case strings.HasSuffix(w, "ms") && strings.Trim(w, "0123456789ms") == "":
+			w = "N ms"
+		}
+		out = append(out, w)
+	}
+	s := strings.Join(out, " ")
+	if i := strings.Index(s, " (next: "); i >= 0 && strings.HasSuffix(s, ")") {
+		s = s[:i] // which request came next varies with the seed
+	}
+	return strings.ReplaceAll(s, "|", "\\|")
+}
+
+// between returns what doc holds between begin and end (their lines
+// aside), and where.
+func between(t *testing.T, doc []byte, begin, end string) (int, int) {
+	i := bytes.Index(doc, []byte(begin+"\n"))
+	j := bytes.Index(doc, []byte(end))
+	if i < 0 || j < i {
+		t.Fatalf("docs/chaos.md has no %q … %q", begin, end)
+	}
+	return i + len(begin) + 1, j
+}
+
+// TestChaosTable: docs/chaos.md's table of what the raw clients of the
+// confusion matrix got is what they get (one seed each, a few seconds);
+// with -update it is rewritten, and so is the table of what the Go SDK
+// client in process got under each kind (seeds 1–3).
+func TestChaosTable(t *testing.T) {
+	recs := map[bool]*store.Recording{true: recordFresh(t, true), false: recordFresh(t, false)}
+	path := filepath.Join("..", "docs", "chaos.md")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := rawTable(t, recs)
+	i, j := between(t, doc, rawTableBegin, rawTableEnd)
+	if !*updateTable {
+		if got := string(doc[i:j]); got != raw {
+			t.Errorf("docs/chaos.md's raw-client table is not what the raw clients get; run go test ./chaos -run TestChaosTable -update\ncommitted:\n%s\nnow:\n%s", got, raw)
+		}
+		return
+	}
+	doc = append(doc[:i:i], append([]byte(raw), doc[j:]...)...)
+	clients := goSDKTable(t, recs)
+	i, j = between(t, doc, clientsTableBegin, clientsTableEnd)
+	doc = append(doc[:i:i], append([]byte(clients), doc[j:]...)...)
+	if err := os.WriteFile(path, doc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
