@@ -58,9 +58,17 @@ func TestREADME_OfflineExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Sessions 9 and 10 run tasks (revision 2025-11-25): the examples of
+	// show --task name session 9.
+	tasks, err := filepath.Abs(filepath.Join("..", "..", "view", "testdata", "tasks", "everything-stdio.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range []string{"bug.db", "release.db", "mcpvcr.db"} {
-		if r := mcpvcr(t, "", "import", src, "--cassette", filepath.Join(dir, name)); r.code != 0 {
-			t.Fatalf("import: %d\n%s", r.code, r.stderr)
+		for _, in := range []string{src, tasks} {
+			if r := mcpvcr(t, "", "import", in, "--cassette", filepath.Join(dir, name)); r.code != 0 {
+				t.Fatalf("import %s: %d\n%s", in, r.code, r.stderr)
+			}
 		}
 	}
 	offline := map[string]bool{"ls": true, "show": true, "export": true, "import": true, "check": true, "scrub": true, "diff": true}
