@@ -107,8 +107,8 @@ func (s *rootsServer) push(msg string, what string) {
 		s.note(what + " dropped")
 		return
 	}
+	s.note(what + " sent") // before the send: the client may answer before this goroutine runs again
 	get <- []byte(msg)
-	s.note(what + " sent")
 }
 
 func (s *rootsServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
