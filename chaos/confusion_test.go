@@ -312,7 +312,10 @@ var confusionCases = map[FaultKind][]behaviour{
 			if a := d.hit(); a.status != http.StatusServiceUnavailable {
 				d.t.Errorf("POST %d: %d; want 503", d.post, a.status)
 			}
-			time.Sleep(time.Second) // Retry-After: 1, as the client is told
+			// Not synchronisation: waiting out Retry-After on the wall
+			// clock is the behaviour under test, and the judge measures
+			// it on replay's clock, which a fake clock here cannot move.
+			time.Sleep(time.Second)
 			d.send(d.post)
 			return true
 		}},
@@ -326,7 +329,9 @@ var confusionCases = map[FaultKind][]behaviour{
 	FaultRetry: {
 		{name: "waits the retry", want: VerdictPass, react: func(d *driver) bool {
 			a := d.send(d.post)
-			time.Sleep(d.f.Delay) // the retry it was given
+			// Not synchronisation: honouring the SSE retry on the wall
+			// clock is the behaviour under test (see Fault503 above).
+			time.Sleep(d.f.Delay)
 			d.resume(a.lastID())
 			return true
 		}},
