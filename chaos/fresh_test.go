@@ -2,16 +2,13 @@ package chaos
 
 import (
 	"net/http"
-	"net/http/httptest"
-	"net/url"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
-	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/internal/recordtest"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -30,34 +27,13 @@ func recordFresh(t testing.TB, resumable bool) *store.Recording {
 	if resumable {
 		opts.EventStore = mcp.NewMemoryEventStore(nil)
 	}
-	upstream := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts))
-	t.Cleanup(upstream.Close)
-	up, err := url.Parse(upstream.URL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "fresh.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	rec := &recorder.HTTP{Upstream: up, Sink: db}
-	ts := httptest.NewServer(rec)
-	saw := mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, "confusion")
+	var saw []string
+	recs := recordtest.HTTP(ctx, t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts), "", func(endpoint string) {
+		saw = mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, "confusion")
+	})
 	want := []string{"connected", "tools/list: ok", "echo: ok", "progress: ok", "logging/setLevel: ok", "log: ok", "slow: ok", "add: ok", "close: ok"}
 	if !slices.Equal(saw, want) {
 		t.Fatalf("recording: the client saw %q; want %q", saw, want)
-	}
-	ts.Close()
-	if err := rec.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := db.Recordings(ctx)
-	if err != nil {
-		t.Fatal(err)
 	}
 	if len(recs) != 1 {
 		t.Fatalf("%d sessions recorded; want 1", len(recs))

@@ -8,8 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,8 +16,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/internal/recordtest"
 	"github.com/mcpvcr/mcpvcr/internal/sse"
-	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -34,49 +32,27 @@ func record(t *testing.T, version string) []*store.Recording {
 	defer cancel()
 	srv := mcptest.NewServer("")
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: mcptest.Modern(version)})
-	upstream := httptest.NewServer(h)
-	t.Cleanup(upstream.Close)
-	up, err := url.Parse(upstream.URL + "/mcp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "probe.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	rec := &recorder.HTTP{Upstream: up, Sink: db}
-	ts := httptest.NewServer(rec)
-	cs, err := mcptest.NewClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp"}, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.ListTools(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := cs.ListPrompts(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	if !mcptest.Modern(version) { // a server request: roots/list
-		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "roots", Arguments: map[string]any{}}); err != nil {
+	recs := recordtest.HTTP(ctx, t, h, "/mcp", func(endpoint string) {
+		cs, err := mcptest.NewClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		if err != nil {
 			t.Fatal(err)
 		}
-	}
-	cs.Close()
-	ts.Close()
-	if err := rec.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := db.Recordings(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+		defer cs.Close()
+		if _, err := cs.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hi"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cs.ListPrompts(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if !mcptest.Modern(version) { // a server request: roots/list
+			if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "roots", Arguments: map[string]any{}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	return recs
 }
 
