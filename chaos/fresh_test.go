@@ -45,3 +45,43 @@ func recordFresh(t testing.TB, resumable bool) *store.Recording {
 	}
 	return recs[0]
 }
+
+// TestChaos_ForeignSessionFirst: a cassette whose first session is of
+// another transport (a GET of the endpoint before the client connected,
+// which the recorder keeps as an HTTP+SSE session answered 400) and
+// whose second is the Go SDK client's, recorded fresh with event ids and
+// no resumption. Chaos with one cut-resumable per session places the cut
+// in the client's session, the client resumes, and the verdict is pass.
+// Before, the live session's plan was pinned when it began, to the first
+// recorded session in the cassette, and nothing was injected.
+func TestChaos_ForeignSessionFirst(t *testing.T) {
+	ctx := t.Context()
+	srv := mcptest.NewServer(mcptest.V1)
+	handler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{EventStore: mcp.NewMemoryEventStore(nil)})
+	client := &mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}
+	var live []string
+	recs := recordtest.HTTP(ctx, t, handler, "", func(endpoint string) {
+		resp, err := http.Get(endpoint)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		live = mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, client, "confusion")
+	})
+	if len(recs) != 2 || recs[0].Session.Transport == recs[1].Session.Transport {
+		t.Fatalf("recorded %d sessions; want a stray GET's and the client's, of two transports", len(recs))
+	}
+	for seed := uint64(1); seed <= 3; seed++ {
+		var got []string
+		h, logs := rawReplay(t, recs, Config{Seed: seed, Kinds: []FaultKind{FaultCutResumable}, Rate: 1}, nil, func(url string) {
+			got = mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: url}, client, "confusion")
+		})
+		if !slices.Equal(got, live) {
+			t.Errorf("seed %d: the client saw %q; live %q", seed, got, live)
+		}
+		res := h.Results()
+		if len(res) != 1 || res[0].Session != recs[1].Session.ID || res[0].Verdict != VerdictPass {
+			t.Errorf("seed %d: results %v; want one cut-resumable in session %d, pass\n%s", seed, res, recs[1].Session.ID, logs)
+		}
+	}
+}

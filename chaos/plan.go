@@ -329,9 +329,9 @@ func (cs *Hook) planLocked(rec *store.Recording) []Fault {
 }
 
 // pinLocked returns the recorded session whose plan live session ls
-// draws its faults from: the one it followed when it began (or when a
-// fault was first looked for, rec), whichever of the candidates it goes
-// on to follow. Which candidate replay follows later may turn on timing
+// draws its faults from: the one it followed when a fault was first
+// looked for (rec), after its opening request was matched, whichever of
+// the candidates it goes on to follow. Which candidate replay follows later may turn on timing
 // (how long a client waits before candidates that disagree are settled);
 // the faults must not. The 2026-07-28 exchanges keep each its own.
 func (cs *Hook) pinLocked(ls *replayer.Session, rec *store.Recording) *store.Recording {

@@ -239,10 +239,10 @@ func (h *Hook) Act(p *replayer.Point) replayer.Action {
 		return cs.stdioLine(p)
 	case replayer.AtStart:
 		cs.mu.Lock()
+		// Not pinned yet: before its first request is matched a session
+		// follows every recorded one, whichever comes first in the
+		// cassette (a recording of another transport included).
 		cs.sessions = append(cs.sessions, p.Session)
-		if rec := p.Session.Recording(); rec != nil && rec.Session.Transport != store.Stdio {
-			cs.pinLocked(p.Session, rec) // stdio begins before its initialize: pinned later
-		}
 		cs.mu.Unlock()
 	case replayer.AtRetire:
 		return replayer.Action{Keep: true} // the verdicts read every session at the end
@@ -319,6 +319,13 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 		cs.posts[ls]++
 		n = cs.posts[ls]
 	}
+	if cs.posts[ls] <= 1 {
+		// The opening request (or a GET before it): no fault goes
+		// there, and the session it follows is not known until it is
+		// matched, so nothing is taken (which would pin the plan).
+		cs.mu.Unlock()
+		return replayer.Action{}
+	}
 	exp := cs.expired[ls]
 	if exp == nil && n > 0 {
 		if inj, ok := cs.takeLocked(ls, rec, func(f Fault) bool { return f.Kind == FaultExpire && f.Request == n }); ok {
@@ -365,7 +372,7 @@ func (cs *Hook) refuseGetAt(p *replayer.Point) replayer.Action {
 	ls := p.Session
 	cs.mu.Lock()
 	inj := cs.refuseGet[ls]
-	if inj == nil {
+	if inj == nil && cs.posts[ls] > 0 { // a GET before any POST opens an HTTP+SSE stream
 		if i, ok := cs.takeLocked(ls, ls.Recording(), func(f Fault) bool { return f.Kind == FaultRefuseGet }); ok {
 			cs.refuseGet[ls], inj = i, i
 			defer cs.announce(i)
