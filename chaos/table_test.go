@@ -104,14 +104,7 @@ func goSDKTable(t *testing.T, recs map[bool]*store.Recording) string {
 			}
 			bySeeds[cell] = append(bySeeds[cell], fmt.Sprint(seed))
 		}
-		for i, cell := range cells {
-			seeds := "seeds "
-			if len(bySeeds[cell]) == 1 {
-				seeds = "seed "
-			}
-			cells[i] = seeds + strings.Join(bySeeds[cell], ", ") + ": " + cell
-		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k, kindNeeds(k), strings.Join(cells, "; "))
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", k, kindNeeds(k), seedCells(cells, bySeeds))
 	}
 	return b.String()
 }
@@ -121,9 +114,10 @@ func goSDKTable(t *testing.T, recs map[bool]*store.Recording) string {
 func stripIDs(did string) string {
 	var out []string
 	for _, w := range strings.Fields(did) {
+		id := strings.TrimRight(w, ",;:)")
 		switch {
-		case strings.Contains(w, "_") && len(w) > 20:
-			w = "…"
+		case strings.Contains(id, "_") && len(id) > 20, strings.Count(id, "-") >= 4 && len(id) >= 36:
+			w = "…" + w[len(id):] // event ids: the Go SDK's, and UUIDs
 		case strings.HasSuffix(w, "ms") && strings.Trim(w, "0123456789ms") == "":
 			w = "N ms"
 		}
@@ -149,8 +143,9 @@ func between(t *testing.T, doc []byte, begin, end string) (int, int) {
 
 // TestChaosTable: docs/chaos.md's table of what the raw clients of the
 // confusion matrix got is what they get (one seed each, a few seconds);
-// with -update it is rewritten, and so is the table of what the Go SDK
-// client in process got under each kind (seeds 1–3).
+// with -update it is rewritten, and so are the tables of what the Go SDK
+// client in process, the TypeScript SDK client and Inspector's CLI got
+// under each kind (seeds 1–3).
 func TestChaosTable(t *testing.T) {
 	recs := map[bool]*store.Recording{true: recordFresh(t, true), false: recordFresh(t, false)}
 	path := filepath.Join("..", "docs", "chaos.md")
@@ -170,6 +165,9 @@ func TestChaosTable(t *testing.T) {
 	clients := goSDKTable(t, recs)
 	i, j = between(t, doc, clientsTableBegin, clientsTableEnd)
 	doc = append(doc[:i:i], append([]byte(clients), doc[j:]...)...)
+	nodes := nodeTable(t)
+	i, j = between(t, doc, nodeTableBegin, nodeTableEnd)
+	doc = append(doc[:i:i], append([]byte(nodes), doc[j:]...)...)
 	if err := os.WriteFile(path, doc, 0o644); err != nil {
 		t.Fatal(err)
 	}

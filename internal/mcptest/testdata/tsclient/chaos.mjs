@@ -6,6 +6,7 @@
 // the tools and runs SCRIPT ("script": the first steps of the Go SDK test
 // script, its slow call cancelled; "run0": run 0 of the multi-session cassettes; "everything":
 // server-everything's echo, get-sum and long-running operation, twice;
+// "kinds": server-everything's tools with progress and a cancellation;
 // "reorder": the Go SDK chaos script of that name), each step's
 // outcome part of what it saw, closes, and prints that as one line of
 // JSON on stdout. $CLIENT_NAME names the client in initialize; with
@@ -40,20 +41,24 @@ async function step(name, f) {
     out.push(name + ": " + e.message);
   }
 }
-// slow calls tool slow and cancels it once its "started" progress came
-// (within 5 s), as the Go SDK test script does.
-const slow = () =>
+// cancelAtFirstProgress calls tool name with args and cancels the call
+// once a progress notification for it came that first accepts (within
+// 5 s).
+const cancelAtFirstProgress = (name, args, first = () => true) =>
   new Promise((resolve, reject) => {
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort("no progress came"), 5000);
     const onprogress = (p) => {
-      if (p.message === "started") {
+      if (first(p)) {
         clearTimeout(timer);
         ac.abort("cancelled after its first progress");
       }
     };
-    client.callTool({ name: "slow", arguments: {} }, undefined, { ...opts, signal: ac.signal, onprogress }).then(resolve, (e) => (ac.signal.aborted ? resolve() : reject(e)));
+    client.callTool({ name, arguments: args }, undefined, { ...opts, signal: ac.signal, onprogress }).then(resolve, (e) => (ac.signal.aborted ? resolve() : reject(e)));
   });
+// slow calls tool slow and cancels it once its "started" progress came,
+// as the Go SDK test script does.
+const slow = () => cancelAtFirstProgress("slow", {}, (p) => p.message === "started");
 const call = (name, args, meta) => () => client.callTool(meta ? { name, arguments: args, _meta: meta } : { name, arguments: args }, undefined, opts);
 const steps = {
   script: [
@@ -79,6 +84,16 @@ const steps = {
     ["get-sum " + i, call("get-sum", { a: i, b: 2 })],
     ["long " + i, call("trigger-long-running-operation", { duration: 0.3, steps: 3 }, { progressToken: "long-" + i })],
   ]),
+  // kinds: server-everything's echo, get-sum, a long-running operation
+  // with progress, one cancelled at its first progress (the server goes
+  // on: a cancelled request of the recording), and an echo after it.
+  kinds: [
+    ["echo", call("echo", { message: "hi" })],
+    ["get-sum", call("get-sum", { a: 1, b: 2 })],
+    ["long", call("trigger-long-running-operation", { duration: 0.3, steps: 3 }, { progressToken: "long" })],
+    ["long cancelled", () => cancelAtFirstProgress("trigger-long-running-operation", { duration: 0.6, steps: 3 })],
+    ["echo after", call("echo", { message: "after" })],
+  ],
   // reorder: tool notify of the Go SDK test server (a log message on the
   // GET stream, progress on the call's stream), then an echo.
   reorder: [
