@@ -3,6 +3,7 @@ package diff
 import (
 	"encoding/json"
 	"slices"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
@@ -100,6 +101,37 @@ func (t *traffic) empty() bool { return len(t.requests) == 0 && len(t.notificati
 type conversation struct {
 	exchanges []*exchange
 	server    traffic
+	// tail counts, per method, the messages at the end of server's lists
+	// that came at the session's edge: after the client's last step (its
+	// last request or notification) and within edge of the session's end.
+	// Whether a session holds them turns on timing, not on the server: a
+	// server that speaks on a timer of its own (server-everything asks
+	// for the roots 350 ms after initialized) lands on either side of a
+	// client that leaves about then, by how loaded the machine was.
+	tail map[string]int
+}
+
+// edge is how close to a session's end what the server sent on its own
+// after the client's last step is timing, not behaviour (see
+// conversation.tail).
+const edge = 250 * time.Millisecond
+
+// body returns what the server sent on its own up to the client's last
+// step: server without the tail.
+func (c *conversation) body() traffic {
+	t := traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}
+	for name, from := range map[string]map[string][]json.RawMessage{"requests": c.server.requests, "notifications": c.server.notifications} {
+		to := t.requests
+		if name == "notifications" {
+			to = t.notifications
+		}
+		for method, list := range from {
+			if n := len(list) - c.tail[name+" "+method]; n > 0 {
+				to[method] = list[:n]
+			}
+		}
+	}
+	return t
 }
 
 // converse cuts rec into exchanges, in the order the client sent them.
@@ -107,11 +139,23 @@ type conversation struct {
 // request, is the session's causal model; its pairing (causal.Pair) is
 // all a comparison reads, not what each client frame waited for.
 func converse(rec *store.Recording) *conversation {
-	c := &conversation{server: traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}}
+	c := &conversation{server: traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}, tail: map[string]int{}}
 	model := causal.Pair(rec)
 	byMsg := map[int]*exchange{} // client request message -> its exchange
+	// own notes, in order, when each message the server sent on its own
+	// came, and under which tail key; lastStep when the client's last
+	// request or notification went.
+	type ownAt struct {
+		key string
+		at  time.Duration
+	}
+	var own []ownAt
+	var lastStep time.Duration
 	for i, x := range model.Msgs {
 		m := x.M
+		if x.Frame.Direction == store.ClientToServer && (m.Kind == jsonrpc.KindRequest || m.Kind == jsonrpc.KindNotification) {
+			lastStep = max(lastStep, x.Frame.Offset)
+		}
 		if x.Frame.Direction == store.ClientToServer {
 			switch {
 			case m.Kind == jsonrpc.KindRequest:
@@ -133,12 +177,28 @@ func converse(rec *store.Recording) *conversation {
 			}
 		case jsonrpc.KindRequest:
 			c.server.requests[m.Method] = append(c.server.requests[m.Method], m.Params)
+			own = append(own, ownAt{"requests " + m.Method, x.Frame.Offset})
 		case jsonrpc.KindNotification:
 			if e := byMsg[x.Progress]; e != nil && m.Method == "notifications/progress" {
 				e.progress = append(e.progress, m.Params)
 				continue
 			}
 			c.server.notifications[m.Method] = append(c.server.notifications[m.Method], m.Params)
+			own = append(own, ownAt{"notifications " + m.Method, x.Frame.Offset})
+		}
+	}
+	end := lastStep
+	for _, f := range rec.Frames {
+		end = max(end, f.Offset)
+	}
+	for _, st := range rec.Streams {
+		end = max(end, st.Closed)
+	}
+	for _, o := range own {
+		if o.at > lastStep && o.at > end-edge {
+			c.tail[o.key]++
+		} else {
+			delete(c.tail, o.key) // the tail is the end of the list
 		}
 	}
 	return c

@@ -37,7 +37,7 @@ type selfClient struct {
 
 // selfClients are the clients of the verify-against-itself tests:
 // Inspector's CLI with one method each run, and the TypeScript SDK's
-// client, closing at once and after 600 ms, by when server-everything has
+// client, closing at once and after 1 s, well after server-everything has
 // asked for the roots (350 ms after initialized) and logged that it got
 // them.
 func selfClients(t *testing.T) []selfClient {
@@ -79,7 +79,7 @@ func selfClients(t *testing.T) []selfClient {
 		{"InspectorToolsList", inspector("--method", "tools/list")},
 		{"InspectorEcho", inspector("--tool-arg", "message=hi", "--method", "tools/call", "--tool-name", "echo")},
 		{"TSClient", ts(0)},
-		{"TSClientLinger", ts(600)},
+		{"TSClientLinger", ts(1000)},
 	}
 }
 
