@@ -201,14 +201,21 @@ func rewrite(pr *Probe, p *replayer.Point) ([]byte, bool) {
 // page answers req with result, its nextCursor set to next (removed when
 // next is nil).
 func page(req *request, result json.RawMessage, next *string) replayer.Action {
+	return answerWith(req, result, func(m map[string]json.RawMessage) {
+		delete(m, "nextCursor")
+		if next != nil {
+			m["nextCursor"], _ = json.Marshal(*next)
+		}
+	})
+}
+
+// answerWith answers req with result, its members changed by edit.
+func answerWith(req *request, result json.RawMessage, edit func(map[string]json.RawMessage)) replayer.Action {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(result, &m) != nil || m == nil {
 		m = map[string]json.RawMessage{}
 	}
-	delete(m, "nextCursor")
-	if next != nil {
-		m["nextCursor"], _ = json.Marshal(*next)
-	}
+	edit(m)
 	res, _ := json.Marshal(m)
 	body, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`

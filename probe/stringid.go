@@ -88,6 +88,11 @@ func event(f *store.Frame, data []byte) []byte {
 // id, when it answers a string-id probe's request exactly as sent; nil
 // otherwise.
 func (h *Hook) answerBack(p *replayer.Point, m jsonrpc.Message) []byte {
+	for _, pr := range h.probes {
+		if b := unbatch(pr, m); b != nil && pr.live == p.Session {
+			return b
+		}
+	}
 	if !m.Kind.IsResponse() {
 		return nil
 	}
