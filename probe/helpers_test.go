@@ -325,6 +325,23 @@ func (c *raw) callRoots(asSent bool) (string, bool) {
 // answer POSTs the recorded client's answer to roots/list with id.
 func (c *raw) answer(id json.RawMessage) {
 	c.t.Helper()
+	req, _ := http.NewRequestWithContext(c.t.Context(), http.MethodPost, c.url, bytes.NewReader(c.recordedAnswer(id)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("MCP-Protocol-Version", c.version)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// recordedAnswer returns the recorded client's answer to its server
+// request, with id.
+func (c *raw) recordedAnswer(id json.RawMessage) []byte {
+	c.t.Helper()
 	for i := range c.rec.Frames {
 		f := &c.rec.Frames[i]
 		if f.Direction != store.ClientToServer || f.Kind != store.KindResult {
@@ -336,18 +353,8 @@ func (c *raw) answer(id json.RawMessage) {
 		}
 		m["id"] = id
 		b, _ := json.Marshal(m)
-		req, _ := http.NewRequestWithContext(c.t.Context(), http.MethodPost, c.url, bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", c.sid)
-		req.Header.Set("MCP-Protocol-Version", c.version)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return
+		return b
 	}
 	c.t.Fatal("the recording has no client answer")
+	return nil
 }

@@ -24,7 +24,7 @@ func init() {
 		name:    "listen-ended",
 		allowed: modernHTTP,
 		rule: func(string) (string, string, Level) {
-			return "a subscriptions/listen stream the server ends is opened again with a new request (warning: the text says the client MAY re-issue it)", secListen, Warning
+			return "a subscriptions/listen stream the server ends is opened again with a new request by a client that still wants its notifications (the text says MAY: a warning)", secListen, Warning
 		},
 		place:  placeListen,
 		follow: func(*Probe, *store.Recording, *request) (replayer.Action, bool) { return replayer.Action{}, false },
