@@ -1,0 +1,122 @@
+package probe
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/internal/recordtest"
+	"github.com/mcpvcr/mcpvcr/store"
+)
+
+// tsScript is the TypeScript SDK client of the probe tests.
+var tsScript = filepath.Join("..", "internal", "mcptest", "testdata", "tsclient", "probe.mjs")
+
+// node runs a node client with args (its output logged) and waits for it.
+func node(ctx context.Context, t *testing.T, args []string, env ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s (%v): %s", filepath.Base(args[1]), err, out)
+}
+
+// recordPeer records run, a client of the Go SDK test server (Streamable
+// HTTP, with sessions) that speaks only version.
+func recordPeer(t *testing.T, version string, run func(url string)) []*store.Recording {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	srv := mcptest.ServerConfig{Versions: []string{version}}.NewServer()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	recs := recordtest.HTTP(ctx, t, h, "/mcp", run)
+	if len(recs) == 0 || recs[0].Session.Revision != version {
+		t.Fatalf("the recording holds %d sessions, the first of revision %q; want %s", len(recs), revision(recs), version)
+	}
+	return recs
+}
+
+func revision(recs []*store.Recording) string {
+	if len(recs) == 0 {
+		return ""
+	}
+	return recs[0].Session.Revision
+}
+
+// peerCase is a probe of a real client at a revision, and its verdict.
+type peerCase struct {
+	kind    Kind
+	version string
+	want    Verdict
+}
+
+// TestTSClient: the TypeScript SDK 1.32.2 client under each probe of the
+// revisions it speaks (2025-11-25 and, with a server that speaks only
+// that, 2025-03-26), on a fresh recording of its own: it lists the tools
+// (one page), calls echo, lists prompts and calls roots (probe.mjs).
+func TestTSClient(t *testing.T) {
+	nodeBin := mcptest.Everything(t)[0]
+	ts := func(url string) { node(t.Context(), t, []string{nodeBin, tsScript, url}) }
+	runPeer(t, ts, []peerCase{
+		// listTools returns the page; the script goes on to its call.
+		{EmptyCursor, mcptest.V20251125, VerdictPass},
+		// It does not page: the cursor is never met.
+		{RepeatedCursor, mcptest.V20251125, VerdictNotObserved},
+		// It returns the 404 to its caller; the script's next request
+		// goes with the same session id.
+		{Session404, mcptest.V20251125, VerdictFail},
+		{StringID, mcptest.V20251125, VerdictPass},
+		{StringID, mcptest.V20250326, VerdictPass},
+		// It answers neither request of the batch: the call waits
+		// until replay gives up on it.
+		{Batch, mcptest.V20250326, VerdictFail},
+	})
+}
+
+// TestInspectorCLI: Inspector's CLI under each probe of 2025-11-25, the
+// revision it asks for, on a fresh recording of its own: one run lists
+// the tools, a second calls echo (each run is one session).
+func TestInspectorCLI(t *testing.T) {
+	cli := mcptest.InspectorCLI(t)
+	catalog := "MCP_CATALOG_PATH=" + filepath.Join(t.TempDir(), "mcp.json")
+	inspector := func(url string) {
+		node(t.Context(), t, append(append([]string{}, cli...), url, "--method", "tools/list"), catalog)
+		node(t.Context(), t, append(append([]string{}, cli...), url, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=hi"), catalog)
+	}
+	runPeer(t, inspector, []peerCase{
+		// It pages on its own: it asks again with cursor "", which
+		// before 2026-07-28 ends the list.
+		{EmptyCursor, mcptest.V20251125, VerdictFail},
+		// It stops at a cursor repeated.
+		{RepeatedCursor, mcptest.V20251125, VerdictPass},
+		// The call is its run's last request: it exits on the 404.
+		{Session404, mcptest.V20251125, VerdictNotObserved},
+	})
+}
+
+// runPeer records client at each revision of cases, then replays the
+// recording to it under each case's probe.
+func runPeer(t *testing.T, client func(url string), cases []peerCase) {
+	recs := map[string][]*store.Recording{}
+	for _, tc := range cases {
+		t.Run(tc.kind.String()+"/"+tc.version, func(t *testing.T) {
+			if recs[tc.version] == nil {
+				recs[tc.version] = recordPeer(t, tc.version, client)
+			}
+			res, report := replay(t, recs[tc.version], []Kind{tc.kind}, client)
+			r := one(t, res, report)
+			if r.Verdict != tc.want {
+				t.Errorf("%s: %s (%s); want %s as docs/probes.md says", tc.kind, r.Verdict, r.Did, tc.want)
+			}
+		})
+	}
+}
