@@ -52,39 +52,20 @@ func revision(recs []*store.Recording) string {
 	return recs[0].Session.Revision
 }
 
-// peerCase is a probe of a real client at a revision, and its verdict.
-type peerCase struct {
-	kind    Kind
-	version string
-	want    Verdict
-}
-
 // TestTSClient: the TypeScript SDK 1.32.2 client under each probe of the
 // revisions it speaks (2025-11-25 and, with a server that speaks only
-// that, 2025-03-26), on a fresh recording of its own: it lists the tools
-// (one page), calls echo, lists prompts and calls roots (probe.mjs).
+// that, 2025-03-26), on a fresh recording of its own (probe.mjs): the
+// verdicts of tsCases.
 func TestTSClient(t *testing.T) {
 	nodeBin := mcptest.Everything(t)[0]
 	ts := func(url string) { node(t.Context(), t, []string{nodeBin, tsScript, url}) }
-	runPeer(t, ts, []peerCase{
-		// listTools returns the page; the script goes on to its call.
-		{EmptyCursor, mcptest.V20251125, VerdictPass},
-		// It does not page: the cursor is never met.
-		{RepeatedCursor, mcptest.V20251125, VerdictNotObserved},
-		// It returns the 404 to its caller; the script's next request
-		// goes with the same session id.
-		{Session404, mcptest.V20251125, VerdictFail},
-		{StringID, mcptest.V20251125, VerdictPass},
-		{StringID, mcptest.V20250326, VerdictPass},
-		// It answers neither request of the batch: the call waits
-		// until replay gives up on it.
-		{Batch, mcptest.V20250326, VerdictFail},
-	})
+	runPeer(t, ts, tsCases)
 }
 
 // TestInspectorCLI: Inspector's CLI under each probe of 2025-11-25, the
 // revision it asks for, on a fresh recording of its own: one run lists
-// the tools, a second calls echo (each run is one session).
+// the tools, a second calls echo (each run is one session); the verdicts
+// of inspectorCases.
 func TestInspectorCLI(t *testing.T) {
 	cli := mcptest.InspectorCLI(t)
 	catalog := "MCP_CATALOG_PATH=" + filepath.Join(t.TempDir(), "mcp.json")
@@ -92,15 +73,7 @@ func TestInspectorCLI(t *testing.T) {
 		node(t.Context(), t, append(append([]string{}, cli...), url, "--method", "tools/list"), catalog)
 		node(t.Context(), t, append(append([]string{}, cli...), url, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=hi"), catalog)
 	}
-	runPeer(t, inspector, []peerCase{
-		// It pages on its own: it asks again with cursor "", which
-		// before 2026-07-28 ends the list.
-		{EmptyCursor, mcptest.V20251125, VerdictFail},
-		// It stops at a cursor repeated.
-		{RepeatedCursor, mcptest.V20251125, VerdictPass},
-		// The call is its run's last request: it exits on the 404.
-		{Session404, mcptest.V20251125, VerdictNotObserved},
-	})
+	runPeer(t, inspector, inspectorCases)
 }
 
 // runPeer records client at each revision of cases, then replays the

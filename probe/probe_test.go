@@ -296,39 +296,9 @@ func goSDKWith(ctx context.Context, t *testing.T, url, version string, edit func
 
 // TestGoSDK: the Go SDK v1.8.0 client under each probe, on a fresh
 // recording of its own; the verdicts are what it does, as docs/probes.md
-// reports them.
+// reports them (goSDKCases).
 func TestGoSDK(t *testing.T) {
-	cases := []struct {
-		kind    Kind
-		version string
-		want    Verdict
-		listen  bool // the recording and the client listen for tools/list_changed
-		then    bool // the caller goes on to prompts/list
-	}{
-		// The SDK returns the -32020 to the caller; this test's caller
-		// goes on to nothing more: the wire shows no re-list.
-		{kind: HeaderMismatch, version: modern, want: VerdictNotObserved},
-		// The SDK's iterator ends a list at "" in every revision.
-		{kind: EmptyCursor, version: modern, want: VerdictFail},
-		{kind: EmptyCursor, version: legacyRev, want: VerdictPass},
-		// It does not stop at a repeated cursor.
-		{kind: RepeatedCursor, version: legacyRev, want: VerdictFail},
-		{kind: RepeatedCursor, version: modern, want: VerdictFail},
-		// It sends its next call with the session id answered 404.
-		{kind: Session404, version: legacyRev, want: VerdictFail},
-		{kind: StringID, version: legacyRev, want: VerdictPass},
-		{kind: VersionRetry, version: modern, want: VerdictPass},
-		// It follows the nextCursor of a page whose resultType it does
-		// not know.
-		{kind: UnknownResultType, version: modern, want: VerdictFail},
-		// It fails the call at once ("request terminated without
-		// response"); its caller goes on.
-		{kind: StreamClosed, version: modern, want: VerdictPass, then: true},
-		// Its listen call ends with the result; it does not listen again.
-		{kind: ListenEnded, version: modern, want: VerdictFail, listen: true},
-		{kind: Batch, version: mcptest.V20250326, want: VerdictFail},
-	}
-	for _, tc := range cases {
+	for _, tc := range goSDKCases {
 		t.Run(tc.kind.String()+"/"+tc.version, func(t *testing.T) {
 			recs, edit := recorded(t, tc.version), func(*mcp.ClientOptions) {}
 			if tc.listen {
