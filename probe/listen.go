@@ -57,9 +57,9 @@ func judgeListen(pr *Probe, after []*request) (string, Verdict) {
 	var other *request
 	for _, r := range after {
 		switch {
-		case r.method == http.MethodPost && r.msg.Method == "subscriptions/listen" && r.msg.HasID():
+		case r.sent() && r.msg.Method == "subscriptions/listen" && r.msg.HasID():
 			return "opened the stream again (" + r.describe() + ")", VerdictPass
-		case other == nil && r.method == http.MethodPost && r.msg.HasID():
+		case other == nil && r.sent() && r.msg.HasID():
 			other = r
 		}
 	}

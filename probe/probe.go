@@ -146,9 +146,12 @@ func ParseKinds(list string) ([]Kind, error) {
 	return out, nil
 }
 
+// lineMethod is the method of a request that came as a stdio line.
+const lineMethod = "line"
+
 // request is one live client request as probes see it.
 type request struct {
-	method string // the HTTP method
+	method string // the HTTP method, or lineMethod
 	sid    string // its Mcp-Session-Id, "" for none
 	body   []byte
 	msg    jsonrpc.Message
@@ -157,6 +160,10 @@ type request struct {
 	// routedBody, when set, is the body replay read instead of body.
 	routedBody []byte
 }
+
+// sent reports whether r is a message the client sent (a POST, or a
+// line over stdio), not a GET or DELETE of HTTP.
+func (r *request) sent() bool { return r.method == http.MethodPost || r.method == lineMethod }
 
 // describe names r for the report.
 func (r *request) describe() string {
@@ -264,7 +271,13 @@ func New(kinds []Kind, logger *slog.Logger) *Hook {
 
 // Act notes each client request and places probes at requests.
 func (h *Hook) Act(p *replayer.Point) replayer.Action {
-	if p.Request == nil {
+	if p.Request == nil { // stdio
+		switch p.Where {
+		case replayer.AtReceive:
+			return h.receive(p)
+		case replayer.AtBefore:
+			return h.before(p)
+		}
 		return replayer.Action{}
 	}
 	switch p.Where {
@@ -321,16 +334,46 @@ func (h *Hook) note(p *replayer.Point) replayer.Action {
 	return replayer.Action{}
 }
 
+// receive notes the client's line at p (over stdio) and lets the probes
+// act on it as on an HTTP request: a string-id answer goes on to replay
+// with the recorded id, a page a probe answers is written to the client.
+func (h *Hook) receive(p *replayer.Point) replayer.Action {
+	r := &request{method: lineMethod, body: p.Body, msg: jsonrpc.Parse(p.Body), at: p.At}
+	h.mu.Lock()
+	h.reqs = append(h.reqs, r)
+	at := len(h.reqs) - 1
+	b := h.answerBack(p, r.msg)
+	h.mu.Unlock()
+	if b != nil {
+		r.routedBody = b
+		return replayer.Action{Body: b}
+	}
+	a := h.act(p, at)
+	if a.Status != http.StatusOK || a.Body == nil {
+		return replayer.Action{} // no other answer fits a line
+	}
+	return replayer.Action{Send: a.Body}
+}
+
 // request lets each probe placed answer the request at p, if it must,
 // then places the first kind not yet placed that has its place there.
 func (h *Hook) request(p *replayer.Point) replayer.Action {
+	h.mu.Lock()
+	at := h.findLocked(p)
+	h.mu.Unlock()
+	return h.act(p, at)
+}
+
+// act lets each probe placed answer h.reqs[at], the client's request at
+// p, if it must, then places the first kind not yet placed that has its
+// place there.
+func (h *Hook) act(p *replayer.Point, at int) replayer.Action {
 	rec := p.Recording
 	if rec == nil {
 		rec = p.Session.Recording()
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	at := h.findLocked(p)
 	if at < 0 || rec == nil {
 		return replayer.Action{}
 	}

@@ -3,14 +3,13 @@ package probe
 import (
 	"encoding/json"
 	"fmt"
-	"net/http"
 
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // unknown-result-type: the first page of a list asked for in a
-// 2026-07-28 exchange over Streamable HTTP is answered with the recorded
+// 2026-07-28 session (an exchange over Streamable HTTP, or stdio) is answered with the recorded
 // result, its resultType a value no revision defines and a nextCursor of
 // the probe's. In 2026-07-28 a resultType other than "complete" or
 // "input_required" (or one an extension defines) is invalid: the answer
@@ -31,7 +30,7 @@ const (
 func init() {
 	specs[UnknownResultType] = &spec{
 		name:    "unknown-result-type",
-		allowed: modernHTTP,
+		allowed: func(rev string, tr store.Transport) bool { return !legacy(rev) && tr != store.LegacySSE },
 		rule: func(string) (string, string, Level) {
 			return `a resultType other than "complete" or "input_required" makes the answer invalid: it is not taken as a finished result (its nextCursor is not followed)`, secResultType, Error
 		},
@@ -39,20 +38,33 @@ func init() {
 		follow: followCursor,
 		judge:  judgeResultType,
 	}
-	where[UnknownResultType] = "a first page of a list in a 2026-07-28 session over Streamable HTTP"
+	where[UnknownResultType] = "a first page of a list in a 2026-07-28 session (Streamable HTTP or stdio)"
 }
 
 func placeResultType(p *replayer.Point, rec *store.Recording, req *request) (*Probe, replayer.Action) {
-	if _, ok := cursor(req); ok || !p.Pooled || !isList(req) {
+	stdio := p.Request == nil
+	if _, ok := cursor(req); ok || !p.Pooled && !stdio || !isList(req) {
 		return nil, replayer.Action{}
 	}
-	res, _ := recordedResult(rec, req.msg.Method)
+	res, rf := recordedResult(rec, req.msg.Method)
 	if res == nil {
 		return nil, replayer.Action{}
 	}
 	pr := &Probe{cursor: typeCursor,
 		What: fmt.Sprintf("answered the recorded result with resultType %q and nextCursor %q", unknownType, typeCursor)}
-	return pr, answerWith(req, res, func(m map[string]json.RawMessage) {
+	if stdio {
+		// The recorded line is rewritten on its way (Hook.before), so
+		// that replay still reads the recorded request.
+		pr.live, pr.event = p.Session, rf
+		return pr, replayer.Action{}
+	}
+	return pr, unknownPage(req, res)
+}
+
+// unknownPage answers req with result, its resultType unknown and its
+// nextCursor the probe's.
+func unknownPage(req *request, result json.RawMessage) replayer.Action {
+	return answerWith(req, result, func(m map[string]json.RawMessage) {
 		m["resultType"], _ = json.Marshal(unknownType)
 		m["nextCursor"], _ = json.Marshal(typeCursor)
 	})
@@ -61,7 +73,7 @@ func placeResultType(p *replayer.Point, rec *store.Recording, req *request) (*Pr
 func judgeResultType(pr *Probe, after []*request) (string, Verdict) {
 	var other *request
 	for _, r := range after {
-		if !r.msg.HasID() || r.method != http.MethodPost {
+		if !r.msg.HasID() || !r.sent() {
 			continue
 		}
 		c, has := cursor(r)

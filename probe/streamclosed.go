@@ -51,7 +51,7 @@ func judgeStreamClosed(pr *Probe, after []*request) (string, Verdict) {
 	patience := pr.patience
 	ck := callKey(pr.req)
 	for _, r := range after {
-		if r.method != http.MethodPost || len(r.body) == 0 {
+		if !r.sent() || len(r.body) == 0 {
 			continue
 		}
 		d := r.at.Sub(pr.req.at)

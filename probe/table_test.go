@@ -57,6 +57,17 @@ var goSDKCases = []peerCase{
 		wire: "the SDK cannot decode the array (`failed to decode event`), the connection fails, no answer goes out; the next request is the `DELETE` of the session"},
 }
 
+// goSDKStdioCases are TestGoSDKStdio's: the Go SDK v1.8.0 client over
+// stdio lists the tools with its iterator, calls echo, lists prompts and
+// calls roots (before 2026-07-28).
+var goSDKStdioCases = []peerCase{
+	{kind: EmptyCursor, version: legacyRev, want: VerdictPass, wire: "over stdio as over HTTP: the list ends at `\"\"`"},
+	{kind: EmptyCursor, version: modern, want: VerdictFail, wire: "the iterator ends the list at `\"\"` over stdio too"},
+	{kind: UnknownResultType, version: modern, want: VerdictFail, wire: "the iterator asks for the page the invalid answer's `nextCursor` names, over stdio too"},
+	{kind: RepeatedCursor, version: legacyRev, want: VerdictFail, wire: "the iterator sends the repeated cursor again"},
+	{kind: StringID, version: legacyRev, want: VerdictPass, wire: "the `roots/list` answer carries `\"1\"` as sent"},
+}
+
 // tsCases are TestTSClient's: the TypeScript SDK 1.32.2 client lists
 // the tools (one page), calls echo, calls roots and lists the prompts.
 var tsCases = []peerCase{
@@ -88,7 +99,7 @@ func TestProbeTable(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		cases []peerCase
-	}{{"Go SDK v1.8.0", goSDKCases}, {"TypeScript SDK 1.32.2", tsCases}, {"Inspector CLI 2.12.0", inspectorCases}} {
+	}{{"Go SDK v1.8.0", goSDKCases}, {"Go SDK v1.8.0 (stdio)", goSDKStdioCases}, {"TypeScript SDK 1.32.2", tsCases}, {"Inspector CLI 2.12.0", inspectorCases}} {
 		for _, tc := range c.cases {
 			v := tc.want.String()
 			if _, _, level := specs[tc.kind].rule(tc.version); tc.want == VerdictFail && level == Warning {
