@@ -19,9 +19,11 @@
 // Each kind is placed at most once per replay, at the first request of
 // the live client where its revision and transport allow it (see
 // Kind.Allowed): the same recording and the same client give the same
-// probes, whatever the timing. Probes act on HTTP only (legacy
-// Streamable HTTP sessions and 2026-07-28 exchanges); stdio and HTTP+SSE
-// get none this round.
+// probes, whatever the timing. Every kind acts over Streamable HTTP
+// (legacy sessions and 2026-07-28 exchanges); string-id, empty-cursor,
+// repeated-cursor and unknown-result-type also over stdio, where a
+// recorded line is rewritten at AtBefore and a page a probe answers is
+// written at AtReceive; string-id and empty-cursor over HTTP+SSE.
 //
 // # Files
 //

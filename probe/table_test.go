@@ -68,6 +68,14 @@ var goSDKStdioCases = []peerCase{
 	{kind: StringID, version: legacyRev, want: VerdictPass, wire: "the `roots/list` answer carries `\"1\"` as sent"},
 }
 
+// goSDKSSECases are TestGoSDKSSE's: the Go SDK v1.8.0 client over
+// HTTP+SSE (2024-11-05) lists the tools with its iterator, calls echo and
+// roots.
+var goSDKSSECases = []peerCase{
+	{kind: EmptyCursor, version: mcptest.V20241105, want: VerdictPass, wire: "the list ends at `\"\"`; the next POST to the endpoint is the call"},
+	{kind: StringID, version: mcptest.V20241105, want: VerdictPass, wire: "the `roots/list` answer POSTed to the endpoint carries `\"1\"` as sent"},
+}
+
 // tsCases are TestTSClient's: the TypeScript SDK 1.32.2 client lists
 // the tools (one page), calls echo, calls roots and lists the prompts.
 var tsCases = []peerCase{
@@ -99,7 +107,7 @@ func TestProbeTable(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		cases []peerCase
-	}{{"Go SDK v1.8.0", goSDKCases}, {"Go SDK v1.8.0 (stdio)", goSDKStdioCases}, {"TypeScript SDK 1.32.2", tsCases}, {"Inspector CLI 2.12.0", inspectorCases}} {
+	}{{"Go SDK v1.8.0", goSDKCases}, {"Go SDK v1.8.0 (stdio)", goSDKStdioCases}, {"Go SDK v1.8.0 (HTTP+SSE)", goSDKSSECases}, {"TypeScript SDK 1.32.2", tsCases}, {"Inspector CLI 2.12.0", inspectorCases}} {
 		for _, tc := range c.cases {
 			v := tc.want.String()
 			if _, _, level := specs[tc.kind].rule(tc.version); tc.want == VerdictFail && level == Warning {
