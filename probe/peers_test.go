@@ -1,7 +1,9 @@
 package probe
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -89,6 +91,46 @@ func runPeer(t *testing.T, client func(url string), cases []peerCase) {
 			r := one(t, res, report)
 			if r.Verdict != tc.want {
 				t.Errorf("%s: %s (%s); want %s as docs/probes.md says", tc.kind, r.Verdict, r.Did, tc.want)
+			}
+		})
+	}
+}
+
+// tsStdio runs the TypeScript SDK client (probe.mjs) over its own stdin
+// (r) and stdout (w), and closes w once it exited.
+func tsStdio(ctx context.Context, t *testing.T, r io.ReadCloser, w io.WriteCloser) {
+	nodeBin := mcptest.Everything(t)[0]
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, nodeBin, tsScript, "stdio")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = w, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _, _ = io.Copy(stdin, r); stdin.Close() }()
+	err = cmd.Wait()
+	w.Close()
+	t.Logf("probe.mjs over stdio (%v): %s", err, stderr.String())
+}
+
+// TestTSClientStdio: the TypeScript SDK 1.32.2 client over stdio under
+// each probe that acts there, at the revisions it speaks, on a fresh
+// recording of its own; the verdicts of tsStdioCases.
+func TestTSClientStdio(t *testing.T) {
+	recs := map[string][]*store.Recording{}
+	for _, tc := range tsStdioCases {
+		t.Run(tc.kind.String()+"/"+tc.version, func(t *testing.T) {
+			if recs[tc.version] == nil {
+				recs[tc.version] = recordStdioWith(t, []string{tc.version}, func(ctx context.Context, r io.ReadCloser, w io.WriteCloser) { tsStdio(ctx, t, r, w) })
+			}
+			res, report := replayStdio(t, recs[tc.version], []Kind{tc.kind}, func(r io.ReadCloser, w io.WriteCloser) { tsStdio(t.Context(), t, r, w) })
+			if r := one(t, res, report); r.Verdict != tc.want {
+				t.Errorf("the TypeScript client over stdio: %s (%s); want %s as docs/probes.md says", r.Verdict, r.Did, tc.want)
 			}
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -23,11 +24,22 @@ import (
 // the tools, calls echo, lists prompts and calls roots.
 func recordSSE(t *testing.T) []*store.Recording {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	return recordSSEWith(t, nil, func(ctx context.Context, url string) { goSDKSSE(ctx, t, url) })
+}
+
+// recordSSEWith records client against the Go SDK test server, which
+// speaks versions (nil: every one), over HTTP+SSE through recorder.HTTP.
+func recordSSEWith(t *testing.T, versions []string, client func(ctx context.Context, url string)) []*store.Recording {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	srv := mcptest.NewServer("")
+	srv := mcptest.ServerConfig{Versions: versions}.NewServer()
 	h := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	return recordtest.HTTP(ctx, t, h, "/sse", func(endpoint string) { goSDKSSE(ctx, t, endpoint) })
+	recs := recordtest.HTTP(ctx, t, h, "/sse", func(endpoint string) { client(ctx, endpoint) })
+	if len(recs) == 0 || recs[0].Session.Transport != store.LegacySSE {
+		t.Fatalf("recorded %d sessions, the first over %v; want HTTP+SSE", len(recs), revision(recs))
+	}
+	return recs
 }
 
 // goSDKSSE runs the Go SDK client over HTTP+SSE against url as goSDK
@@ -63,9 +75,6 @@ func goSDKSSE(ctx context.Context, t *testing.T, url string) {
 // on a fresh recording of its own; the verdicts of goSDKSSECases.
 func TestGoSDKSSE(t *testing.T) {
 	recs := recordSSE(t)
-	if got := recs[0].Session.Transport; got != store.LegacySSE {
-		t.Fatalf("recorded over %s; want HTTP+SSE", got)
-	}
 	for _, tc := range goSDKSSECases {
 		t.Run(tc.kind.String()+"/"+tc.version, func(t *testing.T) {
 			res, report := replay(t, recs, []Kind{tc.kind}, func(url string) { goSDKSSE(t.Context(), t, url) })
@@ -207,5 +216,53 @@ func TestSSE_Raw(t *testing.T) {
 		if want := map[bool]Verdict{false: VerdictFail, true: VerdictPass}[keep]; r.Verdict != want {
 			t.Errorf("empty-cursor keep=%v: verdict %s (%s); want %s", keep, r.Verdict, r.Did, want)
 		}
+	}
+}
+
+// TestTSClientSSE: the TypeScript SDK 1.32.2 client over HTTP+SSE under
+// each probe that acts there, at the revisions it speaks (2025-11-25, and
+// 2024-11-05 to a server that speaks only that), on a fresh recording of
+// its own; the verdicts of tsSSECases.
+func TestTSClientSSE(t *testing.T) {
+	nodeBin := mcptest.Everything(t)[0]
+	ts := func(ctx context.Context, url string) {
+		node(ctx, t, []string{nodeBin, tsScript, url}, "TRANSPORT=sse")
+	}
+	recs := map[string][]*store.Recording{}
+	for _, tc := range tsSSECases {
+		t.Run(tc.kind.String()+"/"+tc.version, func(t *testing.T) {
+			if recs[tc.version] == nil {
+				recs[tc.version] = recordSSEWith(t, []string{tc.version}, ts)
+			}
+			res, report := replay(t, recs[tc.version], []Kind{tc.kind}, func(url string) { ts(t.Context(), url) })
+			if r := one(t, res, report); r.Verdict != tc.want {
+				t.Errorf("the TypeScript client over HTTP+SSE: %s (%s); want %s as docs/probes.md says", r.Verdict, r.Did, tc.want)
+			}
+		})
+	}
+}
+
+// TestInspectorCLISSE: Inspector's CLI over HTTP+SSE under empty-cursor,
+// on a fresh recording of its own (one run lists the tools, a second
+// calls echo); the verdicts of inspectorSSECases.
+func TestInspectorCLISSE(t *testing.T) {
+	cli := mcptest.InspectorCLI(t)
+	catalog := "MCP_CATALOG_PATH=" + filepath.Join(t.TempDir(), "mcp.json")
+	inspector := func(ctx context.Context, url string) {
+		base := append(append([]string{}, cli...), url, "--transport", "sse")
+		node(ctx, t, append(base, "--method", "tools/list"), catalog)
+		node(ctx, t, append(append([]string{}, base...), "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "text=hi"), catalog)
+	}
+	var recs []*store.Recording
+	for _, tc := range inspectorSSECases {
+		t.Run(tc.kind.String()+"/"+tc.version, func(t *testing.T) {
+			if recs == nil {
+				recs = recordSSEWith(t, []string{tc.version}, inspector)
+			}
+			res, report := replay(t, recs, []Kind{tc.kind}, func(url string) { inspector(t.Context(), url) })
+			if r := one(t, res, report); r.Verdict != tc.want {
+				t.Errorf("Inspector's CLI over HTTP+SSE: %s (%s); want %s as docs/probes.md says", r.Verdict, r.Did, tc.want)
+			}
+		})
 	}
 }

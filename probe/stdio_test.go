@@ -33,6 +33,13 @@ type rwc struct {
 // asks roots/list) and closes.
 func recordStdio(t *testing.T, version string) []*store.Recording {
 	t.Helper()
+	return recordStdioWith(t, nil, func(ctx context.Context, r io.ReadCloser, w io.WriteCloser) { goSDKStdio(ctx, t, r, w, version) })
+}
+
+// recordStdioWith records client against the Go SDK test server, which
+// speaks versions (nil: every one), over stdio through recorder.Stdio.
+func recordStdioWith(t *testing.T, versions []string, client func(ctx context.Context, r io.ReadCloser, w io.WriteCloser)) []*store.Recording {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "stdio.db"))
@@ -47,7 +54,7 @@ func recordStdio(t *testing.T, version string) []*store.Recording {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() {
-		_ = mcptest.NewServer("").Run(ctx, &mcp.IOTransport{Reader: toServerR, Writer: fromServerW})
+		_ = mcptest.ServerConfig{Versions: versions}.NewServer().Run(ctx, &mcp.IOTransport{Reader: toServerR, Writer: fromServerW})
 		fromServerW.Close()
 	})
 	rec := &recorder.Stdio{Sink: db}
@@ -63,7 +70,8 @@ func recordStdio(t *testing.T, version string) []*store.Recording {
 		res.End(ctx, 0)
 		recorded <- res.SessionID
 	})
-	goSDKStdio(ctx, t, toClientR, fromClientW, version)
+	client(ctx, toClientR, fromClientW)
+	fromClientW.Close()
 	id := <-recorded
 	if err := db.Flush(ctx); err != nil {
 		t.Fatal(err)

@@ -89,6 +89,21 @@ var tsCases = []peerCase{
 		wire: "neither request of the batch is answered: the SDK parses the data of an event as one message (it takes an array only in a JSON body); the call waits until replay gives up on it, then the script goes on"},
 }
 
+// tsStdioCases are TestTSClientStdio's: probe.mjs over its own stdio.
+var tsStdioCases = []peerCase{
+	{kind: EmptyCursor, version: mcptest.V20251125, want: VerdictPass, wire: "as over Streamable HTTP: `listTools` returns the page, the script goes on"},
+	{kind: RepeatedCursor, version: mcptest.V20251125, want: VerdictNotObserved, wire: "it does not page"},
+	{kind: StringID, version: mcptest.V20251125, want: VerdictPass, wire: "the `roots/list` answer line carries `\"1\"` as sent"},
+	{kind: StringID, version: mcptest.V20250326, want: VerdictPass, wire: "the same"},
+}
+
+// tsSSECases are TestTSClientSSE's: probe.mjs over HTTP+SSE.
+var tsSSECases = []peerCase{
+	{kind: EmptyCursor, version: mcptest.V20251125, want: VerdictPass, wire: "`listTools` returns the page; the next POST to the endpoint is the call"},
+	{kind: StringID, version: mcptest.V20251125, want: VerdictPass, wire: "the `roots/list` answer POSTed to the endpoint carries `\"1\"` as sent"},
+	{kind: StringID, version: mcptest.V20241105, want: VerdictPass, wire: "the same"},
+}
+
 // inspectorCases are TestInspectorCLI's: one run lists the tools, a
 // second calls echo.
 var inspectorCases = []peerCase{
@@ -96,6 +111,13 @@ var inspectorCases = []peerCase{
 		wire: "`--method tools/list` pages on its own and asks again with cursor `\"\"`, which before 2026-07-28 ends the list"},
 	{kind: RepeatedCursor, version: mcptest.V20251125, want: VerdictPass, wire: "it asks for the cursor once, then stops at the repeated cursor"},
 	{kind: Session404, version: mcptest.V20251125, want: VerdictNotObserved, wire: "the call is the run's last request: it prints the 404 and exits 1"},
+}
+
+// inspectorSSECases are TestInspectorCLISSE's: the same two runs over
+// HTTP+SSE.
+var inspectorSSECases = []peerCase{
+	{kind: EmptyCursor, version: mcptest.V20251125, want: VerdictFail,
+		wire: "it asks again with cursor `\"\"` over HTTP+SSE too (replay answers that page with its no-match error)"},
 }
 
 // TestProbeTable checks docs/probes.md's table of real clients against
@@ -107,7 +129,7 @@ func TestProbeTable(t *testing.T) {
 	for _, c := range []struct {
 		name  string
 		cases []peerCase
-	}{{"Go SDK v1.8.0", goSDKCases}, {"Go SDK v1.8.0 (stdio)", goSDKStdioCases}, {"Go SDK v1.8.0 (HTTP+SSE)", goSDKSSECases}, {"TypeScript SDK 1.32.2", tsCases}, {"Inspector CLI 2.12.0", inspectorCases}} {
+	}{{"Go SDK v1.8.0", goSDKCases}, {"Go SDK v1.8.0 (stdio)", goSDKStdioCases}, {"Go SDK v1.8.0 (HTTP+SSE)", goSDKSSECases}, {"TypeScript SDK 1.32.2", tsCases}, {"TypeScript SDK 1.32.2 (stdio)", tsStdioCases}, {"TypeScript SDK 1.32.2 (HTTP+SSE)", tsSSECases}, {"Inspector CLI 2.12.0", inspectorCases}, {"Inspector CLI 2.12.0 (HTTP+SSE)", inspectorSSECases}} {
 		for _, tc := range c.cases {
 			v := tc.want.String()
 			if _, _, level := specs[tc.kind].rule(tc.version); tc.want == VerdictFail && level == Warning {
