@@ -343,9 +343,9 @@ func (h *Hook) receive(p *replayer.Point) replayer.Action {
 	h.reqs = append(h.reqs, r)
 	at := len(h.reqs) - 1
 	b := h.answerBack(p, r.msg)
+	r.routedBody = b
 	h.mu.Unlock()
 	if b != nil {
-		r.routedBody = b
 		return replayer.Action{Body: b}
 	}
 	a := h.act(p, at)
