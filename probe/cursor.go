@@ -37,10 +37,13 @@ const (
 var listMethods = []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"}
 
 func init() {
-	httpOnly := func(_ string, tr store.Transport) bool { return tr == store.StreamableHTTP }
+	// Over HTTP+SSE a page the probe answers would have to go on the
+	// session's stream: repeated-cursor, which must answer one, is not
+	// drawn there; empty-cursor answers one only to a client that asks
+	// with "" in a legacy revision, which the rule forbids.
 	specs[EmptyCursor] = &spec{
 		name:    "empty-cursor",
-		allowed: httpOnly,
+		allowed: func(string, store.Transport) bool { return true },
 		rule: func(rev string) (string, string, Level) {
 			if legacy(rev) {
 				return `before 2026-07-28 an empty nextCursor ends the list: no page is asked for with cursor ""`, secPaginationLegacy, Warning
@@ -53,7 +56,7 @@ func init() {
 	}
 	specs[RepeatedCursor] = &spec{
 		name:    "repeated-cursor",
-		allowed: httpOnly,
+		allowed: func(_ string, tr store.Transport) bool { return tr != store.LegacySSE },
 		rule: func(string) (string, string, Level) {
 			return "a nextCursor equal to the cursor just sent ends the list: it is not sent again", secPagination, Warning
 		},
@@ -61,8 +64,8 @@ func init() {
 		follow: followCursor,
 		judge:  judgeRepeatedCursor,
 	}
-	where[EmptyCursor] = "a first page of a list (tools, prompts, resources, templates) over Streamable HTTP"
-	where[RepeatedCursor] = where[EmptyCursor]
+	where[EmptyCursor] = "a first page of a list (tools, prompts, resources, templates)"
+	where[RepeatedCursor] = "a first page of a list over Streamable HTTP or stdio"
 }
 
 // cursor returns the cursor r asks for, and whether it names one.
@@ -77,7 +80,7 @@ func cursor(r *request) (string, bool) {
 
 // isList reports whether r is a list request of the client.
 func isList(r *request) bool {
-	return r.method == http.MethodPost && r.msg.HasID() && slices.Contains(listMethods, r.msg.Method)
+	return r.sent() && r.msg.HasID() && slices.Contains(listMethods, r.msg.Method)
 }
 
 // placeCursor places a cursor probe sending next at a first page.
@@ -91,9 +94,9 @@ func placeCursor(next string) func(*replayer.Point, *store.Recording, *request) 
 			return nil, replayer.Action{}
 		}
 		pr := &Probe{cursor: next, What: fmt.Sprintf("answered the recorded result with nextCursor %q", next)}
-		if !p.Pooled && rf.SSE {
-			// A legacy session answers as recorded, the event rewritten
-			// on its way (see Hook.before): a page answered here would
+		if !p.Pooled && (rf.SSE || p.Request == nil) {
+			// A legacy session (or stdio) answers as recorded, the event
+			// (the line) rewritten on its way (see Hook.before): a page answered here would
 			// leave the recorded request unserved, and replay would
 			// hold what the recording ordered after it.
 			pr.live, pr.event = p.Session, rf
@@ -109,7 +112,7 @@ func placeCursor(next string) func(*replayer.Point, *store.Recording, *request) 
 func followCursor(pr *Probe, rec *store.Recording, req *request) (replayer.Action, bool) {
 	c, ok := cursor(req)
 	if !ok || c != pr.cursor || !isList(req) || req.msg.Method != pr.req.msg.Method || pr.pages >= maxPages ||
-		(pr.sid != "" && req.sid != pr.sid) {
+		(pr.sid != "" && req.sid != pr.sid) || pr.Transport == store.LegacySSE {
 		return replayer.Action{}, false
 	}
 	res, _ := recordedResult(rec, req.msg.Method)
@@ -126,7 +129,7 @@ func followCursor(pr *Probe, rec *store.Recording, req *request) (replayer.Actio
 func judgeEmptyCursor(pr *Probe, after []*request) (string, Verdict) {
 	var other *request
 	for _, r := range after {
-		if !r.msg.HasID() || r.method != http.MethodPost {
+		if !r.msg.HasID() || !r.sent() {
 			continue
 		}
 		c, has := cursor(r)
@@ -195,20 +198,34 @@ func rewrite(pr *Probe, p *replayer.Point) ([]byte, bool) {
 	}
 	res := parseFrame(f).Result
 	pr.event = nil
-	return event(f, page(pr.req, res, &pr.cursor).Body), true
+	body := page(pr.req, res, &pr.cursor).Body
+	if pr.Kind == UnknownResultType {
+		body = unknownPage(pr.req, res).Body
+	}
+	if p.Request == nil {
+		return body, true // a stdio line
+	}
+	return event(f, body), true
 }
 
 // page answers req with result, its nextCursor set to next (removed when
 // next is nil).
 func page(req *request, result json.RawMessage, next *string) replayer.Action {
+	return answerWith(req, result, func(m map[string]json.RawMessage) {
+		delete(m, "nextCursor")
+		if next != nil {
+			m["nextCursor"], _ = json.Marshal(*next)
+		}
+	})
+}
+
+// answerWith answers req with result, its members changed by edit.
+func answerWith(req *request, result json.RawMessage, edit func(map[string]json.RawMessage)) replayer.Action {
 	var m map[string]json.RawMessage
 	if json.Unmarshal(result, &m) != nil || m == nil {
 		m = map[string]json.RawMessage{}
 	}
-	delete(m, "nextCursor")
-	if next != nil {
-		m["nextCursor"], _ = json.Marshal(*next)
-	}
+	edit(m)
 	res, _ := json.Marshal(m)
 	body, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`

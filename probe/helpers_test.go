@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
 	"github.com/mcpvcr/mcpvcr/internal/recordtest"
 	"github.com/mcpvcr/mcpvcr/internal/sse"
@@ -26,14 +27,20 @@ import (
 // server over Streamable HTTP (stateless for 2026-07-28), through
 // recorder.HTTP: it lists tools, calls echo "hi", lists prompts, calls
 // roots (legacy: the server asks roots/list) and closes.
-func record(t *testing.T, version string) []*store.Recording {
+func record(t *testing.T, version string) []*store.Recording { return recordWith(t, version, nil) }
+
+// recordWith is record with a client whose options edit changed (nil:
+// none); a client with a ToolListChangedHandler opens a
+// subscriptions/listen in 2026-07-28.
+func recordWith(t *testing.T, version string, edit func(*mcp.ClientOptions)) []*store.Recording {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	srv := mcptest.NewServer("")
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{Stateless: mcptest.Modern(version)})
 	recs := recordtest.HTTP(ctx, t, h, "/mcp", func(endpoint string) {
-		cs, err := mcptest.NewClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+		client := mcptest.NewClientWith(&mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, edit)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -64,19 +71,44 @@ var (
 // recorded is record, once per version per test binary.
 func recorded(t *testing.T, version string) []*store.Recording {
 	t.Helper()
+	return cached(t, version, func() []*store.Recording { return record(t, version) })
+}
+
+// listening returns, once per test binary, a 2026-07-28 recording of the
+// Go SDK client that listens for tools/list_changed: it opens a
+// subscriptions/listen when it connects.
+func listening(t *testing.T) []*store.Recording {
+	t.Helper()
+	return cached(t, "listen", func() []*store.Recording { return recordWith(t, modern, listenOpts) })
+}
+
+// listenOpts gives the client a ToolListChangedHandler.
+func listenOpts(o *mcp.ClientOptions) {
+	o.ToolListChangedHandler = func(context.Context, *mcp.ToolListChangedRequest) {}
+}
+
+// cached returns what make made for name, once per test binary.
+func cached(t *testing.T, name string, make func() []*store.Recording) []*store.Recording {
+	t.Helper()
 	recMu.Lock()
 	defer recMu.Unlock()
-	if r, ok := recCache[version]; ok {
+	if r, ok := recCache[name]; ok {
 		return r
 	}
-	r := record(t, version)
-	recCache[version] = r
+	r := make()
+	recCache[name] = r
 	return r
 }
 
 // replay serves recs with a probe Hook of kinds to run, closes the server
 // once run returns, and returns the Hook's results and report.
 func replay(t *testing.T, recs []*store.Recording, kinds []Kind, run func(url string)) ([]Result, string) {
+	t.Helper()
+	return replayOn(t, recs, kinds, nil, run)
+}
+
+// replayOn is replay on clk, replay's clock (nil: the real one).
+func replayOn(t *testing.T, recs []*store.Recording, kinds []Kind, clk clock.Clock, run func(url string)) ([]Result, string) {
 	t.Helper()
 	var logs strings.Builder
 	var mu sync.Mutex
@@ -91,7 +123,7 @@ func replay(t *testing.T, recs []*store.Recording, kinds []Kind, run func(url st
 	// after it would wait Wait for it: the log says so, and the test
 	// fails. (Raw clients that stop before the recording ends leave
 	// replay waiting for the rest, which is not the probe's doing.)
-	srv := &replayer.Server{Recordings: recs, Hook: h, Logger: logger, Wait: 5 * time.Second}
+	srv := &replayer.Server{Recordings: recs, Hook: h, Logger: logger, Wait: 5 * time.Second, Clock: clk}
 	ts := httptest.NewServer(srv)
 	began := time.Now()
 	run(ts.URL + "/mcp")
@@ -293,6 +325,23 @@ func (c *raw) callRoots(asSent bool) (string, bool) {
 // answer POSTs the recorded client's answer to roots/list with id.
 func (c *raw) answer(id json.RawMessage) {
 	c.t.Helper()
+	req, _ := http.NewRequestWithContext(c.t.Context(), http.MethodPost, c.url, bytes.NewReader(c.recordedAnswer(id)))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Mcp-Session-Id", c.sid)
+	req.Header.Set("MCP-Protocol-Version", c.version)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+}
+
+// recordedAnswer returns the recorded client's answer to its server
+// request, with id.
+func (c *raw) recordedAnswer(id json.RawMessage) []byte {
+	c.t.Helper()
 	for i := range c.rec.Frames {
 		f := &c.rec.Frames[i]
 		if f.Direction != store.ClientToServer || f.Kind != store.KindResult {
@@ -304,18 +353,8 @@ func (c *raw) answer(id json.RawMessage) {
 		}
 		m["id"] = id
 		b, _ := json.Marshal(m)
-		req, _ := http.NewRequestWithContext(c.t.Context(), http.MethodPost, c.url, bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		req.Header.Set("Mcp-Session-Id", c.sid)
-		req.Header.Set("MCP-Protocol-Version", c.version)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			c.t.Fatal(err)
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		return
+		return b
 	}
 	c.t.Fatal("the recording has no client answer")
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
@@ -41,6 +42,20 @@ const (
 	// VersionRetry answers a 2026-07-28 server/discover 400 with -32022:
 	// the client retries with a version from data.supported, no loop.
 	VersionRetry
+	// UnknownResultType answers a 2026-07-28 first list page with a
+	// resultType no revision defines: the client does not take it as a
+	// finished page (it does not follow its nextCursor).
+	UnknownResultType
+	// Batch sends a 2025-03-26 server request in a JSON-RPC batch with a
+	// ping: the client answers both.
+	Batch
+	// StreamClosed answers a 2026-07-28 tools/call with an event stream
+	// that ends before its response: the client fails or retries at
+	// once, within the Hook's Patience.
+	StreamClosed
+	// ListenEnded answers a 2026-07-28 subscriptions/listen with a stream
+	// the server ends (its final result): the client opens it again.
+	ListenEnded
 )
 
 // Level is how much a failing verdict weighs: an Error breaks a MUST,
@@ -85,7 +100,8 @@ var specs = map[Kind]*spec{}
 
 // Kinds returns every kind, in order.
 func Kinds() []Kind {
-	return []Kind{HeaderMismatch, EmptyCursor, RepeatedCursor, Session404, StringID, VersionRetry}
+	return []Kind{HeaderMismatch, EmptyCursor, RepeatedCursor, Session404, StringID, VersionRetry,
+		UnknownResultType, Batch, StreamClosed, ListenEnded}
 }
 
 // String returns the kind's name, as --probe takes it.
@@ -130,16 +146,24 @@ func ParseKinds(list string) ([]Kind, error) {
 	return out, nil
 }
 
+// lineMethod is the method of a request that came as a stdio line.
+const lineMethod = "line"
+
 // request is one live client request as probes see it.
 type request struct {
-	method string // the HTTP method
+	method string // the HTTP method, or lineMethod
 	sid    string // its Mcp-Session-Id, "" for none
 	body   []byte
 	msg    jsonrpc.Message
-	routed bool // AtRequest was called for it
+	at     time.Time // when it arrived, on replay's clock
+	routed bool      // AtRequest was called for it
 	// routedBody, when set, is the body replay read instead of body.
 	routedBody []byte
 }
+
+// sent reports whether r is a message the client sent (a POST, or a
+// line over stdio), not a GET or DELETE of HTTP.
+func (r *request) sent() bool { return r.method == http.MethodPost || r.method == lineMethod }
 
 // describe names r for the report.
 func (r *request) describe() string {
@@ -184,9 +208,10 @@ type Probe struct {
 	pages  int      // pages it answered since
 	// live and event, when event is set: the recorded answer event of
 	// the live session live still to be rewritten (a legacy first page).
-	live  *replayer.Session
-	event *store.Frame
-	again int // identical calls the recording has after the probed one
+	live     *replayer.Session
+	event    *store.Frame
+	again    int           // identical calls the recording has after the probed one
+	patience time.Duration // the Hook's Patience when it was placed
 }
 
 // Verdict is how a client fared under one probe.
@@ -224,6 +249,10 @@ type Result struct {
 type Hook struct {
 	Kinds  []Kind
 	Logger *slog.Logger
+	// Patience is how long after stream-closed's stream ended the
+	// client's next request may come and still show that it saw the end
+	// (measured on replay's clock). If zero, DefaultPatience.
+	Patience time.Duration
 
 	mu     sync.Mutex
 	reqs   []*request
@@ -242,7 +271,13 @@ func New(kinds []Kind, logger *slog.Logger) *Hook {
 
 // Act notes each client request and places probes at requests.
 func (h *Hook) Act(p *replayer.Point) replayer.Action {
-	if p.Request == nil {
+	if p.Request == nil { // stdio
+		switch p.Where {
+		case replayer.AtReceive:
+			return h.receive(p)
+		case replayer.AtBefore:
+			return h.before(p)
+		}
 		return replayer.Action{}
 	}
 	switch p.Where {
@@ -274,13 +309,18 @@ func (h *Hook) before(p *replayer.Point) replayer.Action {
 			return a
 		}
 	}
+	if slices.Contains(h.Kinds, Batch) && !h.placed[Batch] {
+		if a, ok := h.placeBatch(p); ok {
+			return a
+		}
+	}
 	return replayer.Action{}
 }
 
 // note notes the request arrived at p; an answer to a string-id probe's
 // request goes on to replay with the recorded id.
 func (h *Hook) note(p *replayer.Point) replayer.Action {
-	r := &request{method: p.Request.Method, sid: p.Request.Header.Get("Mcp-Session-Id"), body: p.Body}
+	r := &request{method: p.Request.Method, sid: p.Request.Header.Get("Mcp-Session-Id"), body: p.Body, at: p.At}
 	if len(p.Body) > 0 {
 		r.msg = jsonrpc.Parse(p.Body)
 	}
@@ -294,16 +334,46 @@ func (h *Hook) note(p *replayer.Point) replayer.Action {
 	return replayer.Action{}
 }
 
+// receive notes the client's line at p (over stdio) and lets the probes
+// act on it as on an HTTP request: a string-id answer goes on to replay
+// with the recorded id, a page a probe answers is written to the client.
+func (h *Hook) receive(p *replayer.Point) replayer.Action {
+	r := &request{method: lineMethod, body: p.Body, msg: jsonrpc.Parse(p.Body), at: p.At}
+	h.mu.Lock()
+	h.reqs = append(h.reqs, r)
+	at := len(h.reqs) - 1
+	b := h.answerBack(p, r.msg)
+	r.routedBody = b
+	h.mu.Unlock()
+	if b != nil {
+		return replayer.Action{Body: b}
+	}
+	a := h.act(p, at)
+	if a.Status != http.StatusOK || a.Body == nil {
+		return replayer.Action{} // no other answer fits a line
+	}
+	return replayer.Action{Send: a.Body}
+}
+
 // request lets each probe placed answer the request at p, if it must,
 // then places the first kind not yet placed that has its place there.
 func (h *Hook) request(p *replayer.Point) replayer.Action {
+	h.mu.Lock()
+	at := h.findLocked(p)
+	h.mu.Unlock()
+	return h.act(p, at)
+}
+
+// act lets each probe placed answer h.reqs[at], the client's request at
+// p, if it must, then places the first kind not yet placed that has its
+// place there.
+func (h *Hook) act(p *replayer.Point, at int) replayer.Action {
 	rec := p.Recording
 	if rec == nil {
 		rec = p.Session.Recording()
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	at := h.findLocked(p)
 	if at < 0 || rec == nil {
 		return replayer.Action{}
 	}
@@ -325,7 +395,10 @@ func (h *Hook) request(p *replayer.Point) replayer.Action {
 		}
 		pr.Kind, pr.Session, pr.Revision, pr.Transport = k, s.ID, s.Revision, s.Transport
 		pr.Rule, pr.Section, pr.Level = sp.rule(s.Revision)
-		pr.at, pr.req, pr.sid = at, req, req.sid
+		pr.at, pr.req, pr.sid, pr.patience = at, req, req.sid, h.Patience
+		if pr.patience <= 0 {
+			pr.patience = DefaultPatience
+		}
 		pr.Request = req.describe()
 		h.placed[k] = true
 		h.probes = append(h.probes, pr)

@@ -253,9 +253,17 @@ func TestSameRunSameProbes(t *testing.T) {
 // nextCursor), calls echo once and closes. What it does after a probe is
 // the SDK's own doing: this caller adds nothing.
 func goSDK(ctx context.Context, t *testing.T, url, version string) {
+	goSDKWith(ctx, t, url, version, nil, false)
+}
+
+// goSDKWith is goSDK with the client's options changed by edit (nil:
+// none) and, when then is set, a prompts/list after the calls: a caller
+// that goes on after an error.
+func goSDKWith(ctx context.Context, t *testing.T, url, version string, edit func(*mcp.ClientOptions), then bool) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	defer cancel()
-	cs, err := mcptest.NewClient().Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
+	client := mcptest.NewClientWith(&mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, edit)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.ClientSessionOptions{ProtocolVersion: version})
 	if err != nil {
 		t.Logf("connect: %v", err)
 		return
@@ -279,35 +287,24 @@ func goSDK(ctx context.Context, t *testing.T, url, version string) {
 			t.Logf("roots: %v", err)
 		}
 	}
+	if then {
+		if _, err := cs.ListPrompts(ctx, nil); err != nil {
+			t.Logf("prompts: %v", err)
+		}
+	}
 }
 
 // TestGoSDK: the Go SDK v1.8.0 client under each probe, on a fresh
 // recording of its own; the verdicts are what it does, as docs/probes.md
-// reports them.
+// reports them (goSDKCases).
 func TestGoSDK(t *testing.T) {
-	cases := []struct {
-		kind    Kind
-		version string
-		want    Verdict
-	}{
-		// The SDK returns the -32020 to the caller; this test's caller
-		// goes on to nothing more: the wire shows no re-list.
-		{HeaderMismatch, modern, VerdictNotObserved},
-		// The SDK's iterator ends a list at "" in every revision.
-		{EmptyCursor, modern, VerdictFail},
-		{EmptyCursor, legacyRev, VerdictPass},
-		// It does not stop at a repeated cursor.
-		{RepeatedCursor, legacyRev, VerdictFail},
-		{RepeatedCursor, modern, VerdictFail},
-		// It sends its next call with the session id answered 404.
-		{Session404, legacyRev, VerdictFail},
-		{StringID, legacyRev, VerdictPass},
-		{VersionRetry, modern, VerdictPass},
-	}
-	for _, tc := range cases {
+	for _, tc := range goSDKCases {
 		t.Run(tc.kind.String()+"/"+tc.version, func(t *testing.T) {
-			recs := recorded(t, tc.version)
-			res, report := replay(t, recs, []Kind{tc.kind}, func(url string) { goSDK(t.Context(), t, url, tc.version) })
+			recs, edit := recorded(t, tc.version), func(*mcp.ClientOptions) {}
+			if tc.listen {
+				recs, edit = listening(t), listenOpts
+			}
+			res, report := replay(t, recs, []Kind{tc.kind}, func(url string) { goSDKWith(t.Context(), t, url, tc.version, edit, tc.then) })
 			r := one(t, res, report)
 			if r.Verdict != tc.want {
 				t.Errorf("the Go SDK client: %s (%s); want %s as docs/probes.md says", r.Verdict, r.Did, tc.want)

@@ -1,7 +1,6 @@
 package probe
 
 import (
-	"net/http"
 	"strconv"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
@@ -9,8 +8,8 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// string-id: the first server request of a legacy Streamable HTTP
-// session recorded with a number id (roots/list, sampling, elicitation) is
+// string-id: the first server request of a legacy session (Streamable
+// HTTP, HTTP+SSE or stdio) recorded with a number id (roots/list, sampling, elicitation) is
 // sent with that number as a string ("7" for 7). The client's answer must
 // carry the id exactly as sent: a string stays a string. The answer is
 // given back to replay with the recorded number, so the session goes on
@@ -20,10 +19,8 @@ const secIDs = "docs/specification/2025-11-25/basic/index.mdx §Responses"
 
 func init() {
 	specs[StringID] = &spec{
-		name: "string-id",
-		allowed: func(rev string, tr store.Transport) bool {
-			return tr == store.StreamableHTTP && legacy(rev) && rev >= "2025-03-26"
-		},
+		name:    "string-id",
+		allowed: func(rev string, _ store.Transport) bool { return legacy(rev) },
 		rule: func(string) (string, string, Level) {
 			return "a response carries the id of the request it answers exactly: a string id stays a string", secIDs, Error
 		},
@@ -33,7 +30,7 @@ func init() {
 		follow: func(*Probe, *store.Recording, *request) (replayer.Action, bool) { return replayer.Action{}, false },
 		judge:  judgeStringID,
 	}
-	where[StringID] = "a server request recorded with a number id in a legacy Streamable HTTP session"
+	where[StringID] = "a server request recorded with a number id in a legacy session"
 }
 
 // placeStringID places string-id at p, the recorded event about to go,
@@ -41,7 +38,7 @@ func init() {
 // id as a string.
 func (h *Hook) placeStringID(p *replayer.Point) (replayer.Action, bool) {
 	f := p.Frame
-	if f.Direction != store.ServerToClient || f.Kind != store.KindRequest || f.ID == "" || !f.SSE {
+	if f.Direction != store.ServerToClient || f.Kind != store.KindRequest || f.ID == "" || !f.SSE && p.Request != nil {
 		return replayer.Action{}, false
 	}
 	if _, err := strconv.ParseInt(f.ID, 10, 64); err != nil {
@@ -67,6 +64,9 @@ func (h *Hook) placeStringID(p *replayer.Point) (replayer.Action, bool) {
 	if h.Logger != nil {
 		h.Logger.Info("probe: placed string-id", "session", s.ID, "request", pr.Request, "what", pr.What)
 	}
+	if p.Request == nil {
+		return replayer.Action{Replace: data}, true // a stdio line
+	}
 	return replayer.Action{Replace: event(f, data)}, true
 }
 
@@ -88,6 +88,11 @@ func event(f *store.Frame, data []byte) []byte {
 // id, when it answers a string-id probe's request exactly as sent; nil
 // otherwise.
 func (h *Hook) answerBack(p *replayer.Point, m jsonrpc.Message) []byte {
+	for _, pr := range h.probes {
+		if b := unbatch(pr, m); b != nil && pr.live == p.Session {
+			return b
+		}
+	}
 	if !m.Kind.IsResponse() {
 		return nil
 	}
@@ -111,7 +116,7 @@ func judgeStringID(pr *Probe, after []*request) (string, Verdict) {
 			return "answered with the id exactly as sent (" + sent + ")", VerdictPass
 		case r.msg.Kind.IsResponse() && string(r.msg.ID) == pr.cursor:
 			return "answered with id " + pr.cursor + ", a number, where " + sent + " was sent", VerdictFail
-		case other == nil && r.method == http.MethodPost:
+		case other == nil && r.sent():
 			other = r
 		}
 	}

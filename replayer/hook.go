@@ -62,7 +62,9 @@ const (
 	// AtBefore: event Frame of Stream (StreamNumber in Recording) is
 	// about to be sent; Frame is nil before a JSON answer, whole. Skip,
 	// Cut, Stop, Replace and Pieces apply (Skip, Replace and Pieces to
-	// events only).
+	// events only). Over stdio, Frame is the recorded line about to be
+	// written: Stop, Skip and Replace (one line, its newline added when
+	// missing) apply.
 	AtBefore
 	// AtAfter: event Frame of Stream was written. Cut drops the stream.
 	AtAfter
@@ -82,6 +84,12 @@ const (
 	// general, possibly with its own locks held: answer from p alone.
 	// Keep keeps it.
 	AtRetire
+	// AtReceive: over stdio, the client's line Body arrived, before
+	// replay reads it; Recording is the recorded session followed. Body,
+	// when not nil, is read instead of the line; Send answers the line
+	// instead of replay: it is written to the client (its newline added
+	// when missing) and replay never reads the line.
+	AtReceive
 )
 
 // Point is where replay calls a Hook, and what it knows there.
@@ -167,7 +175,7 @@ type Action struct {
 	// own, Gap apart: an event split across writes.
 	Pieces [][]byte
 	Gap    time.Duration
-	// Send is sent to the client (see AtEnd and AtLine).
+	// Send is sent to the client (see AtEnd, AtLine and AtReceive).
 	Send []byte
 	// Sent, if not nil, is called once Send was written (and flushed),
 	// with the error of that.

@@ -243,6 +243,16 @@ func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *
 
 func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, line []byte) {
 	rep.Received++
+	if w.sess != nil {
+		a := s.act(ctx, Point{Where: AtReceive, Session: w.sess, Body: line, Recording: cur.leader().rec.Recording})
+		if a.Send != nil {
+			w.send(ctx, []outFrame{{Data: lineOf(a.Send)}})
+			return // the Hook's to answer
+		}
+		if a.Body != nil {
+			line = a.Body
+		}
+	}
 	live := jsonrpc.Parse(line)
 	if s.Strict && cur.cancelsInitialize(live) {
 		mm := &Mismatch{Live: live.Raw, Reason: initializeCancelled}
@@ -375,8 +385,16 @@ func (w *pacedWriter) run(ctx context.Context) {
 					return
 				}
 			}
-			if w.sess != nil && o.Frame != nil && w.srv.act(ctx, Point{Where: AtBefore, Session: w.sess, Recording: w.sess.Recording(), Frame: o.Frame}).Stop {
-				return
+			if w.sess != nil && o.Frame != nil {
+				a := w.srv.act(ctx, Point{Where: AtBefore, Session: w.sess, Recording: w.sess.Recording(), Frame: o.Frame})
+				switch {
+				case a.Stop:
+					return
+				case a.Skip:
+					continue
+				case a.Replace != nil:
+					o.Data = lineOf(a.Replace)
+				}
 			}
 			w.write(o)
 			if w.sess != nil && o.Frame != nil {
@@ -424,4 +442,12 @@ func (w *pacedWriter) writeAt(ctx context.Context, o outFrame) {
 		return
 	}
 	w.write(o)
+}
+
+// lineOf returns b as one line: with its newline, added when missing.
+func lineOf(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '\n' {
+		return b
+	}
+	return append(b[:len(b):len(b)], '\n')
 }

@@ -18,22 +18,18 @@ func probeFlags() []cli.Flag {
 		names = append(names, k.String())
 	}
 	return []cli.Flag{
-		&cli.StringFlag{Name: "probe", Usage: "HTTP: change recorded answers so that the client meets what its recording never had, and judge what it does next against its revision's rule (`KINDS`, comma-separated, or all): " + strings.Join(names, ",")},
+		&cli.StringFlag{Name: "probe", Usage: "change recorded answers so that the client meets what its recording never had, and judge what it does next against its revision's rule (`KINDS`, comma-separated, or all): " + strings.Join(names, ",")},
 	}
 }
 
 // parseProbe reads --probe: the probe Hook of the run, nil without it.
-// Probes act over HTTP only, and not beside --chaos (both are replay's
-// one Hook).
+// Probes do not go beside --chaos (both are replay's one Hook).
 func parseProbe(c *cli.Context) (*probe.Hook, error) {
 	if !c.IsSet("probe") {
 		return nil, nil
 	}
 	if c.IsSet("chaos") {
 		return nil, usageErr("run the probes and the chaos faults in two replays", "--probe and --chaos cannot be used together")
-	}
-	if c.String("listen") == "" {
-		return nil, usageErr("mcpvcr replay --listen 127.0.0.1:0 --probe all", "--probe acts over HTTP only: give --listen")
 	}
 	kinds, err := probe.ParseKinds(c.String("probe"))
 	if err != nil {

@@ -64,8 +64,7 @@ func TestProbe_GoSDK(t *testing.T) {
 	}
 }
 
-// TestProbe_Usage: --probe names known kinds, over HTTP, not beside
-// --chaos.
+// TestProbe_Usage: --probe names known kinds, not beside --chaos.
 func TestProbe_Usage(t *testing.T) {
 	parallel(t)
 	db := filepath.Join(cassetteDir, "gosdk-http-2025-11-25.jsonl")
@@ -75,7 +74,6 @@ func TestProbe_Usage(t *testing.T) {
 	}{
 		{[]string{"--listen", "127.0.0.1:0", "--probe", "nope"}, `no probe "nope"`},
 		{[]string{"--listen", "127.0.0.1:0", "--probe", "all", "--chaos", "1"}, "--probe and --chaos cannot be used together"},
-		{[]string{"--stdio", "--probe", "all"}, "--probe acts over HTTP only"},
 	} {
 		res := mcpvcr(t, "", append([]string{"replay", "--cassette", db}, tc.args...)...)
 		if res.code != exitUsage || !strings.Contains(res.stderr, tc.want) {
@@ -112,6 +110,59 @@ func TestProbe_TSClient(t *testing.T) {
 		"the client sent nothing more (no new session): not observed",
 	} {
 		if !strings.Contains(out, want) {
+			t.Errorf("stderr lacks %q", want)
+		}
+	}
+}
+
+// TestProbe_Stdio: replay --stdio --probe empty-cursor,repeated-cursor
+// of a fresh stdio recording of the Go SDK v1.8.0 client (2025-11-25),
+// to the same client: the empty cursor is placed at its list and ends it
+// (pass); the repeated cursor finds no first page left, and is reported
+// not placed. Exit 0: no MUST failed.
+func TestProbe_Stdio(t *testing.T) {
+	parallel(t)
+	server := mcptest.BuildServer(t)
+	db := filepath.Join(t.TempDir(), "c.db")
+	session := func(cmd *exec.Cmd) {
+		ctx := testCtx(t)
+		cs, err := mcptest.NewClient().Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, err := range cs.Tools(ctx, nil) {
+			if err != nil {
+				t.Errorf("tools: %v", err)
+				break
+			}
+		}
+		if _, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "echo", Arguments: map[string]any{"text": "hello"}}); err != nil {
+			t.Errorf("echo: %v", err)
+		}
+		cs.Close()
+	}
+	var recErr, repErr syncBuffer
+	rec := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", server)
+	rec.Stderr = &recErr
+	session(rec)
+	if code := rec.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("mcpvcr record exited %d:\n%s", code, recErr.String())
+	}
+	rep := exec.Command(mcpvcrBin, "replay", "--cassette", db, "--stdio", "--probe", "empty-cursor,repeated-cursor")
+	rep.Stderr = &repErr
+	session(rep)
+	stderr := repErr.String()
+	t.Logf("replay stderr:\n%s", stderr)
+	if code := rep.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit %d; want 0 (no probe of a MUST failed)", code)
+	}
+	for _, want := range []string{
+		"mcpvcr: probes empty-cursor,repeated-cursor",
+		`(2025-11-25, stdio), empty-cursor at line tools/list: answered the recorded result with nextCursor ""`,
+		"the client took the list as ended and went on (next: line tools/call echo): pass",
+		"probe: not placed: repeated-cursor",
+	} {
+		if !strings.Contains(stderr, want) {
 			t.Errorf("stderr lacks %q", want)
 		}
 	}

@@ -64,7 +64,8 @@ func replayCommand(e *env) *cli.Command {
 			if c.String("listen") != "" {
 				return replayHTTP(c, e, db, pace)
 			}
-			if _, err := parseProbe(c); err != nil {
+			probes, err := parseProbe(c)
+			if err != nil {
 				return err
 			}
 			chaos, err := parseChaos(c)
@@ -77,13 +78,16 @@ func replayCommand(e *env) *cli.Command {
 			}
 			srv.Pace, srv.Strict = pace, c.Bool("strict")
 			plugChaos(srv, chaos)
+			plugProbe(srv, probes)
 			announceChaos(c, e, chaos)
+			announceProbe(e, probes)
 			rep, err := srv.ServeStdio(c.Context, e.client())
 			if err != nil {
 				return failErr(fmt.Errorf("replay: %w", err), "")
 			}
 			rep.WriteSummary(e.stderr)
 			ok := writeChaos(srv, e.stderr, chaosCommand(c, ""))
+			ok = writeProbe(srv, e.stderr, chaosCommand(c, "")) && ok
 			if err := writeChaosReport(c, e, db, srv, chaosCommand(c, "")); err != nil {
 				return err
 			}
