@@ -336,6 +336,10 @@ func checkVerify(t *testing.T, c cell, r recording) {
 			failed = append(failed, i)
 			if len(failed) == 1 {
 				t.Errorf("verify run %d exited %d; want 0 against the same server:\n%s%s", i, res.code, res.stdout, res.stderr)
+				// The recording, with the run verify kept, for whoever
+				// looks into it: which side of a timer each session was on.
+				shown := mcpvcr(t, "show", "1", "--cassette", r.db)
+				t.Logf("the recorded session:\n%s", shown.stdout)
 			}
 		}
 	}
