@@ -159,8 +159,8 @@ func (e *engine) mismatchAt(live jsonrpc.Message, i int) *Mismatch {
 func (e *engine) answerMismatch(live jsonrpc.Message, i int) *Mismatch {
 	fr := &e.frames[i]
 	method := ""
-	if j := e.serverRequest(i, fr.msg.ID); j >= 0 {
-		method = e.frames[j].msg.Method
+	if fr.asks >= 0 {
+		method = e.frames[fr.asks].msg.Method
 	}
 	rec, got := e.mt.answerValue(method, fr.msg), e.mt.answerValue(method, live)
 	const shown = 3

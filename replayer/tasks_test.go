@@ -268,16 +268,3 @@ func (h *clientTaskHarness) close() *Report {
 	h.in.Close()
 	return <-h.done
 }
-
-func TestHasMember(t *testing.T) {
-	for raw, want := range map[string]bool{
-		`{"name":"x","task":{"ttl":1}}`:  true,
-		`{"name":"x","args":{"task":1}}`: false,
-		`{"name":"task"}`:                false,
-		`not json`:                       false,
-	} {
-		if got := hasMember([]byte(raw), "task"); got != want {
-			t.Errorf("hasMember(%s, task) = %v; want %v", raw, got, want)
-		}
-	}
-}
