@@ -37,8 +37,8 @@
 // The transport-free core knows nothing of stdio or HTTP: engine.go (one
 // recorded session replayed for one client), cursor.go (a client followed
 // through its candidate sessions; cursorlazy.go, those read from a
-// Source as they come in play), match.go and normalize.go (how frames
-// compare), rules.go (the rules stored with the sessions), source.go (a
+// Source as they come in play), match.go (how frames compare;
+// internal/jsonval decodes, keys and diffs the values), rules.go (the rules stored with the sessions), source.go (a
 // cassette's sessions loaded as needed), atonce.go (the index of what
 // HTTP replay answers from every session at once), recording.go,
 // mismatch.go, stall.go, rewrite.go, server.go (Server and its settings),
