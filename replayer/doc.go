@@ -61,5 +61,8 @@
 // answer with a status). Package chaos is a Hook; replayer never imports
 // it.
 //
-// tasks.go replays 2025-11-25 tasks by state (docs/tasks.md).
+// tasks.go replays 2025-11-25 tasks by state (docs/tasks.md). Which
+// frame answers, cancels or belongs to which request or task is never
+// replayer's to decide: engine.go and tasks.go read it from the session's
+// model in internal/causal, and only serve what it says.
 package replayer
