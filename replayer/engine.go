@@ -26,10 +26,10 @@ type recFrame struct {
 	key, body string
 	// memberKeys are the sorted match keys of a client batch's members.
 	memberKeys []string
-	// asks is, for a client's answer to a server request, the index of
-	// that request, and for a server's notifications/cancelled, that of
-	// the server request it cancels (the causal model's pairing); -1
-	// otherwise.
+	// asks is, for a response, the index of the request it answers
+	// (for a batch, its first member's), and for a server's
+	// notifications/cancelled, that of the server request it cancels:
+	// the causal model's pairing; -1 otherwise.
 	asks int
 	// task is the recorded task the frame belongs to (tasks.go), nil if
 	// none, and role what the frame does for it (the causal model's).
@@ -218,6 +218,10 @@ func (e *engine) link(m *causal.Model) {
 			continue
 		}
 		switch {
+		case x.M.Kind.IsResponse():
+			if j, ok := frameOf(x.Answers); ok && e.frames[i].asks < 0 {
+				e.frames[i].asks, askMethod[i] = j, m.Msgs[x.Answers].M.Method
+			}
 		case x.Send == causal.None:
 			if j, ok := frameOf(x.Cancels); ok {
 				e.frames[i].asks = j // a server's cancellation of its own request
@@ -229,10 +233,6 @@ func (e *engine) link(m *causal.Model) {
 			}
 			if j, ok := frameOf(x.Cancelled); ok {
 				e.cancelOf[ref] = j
-			}
-		case x.M.Kind.IsResponse():
-			if j, ok := frameOf(x.Answers); ok && e.frames[i].asks < 0 {
-				e.frames[i].asks, askMethod[i] = j, m.Msgs[x.Answers].M.Method
 			}
 		}
 	}
