@@ -236,17 +236,15 @@ func (e *engine) awaited(i int) []*store.Frame {
 }
 
 // unanswered reports whether id is a server request that replay has sent
-// and the recorded client never answered.
+// and the recorded client never answered (no client answer asks it, by
+// the causal model's pairing).
 func (e *engine) unanswered(id []byte) bool {
 	sent := false
 	for i, fr := range e.frames {
-		if string(fr.msg.ID) != string(id) {
-			continue
-		}
-		if fr.c2s && fr.msg.Kind.IsResponse() {
+		switch {
+		case fr.c2s && fr.asks >= 0 && string(e.frames[fr.asks].msg.ID) == string(id):
 			return false
-		}
-		if !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && e.done.has(i) {
+		case !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && string(fr.msg.ID) == string(id) && e.done.has(i):
 			sent = true
 		}
 	}
