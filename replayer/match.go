@@ -71,6 +71,52 @@ func (mt Match) mask(v any) any {
 	return v
 }
 
+// maskTasks leaves out of v, which matching compares, what a task's
+// creator mints: in a task (an object with taskId and status) its
+// taskId, createdAt and lastUpdatedAt, and the taskId of a related-task
+// _meta. A live client's task ids are mapped, not compared, as request
+// ids are; its tasks' times are the replay's.
+func maskTasks(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, id := x["taskId"]; id {
+			if _, st := x["status"]; st {
+				delete(x, "taskId")
+				delete(x, "createdAt")
+				delete(x, "lastUpdatedAt")
+			}
+		}
+		for k, c := range x {
+			if k == "io.modelcontextprotocol/related-task" {
+				if m, ok := c.(map[string]any); ok {
+					delete(m, "taskId")
+				}
+			}
+			x[k] = maskTasks(c)
+		}
+	case []any:
+		for i := range x {
+			x[i] = maskTasks(x[i])
+		}
+	}
+	return v
+}
+
+// maskPollState leaves out of v, a client's answer to a server request of
+// method, the state of the task when the request was a poll (tasks/get):
+// its status and statusMessage. What a poll finds is timing, the live
+// client's task and the server's clock, not the conversation: a poll that
+// finds the live task done where the recorded one was still working (or
+// the other way round) is no difference. What the task ends with is
+// compared, in the client's answer to tasks/result.
+func maskPollState(method string, v any) any {
+	if m, ok := v.(map[string]any); ok && method == "tasks/get" {
+		delete(m, "status")
+		delete(m, "statusMessage")
+	}
+	return v
+}
+
 // names returns the JSON members whose values mt does not compare.
 func (mt Match) names() redact.Names {
 	if len(mt.Redact) == 0 {

@@ -305,21 +305,6 @@ func (e *engine) pollTime(i int) (time.Time, time.Duration, bool) {
 	return e.live[fr.task].born, max(fr.f.Offset-e.frames[fr.task.created].f.Offset, 0), true
 }
 
-// maskPollState leaves out of v, a client's answer to a server request of
-// method, the state of the task when the request was a poll (tasks/get):
-// its status and statusMessage. What a poll finds is timing, the live
-// client's task and the server's clock, not the conversation: a poll that
-// finds the live task done where the recorded one was still working (or
-// the other way round) is no difference. What the task ends with is
-// compared, in the client's answer to tasks/result.
-func maskPollState(method string, v any) any {
-	if m, ok := v.(map[string]any); ok && method == "tasks/get" {
-		delete(m, "status")
-		delete(m, "statusMessage")
-	}
-	return v
-}
-
 // polls reports whether m is a server's request about a client's task.
 func polls(m jsonrpc.Message) bool {
 	switch m.Method {
@@ -355,37 +340,6 @@ func (e *engine) liveTaskID(m jsonrpc.Message) (string, bool) {
 	}
 	live, ok := e.taskIDs[string(rec)]
 	return live, ok && live != string(rec)
-}
-
-// maskTasks leaves out of v, which matching compares, what a task's
-// creator mints: in a task (an object with taskId and status) its
-// taskId, createdAt and lastUpdatedAt, and the taskId of a related-task
-// _meta. A live client's task ids are mapped, not compared, as request
-// ids are; its tasks' times are the replay's.
-func maskTasks(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if _, id := x["taskId"]; id {
-			if _, st := x["status"]; st {
-				delete(x, "taskId")
-				delete(x, "createdAt")
-				delete(x, "lastUpdatedAt")
-			}
-		}
-		for k, c := range x {
-			if k == "io.modelcontextprotocol/related-task" {
-				if m, ok := c.(map[string]any); ok {
-					delete(m, "taskId")
-				}
-			}
-			x[k] = maskTasks(c)
-		}
-	case []any:
-		for i := range x {
-			x[i] = maskTasks(x[i])
-		}
-	}
-	return v
 }
 
 // A server task's createdAt and lastUpdatedAt are the recording's wall
