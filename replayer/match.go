@@ -211,7 +211,12 @@ func (mt Match) hint(live, rec jsonrpc.Message) string {
 			return fmt.Sprintf("it asks for another %s than the recorded one (%s): no matching rule should ignore %s", identityNoun[live.Method], id, id)
 		}
 	}
-	rules, tolerant := mt.hintRules(live, rec)
+	return hintText(mt.hintRules(live, rec))
+}
+
+// hintText says which rules would match: the tolerant default, or the
+// --ignore rules; "" when none would.
+func hintText(rules []string, tolerant bool) string {
 	if tolerant {
 		return "the default tolerant matching (drop --match exact) would match it"
 	}

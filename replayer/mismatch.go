@@ -181,17 +181,7 @@ func (e *engine) answerMismatch(live jsonrpc.Message, i int) *Mismatch {
 		Reason: fmt.Sprintf("%s differs at %s; replay went on as recorded after seq %d", what, strings.Join(at, ", "), fr.f.Seq)}
 	mm.Diff = jsonval.Text(map[string]any(rec), map[string]any(got), "", 12)
 	mm.Rules, mm.Tolerant = e.mt.answerRules(method, fr.msg, live)
-	switch {
-	case mm.Tolerant:
-		mm.Hint = "the default tolerant matching (drop --match exact) would match it"
-	case len(mm.Rules) > 0:
-		var h strings.Builder
-		h.WriteString("--ignore would match it:")
-		for _, r := range mm.Rules {
-			fmt.Fprintf(&h, " --ignore '%s'", r)
-		}
-		mm.Hint = h.String()
-	}
+	mm.Hint = hintText(mm.Rules, mm.Tolerant)
 	return mm
 }
 
