@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/internal/jsonval"
 	"github.com/mcpvcr/mcpvcr/internal/redact"
 	"github.com/mcpvcr/mcpvcr/internal/rules"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -189,14 +189,7 @@ func normalizeValue(v any) any {
 }
 
 func normalizeObject(m map[string]any) any {
-	if meta, ok := m["_meta"].(map[string]any); ok {
-		for _, k := range mcpwire.VolatileMeta {
-			delete(meta, k)
-		}
-		if len(meta) == 0 {
-			delete(m, "_meta")
-		}
-	}
+	jsonval.DropVolatileMeta(m)
 	for k, v := range m {
 		if _, isStr := v.(string); isStr && secretNames.HasName(k) {
 			// Stored as a placeholder of its recording's own: never

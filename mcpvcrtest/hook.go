@@ -14,6 +14,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mcpvcr/mcpvcr/internal/jsonval"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -213,7 +214,7 @@ func redactedRules(f *Frame) []string {
 			}
 		case map[string]any:
 			for k, e := range x {
-				walk(e, path+pathKey(k))
+				walk(e, path+jsonval.PathKey(k))
 			}
 		case []any:
 			for i, e := range x {
@@ -224,21 +225,6 @@ func redactedRules(f *Frame) []string {
 	walk(msg.Params, "params")
 	slices.Sort(out)
 	return out
-}
-
-// pathKey is one key of a path in the --ignore syntax.
-func pathKey(k string) string {
-	plain := k != ""
-	for _, c := range k {
-		if !(c == '_' || c == '-' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			plain = false
-		}
-	}
-	if plain {
-		return "." + k
-	}
-	b, _ := json.Marshal(k)
-	return "[" + string(b) + "]"
 }
 
 // beforeReplay runs the BeforeReplay hooks on the server frames of recs.

@@ -37,15 +37,17 @@
 // The transport-free core knows nothing of stdio or HTTP: engine.go (one
 // recorded session replayed for one client), cursor.go (a client followed
 // through its candidate sessions; cursorlazy.go, those read from a
-// Source as they come in play), match.go and normalize.go (how frames
-// compare), rules.go (the rules stored with the sessions), source.go (a
-// cassette's sessions loaded as needed), atonce.go (the index of what
+// Source as they come in play), match.go (how frames compare;
+// internal/jsonval decodes, keys and diffs the values), rules.go (the
+// rules stored with the sessions), source.go (a cassette's sessions
+// loaded as needed), atonce.go (the index of what
 // HTTP replay answers from every session at once), recording.go,
 // mismatch.go, stall.go, rewrite.go, server.go (Server and its settings),
 // options.go (Load) and report.go (what a replay reports). The transports
 // drive it: stdio.go, http*.go (httpstall.go: a followed stream's waits
-// on what the client has not sent) with strict.go (--strict; the rules
-// of each revision are internal/mcpwire's StrictHTTP), pool.go (the 2026-07-28
+// on what the client has not sent) with strict.go (--strict, one check
+// called where a server checks; the rules of each revision are
+// internal/mcpwire's StrictHTTP), pool.go (the 2026-07-28
 // stateless HTTP), door.go (the recorded refusals and answers by request
 // shape), auth.go (OAuth exchanges: finding the recorded one; keying
 // and answering it is internal/authwire's) and endpoint.go.
@@ -61,5 +63,8 @@
 // answer with a status). Package chaos is a Hook; replayer never imports
 // it.
 //
-// tasks.go replays 2025-11-25 tasks by state (docs/tasks.md).
+// tasks.go replays 2025-11-25 tasks by state (docs/tasks.md). Which
+// frame answers, cancels or belongs to which request or task is never
+// replayer's to decide: engine.go and tasks.go read it from the session's
+// model in internal/causal, and only serve what it says.
 package replayer

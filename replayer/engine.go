@@ -1,7 +1,6 @@
 package replayer
 
 import (
-	"encoding/json"
 	"slices"
 	"time"
 
@@ -27,9 +26,15 @@ type recFrame struct {
 	key, body string
 	// memberKeys are the sorted match keys of a client batch's members.
 	memberKeys []string
-	// asks is, for a client's answer to a server request, the index of
-	// that request (the causal model's pairing); -1 otherwise.
+	// asks is, for a response, the index of the request it answers
+	// (for a batch, its first member's), and for a server's
+	// notifications/cancelled, that of the server request it cancels:
+	// the causal model's pairing; -1 otherwise.
 	asks int
+	// task is the recorded task the frame belongs to (tasks.go), nil if
+	// none, and role what the frame does for it (the causal model's).
+	task *recTask
+	role causal.TaskRole
 }
 
 // reqRef names one recorded client request: the index of its frame and
@@ -101,16 +106,13 @@ type engine struct {
 	// (nil where none did), by place in the cursor's history; it does not
 	// change once the engine is a candidate.
 	history []*store.Frame
-	// tasks are the recording's server tasks (tasks.go), nil when none;
-	// live what this replay knows of those it created.
-	tasks *taskBook
-	live  map[string]*liveTask
+	// byTaskID are the recording's server tasks by taskId (tasks.go),
+	// nil when none; live what this replay knows of the tasks it created.
+	byTaskID map[string]*recTask
+	live     map[*recTask]*liveTask
 	// taskIDs maps the ids of the tasks the recorded client ran to the
-	// live client's (tasks.go).
+	// live client's, as JSON values (tasks.go).
 	taskIDs map[string]string
-	// clientTasks are the tasks the live client runs, by recorded taskId
-	// (tasks.go).
-	clientTasks map[string]clientTask
 	// order keeps recorded order over one stream (order.go).
 	order holdState
 }
@@ -119,7 +121,7 @@ func newEngine(rec *recording, mt Match) *engine {
 	t := rec.template(mt)
 	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{},
 		frames: t.frames, done: newMarks(len(t.frames)), dependents: t.dependents, unsentS2C: t.unsentS2C,
-		answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index, tasks: t.tasks, order: holdState{lastC2S: -1}}
+		answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index, byTaskID: t.byTaskID, order: holdState{lastC2S: -1}}
 	return e
 }
 
@@ -167,12 +169,14 @@ func buildTemplate(rec *recording, mt Match) *engine {
 		}
 		e.frames = append(e.frames, recFrame{f: f, msg: jsonrpc.Parse(f.Data), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1, asks: -1})
 	}
-	e.link(causal.Pair(rec.Recording))
-	e.tasks = buildTasks(e)
-	e.waitClientTasks()
+	for i := range e.frames {
+		e.index[e.frames[i].f] = i
+	}
+	m := causal.Pair(rec.Recording)
+	e.link(m)
+	e.linkTasks(m)
 	e.dependents = make([][]int, len(e.frames))
 	for i, fr := range e.frames {
-		e.index[fr.f] = i
 		if fr.c2s {
 			continue
 		}
@@ -195,10 +199,7 @@ func buildTemplate(rec *recording, mt Match) *engine {
 // for the client frame recorded just before them. link builds the match
 // keys of client frames too.
 func (e *engine) link(m *causal.Model) {
-	at := make(map[*store.Frame]int, len(e.frames)) // frame -> its index in e.frames
-	for i := range e.frames {
-		at[e.frames[i].f] = i
-	}
+	at := e.index                                       // frame -> its index in e.frames
 	msgsOf := make(map[*store.Frame][]int, len(m.Msgs)) // frame -> its messages in m
 	for i := range m.Msgs {
 		msgsOf[m.Msgs[i].Frame] = append(msgsOf[m.Msgs[i].Frame], i)
@@ -213,10 +214,18 @@ func (e *engine) link(m *causal.Model) {
 	askMethod := map[int]string{} // a client's answer -> the method of the server request it answers
 	for _, x := range m.Msgs {
 		i, ok := at[x.Frame]
-		if !ok || x.Send == causal.None {
+		if !ok {
 			continue
 		}
 		switch {
+		case x.M.Kind.IsResponse():
+			if j, ok := frameOf(x.Answers); ok && e.frames[i].asks < 0 {
+				e.frames[i].asks, askMethod[i] = j, m.Msgs[x.Answers].M.Method
+			}
+		case x.Send == causal.None:
+			if j, ok := frameOf(x.Cancels); ok {
+				e.frames[i].asks = j // a server's cancellation of its own request
+			}
 		case x.M.Kind == jsonrpc.KindRequest:
 			ref := reqRef{i, string(x.M.ID)}
 			if j, ok := frameOf(x.Answer); ok {
@@ -225,12 +234,9 @@ func (e *engine) link(m *causal.Model) {
 			if j, ok := frameOf(x.Cancelled); ok {
 				e.cancelOf[ref] = j
 			}
-		case x.M.Kind.IsResponse():
-			if j, ok := frameOf(x.Answers); ok && e.frames[i].asks < 0 {
-				e.frames[i].asks, askMethod[i] = j, m.Msgs[x.Answers].M.Method
-			}
 		}
 	}
+
 	group := make([]int, len(e.frames)) // frame index -> its group, 0 for none yet
 	groupOf := func(msg int) (int, bool) {
 		j, ok := frameOf(msg)
@@ -297,18 +303,6 @@ func (e *engine) link(m *causal.Model) {
 		}
 		last[g] = i
 	}
-}
-
-// serverRequest returns the index of the last server request before
-// frame i whose id is id, or -1.
-func (e *engine) serverRequest(i int, id json.RawMessage) int {
-	for j := i - 1; j >= 0 && id != nil; j-- {
-		fr := &e.frames[j]
-		if !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && string(fr.msg.ID) == string(id) {
-			return j
-		}
-	}
-	return -1
 }
 
 // match finds the first unconsumed recorded client frame that live
@@ -412,7 +406,7 @@ func (m marks) set(i int) { m[i>>6] |= 1 << (i & 63) }
 // makes one per request).
 func (r *recording) rewriter(mt Match) *engine {
 	t := r.template(mt)
-	return &engine{rec: r, mt: mt, frames: t.frames, index: t.index, answerOf: t.answerOf, cancelOf: t.cancelOf, tasks: t.tasks,
+	return &engine{rec: r, mt: mt, frames: t.frames, index: t.index, answerOf: t.answerOf, cancelOf: t.cancelOf, byTaskID: t.byTaskID,
 		ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{}}
 }
 
@@ -520,8 +514,8 @@ func (e *engine) release() []outFrame {
 			// The server's timeout runs from its request, not from
 			// the frame before (its answer to the client's call may
 			// have overtaken the cancellation).
-			if j := e.serverRequest(i, mcpwire.CancelledRequestID(fr.msg.Params)); j >= 0 {
-				trigger = e.frames[j].f.Offset
+			if fr.asks >= 0 {
+				trigger = e.frames[fr.asks].f.Offset
 			}
 		}
 		outs = append(outs, outFrame{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0), Timed: timed, Born: born, Since: since})

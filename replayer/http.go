@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -182,7 +181,10 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request, live jsonr
 		a.write(w)
 		return // --expire-after, or a fault of the Hook's
 	}
-	if s.Strict && ls.strictRefuses(w, r, live, body) {
+	if s.Strict && ls.cur.cancelsInitialize(live) {
+		ls.mismatch(&Mismatch{Live: body, Reason: initializeCancelled})
+	}
+	if s.Strict && strictRefuses(w, r, live, body, ls.recording(), ls.sessionID(), false, ls.mismatch) {
 		return
 	}
 	switch r.Method {
@@ -195,26 +197,6 @@ func (s *Server) serveSession(w http.ResponseWriter, r *http.Request, live jsonr
 	default:
 		w.WriteHeader(http.StatusMethodNotAllowed)
 	}
-}
-
-// strictRefuses notes what a strict server would refuse in r (an
-// initialize cancelled, a header the revision requires) and answers 400
-// to the latter; it reports whether it answered.
-func (ls *liveSession) strictRefuses(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, body []byte) bool {
-	if ls.cur.cancelsInitialize(live) {
-		ls.mismatch(&Mismatch{Live: body, Reason: initializeCancelled})
-	}
-	why := ls.strictHTTP(r, live)
-	if why == "" {
-		return false
-	}
-	ls.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
-	code := -32600
-	if mcpwire.RequestMeta(live.Params).ProtocolVersion != "" {
-		code = HeaderMismatchCode
-	}
-	writeJSONError(w, http.StatusBadRequest, live.ID, code, "mcpvcr replay (strict): "+why)
-	return true
 }
 
 func (ls *liveSession) recording() *recording { return ls.cur.leader().rec }

@@ -206,7 +206,7 @@ func (ls *liveSession) follow(w http.ResponseWriter, r *http.Request, pick picke
 		ls.holdOrAnswer(w, r, liveID)
 		return
 	}
-	if !isSSE(hd.st) {
+	if !hd.st.SSE() {
 		rp.write(hd.e.rec, hd.st, ls.followJSON(rp, pick, liveID))
 		return
 	}

@@ -41,7 +41,7 @@ func (ls *liveSession) playWith(w http.ResponseWriter, r *http.Request, rec *rec
 			}
 		}
 	}
-	if rp.write(rec, hdr, events) && isSSE(hdr) {
+	if rp.write(rec, hdr, events) && hdr.SSE() {
 		ls.end(r, rec, seg)
 	}
 }

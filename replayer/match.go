@@ -1,18 +1,13 @@
 package replayer
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"hash"
-	"math/big"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/jsonval"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/internal/redact"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -76,6 +71,52 @@ func (mt Match) mask(v any) any {
 	return v
 }
 
+// maskTasks leaves out of v, which matching compares, what a task's
+// creator mints: in a task (an object with taskId and status) its
+// taskId, createdAt and lastUpdatedAt, and the taskId of a related-task
+// _meta. A live client's task ids are mapped, not compared, as request
+// ids are; its tasks' times are the replay's.
+func maskTasks(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		if _, id := x["taskId"]; id {
+			if _, st := x["status"]; st {
+				delete(x, "taskId")
+				delete(x, "createdAt")
+				delete(x, "lastUpdatedAt")
+			}
+		}
+		for k, c := range x {
+			if k == "io.modelcontextprotocol/related-task" {
+				if m, ok := c.(map[string]any); ok {
+					delete(m, "taskId")
+				}
+			}
+			x[k] = maskTasks(c)
+		}
+	case []any:
+		for i := range x {
+			x[i] = maskTasks(x[i])
+		}
+	}
+	return v
+}
+
+// maskPollState leaves out of v, a client's answer to a server request of
+// method, the state of the task when the request was a poll (tasks/get):
+// its status and statusMessage. What a poll finds is timing, the live
+// client's task and the server's clock, not the conversation: a poll that
+// finds the live task done where the recorded one was still working (or
+// the other way round) is no difference. What the task ends with is
+// compared, in the client's answer to tasks/result.
+func maskPollState(method string, v any) any {
+	if m, ok := v.(map[string]any); ok && method == "tasks/get" {
+		delete(m, "status")
+		delete(m, "statusMessage")
+	}
+	return v
+}
+
 // names returns the JSON members whose values mt does not compare.
 func (mt Match) names() redact.Names {
 	if len(mt.Redact) == 0 {
@@ -132,7 +173,7 @@ func builtinIgnore(method string, params map[string]any) {
 // rules: volatile _meta removed; in tolerant mode also what builtinIgnore
 // drops, absent params as {} and numbers by value.
 func (mt Match) normalized(method string, raw json.RawMessage) any {
-	v := mt.mask(canonicalValue(raw))
+	v := mt.mask(jsonval.Decode(raw))
 	if mt.Exact {
 		return v
 	}
@@ -142,30 +183,7 @@ func (mt Match) normalized(method string, raw json.RawMessage) any {
 	if obj, ok := v.(map[string]any); ok {
 		builtinIgnore(method, obj)
 	}
-	return numbersByValue(v)
-}
-
-// canonicalValue is canonical(raw), decoded where raw lies
-// (jsonrpc.Decode) when raw is one JSON value: canonical's json.Decoder
-// copies raw into a buffer grown by doubling first, up to twice a huge
-// frame more. Anything else (white space, not JSON, trailing bytes,
-// deep nesting) is canonical's to decode.
-func canonicalValue(raw []byte) any {
-	v, ok := jsonrpc.Decode(raw)
-	if !ok {
-		return canonical(raw)
-	}
-	if obj, ok := v.(map[string]any); ok { // canonical's volatile _meta, removed
-		if meta, ok := obj["_meta"].(map[string]any); ok {
-			for _, k := range mcpwire.VolatileMeta {
-				delete(meta, k)
-			}
-			if len(meta) == 0 {
-				delete(obj, "_meta")
-			}
-		}
-	}
-	return v
+	return jsonval.ByValue(v)
 }
 
 // keyOf returns the canonical match key of a request or notification.
@@ -180,195 +198,7 @@ func (mt Match) keyOf(kind jsonrpc.Kind, method string, params any) string {
 		}
 		params = msg["params"]
 	}
-	return kind.String() + " " + method + " " + valueKey(params)
-}
-
-// keyTextMax bounds the canonical text a match key holds. A value whose
-// text is longer is keyed by the SHA-256 of that text instead, written
-// and hashed a chunk at a time (jsonrpc.WriteKey): keying a huge frame
-// then holds no copy of it, where the text was made several times over.
-// Two values have the same key exactly when they have the same text, so
-// this changes no match.
-const keyTextMax = 64 << 10
-
-// valueKey is the match key of v, a decoded JSON value: its canonical
-// text (jsonrpc.Key) up to keyTextMax bytes, else "#sha256:" and the
-// digest of that text in hex (no JSON text starts with '#').
-func valueKey(v any) string {
-	w := keyWriter{max: keyTextMax}
-	if jsonrpc.WriteKey(&w, v) != nil {
-		return "" // as jsonrpc.Key has it
-	}
-	return w.key()
-}
-
-// keyWriter keeps what is written to it while it is at most max bytes,
-// then hashes it.
-type keyWriter struct {
-	max  int
-	text []byte
-	sum  hash.Hash // once past max
-}
-
-func (w *keyWriter) Write(b []byte) (int, error) {
-	if w.sum == nil && len(w.text)+len(b) > w.max {
-		w.sum = sha256.New()
-		w.sum.Write(w.text)
-		w.text = nil
-	}
-	if w.sum != nil {
-		return w.sum.Write(b)
-	}
-	w.text = append(w.text, b...)
-	return len(b), nil
-}
-
-func (w *keyWriter) key() string {
-	if w.sum != nil {
-		return "#sha256:" + hex.EncodeToString(w.sum.Sum(nil))
-	}
-	return string(w.text)
-}
-
-// numbersByValue rewrites every json.Number in v to one canonical text
-// per value, so that 1, 1.0 and 1e0 compare equal.
-func numbersByValue(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		s := string(x)
-		if _, err := strconv.ParseInt(s, 10, 64); err == nil {
-			return x
-		}
-		f, _, err := big.ParseFloat(s, 10, 256, big.ToNearestEven)
-		if err != nil {
-			return x
-		}
-		if f.IsInt() {
-			i, _ := f.Int(nil)
-			return json.Number(i.String())
-		}
-		return json.Number(f.Text('g', -1))
-	case map[string]any:
-		for k, e := range x {
-			x[k] = numbersByValue(e)
-		}
-	case []any:
-		for i, e := range x {
-			x[i] = numbersByValue(e)
-		}
-	}
-	return v
-}
-
-// diffPaths lists the paths (in the --ignore syntax) at which a and b
-// differ, leaves first, at most max of them.
-// jsonDiff describes how b differs from a, both decoded JSON, for people:
-// one line per differing path (in the --ignore path syntax, under prefix)
-// with the recorded (-) and the live (+) value as JSON; an absent side is
-// said as such. At most max paths are listed.
-func jsonDiff(a, b any, prefix string, max int) string {
-	var w strings.Builder
-	for i, d := range diffs(a, b, prefix, max+1) {
-		if i == max {
-			w.WriteString("… and more\n")
-			break
-		}
-		fmt.Fprintf(&w, "%s\n  - %s\n  + %s\n", d.path, shownJSON(d.a, d.aIn), shownJSON(d.b, d.bIn))
-	}
-	return w.String()
-}
-
-// shownJSON is v as JSON, cut short when long, or "(absent)" when it is
-// not there.
-func shownJSON(v any, there bool) string {
-	if !there {
-		return "(absent)"
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "?"
-	}
-	if len(b) > 200 {
-		return string(b[:200]) + "…"
-	}
-	return string(b)
-}
-
-// diffPaths returns the paths (under prefix) where a and b differ, at
-// most max of them.
-func diffPaths(a, b any, prefix string, max int) []string {
-	var out []string
-	for _, d := range diffs(a, b, prefix, max) {
-		out = append(out, d.path)
-	}
-	return out
-}
-
-// valueDiff is one place where two JSON values differ, the value of each
-// there, and whether each is there at all.
-type valueDiff struct {
-	path     string
-	a, b     any
-	aIn, bIn bool
-}
-
-// diffs walks a and b, decoded JSON, and returns where they differ, at
-// most max places, in key order.
-func diffs(a, b any, prefix string, max int) []valueDiff {
-	var out []valueDiff
-	var walk func(a, b any, aIn, bIn bool, p string)
-	walk = func(a, b any, aIn, bIn bool, p string) {
-		if len(out) >= max {
-			return
-		}
-		am, aok := a.(map[string]any)
-		bm, bok := b.(map[string]any)
-		if aok && bok {
-			keys := map[string]bool{}
-			for k := range am {
-				keys[k] = true
-			}
-			for k := range bm {
-				keys[k] = true
-			}
-			sorted := make([]string, 0, len(keys))
-			for k := range keys {
-				sorted = append(sorted, k)
-			}
-			sort.Strings(sorted)
-			for _, k := range sorted {
-				av, aIn := am[k]
-				bv, bIn := bm[k]
-				walk(av, bv, aIn, bIn, p+pathKey(k))
-			}
-			return
-		}
-		al, aok := a.([]any)
-		bl, bok := b.([]any)
-		if aok && bok && len(al) == len(bl) {
-			for i := range al {
-				walk(al[i], bl[i], true, true, fmt.Sprintf("%s[%d]", p, i))
-			}
-			return
-		}
-		if valueKey(a) != valueKey(b) { // null and absent alike, as matching has them
-			out = append(out, valueDiff{p, a, b, aIn, bIn})
-		}
-	}
-	walk(a, b, true, true, prefix)
-	return out
-}
-
-// pathKey writes one key of a path: .key, or ["key"] when it holds
-// characters the dotted form cannot.
-func pathKey(k string) string {
-	for _, c := range k {
-		if !(c == '_' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			b, _ := json.Marshal(k)
-			return "[" + string(b) + "]"
-		}
-	}
-	return "." + k
+	return kind.String() + " " + method + " " + jsonval.Key(params)
 }
 
 // hint says which matching rule would have let live match rec: the
@@ -381,7 +211,12 @@ func (mt Match) hint(live, rec jsonrpc.Message) string {
 			return fmt.Sprintf("it asks for another %s than the recorded one (%s): no matching rule should ignore %s", identityNoun[live.Method], id, id)
 		}
 	}
-	rules, tolerant := mt.hintRules(live, rec)
+	return hintText(mt.hintRules(live, rec))
+}
+
+// hintText says which rules would match: the tolerant default, or the
+// --ignore rules; "" when none would.
+func hintText(rules []string, tolerant bool) string {
 	if tolerant {
 		return "the default tolerant matching (drop --match exact) would match it"
 	}
@@ -409,7 +244,7 @@ func (mt Match) hintRules(live, rec jsonrpc.Message) (rules []string, tolerant b
 			return nil, true
 		}
 	}
-	paths := diffPaths(mt.normalized(rec.Method, rec.Params), mt.normalized(live.Method, live.Params), "params", 4)
+	paths := jsonval.Paths(mt.normalized(rec.Method, rec.Params), mt.normalized(live.Method, live.Params), "params", 4)
 	for _, p := range slices.Compact(paths) {
 		rules = append(rules, live.Method+":"+p)
 	}
@@ -430,8 +265,8 @@ func (mt Match) answerRules(method string, rec, live jsonrpc.Message) (rules []s
 	if method == "" {
 		return nil, false
 	}
-	for _, p := range slices.Compact(diffPaths(mt.answerValue(method, rec), mt.answerValue(method, live), "", 4)) {
-		rules = append(rules, method+":"+strings.TrimPrefix(p, "."))
+	for _, p := range slices.Compact(jsonval.Paths(mt.answerValue(method, rec), mt.answerValue(method, live), "", 4)) {
+		rules = append(rules, method+":"+p)
 	}
 	return rules, false
 }
@@ -520,7 +355,7 @@ func (mt Match) matchKey(m jsonrpc.Message, rids map[string]string) (string, []s
 // answerKey is the key of what a client's answer to a server request of
 // method says under mt (see answerValue).
 func (mt Match) answerKey(method string, m jsonrpc.Message) string {
-	return valueKey(mt.answerValue(method, m))
+	return jsonval.Key(mt.answerValue(method, m))
 }
 
 // answerValue is what a client's answer m to a server request of method
@@ -536,9 +371,9 @@ func (mt Match) answerValue(method string, m jsonrpc.Message) map[string]any {
 	if m.Kind == jsonrpc.KindError {
 		member, raw = "error", m.Error
 	}
-	v := maskPollState(method, mt.mask(canonicalValue(raw)))
+	v := maskPollState(method, mt.mask(jsonval.Decode(raw)))
 	if !mt.Exact {
-		v = numbersByValue(v)
+		v = jsonval.ByValue(v)
 	}
 	msg := map[string]any{"method": method, member: v}
 	for _, r := range mt.Ignore {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/jsonval"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -121,7 +122,7 @@ func (e *engine) closestIndex(live jsonrpc.Message) (int, closestScore) {
 			if want == nil {
 				want = e.mt.normalized(live.Method, live.Params)
 			}
-			score.diffs = len(diffPaths(e.mt.normalized(fr.msg.Method, fr.msg.Params), want, "params", 64))
+			score.diffs = len(jsonval.Paths(e.mt.normalized(fr.msg.Method, fr.msg.Params), want, "params", 64))
 		}
 		if !e.done.has(i) {
 			score.base++
@@ -140,7 +141,7 @@ func (e *engine) closestIndex(live jsonrpc.Message) (int, closestScore) {
 func (e *engine) mismatchAt(live jsonrpc.Message, i int) *Mismatch {
 	fr := &e.frames[i]
 	mm := &Mismatch{Live: live.Raw, Closest: fr.f, Session: e.rec.Session.ID}
-	mm.Diff = jsonDiff(e.mt.normalized(fr.msg.Method, fr.msg.Params), e.mt.normalized(live.Method, live.Params), "params", 12)
+	mm.Diff = jsonval.Text(e.mt.normalized(fr.msg.Method, fr.msg.Params), e.mt.normalized(live.Method, live.Params), "params", 12)
 	mm.Hint = e.mt.hint(live, fr.msg)
 	mm.Rules, mm.Tolerant = e.mt.hintRules(live, fr.msg)
 	if mm.Diff == "" && e.done.has(i) {
@@ -159,19 +160,18 @@ func (e *engine) mismatchAt(live jsonrpc.Message, i int) *Mismatch {
 func (e *engine) answerMismatch(live jsonrpc.Message, i int) *Mismatch {
 	fr := &e.frames[i]
 	method := ""
-	if j := e.serverRequest(i, fr.msg.ID); j >= 0 {
-		method = e.frames[j].msg.Method
+	if fr.asks >= 0 {
+		method = e.frames[fr.asks].msg.Method
 	}
 	rec, got := e.mt.answerValue(method, fr.msg), e.mt.answerValue(method, live)
 	const shown = 3
-	ds := diffs(map[string]any(rec), map[string]any(got), "", shown+1)
 	var at []string
-	for n, d := range ds {
+	for n, d := range jsonval.Diffs(map[string]any(rec), map[string]any(got), "", shown+1) {
 		if n == shown {
 			at = append(at, "…")
 			break
 		}
-		at = append(at, fmt.Sprintf("%s: %s (recorded %s)", strings.TrimPrefix(d.path, "."), shortJSON(d.b, d.bIn), shortJSON(d.a, d.aIn)))
+		at = append(at, fmt.Sprintf("%s: %s (recorded %s)", d.Path, shortJSON(d.B, d.BIn), shortJSON(d.A, d.AIn)))
 	}
 	what := "answer to " + method
 	if method == "" {
@@ -179,33 +179,15 @@ func (e *engine) answerMismatch(live jsonrpc.Message, i int) *Mismatch {
 	}
 	mm := &Mismatch{Live: live.Raw, Closest: fr.f, Session: e.rec.Session.ID,
 		Reason: fmt.Sprintf("%s differs at %s; replay went on as recorded after seq %d", what, strings.Join(at, ", "), fr.f.Seq)}
-	var b strings.Builder
-	for n, d := range diffs(map[string]any(rec), map[string]any(got), "", 13) {
-		if n == 12 {
-			b.WriteString("… and more\n")
-			break
-		}
-		fmt.Fprintf(&b, "%s\n  - %s\n  + %s\n", strings.TrimPrefix(d.path, "."), shownJSON(d.a, d.aIn), shownJSON(d.b, d.bIn))
-	}
-	mm.Diff = b.String()
+	mm.Diff = jsonval.Text(map[string]any(rec), map[string]any(got), "", 12)
 	mm.Rules, mm.Tolerant = e.mt.answerRules(method, fr.msg, live)
-	switch {
-	case mm.Tolerant:
-		mm.Hint = "the default tolerant matching (drop --match exact) would match it"
-	case len(mm.Rules) > 0:
-		var h strings.Builder
-		h.WriteString("--ignore would match it:")
-		for _, r := range mm.Rules {
-			fmt.Fprintf(&h, " --ignore '%s'", r)
-		}
-		mm.Hint = h.String()
-	}
+	mm.Hint = hintText(mm.Rules, mm.Tolerant)
 	return mm
 }
 
-// shortJSON is shownJSON cut shorter, for a one-line reason.
+// shortJSON is jsonval.Shown cut shorter, for a one-line reason.
 func shortJSON(v any, there bool) string {
-	s := shownJSON(v, there)
+	s := jsonval.Shown(v, there)
 	if r := []rune(s); len(r) > 60 {
 		return string(r[:60]) + "…"
 	}

@@ -231,7 +231,7 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 		p.holdUntil(w, r, x, live, false)
 		return
 	}
-	answered, sse := false, isSSE(x.st)
+	answered, sse := false, x.st.SSE()
 	events := func(yield func(event) bool) {
 		for _, f := range x.rec.serverFrames()[x.st.ID] {
 			if sse && !p.waitCauses(r, e, f) {

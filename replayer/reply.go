@@ -2,7 +2,6 @@ package replayer
 
 import (
 	"iter"
-	"mime"
 	"net/http"
 	"slices"
 	"time"
@@ -73,18 +72,12 @@ func (rp *reply) head(st *store.Stream) {
 	}
 }
 
-// isSSE reports whether st was answered with an SSE stream.
-func isSSE(st *store.Stream) bool {
-	mt, _, _ := mime.ParseMediaType(st.ResponseHeader.Get("Content-Type"))
-	return mt == "text/event-stream"
-}
-
 // write answers with st's recorded status (st of rec; its headers went
 // out with head) and the events yields: one JSON body, or SSE events
 // one by one. It reports whether every event went out and the stream
 // may end as recorded.
 func (rp *reply) write(rec *recording, st *store.Stream, events iter.Seq[event]) bool {
-	if !isSSE(st) {
+	if !st.SSE() {
 		var body []byte
 		for ev := range events {
 			body = append(body, ev.b...)

@@ -85,12 +85,8 @@ func (s *Server) pooled(r *http.Request, live jsonrpc.Message) (x *poolEntry, ex
 // strict server would take it and the hooks let it through.
 func (s *Server) servePooled(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, body []byte, x *poolEntry, exact bool) {
 	p := s.pool()
-	if s.Strict && !exact {
-		if why := strictHTTP(r, live, x.rec, ""); why != "" {
-			p.mismatch(&Mismatch{Live: body, Reason: "strict: " + why})
-			writeJSONError(w, http.StatusBadRequest, live.ID, HeaderMismatchCode, "mcpvcr replay (strict): "+why)
-			return
-		}
+	if s.Strict && !exact && strictRefuses(w, r, live, body, x.rec, "", true, p.mismatch) {
+		return
 	}
 	if a := s.actHTTP(r, Point{Where: AtRequest, Pooled: true, Recording: x.rec.Recording, Stream: x.st, StreamNumber: ordinalOf(x.rec, x.st.ID), Body: body}); a.answers() {
 		p.unuse(r, live, exact) // the exchange stays unused, for the client's retry

@@ -138,14 +138,16 @@ func (c *cursor) isOutstanding(id string) bool {
 
 // behind describes why answer f of e's HTTP+SSE stream waits: the stream
 // gives it only after head, which waits for client frames this client
-// has not sent. It returns the recorded request f answers too.
+// has not sent. It returns the recorded request f answers too (the
+// causal model's pairing), nil when none.
 func (c *cursor) behind(e *engine, head, f *store.Frame) (*store.Frame, string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	req := e.reqAt[string(e.frames[e.index[f]].msg.ID)]
-	if req == nil {
+	i, ok := e.index[f]
+	if !ok || e.frames[i].asks < 0 {
 		return nil, ""
 	}
+	req := e.frames[e.frames[i].asks].f
 	return req, fmt.Sprintf("request %s (recorded seq %d): the recording answers it on the HTTP+SSE stream only after seq %d, which waits for client frames this client has not sent:", req.Method, req.Seq, head.Seq) +
 		frameList(e.awaited(e.index[head]))
 }
@@ -234,17 +236,15 @@ func (e *engine) awaited(i int) []*store.Frame {
 }
 
 // unanswered reports whether id is a server request that replay has sent
-// and the recorded client never answered.
+// and the recorded client never answered (no client answer asks it, by
+// the causal model's pairing).
 func (e *engine) unanswered(id []byte) bool {
 	sent := false
 	for i, fr := range e.frames {
-		if string(fr.msg.ID) != string(id) {
-			continue
-		}
-		if fr.c2s && fr.msg.Kind.IsResponse() {
+		switch {
+		case fr.c2s && fr.asks >= 0 && string(e.frames[fr.asks].msg.ID) == string(id):
 			return false
-		}
-		if !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && e.done.has(i) {
+		case !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && string(fr.msg.ID) == string(id) && e.done.has(i):
 			sent = true
 		}
 	}

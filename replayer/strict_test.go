@@ -16,7 +16,6 @@ func TestStrictModern(t *testing.T) {
 	)
 	rec.Session.Transport = store.StreamableHTTP
 	rec.Session.Revision = "2026-07-28"
-	ls := &liveSession{cur: newCursor([]*recording{rec}, Match{}, true)}
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"weather","arguments":{"region":"Zürich","days":3},` + meta + `}}`
 	good := map[string]string{
@@ -60,7 +59,7 @@ func TestStrictModern(t *testing.T) {
 			if tt.method == http.MethodGet {
 				r.Header.Set("Accept", "text/event-stream")
 			}
-			got := ls.strictHTTP(r, jsonrpc.Parse([]byte(tt.body)))
+			got := strictHTTP(r, jsonrpc.Parse([]byte(tt.body)), rec, "")
 			if (tt.want == "") != (got == "") || !strings.Contains(got, tt.want) {
 				t.Errorf("strictHTTP = %q; want a complaint containing %q", got, tt.want)
 			}

@@ -7,7 +7,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // Tasks (2025-11-25): a request with params.task is answered at once
@@ -31,151 +33,143 @@ import (
 //     task is created, each at its recorded time since the creation when
 //     paced (taskTime), as soon as possible otherwise.
 
-// recTask is one task a recorded server created.
+// recTask is one task of the recording, as the causal model found it
+// (internal/causal: which messages create, poll, answer or report on
+// which task is its question, not replay's). Frame indexes are the
+// template's.
 type recTask struct {
-	id string // the taskId, as a JSON string value
-	// create is the index of the client request that created it, polls
-	// those of the recorded client's tasks/get for it, answers the
-	// server's answers to them that were recorded (in order).
-	create  int
-	polls   []int
-	answers []int
+	id     string // the taskId, as its recorded JSON value
+	server bool   // the recorded server runs it (else the client does)
+	// create is the index of the request that created it, created that
+	// of its CreateTaskResult.
+	create, created int
+	// polls are the recorded client's tasks/get for a server's task and
+	// the server's answers to them; answers those answers that are
+	// results, status its notifications/tasks/status (in order).
+	polls, answers, status []int
 	// createdAt is the task's recorded createdAt, from its
 	// CreateTaskResult; zero when it has none that parses.
 	createdAt time.Time
-	// frames are the server frames that show the task: its
-	// CreateTaskResult, the answers to polls and its status notifications.
-	frames map[int]bool
 }
 
-// taskBook is what the template knows of a recording's server tasks.
-type taskBook struct {
-	byCreate map[int]*recTask    // creating request -> task
-	byID     map[string]*recTask // taskId -> task
-	// status maps a notifications/tasks/status frame to its task.
-	status map[int]*recTask
-}
-
-// taskRef is the part of a task a frame names: params.taskId or
-// result.task.taskId.
-type taskRef struct {
-	TaskID string `json:"taskId"`
-	Task   *struct {
-		TaskID string `json:"taskId"`
-	} `json:"task"`
-}
-
-func taskIDIn(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 {
-		return "", false
-	}
-	var r taskRef
-	if json.Unmarshal(raw, &r) != nil {
-		return "", false
-	}
-	if r.Task != nil && r.Task.TaskID != "" {
-		return r.Task.TaskID, true
-	}
-	return r.TaskID, r.TaskID != ""
-}
-
-// buildTasks finds the server tasks of e's frames: a server result
-// carrying result.task.taskId that answers a client request with
-// params.task, then the client's tasks/get for that id and their answers.
-func buildTasks(e *engine) *taskBook {
-	b := &taskBook{byCreate: map[int]*recTask{}, byID: map[string]*recTask{}, status: map[int]*recTask{}}
-	reqAt := map[string]int{} // client request id -> its latest index
-	for i := range e.frames {
-		fr := &e.frames[i]
-		m := fr.msg
-		switch {
-		case fr.c2s && m.Kind == jsonrpc.KindRequest:
-			reqAt[string(m.ID)] = i
-			if m.Method == "tasks/get" {
-				if id, ok := taskIDIn(m.Params); ok && b.byID[id] != nil {
-					b.byID[id].polls = append(b.byID[id].polls, i)
-				}
+// linkTasks reads the tasks of m, the causal model of e's frames: each
+// frame of a task learns its task and role, and the recording's server
+// tasks are indexed by id for live polls (byTaskID).
+func (e *engine) linkTasks(m *causal.Model) {
+	tasks := make([]*recTask, len(m.Tasks))
+	for n, t := range m.Tasks {
+		create, ok1 := e.index[m.Msgs[t.Create].Frame]
+		created, ok2 := e.index[m.Msgs[t.Created].Frame]
+		if !ok1 || !ok2 {
+			continue
+		}
+		rt := &recTask{id: t.ID, server: t.Runner == store.ServerToClient, create: create, created: created}
+		if raw, ok := jsonrpc.Lookup(m.Msgs[t.Created].M.Raw, "result", "task", "createdAt"); ok {
+			rt.createdAt, _ = parseTaskTime(raw)
+		}
+		tasks[n] = rt
+		if rt.server {
+			if e.byTaskID == nil {
+				e.byTaskID = map[string]*recTask{}
 			}
-		case !fr.c2s && m.Kind == jsonrpc.KindResult:
-			j, ok := reqAt[string(m.ID)]
-			if !ok {
-				continue
-			}
-			req := e.frames[j].msg
-			if req.Method == "tasks/get" {
-				if id, ok := taskIDIn(req.Params); ok && b.byID[id] != nil {
-					b.byID[id].answers = append(b.byID[id].answers, i)
-					b.byID[id].frames[i] = true
-				}
-				continue
-			}
-			if !hasMember(req.Params, "task") {
-				continue
-			}
-			if id, ok := taskIDIn(m.Result); ok && b.byID[id] == nil {
-				t := &recTask{id: id, create: j, frames: map[int]bool{i: true}}
-				if a, z, err := jsonrpc.Find(m.Raw, "result", "task", "createdAt"); err == nil {
-					t.createdAt, _ = parseTaskTime(m.Raw[a:z])
-				}
-				b.byID[id], b.byCreate[j] = t, t
-			}
-		case !fr.c2s && m.Kind == jsonrpc.KindNotification && m.Method == "notifications/tasks/status":
-			if id, ok := taskIDIn(m.Params); ok && b.byID[id] != nil {
-				b.status[i] = b.byID[id]
-				b.byID[id].frames[i] = true
-			}
+			e.byTaskID[taskKey([]byte(t.ID))] = rt
 		}
 	}
-	if len(b.byID) == 0 {
-		return nil
+	for _, x := range m.Msgs {
+		i, ok := e.index[x.Frame]
+		if !ok || x.Task == causal.None || tasks[x.Task] == nil || e.frames[i].task != nil {
+			continue
+		}
+		t, fr := tasks[x.Task], &e.frames[i]
+		fr.task, fr.role = t, x.TaskRole
+		switch {
+		case t.server && x.TaskRole == causal.TaskPoll:
+			t.polls = append(t.polls, i)
+			if x.M.Kind == jsonrpc.KindResult {
+				t.answers = append(t.answers, i)
+			}
+		case t.server && x.TaskRole == causal.TaskStatus:
+			t.status = append(t.status, i)
+		case !t.server && fr.clientPoll() && fr.extra < 0:
+			// A server request about a task the client runs waits for
+			// the client's answer that created the task, when nothing
+			// else makes it wait for that answer: it carries the live
+			// client's task id, which replay learns from that answer.
+			// Its causal group may not hold the answer (the recorded
+			// client answered another server request, a roots/list on
+			// the standalone GET stream, after the task's creation, and
+			// the poll followed that); a live client that answers those
+			// in the other order got the poll with the recorded id, a
+			// task it does not know.
+			fr.extra = t.created
+		}
 	}
-	return b
 }
 
-// hasMember reports whether the JSON object raw has member name.
-func hasMember(raw json.RawMessage, name string) bool {
-	// Scanned in place: a huge call's params are not copied to learn it.
-	_, _, err := jsonrpc.Find(raw, name)
-	return err == nil
+// taskKey is a taskId as live and recorded ones compare: the string a
+// JSON string holds, else the JSON text.
+func taskKey(raw []byte) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
 }
 
-// liveTask is what one replay knows of a task it has created.
+// clientPoll reports whether fr is a server's request about a task the
+// client runs: tasks/get, tasks/result or tasks/cancel.
+func (fr *recFrame) clientPoll() bool {
+	switch fr.role {
+	case causal.TaskPoll, causal.TaskResult, causal.TaskCancel:
+		return !fr.c2s && fr.task != nil && !fr.task.server && fr.msg.Kind == jsonrpc.KindRequest
+	}
+	return false
+}
+
+// liveTask is what one replay knows of a task the recording created: when
+// the live one was created (the creating request arrived, for a
+// server's task; the client's answer creating it, for the client's), and
+// how many live tasks/get replay answered for it.
 type liveTask struct {
-	born  time.Time // when the creating request arrived
-	polls int       // live tasks/get answered so far
+	born  time.Time
+	polls int
 }
 
-// absorbTask is called when the client request at index i has been
-// received: if it created a recorded task, the recorded polls of that
-// task and their answers leave the conversation (see above), and what
-// waited for them becomes ready. It reports the task, or nil.
-func (e *engine) absorbTask(i int, now time.Time) *recTask {
-	e.noteClientTask(i, now)
-	if e.tasks == nil {
-		return nil
+// absorbTask is called when the client frame at index i has been
+// received. If it created a recorded server task, the recorded polls of
+// that task and their answers leave the conversation (see above), and
+// what waited for them becomes ready. If it is the client's answer
+// creating a task of its own, replay notes when (pollTime).
+func (e *engine) absorbTask(i int, now time.Time) {
+	fr := &e.frames[i]
+	t := fr.task
+	switch {
+	case t == nil:
+		return
+	case !t.server && fr.role == causal.TaskCreated && !now.IsZero():
+		e.noteTask(t, now)
+		return
+	case !t.server || fr.role != causal.TaskCreate:
+		return
 	}
-	t := e.tasks.byCreate[i]
-	if t == nil {
-		return nil
-	}
-	if e.live == nil {
-		e.live = map[string]*liveTask{}
-	}
-	e.live[t.id] = &liveTask{born: now}
+	e.noteTask(t, now)
 	for _, j := range t.polls {
 		if !e.done.has(j) {
 			e.done.set(j)
+			if !e.frames[j].c2s {
+				e.unsentS2C--
+			}
 			e.ready = append(e.ready, e.dependents[j]...)
 		}
 	}
-	for _, j := range t.answers {
-		if !e.done.has(j) {
-			e.done.set(j)
-			e.unsentS2C--
-			e.ready = append(e.ready, e.dependents[j]...)
-		}
+}
+
+// noteTask notes that the live task of t was created at now.
+func (e *engine) noteTask(t *recTask, now time.Time) {
+	if e.live == nil {
+		e.live = map[*recTask]*liveTask{}
 	}
-	return t
+	e.live[t] = &liveTask{born: now}
 }
 
 // taskPoll answers live, a client's tasks/get, from the recorded task it
@@ -183,14 +177,15 @@ func (e *engine) absorbTask(i int, now time.Time) *recTask {
 // factor (0: as fast as possible). It reports false when live is no poll
 // of such a task.
 func (e *engine) taskPoll(live jsonrpc.Message, now time.Time, pace float64) (outFrame, bool) {
-	if e.tasks == nil || live.Kind != jsonrpc.KindRequest || live.Method != "tasks/get" {
+	if e.byTaskID == nil || live.Kind != jsonrpc.KindRequest || live.Method != "tasks/get" {
 		return outFrame{}, false
 	}
-	id, ok := taskIDIn(live.Params)
+	id, ok := jsonrpc.Lookup(live.Params, "taskId")
 	if !ok {
 		return outFrame{}, false
 	}
-	t, lt := e.tasks.byID[id], e.live[id]
+	t := e.byTaskID[taskKey(id)]
+	lt := e.live[t]
 	if t == nil || lt == nil || len(t.answers) == 0 {
 		return outFrame{}, false
 	}
@@ -238,20 +233,17 @@ func (c *cursor) taskPoll(live jsonrpc.Message, now time.Time, pace float64) (ou
 // waits from: the task's previous status notification, or its creation.
 // ok is false for any other frame.
 func (e *engine) taskTime(i int) (born time.Time, since, trigger time.Duration, ok bool) {
-	if e.tasks == nil {
-		return time.Time{}, 0, 0, false
-	}
-	t := e.tasks.status[i]
-	if t == nil || e.live[t.id] == nil {
+	t := e.frames[i].task
+	if t == nil || !t.server || e.frames[i].role != causal.TaskStatus || e.live[t] == nil {
 		return time.Time{}, 0, 0, false
 	}
 	trigger = e.frames[t.create].f.Offset
-	for j := range e.tasks.status {
-		if e.tasks.status[j] == t && j < i && e.frames[j].f.Offset > trigger {
-			trigger = e.frames[j].f.Offset
+	for _, j := range t.status {
+		if j < i {
+			trigger = max(trigger, e.frames[j].f.Offset)
 		}
 	}
-	return e.live[t.id].born, max(e.frames[i].f.Offset-e.frames[t.create].f.Offset, 0), trigger, true
+	return e.live[t].born, max(e.frames[i].f.Offset-e.frames[t.create].f.Offset, 0), trigger, true
 }
 
 // clockNow is the cursor's time now. The caller holds c.mu.
@@ -293,60 +285,10 @@ func (ls *liveSession) taskPoll(w http.ResponseWriter, live jsonrpc.Message) boo
 // elicitation or a sampling) is answered by the client with a task of its
 // own, whose id the live client mints. The recorded server's tasks/get,
 // tasks/result and tasks/cancel for it go out with the live id
-// (learnTask, liveTaskID), and the server's polls keep their recorded
-// pace even when replay is not paced (polls): the server polled on its
-// clock, and the client's task takes the time it takes.
-
-// waitClientTasks makes each server request about a task the client
-// runs (polls) wait for the client's answer that created the task, when
-// nothing else makes it wait for that answer: the request carries the
-// live client's task id, which replay learns from that answer. Its
-// causal group may not hold the answer (the recorded client answered
-// another server request, a roots/list on the standalone GET stream, after
-// the task's creation, and the poll followed that); a live client that
-// answers those in the other order got the poll with the recorded id, a
-// task it does not know.
-func (e *engine) waitClientTasks() {
-	created := map[string]int{} // recorded taskId -> the client's answer creating it
-	for i := range e.frames {
-		fr := &e.frames[i]
-		switch {
-		case fr.c2s && fr.msg.Kind == jsonrpc.KindResult:
-			if id, ok := createdTaskID(fr.msg.Result); ok {
-				created[id] = i
-			}
-		case !fr.c2s && polls(fr.msg) && fr.extra < 0:
-			if id, ok := taskIDIn(fr.msg.Params); ok {
-				if j, ok := created[id]; ok {
-					fr.extra = j
-				}
-			}
-		}
-	}
-}
-
-// clientTask is what one replay knows of a task the live client runs.
-type clientTask struct {
-	born    time.Time     // when the live client's answer creating it arrived
-	created time.Duration // the recorded offset of the recorded client's answer
-}
-
-// noteClientTask notes, when the client frame at index i is an answer
-// creating a task of the client's, when the live task was created.
-func (e *engine) noteClientTask(i int, now time.Time) {
-	fr := &e.frames[i]
-	if !fr.c2s || fr.msg.Kind != jsonrpc.KindResult || now.IsZero() {
-		return
-	}
-	rec, ok := createdTaskID(fr.msg.Result)
-	if !ok {
-		return
-	}
-	if e.clientTasks == nil {
-		e.clientTasks = map[string]clientTask{}
-	}
-	e.clientTasks[rec] = clientTask{born: now, created: fr.f.Offset}
-}
+// (learnTask, liveTaskID) once the client's answer creating it came
+// (linkTasks), and the server's polls keep their recorded pace even when
+// replay is not paced (pollTime): the server polled on its clock, and the
+// client's task takes the time it takes.
 
 // pollTime returns, for the server's request at index i about a task the
 // live client runs (polls), when the live task was created and the
@@ -357,33 +299,10 @@ func (e *engine) noteClientTask(i int, now time.Time) {
 // server's request, resumed a second later, say).
 func (e *engine) pollTime(i int) (time.Time, time.Duration, bool) {
 	fr := &e.frames[i]
-	if !polls(fr.msg) {
+	if !fr.clientPoll() || e.live[fr.task] == nil {
 		return time.Time{}, 0, false
 	}
-	rec, ok := taskIDIn(fr.msg.Params)
-	if !ok {
-		return time.Time{}, 0, false
-	}
-	ct, ok := e.clientTasks[rec]
-	if !ok {
-		return time.Time{}, 0, false
-	}
-	return ct.born, max(fr.f.Offset-ct.created, 0), true
-}
-
-// maskPollState leaves out of v, a client's answer to a server request of
-// method, the state of the task when the request was a poll (tasks/get):
-// its status and statusMessage. What a poll finds is timing, the live
-// client's task and the server's clock, not the conversation: a poll that
-// finds the live task done where the recorded one was still working (or
-// the other way round) is no difference. What the task ends with is
-// compared, in the client's answer to tasks/result.
-func maskPollState(method string, v any) any {
-	if m, ok := v.(map[string]any); ok && method == "tasks/get" {
-		delete(m, "status")
-		delete(m, "statusMessage")
-	}
-	return v
+	return e.live[fr.task].born, max(fr.f.Offset-e.frames[fr.task.created].f.Offset, 0), true
 }
 
 // polls reports whether m is a server's request about a client's task.
@@ -395,77 +314,32 @@ func polls(m jsonrpc.Message) bool {
 	return false
 }
 
-// learnTask learns, when recorded client frame i is an answer creating a
-// task (result.task.taskId) and live is the live client's, the live id.
+// learnTask learns, when recorded client frame i is the client's answer
+// creating a task of its own and live is the live client's, the live id.
 func (e *engine) learnTask(i int, live jsonrpc.Message) {
 	fr := &e.frames[i]
-	if !fr.msg.Kind.IsResponse() || !live.Kind.IsResponse() {
+	if fr.task == nil || fr.task.server || fr.role != causal.TaskCreated || !live.Kind.IsResponse() {
 		return
 	}
-	rec, ok1 := createdTaskID(fr.msg.Result)
-	got, ok2 := createdTaskID(live.Result)
-	if !ok1 || !ok2 {
+	got, ok := jsonrpc.Lookup(live.Result, "task", "taskId")
+	if !ok {
 		return
 	}
 	if e.taskIDs == nil {
 		e.taskIDs = map[string]string{}
 	}
-	e.taskIDs[rec] = got
-}
-
-// createdTaskID returns result.task.taskId.
-func createdTaskID(raw json.RawMessage) (string, bool) {
-	var r taskRef
-	if len(raw) == 0 || json.Unmarshal(raw, &r) != nil || r.Task == nil || r.Task.TaskID == "" {
-		return "", false
-	}
-	return r.Task.TaskID, true
+	e.taskIDs[fr.task.id] = string(got)
 }
 
 // liveTaskID returns, for a recorded server request about a client's
-// task, the live client's id for it as a JSON string.
+// task, the live client's id for it, as the JSON value the client sent.
 func (e *engine) liveTaskID(m jsonrpc.Message) (string, bool) {
-	rec, ok := taskIDIn(m.Params)
+	rec, ok := jsonrpc.Lookup(m.Params, "taskId")
 	if !ok {
 		return "", false
 	}
-	live, ok := e.taskIDs[rec]
-	if !ok || live == rec {
-		return "", false
-	}
-	b, err := json.Marshal(live)
-	return string(b), err == nil
-}
-
-// maskTasks leaves out of v, which matching compares, what a task's
-// creator mints: in a task (an object with taskId and status) its
-// taskId, createdAt and lastUpdatedAt, and the taskId of a related-task
-// _meta. A live client's task ids are mapped, not compared, as request
-// ids are; its tasks' times are the replay's.
-func maskTasks(v any) any {
-	switch x := v.(type) {
-	case map[string]any:
-		if _, id := x["taskId"]; id {
-			if _, st := x["status"]; st {
-				delete(x, "taskId")
-				delete(x, "createdAt")
-				delete(x, "lastUpdatedAt")
-			}
-		}
-		for k, c := range x {
-			if k == "io.modelcontextprotocol/related-task" {
-				if m, ok := c.(map[string]any); ok {
-					delete(m, "taskId")
-				}
-			}
-			x[k] = maskTasks(c)
-		}
-	case []any:
-		for i := range x {
-			x[i] = maskTasks(x[i])
-		}
-	}
-	return v
+	live, ok := e.taskIDs[string(rec)]
+	return live, ok && live != string(rec)
 }
 
 // A server task's createdAt and lastUpdatedAt are the recording's wall
@@ -494,20 +368,15 @@ func parseTaskTime(raw []byte) (time.Time, bool) {
 // task times shifted (see above) when i shows a task this replay created
 // on a clock (cursor.now), and whether it changed anything.
 func (e *engine) shiftTaskTimes(i int, data []byte) ([]byte, bool) {
-	if e.tasks == nil {
+	fr := &e.frames[i]
+	t := fr.task
+	if t == nil || !t.server || fr.c2s || fr.role == causal.TaskCreate || fr.role > causal.TaskStatus {
 		return data, false
 	}
-	var t *recTask
-	for _, c := range e.tasks.byID {
-		if c.frames[i] {
-			t = c
-			break
-		}
-	}
-	if t == nil || t.createdAt.IsZero() || e.live[t.id] == nil || e.live[t.id].born.IsZero() {
+	if t.createdAt.IsZero() || e.live[t] == nil || e.live[t].born.IsZero() {
 		return data, false
 	}
-	born := e.live[t.id].born
+	born := e.live[t].born
 	changed := false
 	for _, path := range [][]string{
 		{"result", "task", "createdAt"}, {"result", "task", "lastUpdatedAt"},

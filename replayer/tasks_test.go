@@ -9,7 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/mcpvcr/mcpvcr/clock"
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -269,15 +272,37 @@ func (h *clientTaskHarness) close() *Report {
 	return <-h.done
 }
 
-func TestHasMember(t *testing.T) {
-	for raw, want := range map[string]bool{
-		`{"name":"x","task":{"ttl":1}}`:  true,
-		`{"name":"x","args":{"task":1}}`: false,
-		`{"name":"task"}`:                false,
-		`not json`:                       false,
-	} {
-		if got := hasMember([]byte(raw), "task"); got != want {
-			t.Errorf("hasMember(%s, task) = %v; want %v", raw, got, want)
-		}
+// TestCursor_ServerTaskByState: once the request creating a server's task
+// has matched, the recorded client's polls and every recorded answer to
+// them (an error too) leave the conversation: a live client that never
+// polls gets none of those answers, and its own poll is answered from the
+// recorded ones, its id made its own. Which frames poll which task is
+// the causal model's pairing (internal/causal).
+func TestCursor_ServerTaskByState(t *testing.T) {
+	rec := stdioRecording(t, 1,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow","task":{"ttl":60000}}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"task":{"taskId":"t1","status":"working","ttl":60000}}}`,
+		`> {"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"t1"}}`,
+		`< {"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"busy"}}`,
+		`> {"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"t1"}}`,
+		`< {"jsonrpc":"2.0","id":3,"result":{"taskId":"t1","status":"completed","ttl":60000}}`,
+		`> {"jsonrpc":"2.0","id":4,"method":"tasks/result","params":{"taskId":"t1"}}`,
+		`< {"jsonrpc":"2.0","id":4,"result":{"content":[]}}`,
+	)
+	c := newCursor([]*recording{rec}, Match{}, true)
+	got := recv(t, c, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow","task":{"ttl":60000}}}`)
+	if want := []string{`{"jsonrpc":"2.0","id":7,"result":{"task":{"taskId":"t1","status":"working","ttl":60000}}}`}; !cmp.Equal(got, want) {
+		t.Errorf("after the call: %q; want only the CreateTaskResult", got)
+	}
+	o, ok := c.taskPoll(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":8,"method":"tasks/get","params":{"taskId":"t1"}}`)), time.Time{}, 0)
+	if want := `{"jsonrpc":"2.0","id":8,"result":{"taskId":"t1","status":"completed","ttl":60000}}`; !ok || strings.TrimSpace(string(o.Data)) != want {
+		t.Errorf("taskPoll = %q, %v; want %s", o.Data, ok, want)
+	}
+	got = recv(t, c, `{"jsonrpc":"2.0","id":9,"method":"tasks/result","params":{"taskId":"t1"}}`)
+	if want := []string{`{"jsonrpc":"2.0","id":9,"result":{"content":[]}}`}; !cmp.Equal(got, want) {
+		t.Errorf("after tasks/result: %q; want only its answer (no answer to a recorded poll)", got)
+	}
+	if unsent := c.leader().unsent(); len(unsent) != 0 {
+		t.Errorf("unsent = %d frames; want none (the recorded polls are absorbed)", len(unsent))
 	}
 }

@@ -6,7 +6,7 @@
 // it sent the frame and what was still in flight.
 //
 // Every package that pairs a session's frames reads it (the replayer's
-// release order, verify's plan, the comparison in diff, and through Link
+// release order and its replay of tasks, verify's plan, the comparison in diff, and through Link
 // the views: show, the HTML report, HAR), so that they cannot disagree.
 // It reads a store.Recording and never changes it.
 package causal

@@ -3,6 +3,8 @@ package redact
 import (
 	"regexp"
 	"strings"
+
+	"github.com/mcpvcr/mcpvcr/internal/jsonval"
 )
 
 // What mcpvcr scrub replaces in any string, besides secret members: the
@@ -140,17 +142,10 @@ const maskedToken = "{" + KindToken + "}"
 // MaskStrings applies MaskText to every string value in v (JSON decoded
 // into any), in place, and returns v.
 func MaskStrings(v any) any {
-	switch x := v.(type) {
-	case string:
-		return MaskText(x)
-	case map[string]any:
-		for k, e := range x {
-			x[k] = MaskStrings(e)
+	return jsonval.Leaves(v, func(leaf any) any {
+		if s, ok := leaf.(string); ok {
+			return MaskText(s)
 		}
-	case []any:
-		for i, e := range x {
-			x[i] = MaskStrings(e)
-		}
-	}
-	return v
+		return leaf
+	})
 }
