@@ -315,11 +315,16 @@ func scanFrame(r scanner, f *Frame) error {
 	var dir, kind string
 	var offset, retry int64
 	var rpcID, method, sseID, sseEvent sql.NullString
-	var data []byte
+	// go-sqlite3 hands a row's blobs over as bytes of their own (it
+	// copies them out of SQLite for each row), which a RawBytes takes as
+	// they are and the frame keeps: into a []byte, database/sql would
+	// copy them once more (a frame of 120 MB cost 360 MB to read).
+	var raw, data sql.RawBytes
 	if err := r.Scan(&f.SessionID, &f.Seq, &stream, &dir, &offset, &kind, &rpcID, &method, &f.Batch,
-		&f.Malformed, &f.SSE, &sseID, &f.HasEventID, &sseEvent, &retry, &f.Comment, &f.Raw, &data, &f.Oversize); err != nil {
+		&f.Malformed, &f.SSE, &sseID, &f.HasEventID, &sseEvent, &retry, &f.Comment, &raw, &data, &f.Oversize); err != nil {
 		return err
 	}
+	f.Raw = []byte(raw)
 	f.StreamID = stream.Int64
 	f.Direction, _ = parseDirection(dir)
 	f.Kind, _ = parseKind(kind)
@@ -331,7 +336,7 @@ func scanFrame(r scanner, f *Frame) error {
 	} else if data == nil {
 		f.Data = f.Raw // NULL: the payload is the raw bytes
 	} else {
-		f.Data = nilIfEmpty(data)
+		f.Data = nilIfEmpty([]byte(data))
 	}
 	return nil
 }
