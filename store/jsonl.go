@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -118,10 +117,10 @@ func (d *DB) Rescue(ctx context.Context, w io.Writer, sessionIDs ...int64) (skip
 }
 
 func (d *DB) export(ctx context.Context, w io.Writer, skip func(error), sessionIDs []int64) error {
-	err := d.read(ctx, func(tx *sql.Tx) error {
+	err := d.readFrames(ctx, func(rt readTx) error {
 		ids := slices.Compact(slices.Sorted(slices.Values(sessionIDs)))
 		if len(ids) == 0 {
-			ss, err := sessions(ctx, tx)
+			ss, err := sessions(ctx, rt.Tx)
 			if err != nil {
 				return err
 			}
@@ -130,7 +129,7 @@ func (d *DB) export(ctx context.Context, w io.Writer, skip func(error), sessionI
 			}
 		}
 		bw := bufio.NewWriterSize(w, 1<<16)
-		x := exporter{tx: tx, has: d.tables(), skip: skip, enc: json.NewEncoder(bw)}
+		x := exporter{tx: rt, has: d.tables(), skip: skip, enc: json.NewEncoder(bw)}
 		x.enc.SetEscapeHTML(false)
 		if err := x.enc.Encode(headerRecord{Type: headerType, Version: exportVersion}); err != nil {
 			return err
@@ -149,7 +148,7 @@ func (d *DB) export(ctx context.Context, w io.Writer, skip func(error), sessionI
 }
 
 type exporter struct {
-	tx         *sql.Tx
+	tx         readTx
 	has        tables      // the tables the file has of those added lately
 	skip       func(error) // see eachFrameSkipping; nil to fail on a damaged pack
 	enc        *json.Encoder
@@ -157,7 +156,7 @@ type exporter struct {
 }
 
 func (x *exporter) session(ctx context.Context, id, fileID int64) error {
-	s, err := session(ctx, x.tx, id)
+	s, err := session(ctx, x.tx.Tx, id)
 	if err != nil {
 		return err
 	}
@@ -172,7 +171,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 	if err := x.enc.Encode(rec); err != nil {
 		return err
 	}
-	sts, err := streams(ctx, x.tx, id)
+	sts, err := streams(ctx, x.tx.Tx, id)
 	if err != nil {
 		return err
 	}
