@@ -21,6 +21,8 @@ typedef struct sqlite3 sqlite3;
 typedef struct sqlite3_blob sqlite3_blob;
 int sqlite3_blob_open(sqlite3*, const char*, const char*, const char*, long long, int, sqlite3_blob**);
 int sqlite3_blob_write(sqlite3_blob*, const void*, int, int);
+int sqlite3_blob_read(sqlite3_blob*, void*, int, int);
+int sqlite3_blob_bytes(sqlite3_blob*);
 int sqlite3_blob_close(sqlite3_blob*);
 long long sqlite3_last_insert_rowid(sqlite3*);
 const char *sqlite3_errmsg(sqlite3*);
@@ -40,11 +42,31 @@ static int mcpvcr_blob_write(sqlite3 *db, long long rowid, const char *col, cons
 	int crc = sqlite3_blob_close(b);
 	return rc != 0 ? rc : crc;
 }
+
+static int mcpvcr_blob_read(sqlite3 *db, long long rowid, const char *col, void *p, int n, int piece) {
+	sqlite3_blob *b = 0;
+	int rc = sqlite3_blob_open(db, "main", "frames", col, rowid, 0, &b);
+	if (rc != 0) {
+		if (b) sqlite3_blob_close(b);
+		return rc;
+	}
+	if (sqlite3_blob_bytes(b) != n) {
+		sqlite3_blob_close(b);
+		return 1; // SQLITE_ERROR: not the value the row was read with
+	}
+	for (int off = 0; off < n && rc == 0; off += piece) {
+		int k = n - off < piece ? n - off : piece;
+		rc = sqlite3_blob_read(b, (char*)p + off, k, off);
+	}
+	int crc = sqlite3_blob_close(b);
+	return rc != 0 ? rc : crc;
+}
 */
 import "C"
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"unsafe"
 
@@ -92,6 +114,28 @@ func writeRaw(db unsafe.Pointer, rowid int64, raw []byte) error {
 			sqlite3.Error{Code: sqlite3.ErrNo(rc & 0xff), ExtendedCode: sqlite3.ErrNoExtended(rc)})
 	}
 	return nil
+}
+
+// readRaw returns the n bytes of the raw column of frame row rowid, read
+// a piece at a time straight into the bytes returned. Read whole, a
+// value is copied twice on its way out: into memory of SQLite's, then by
+// go-sqlite3 out of it.
+func readRaw(db unsafe.Pointer, rowid, n int64) ([]byte, error) {
+	if n > math.MaxInt32 {
+		return nil, fmt.Errorf("frame row %d holds %d bytes of raw, more than SQLite stores", rowid, n)
+	}
+	b := make([]byte, n)
+	if n == 0 {
+		return b, nil
+	}
+	col := C.CString("raw")
+	defer C.free(unsafe.Pointer(col))
+	rc := C.mcpvcr_blob_read((*C.sqlite3)(db), C.longlong(rowid), col, unsafe.Pointer(&b[0]), C.int(n), C.int(blobPiece))
+	if rc != 0 {
+		return nil, fmt.Errorf("read %d bytes of frame row %d: %w", n, rowid,
+			sqlite3.Error{Code: sqlite3.ErrNo(rc & 0xff), ExtendedCode: sqlite3.ErrNoExtended(rc)})
+	}
+	return b, nil
 }
 
 // lastRowID returns the rowid of the last row db inserted.

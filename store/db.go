@@ -145,6 +145,10 @@ type DB struct {
 	lowWriter bool         // Options.LowPriority
 	writerTID atomic.Int32 // the writer's thread while it is lowered, 0 otherwise
 
+	// w is the writer's state, which only the writer goroutine touches
+	// (an exclusive op's fn runs there). Nil if read-only.
+	w *writer
+
 	failed atomic.Pointer[failure] // the sticky writer error, once set
 	log    *slog.Logger
 
@@ -152,8 +156,8 @@ type DB struct {
 	mu         sync.Mutex
 	sessionIDs *idPool
 	streamIDs  *idPool
-	sessions   map[int64]bool  // session id → exists (false: deleted)
-	streams    map[int64]int64 // stream id → its session id (0: deleted)
+	sessions   knownCache[bool]  // session id → exists (false: deleted); see known.go
+	streams    knownCache[int64] // stream id → its session id (0: deleted)
 }
 
 type failure struct{ err error }
@@ -217,8 +221,8 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 		q:          newQueue(),
 		sessionIDs: newIDPool("sessions", sessionBlock),
 		streamIDs:  newIDPool("streams", streamBlock),
-		sessions:   make(map[int64]bool),
-		streams:    make(map[int64]int64),
+		sessions:   newKnownCache[bool](),
+		streams:    newKnownCache[int64](),
 		log:        o.Logger,
 
 		lowWriter: o.LowPriority,
@@ -307,6 +311,7 @@ func open(ctx context.Context, path string, o Options) (_ *DB, err error) {
 		return nil, err
 	}
 	w := &writer{d: d, deleted: make(map[int64]bool), fresh: make(map[int64]bool), seqs: make(map[int64]int64), packOf: make(map[int64]int)}
+	d.w = w
 	started := make(chan error, 1)
 	d.wg.Add(1)
 	go w.run(d.wconn, started)

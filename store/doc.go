@@ -72,7 +72,7 @@
 //	db, err := store.Open(ctx, "bug.db") // created if missing
 //	if err != nil { ... }
 //	defer db.Close()
-//	ids, err := db.Import(ctx, bufio.NewReader(f)) // a JSONL export
+//	ids, err := db.Import(ctx, f) // a JSONL export
 //	rec, err := db.Recording(ctx, ids[0])
 //	for _, f := range rec.Frames { fmt.Println(f.Seq, f.Direction, f.Kind, f.Method) }
 //

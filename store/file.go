@@ -89,7 +89,6 @@ func OpenFile(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open cassette: %w", err)
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<16)
 	dir, err := os.MkdirTemp("", "mcpvcr-*")
 	if err != nil {
 		return nil, fmt.Errorf("open cassette %s: %w", path, err)
@@ -100,7 +99,7 @@ func OpenFile(ctx context.Context, path string) (*DB, error) {
 		return nil, fmt.Errorf("open cassette %s: %w", path, err)
 	}
 	d.removeDir = dir
-	if _, err := d.Import(ctx, br); err != nil {
+	if _, err := d.Import(ctx, f); err != nil { // a file: Import measures a long line before it reads it
 		d.Close()
 		return nil, fmt.Errorf("open cassette %s: %w", path, err)
 	}

@@ -13,38 +13,71 @@ import (
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 )
 
-// jsonBytes is a JSON string decoded straight into bytes: one copy of its
-// text, where a string field costs the string and then its []byte. Import
-// reads frames tens of megabytes long this way.
-type jsonBytes []byte
+// lineString is a JSON string or null as a line holds it, kept as it is
+// (it aliases the line): import decodes a frame's raw and data into the
+// line's own bytes (decodeJSONString in place) once the rest of the line
+// is read, so that a frame of tens of megabytes costs its line and no
+// copy of it.
+type lineString []byte
 
-// UnmarshalJSON decodes the JSON string b (null leaves t nil).
-func (t *jsonBytes) UnmarshalJSON(b []byte) error {
+// UnmarshalJSON keeps the JSON string b (null leaves t nil), refusing
+// any other value as encoding/json refuses it for a string field.
+func (t *lineString) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
 		*t = nil
 		return nil
 	}
+	if err := stringToken(b); err != nil {
+		return err
+	}
+	*t = b
+	return nil
+}
+
+// stringToken returns an error, as encoding/json fails a string field
+// (so that the error names the field: plainLineError), unless b is a
+// JSON string.
+func stringToken(b []byte) error {
 	if len(b) < 2 || b[0] != '"' || b[len(b)-1] != '"' {
-		// As encoding/json fails a string field, so that the error names
-		// the field (plainLineError).
 		return &json.UnmarshalTypeError{Value: literalKind(b), Type: reflect.TypeFor[string]()}
+	}
+	return nil
+}
+
+// decodeJSONString returns the bytes of the JSON string b, nil for null
+// or nothing. In place, it decodes them into b itself, from its start,
+// and returns a slice of b: a JSON string's bytes are never longer than
+// its text, except where the text is not UTF-8 (encoding/json writes
+// U+FFFD for each such byte), which is decoded into new bytes.
+func decodeJSONString(b []byte, inPlace bool) ([]byte, error) {
+	if len(b) == 0 || string(b) == "null" {
+		return nil, nil
+	}
+	if err := stringToken(b); err != nil {
+		return nil, err
 	}
 	in := b[1 : len(b)-1]
 	if !utf8.Valid(in) {
-		// encoding/json writes U+FFFD for each byte that is not UTF-8:
-		// rare (an export writes such bytes in base64), so read it its way.
+		// Rare (an export writes such bytes in base64), so read it
+		// encoding/json's way.
 		var s string
 		if err := json.Unmarshal(b, &s); err != nil {
-			return err
+			return nil, err
 		}
-		*t = jsonBytes(s)
-		return nil
+		return []byte(s), nil
 	}
 	if bytes.IndexByte(in, '\\') < 0 {
-		*t = append(jsonBytes(nil), in...)
-		return nil
+		if inPlace {
+			return in, nil
+		}
+		return append([]byte(nil), in...), nil
 	}
-	out := make([]byte, 0, len(in))
+	// Each escape decodes to fewer bytes than its text: out never
+	// overtakes in, when both are b.
+	out := b[:0]
+	if !inPlace {
+		out = make([]byte, 0, len(in))
+	}
 	for len(in) > 0 {
 		i := bytes.IndexByte(in, '\\')
 		if i < 0 {
@@ -53,7 +86,7 @@ func (t *jsonBytes) UnmarshalJSON(b []byte) error {
 		}
 		out, in = append(out, in[:i]...), in[i:]
 		if len(in) < 2 {
-			return errors.New("a JSON string ends in a backslash")
+			return nil, errors.New("a JSON string ends in a backslash")
 		}
 		switch c := in[1]; c {
 		case '"', '\\', '/':
@@ -71,15 +104,14 @@ func (t *jsonBytes) UnmarshalJSON(b []byte) error {
 		case 'u':
 			r, n := unicodeEscape(in)
 			if n == 0 {
-				return fmt.Errorf("a bad \\u escape in a JSON string: %.12q", in)
+				return nil, fmt.Errorf("a bad \\u escape in a JSON string: %.12q", in)
 			}
 			out, in = utf8.AppendRune(out, r), in[n:]
 		default:
-			return fmt.Errorf("a bad escape in a JSON string: %.4q", in)
+			return nil, fmt.Errorf("a bad escape in a JSON string: %.4q", in)
 		}
 	}
-	*t = out
-	return nil
+	return out, nil
 }
 
 // unicodeEscape decodes the \uXXXX escape (with its low surrogate, if it

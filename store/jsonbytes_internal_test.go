@@ -1,11 +1,13 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"testing"
 )
 
-// FuzzJSONBytes holds jsonBytes to encoding/json's reading of a string.
+// FuzzJSONBytes holds decodeJSONString, into new bytes and in place, to
+// encoding/json's reading of a string.
 func FuzzJSONBytes(f *testing.F) {
 	for _, s := range []string{`""`, `"a"`, `"\"q\" \\ \/ \b\f\n\r\t"`, `"\u00e9\ud83d\ude00"`, `"\ud800x"`, `"\udc00"`, `"\u12"`, `"x\"`, `null`, `1`} {
 		f.Add([]byte(s))
@@ -13,19 +15,28 @@ func FuzzJSONBytes(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var want string
 		werr := json.Unmarshal(b, &want)
-		var got jsonBytes
-		gerr := json.Unmarshal(b, &got)
 		if werr != nil {
-			return // not a JSON string: encoding/json refuses it before jsonBytes sees it, or jsonBytes refuses a non-string
+			return // not a JSON string: encoding/json refuses it before import decodes it
 		}
-		if string(b) == "null" {
-			if got != nil {
-				t.Fatalf("null decoded to %q", got)
+		for _, inPlace := range []bool{false, true} {
+			text := bytes.Clone(b)
+			got, gerr := decodeJSONString(text, inPlace)
+			if string(b) == "null" {
+				if got != nil {
+					t.Fatalf("null decoded to %q", got)
+				}
+				continue
 			}
-			return
+			if gerr != nil || string(got) != want {
+				t.Fatalf("%q (in place %t): got %q (%v), encoding/json %q", b, inPlace, got, gerr, want)
+			}
+			if !inPlace && len(got) > 0 && &got[0] == &text[0] {
+				t.Fatalf("%q: decoded into its text, not new bytes", b)
+			}
 		}
-		if gerr != nil || string(got) != want {
-			t.Fatalf("%q: got %q (%v), encoding/json %q", b, got, gerr, want)
+		var kept lineString
+		if err := json.Unmarshal(b, &kept); err != nil || string(b) != "null" && string(kept) != string(b) {
+			t.Fatalf("%q kept as %q (%v)", b, kept, err)
 		}
 	})
 }

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -118,10 +117,10 @@ func (d *DB) Rescue(ctx context.Context, w io.Writer, sessionIDs ...int64) (skip
 }
 
 func (d *DB) export(ctx context.Context, w io.Writer, skip func(error), sessionIDs []int64) error {
-	err := d.read(ctx, func(tx *sql.Tx) error {
+	err := d.readFrames(ctx, func(rt readTx) error {
 		ids := slices.Compact(slices.Sorted(slices.Values(sessionIDs)))
 		if len(ids) == 0 {
-			ss, err := sessions(ctx, tx)
+			ss, err := sessions(ctx, rt.Tx)
 			if err != nil {
 				return err
 			}
@@ -130,7 +129,7 @@ func (d *DB) export(ctx context.Context, w io.Writer, skip func(error), sessionI
 			}
 		}
 		bw := bufio.NewWriterSize(w, 1<<16)
-		x := exporter{tx: tx, has: d.tables(), skip: skip, enc: json.NewEncoder(bw)}
+		x := exporter{tx: rt, has: d.tables(), skip: skip, enc: json.NewEncoder(bw)}
 		x.enc.SetEscapeHTML(false)
 		if err := x.enc.Encode(headerRecord{Type: headerType, Version: exportVersion}); err != nil {
 			return err
@@ -149,7 +148,7 @@ func (d *DB) export(ctx context.Context, w io.Writer, skip func(error), sessionI
 }
 
 type exporter struct {
-	tx         *sql.Tx
+	tx         readTx
 	has        tables      // the tables the file has of those added lately
 	skip       func(error) // see eachFrameSkipping; nil to fail on a damaged pack
 	enc        *json.Encoder
@@ -157,7 +156,7 @@ type exporter struct {
 }
 
 func (x *exporter) session(ctx context.Context, id, fileID int64) error {
-	s, err := session(ctx, x.tx, id)
+	s, err := session(ctx, x.tx.Tx, id)
 	if err != nil {
 		return err
 	}
@@ -172,7 +171,7 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 	if err := x.enc.Encode(rec); err != nil {
 		return err
 	}
-	sts, err := streams(ctx, x.tx, id)
+	sts, err := streams(ctx, x.tx.Tx, id)
 	if err != nil {
 		return err
 	}
@@ -232,12 +231,23 @@ func (x *exporter) session(ctx context.Context, id, fileID int64) error {
 // are computed again from the bytes, never taken from the file. Import is
 // all or nothing: on any error nothing is imported. Errors name the line.
 // Import runs in the writer goroutine, which waits for r meanwhile.
+//
+// What Import holds of a frame is its line, whose JSON string it decodes
+// in place. If r is an io.Seeker too (an *os.File), a long line is
+// measured first and read into a buffer of its length; from another
+// reader it is read into a growing buffer, which may take twice its
+// length while it grows.
 func (d *DB) Import(ctx context.Context, r io.Reader) ([]int64, error) {
 	im := &importer{
 		d:        d,
-		r:        bufio.NewReaderSize(r, 1<<16),
+		r:        bufio.NewReaderSize(r, importBuffer),
 		sessions: map[int64]int64{},
 		streams:  map[int64]importedStream{},
+	}
+	if s, ok := r.(io.ReadSeeker); ok {
+		if at, err := s.Seek(0, io.SeekCurrent); err == nil {
+			im.seeker, im.at = s, at
+		}
 	}
 	run := func(t *txn) error { return im.run(ctx, t) }
 	if err := d.exclusive(ctx, op{fn: run}); err != nil {
@@ -257,9 +267,17 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e
 
 func (e *LineError) Unwrap() error { return e.Err }
 
+// importBuffer is the size of import's read buffer, and the length of a
+// line above which a seekable file's line is measured before it is read
+// (see readLong).
+const importBuffer = 64 << 10
+
 type importer struct {
 	d        *DB
 	r        *bufio.Reader
+	seeker   io.ReadSeeker // r's source, if it can seek; nil otherwise
+	at       int64         // seeker's offset of the next byte r returns
+	buf      []byte        // the line last read, reused
 	line     int
 	sessions map[int64]int64          // file session id → new id
 	streams  map[int64]importedStream // file stream id → new stream
@@ -295,9 +313,10 @@ func (im *importer) run(ctx context.Context, t *txn) error {
 	}
 }
 
-// next returns the next line without its line ending, or io.EOF.
+// next returns the next line without its line ending, or io.EOF. The
+// line is the importer's until the next call.
 func (im *importer) next() ([]byte, error) {
-	line, err := im.r.ReadBytes('\n')
+	line, err := im.readLine()
 	if err == io.EOF && len(line) > 0 {
 		err = nil
 	}
@@ -309,6 +328,59 @@ func (im *importer) next() ([]byte, error) {
 	}
 	im.line++
 	return bytes.TrimRight(line, "\r\n"), nil
+}
+
+// readLine reads up to and including the next '\n' into im.buf, which it
+// returns, with io.EOF at the end of the input.
+func (im *importer) readLine() ([]byte, error) {
+	if cap(im.buf) > 4*importBuffer {
+		im.buf = nil // a long line's buffer is not kept for the next
+	}
+	frag, err := im.r.ReadSlice('\n')
+	im.at += int64(len(frag))
+	if err == bufio.ErrBufferFull && im.seeker != nil {
+		return im.readLong(frag)
+	}
+	im.buf = append(im.buf[:0], frag...)
+	for err == bufio.ErrBufferFull {
+		frag, err = im.r.ReadSlice('\n')
+		im.at += int64(len(frag))
+		im.buf = append(im.buf, frag...)
+	}
+	return im.buf, err
+}
+
+// readLong reads a line longer than the read buffer, whose first bytes
+// are first, from a seekable input: it reads on to the line's end to
+// learn its length, then reads the line again, into a buffer of that
+// length. A growing buffer would take up to twice the line while it
+// grows, and a line may be a frame of tens of megabytes.
+func (im *importer) readLong(first []byte) ([]byte, error) {
+	start := im.at - int64(len(first))
+	for {
+		frag, err := im.r.ReadSlice('\n')
+		im.at += int64(len(frag))
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		break
+	}
+	n := im.at - start
+	if _, err := im.seeker.Seek(start, io.SeekStart); err != nil {
+		return nil, err
+	}
+	im.r.Reset(im.seeker)
+	im.buf = make([]byte, n)
+	if _, err := io.ReadFull(im.r, im.buf); err != nil {
+		return nil, fmt.Errorf("read a line of %d bytes again: %w", n, err)
+	}
+	if im.buf[n-1] != '\n' {
+		return im.buf, io.EOF
+	}
+	return im.buf, nil
 }
 
 func (im *importer) header() error {
@@ -492,21 +564,30 @@ func (rec *frameRecord) frame() (*Frame, error) {
 	return rec.build([]byte(rec.Raw), data, rec.Data != nil)
 }
 
-// frameIn is a frame's line as import reads it: raw and data decoded
-// straight into bytes (jsonBytes), shadowing frameRecord's strings.
+// frameIn is a frame's line as import reads it: raw and data kept as the
+// line holds them (lineString), shadowing frameRecord's strings, and
+// decoded in the line's own bytes by frame.
 type frameIn struct {
 	frameRecord
-	Raw  jsonBytes  `json:"raw,omitempty"`
-	Data *jsonBytes `json:"data,omitempty"`
+	Raw  lineString  `json:"raw,omitempty"`
+	Data *lineString `json:"data,omitempty"`
 }
 
-// frame is frameRecord.frame for the line in holds.
+// frame is frameRecord.frame for the line in holds, which it decodes
+// raw and data into: the frame's bytes alias the line, which must not
+// change while the frame is in use, and must not be read as JSON again.
 func (in *frameIn) frame() (*Frame, error) {
+	raw, err := decodeJSONString(in.Raw, true)
+	if err != nil {
+		return nil, fmt.Errorf("raw: %w", err)
+	}
 	var data []byte
 	if in.Data != nil {
-		data = *in.Data
+		if data, err = decodeJSONString(*in.Data, true); err != nil {
+			return nil, fmt.Errorf("data: %w", err)
+		}
 	}
-	return in.build(in.Raw, data, in.Data != nil)
+	return in.build(raw, data, in.Data != nil)
 }
 
 // build makes rec's frame, with raw and data the text forms of those

@@ -5,9 +5,11 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -116,6 +118,49 @@ func TestDB_ExportImportRoundTrip(t *testing.T) {
 	must(t, err)
 	if !r.OK() {
 		t.Errorf("Check() = %s", r)
+	}
+}
+
+// TestDB_ImportLongLines: lines longer than import's read buffer, one
+// after another, with escapes, and the last without its line ending,
+// import the same from a reader that can seek (measured, then read
+// whole), one that is not at its start, and one that cannot seek.
+func TestDB_ImportLongLines(t *testing.T) {
+	ctx := context.Background()
+	src := openDB(t)
+	s := &store.Session{Transport: store.Stdio, Name: "long"}
+	must(t, src.CreateSession(ctx, s))
+	out := newStdioStream(t, src, s.ID, store.StdoutStream)
+	for seq, n := range []int{200 << 10, 64<<10 - 30, 1 << 20, 3} {
+		const unit = `line "quoted" \ tab	`
+		text := strings.Repeat(unit, n/len(unit)+1)[:n]
+		raw := `{"jsonrpc":"2.0","method":"notifications/message","params":{"data":` + strconv.Quote(text) + `}}` + "\n"
+		appendAll(t, src, frame(int64(seq+1), out, store.ServerToClient, 0, raw))
+	}
+	big := &store.Session{Transport: store.Stdio, Name: "last"}
+	must(t, src.CreateSession(ctx, big))
+	out = newStdioStream(t, src, big.ID, store.StdoutStream)
+	appendAll(t, src, frame(1, out, store.ServerToClient, 0, `{"jsonrpc":"2.0","id":1,"result":{"text":"`+strings.Repeat("x", 300<<10)+`"}}`))
+	a := bytes.TrimSuffix(export(t, src), []byte("\n"))
+	for _, tc := range []struct {
+		name string
+		r    func() io.Reader
+	}{
+		{"Seeker", func() io.Reader { return bytes.NewReader(a) }},
+		{"SeekerPastStart", func() io.Reader {
+			r := bytes.NewReader(append([]byte("skip"), a...))
+			_, err := r.Read(make([]byte, 4))
+			must(t, err)
+			return r
+		}},
+		{"Reader", func() io.Reader { return struct{ io.Reader }{bytes.NewReader(a)} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dst := openDB(t)
+			_, err := dst.Import(ctx, tc.r())
+			must(t, err)
+			sameLines(t, "export of the import", append(bytes.Clone(a), '\n'), export(t, dst))
+		})
 	}
 }
 

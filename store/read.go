@@ -12,19 +12,25 @@ import (
 )
 
 // Column lists, in the order the scan functions read them.
-const (
+var (
 	sessionColumns = `id, name, transport, revision, era, upstream, external_id, started_at, ended_at,
 		exit_code, labels, note, client_info, server_info`
 	streamColumns = `id, session_id, kind, method, url, status, resumes_id, last_event_id, opened_ns,
 		closed_ns, end_kind, err, request_header, response_header`
+	// frameColumns are a frame row's columns for scanFrame: raw, unless
+	// it is a blob longer than bigRaw, which is read after in pieces
+	// (readRaw), then raw's length and the rowid.
 	frameColumns = `session_id, seq, stream_id, direction, offset_ns, kind, rpc_id, method, batch,
-		malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, raw, data, oversize`
+		malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, ` + rawColumn + `, data, oversize, ` + rawTail
 	// frameColumnsBig is frameColumns reading a frame's oversize from
 	// frame_oversize when its row holds bigOversize (migration 10).
 	frameColumnsBig = `session_id, seq, stream_id, direction, offset_ns, kind, rpc_id, method, batch,
-		malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, raw, data,
+		malformed, sse, sse_id, sse_has_id, sse_event, sse_retry, comment, ` + rawColumn + `, data,
 		CASE oversize WHEN 1 THEN coalesce((SELECT o.oversize FROM frame_oversize o
-		WHERE o.session_id = frames.session_id AND o.seq = frames.seq), 1) ELSE oversize END`
+		WHERE o.session_id = frames.session_id AND o.seq = frames.seq), 1) ELSE oversize END, ` + rawTail
+	// SQLite reads neither typeof nor length of a blob from its bytes.
+	rawColumn = fmt.Sprintf("CASE WHEN typeof(raw) = 'blob' AND length(raw) > %d THEN NULL ELSE raw END", bigRaw)
+	rawTail   = "CASE WHEN typeof(raw) = 'blob' THEN length(raw) ELSE 0 END, rowid"
 )
 
 // oversizeVersion is the schema version that added frame_oversize.
@@ -91,11 +97,11 @@ func (d *DB) Streams(ctx context.Context, sessionID int64) ([]Stream, error) {
 // if there is no such session. Empty Raw and Data read back as nil.
 func (d *DB) Frames(ctx context.Context, sessionID int64) ([]Frame, error) {
 	var fs []Frame
-	err := d.read(ctx, func(tx *sql.Tx) error {
-		if _, err := session(ctx, tx, sessionID); err != nil {
+	err := d.readFrames(ctx, func(rt readTx) error {
+		if _, err := session(ctx, rt.Tx, sessionID); err != nil {
 			return err
 		}
-		return eachFrame(ctx, tx, d.tables(), sessionID, func(f *Frame) error {
+		return eachFrame(ctx, rt, d.tables(), sessionID, func(f *Frame) error {
 			if len(fs) == cap(fs) {
 				// Doubled, not grown by append's quarter: a long
 				// session's frames were otherwise copied about four
@@ -123,6 +129,46 @@ func (d *DB) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	}
 	defer tx.Rollback()
 	return fn(tx)
+}
+
+// readTx is a read transaction with the connection it runs on, whose
+// handle reads a big frame's bytes in pieces (see readRaw).
+type readTx struct {
+	*sql.Tx
+	conn *sql.Conn
+}
+
+// readFrames is read for reads of frames.
+func (d *DB) readFrames(ctx context.Context, fn func(rt readTx) error) error {
+	if d.q.isClosed() {
+		return ErrClosed
+	}
+	conn, err := d.rdb.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	tx, err := conn.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	return fn(readTx{Tx: tx, conn: conn})
+}
+
+// raw reads the n bytes of raw of frame row rowid, in rt's snapshot.
+func (rt readTx) raw(rowid, n int64) ([]byte, error) {
+	var b []byte
+	err := rt.conn.Raw(func(dc any) error {
+		h := sqliteHandle(dc)
+		if h == nil {
+			return fmt.Errorf("driver connection %T has no SQLite handle to read frame row %d with", dc, rowid)
+		}
+		var err error
+		b, err = readRaw(h, rowid, n)
+		return err
+	})
+	return b, err
 }
 
 func sessions(ctx context.Context, tx *sql.Tx) ([]Session, error) {
@@ -170,13 +216,14 @@ func streams(ctx context.Context, tx *sql.Tx, sessionID int64) ([]Stream, error)
 // eachFrame calls fn with each frame of a session, by seq: its rows of
 // frames and, when packs is set, the frames of its packs (see pack.go),
 // merged. fn may keep the frame; it is not reused.
-func eachFrame(ctx context.Context, tx *sql.Tx, has tables, sessionID int64, fn func(*Frame) error) error {
-	return eachFrameSkipping(ctx, tx, has, sessionID, nil, fn)
+func eachFrame(ctx context.Context, rt readTx, has tables, sessionID int64, fn func(*Frame) error) error {
+	return eachFrameSkipping(ctx, rt, has, sessionID, nil, fn)
 }
 
 // eachFrameSkipping is eachFrame that, when skip is set, passes over
 // each pack whose bytes do not decode, calling skip with its error.
-func eachFrameSkipping(ctx context.Context, tx *sql.Tx, has tables, sessionID int64, skip func(error), fn func(*Frame) error) error {
+func eachFrameSkipping(ctx context.Context, rt readTx, has tables, sessionID int64, skip func(error), fn func(*Frame) error) error {
+	tx := rt.Tx
 	members, err := batchMembers(ctx, tx, sessionID)
 	if err != nil {
 		return err
@@ -209,7 +256,7 @@ func eachFrameSkipping(ctx context.Context, tx *sql.Tx, has tables, sessionID in
 			return rows.Err()
 		}
 		row = new(Frame)
-		return scanFrame(rows, row)
+		return scanFrame(rows, row, rt.raw)
 	}
 	if err := next(); err != nil {
 		return err
@@ -310,15 +357,30 @@ func scanStream(r scanner) (Stream, error) {
 	return st, nil
 }
 
-func scanFrame(r scanner, f *Frame) error {
+// scanFrame scans a row of frameColumns into f, reading raw with readRaw
+// where the row leaves it out.
+func scanFrame(r scanner, f *Frame, readRaw func(rowid, n int64) ([]byte, error)) error {
 	var stream sql.NullInt64
 	var dir, kind string
 	var offset, retry int64
 	var rpcID, method, sseID, sseEvent sql.NullString
-	var data []byte
+	// go-sqlite3 hands a row's blobs over as bytes of their own (it
+	// copies them out of SQLite for each row), which a RawBytes takes as
+	// they are and the frame keeps: into a []byte, database/sql would
+	// copy them once more (a frame of 120 MB cost 360 MB to read).
+	var raw, data sql.RawBytes
+	var rawLen, rowid int64
 	if err := r.Scan(&f.SessionID, &f.Seq, &stream, &dir, &offset, &kind, &rpcID, &method, &f.Batch,
-		&f.Malformed, &f.SSE, &sseID, &f.HasEventID, &sseEvent, &retry, &f.Comment, &f.Raw, &data, &f.Oversize); err != nil {
+		&f.Malformed, &f.SSE, &sseID, &f.HasEventID, &sseEvent, &retry, &f.Comment, &raw, &data, &f.Oversize,
+		&rawLen, &rowid); err != nil {
 		return err
+	}
+	f.Raw = []byte(raw)
+	if raw == nil {
+		var err error
+		if f.Raw, err = readRaw(rowid, rawLen); err != nil {
+			return err
+		}
 	}
 	f.StreamID = stream.Int64
 	f.Direction, _ = parseDirection(dir)
@@ -331,7 +393,7 @@ func scanFrame(r scanner, f *Frame) error {
 	} else if data == nil {
 		f.Data = f.Raw // NULL: the payload is the raw bytes
 	} else {
-		f.Data = nilIfEmpty(data)
+		f.Data = nilIfEmpty([]byte(data))
 	}
 	return nil
 }

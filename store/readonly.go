@@ -67,8 +67,8 @@ func openReader(ctx context.Context, path, abs, dsn string) (_ *DB, err error) {
 		q:          newQueue(),
 		sessionIDs: newIDPool("sessions", sessionBlock),
 		streamIDs:  newIDPool("streams", streamBlock),
-		sessions:   make(map[int64]bool),
-		streams:    make(map[int64]int64),
+		sessions:   newKnownCache[bool](),
+		streams:    newKnownCache[int64](),
 	}
 	if d.held, err = holdFile(abs, false); err != nil {
 		return nil, err

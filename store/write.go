@@ -3,8 +3,6 @@ package store
 import (
 	"bytes"
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"net/http"
 	"slices"
@@ -29,12 +27,12 @@ func (d *DB) CreateSession(ctx context.Context, s *Session) error {
 		return fmt.Errorf("create session: %w", err)
 	}
 	d.mu.Lock()
-	d.sessions[id] = true
+	d.sessions.put(id, true)
 	d.mu.Unlock()
 	args[0] = id
 	if err := d.send(ctx, op{kind: opSession, sessionID: id, args: args, first: true}); err != nil {
 		d.mu.Lock()
-		delete(d.sessions, id)
+		d.sessions.forget(id)
 		d.mu.Unlock()
 		return fmt.Errorf("create session: %w", err)
 	}
@@ -97,12 +95,12 @@ func (d *DB) openStream(ctx context.Context, st *Stream) error {
 		return err
 	}
 	d.mu.Lock()
-	d.streams[id] = st.SessionID
+	d.streams.put(id, st.SessionID)
 	d.mu.Unlock()
 	args[0] = id
 	if err := d.send(ctx, op{kind: opStream, sessionID: st.SessionID, args: args}); err != nil {
 		d.mu.Lock()
-		delete(d.streams, id)
+		d.streams.forget(id)
 		d.mu.Unlock()
 		return err
 	}
@@ -228,86 +226,14 @@ func (d *DB) deleteSession(ctx context.Context, id int64) error {
 		return err
 	}
 	d.mu.Lock()
-	d.sessions[id] = false
-	for st, s := range d.streams {
+	d.sessions.put(id, false)
+	d.streams.each(func(st, s int64) {
 		if s == id {
-			d.streams[st] = 0
+			d.streams.forget(st) // the file no longer has it
 		}
-	}
+	})
 	d.mu.Unlock()
 	return nil
-}
-
-// checkSession returns ErrNotFound unless session id exists or is
-// queued. Sessions this DB has not seen are looked up in the file.
-func (d *DB) checkSession(ctx context.Context, id int64) error {
-	d.mu.Lock()
-	ok, seen := d.sessions[id]
-	d.mu.Unlock()
-	if !seen && id > 0 {
-		if d.q.isClosed() {
-			return ErrClosed
-		}
-		err := d.rdb.QueryRowContext(ctx, "SELECT 1 FROM sessions WHERE id = ?", id).Scan(new(int))
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return fmt.Errorf("look up session %d: %w", id, err)
-		default:
-			ok = true
-			d.mu.Lock()
-			if _, seen := d.sessions[id]; !seen {
-				d.sessions[id] = true
-			}
-			d.mu.Unlock()
-		}
-	}
-	if !ok {
-		return fmt.Errorf("session %d: %w", id, ErrNotFound)
-	}
-	return nil
-}
-
-// checkStream returns an error unless stream id exists (or is queued) and
-// belongs to session sessionID.
-func (d *DB) checkStream(ctx context.Context, id, sessionID int64) error {
-	d.mu.Lock()
-	owner, seen := d.streams[id]
-	d.mu.Unlock()
-	if !seen && id > 0 {
-		if d.q.isClosed() {
-			return ErrClosed
-		}
-		var err error
-		owner, err = d.streamOwner(ctx, id)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-		case err != nil:
-			return fmt.Errorf("look up stream %d: %w", id, err)
-		default:
-			d.mu.Lock()
-			if _, seen := d.streams[id]; !seen {
-				d.streams[id] = owner
-			}
-			d.mu.Unlock()
-		}
-	}
-	switch {
-	case owner == 0:
-		return fmt.Errorf("stream %d: %w", id, ErrNotFound)
-	case owner != sessionID:
-		return invalid("stream %d (it belongs to session %d, not %d)", id, owner, sessionID)
-	}
-	return nil
-}
-
-// streamOwner reads the session of stream id from the file. It is a
-// function of its own so that checkStream's owner, which Scan would take
-// the address of, stays on the stack: checkStream runs for every frame.
-func (d *DB) streamOwner(ctx context.Context, id int64) (int64, error) {
-	var owner int64
-	err := d.rdb.QueryRowContext(ctx, "SELECT session_id FROM streams WHERE id = ?", id).Scan(&owner)
-	return owner, err
 }
 
 // checkResumes checks that the stream st resumes, if any, is a stream of

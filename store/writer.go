@@ -49,10 +49,14 @@ type writer struct {
 	lowSince, normalSince time.Time
 
 	// seqs holds, for each session this DB created (and only those have
-	// packs, see pack.go), the highest seq written: a run of frames
-	// above it may go in a pack, a frame at or below it is checked
-	// against the packs before it becomes a row, so that no seq is
-	// stored twice.
+	// packs, see pack.go) and has not seen ended, the highest seq
+	// written: a run of frames above it may go in a pack, a frame at or
+	// below it is checked against the packs before it becomes a row, so
+	// that no seq is stored twice. A session's entry goes when an update
+	// ends it (see ended): frames that come for it after that are rows,
+	// which the unique index on frames checks against each other only,
+	// as it does those of a session another DB created; a recorder
+	// numbers a session's frames upwards, so they never meet its packs.
 	seqs map[int64]int64
 	// packOf, packOps, rest and packBuf are handleRun's, reused.
 	packOf     map[int64]int // session → index in packOps of its open pack
@@ -361,6 +365,8 @@ func (w *writer) handle(o *op) (written bool) {
 		if _, ok := w.seqs[o.sessionID]; !ok {
 			w.seqs[o.sessionID] = 0
 		}
+	case o.kind == opSession && o.commit:
+		w.ended(o.sessionID)
 	case o.kind == opFrame:
 		first = w.firstFrame(o.sessionID)
 		w.wrote(o.frame)
@@ -389,6 +395,15 @@ func (w *writer) firstFrame(sessionID int64) bool {
 	}
 	delete(w.fresh, sessionID)
 	return true
+}
+
+// ended lets go of what the writer keeps of session sessionID, which an
+// update has just ended (see UpdateSession): a recorder that runs all
+// day ends session after session. A frame that comes for it later is
+// still written, as a row (see seqs).
+func (w *writer) ended(sessionID int64) {
+	delete(w.seqs, sessionID)
+	delete(w.fresh, sessionID)
 }
 
 // reserve reserves a block of IDs for p in the open transaction. The

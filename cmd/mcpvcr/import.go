@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -51,7 +50,7 @@ func importCommand(e *env) *cli.Command {
 				return err
 			}
 			defer db.Close()
-			ids, err := db.Import(c.Context, bufio.NewReader(f))
+			ids, err := db.Import(c.Context, f) // a file: Import measures a long line before it reads it
 			if err != nil {
 				if errors.Is(statErr, fs.ErrNotExist) {
 					removeEmpty(c, db, cassettePath(c)) // made for this import: nothing to keep
@@ -62,10 +61,10 @@ func importCommand(e *env) *cli.Command {
 				}
 				return failErr(fmt.Errorf("import %s: %w", path, err), hint)
 			}
-			// What reading the file took (a huge frame's line, its
-			// fragments and decoded copy) goes back to the system before
-			// indexing takes its own: the peak is then the larger of the
-			// two, not their sum (a 120 MB frame: 400 MB, not 650).
+			// What reading the file took (a huge frame's line) goes back
+			// to the system before indexing takes its own (the frame
+			// read back): the peak is then the larger of the two, not
+			// their sum.
 			debug.FreeOSMemory()
 			if err := replayer.Index(c.Context, db, e.logger, ids...); err != nil {
 				return failErr(fmt.Errorf("index %s for replay: %w", cassettePath(c), err), "")

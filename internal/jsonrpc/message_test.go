@@ -1,6 +1,9 @@
 package jsonrpc
 
 import (
+	"bytes"
+	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -104,5 +107,30 @@ func TestParse_MethodAllocs(t *testing.T) {
 	}
 	if m := Parse([]byte(`{"jsonrpc":"2.0","method":"x/custom"}`)); m.Method != "x/custom" {
 		t.Errorf("Method = %q; want x/custom", m.Method)
+	}
+}
+
+// TestSkipString_Escapes: skipString ends a string at its closing quote
+// whatever escapes come before it, escaped quotes and backslashes among
+// them, and refuses a string whose last quote is escaped.
+func TestSkipString_Escapes(t *testing.T) {
+	for _, s := range []string{
+		"", `"`, `\`, `\"`, `a\"b\\`, `""""`, strings.Repeat(`\`, 7), strings.Repeat(`\"`, 5),
+		strings.Repeat("line\n", 1000) + `end"`, strings.Repeat(`\\`, 300) + `"` + strings.Repeat("\t", 300),
+	} {
+		tok, err := json.Marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := &scanner{b: append(bytes.Clone(tok), `,"next"`...)}
+		if err := sc.skipString(); err != nil || sc.i != len(tok) {
+			t.Errorf("skipString(%.40s…) stopped at %d (%v); want %d", tok, sc.i, err, len(tok))
+		}
+	}
+	for _, tok := range []string{`"abc\"`, `"\\\"`, `"\"\"\"`} {
+		sc := &scanner{b: []byte(tok)}
+		if err := sc.skipString(); err == nil {
+			t.Errorf("skipString(%s) = nil; want an error for a string with no end", tok)
+		}
 	}
 }

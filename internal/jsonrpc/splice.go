@@ -117,7 +117,10 @@ func (s *scanner) skipString() error {
 		return fmt.Errorf("expected string at %d", s.i)
 	}
 	// Jump from quote to quote (IndexByte is vectorised); a quote is the
-	// end unless a backslash before it, in this stretch, escapes something.
+	// end unless the escapes before it, from the last quote on, escape
+	// it. Each byte is looked at once or twice, however many escapes
+	// there are: looking for the quote again after each escape took a
+	// string of n bytes with e escapes n*e.
 	s.i++
 	for s.i < len(s.b) {
 		rest := s.b[s.i:]
@@ -125,12 +128,19 @@ func (s *scanner) skipString() error {
 		if q < 0 {
 			break
 		}
-		bs := bytes.IndexByte(rest[:q], '\\')
-		if bs < 0 {
-			s.i += q + 1
-			return nil
+		j := 0 // rest[:j] is read: no escape in it runs on past j
+		for {
+			bs := bytes.IndexByte(rest[j:q], '\\')
+			if bs < 0 {
+				s.i += q + 1
+				return nil
+			}
+			j += bs + 2 // the backslash and the byte it escapes
+			if j > q {
+				break // the quote is escaped: on to the next one
+			}
 		}
-		s.i += bs + 2 // the backslash and the byte it escapes
+		s.i += j
 	}
 	s.i = len(s.b)
 	return errors.New("unterminated string")
