@@ -91,7 +91,7 @@ func compare(a, b *conversation, oldInfo, newInfo SessionInfo, noise Noise) *Rep
 	if !a.server.empty() || !b.server.empty() {
 		sd := RequestDiff{Status: StatusSame}
 		if ch := compareValues(scope{}, a.server.value(), b.server.value(), noise); len(ch) > 0 {
-			if b1, b2 := a.body(), b.body(); len(compareValues(scope{}, b1.value(), b2.value(), noise)) == 0 {
+			if ca, cb := a.certain(b.end), b.certain(a.end); len(compareValues(scope{}, ca.value(), cb.value(), noise)) == 0 {
 				r.Notes = append(r.Notes, tailNote(ch))
 			} else {
 				sd.Status, sd.Changes = StatusChanged, ch
@@ -208,14 +208,13 @@ func segments(p cmp.Path) []pathSeg {
 }
 
 // tailNote says what differs, ch, of what the server sent on its own
-// only at the edge of either session (after the client's last step, as
-// the session ended): timing decides what came then, so it is noted,
+// only where timing decides it (see conversation.certain): it is noted,
 // not counted as a difference.
 func tailNote(ch []Change) string {
 	var parts []string
 	for _, c := range ch {
 		parts = append(parts, string(c.Kind)+" "+c.Path)
 	}
-	return "what the server sent on its own differs only as a session ended, after the client's last step (" + strings.Join(parts, "; ") +
-		"): whether it came before the end is timing, not the server's behaviour, so it is not counted as a difference"
+	return "what the server sent on its own differs only after one session had ended, or as a session ended after the client's last step (" + strings.Join(parts, "; ") +
+		"): whether it came within the session is timing, not the server's behaviour, so it is not counted as a difference"
 }

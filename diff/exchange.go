@@ -101,34 +101,44 @@ func (t *traffic) empty() bool { return len(t.requests) == 0 && len(t.notificati
 type conversation struct {
 	exchanges []*exchange
 	server    traffic
-	// tail counts, per method, the messages at the end of server's lists
-	// that came at the session's edge: after the client's last step (its
-	// last request or notification) and within edge of the session's end.
-	// Whether a session holds them turns on timing, not on the server: a
-	// server that speaks on a timer of its own (server-everything asks
-	// for the roots 350 ms after initialized) lands on either side of a
-	// client that leaves about then, by how loaded the machine was.
-	tail map[string]int
+	// own is what the server sent on its own (server, in order) with
+	// when each came; lastStep is when the client's last request or
+	// notification went, end when the session ended.
+	own           []ownMsg
+	lastStep, end time.Duration
+}
+
+// ownMsg is one message the server sent on its own, and when.
+type ownMsg struct {
+	request bool
+	method  string
+	params  json.RawMessage
+	at      time.Duration
 }
 
 // edge is how close to a session's end what the server sent on its own
-// after the client's last step is timing, not behaviour (see
-// conversation.tail).
+// after the client's last step is timing, not behaviour (see certain).
 const edge = 250 * time.Millisecond
 
-// body returns what the server sent on its own up to the client's last
-// step: server without the tail.
-func (c *conversation) body() traffic {
+// certain returns what the server sent on its own whose presence the
+// session says something about, in a comparison with a session that
+// lasted until other: what came before other, and not at the session's
+// edge (after the client's last step and within edge of its end).
+// Whether a session holds the rest turns on timing, not on the server: a
+// server that speaks on a timer of its own (server-everything asks for
+// the roots 350 ms after initialized) lands inside a session or outside
+// it by how loaded the machine was, and a session shorter than the
+// other one cannot say what the server would have sent after it ended.
+func (c *conversation) certain(other time.Duration) traffic {
 	t := traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}
-	for name, from := range map[string]map[string][]json.RawMessage{"requests": c.server.requests, "notifications": c.server.notifications} {
-		to := t.requests
-		if name == "notifications" {
-			to = t.notifications
+	for _, o := range c.own {
+		if o.at > other || (o.at > c.lastStep && o.at > c.end-edge) {
+			continue
 		}
-		for method, list := range from {
-			if n := len(list) - c.tail[name+" "+method]; n > 0 {
-				to[method] = list[:n]
-			}
+		if o.request {
+			t.requests[o.method] = append(t.requests[o.method], o.params)
+		} else {
+			t.notifications[o.method] = append(t.notifications[o.method], o.params)
 		}
 	}
 	return t
@@ -139,22 +149,13 @@ func (c *conversation) body() traffic {
 // request, is the session's causal model; its pairing (causal.Pair) is
 // all a comparison reads, not what each client frame waited for.
 func converse(rec *store.Recording) *conversation {
-	c := &conversation{server: traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}, tail: map[string]int{}}
+	c := &conversation{server: traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}}
 	model := causal.Pair(rec)
 	byMsg := map[int]*exchange{} // client request message -> its exchange
-	// own notes, in order, when each message the server sent on its own
-	// came, and under which tail key; lastStep when the client's last
-	// request or notification went.
-	type ownAt struct {
-		key string
-		at  time.Duration
-	}
-	var own []ownAt
-	var lastStep time.Duration
 	for i, x := range model.Msgs {
 		m := x.M
 		if x.Frame.Direction == store.ClientToServer && (m.Kind == jsonrpc.KindRequest || m.Kind == jsonrpc.KindNotification) {
-			lastStep = max(lastStep, x.Frame.Offset)
+			c.lastStep = max(c.lastStep, x.Frame.Offset)
 		}
 		if x.Frame.Direction == store.ClientToServer {
 			switch {
@@ -177,29 +178,22 @@ func converse(rec *store.Recording) *conversation {
 			}
 		case jsonrpc.KindRequest:
 			c.server.requests[m.Method] = append(c.server.requests[m.Method], m.Params)
-			own = append(own, ownAt{"requests " + m.Method, x.Frame.Offset})
+			c.own = append(c.own, ownMsg{true, m.Method, m.Params, x.Frame.Offset})
 		case jsonrpc.KindNotification:
 			if e := byMsg[x.Progress]; e != nil && m.Method == "notifications/progress" {
 				e.progress = append(e.progress, m.Params)
 				continue
 			}
 			c.server.notifications[m.Method] = append(c.server.notifications[m.Method], m.Params)
-			own = append(own, ownAt{"notifications " + m.Method, x.Frame.Offset})
+			c.own = append(c.own, ownMsg{false, m.Method, m.Params, x.Frame.Offset})
 		}
 	}
-	end := lastStep
+	c.end = c.lastStep
 	for _, f := range rec.Frames {
-		end = max(end, f.Offset)
+		c.end = max(c.end, f.Offset)
 	}
 	for _, st := range rec.Streams {
-		end = max(end, st.Closed)
-	}
-	for _, o := range own {
-		if o.at > lastStep && o.at > end-edge {
-			c.tail[o.key]++
-		} else {
-			delete(c.tail, o.key) // the tail is the end of the list
-		}
+		c.end = max(c.end, st.Closed)
 	}
 	return c
 }
