@@ -204,7 +204,7 @@ func TestServer_LoadHTTPAtOnceLazily(t *testing.T) {
 				if srv.Source == nil || len(srv.Recordings) != 0 || srv.ao == nil {
 					t.Fatalf("Load: Source %v, %d Recordings, index %v; want a Source and its index", srv.Source != nil, len(srv.Recordings), srv.ao != nil)
 				}
-				if _, stored := srv.ao.ix.(storedIndex); stored != (round == 1) {
+				if stored := srv.ao.stored; stored != (round == 1) {
 					t.Errorf("round %d: index stored %v", round, stored)
 				}
 				before := srv.Source.loads.Load()

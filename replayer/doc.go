@@ -39,8 +39,9 @@
 // through its candidate sessions; cursorlazy.go, those read from a
 // Source as they come in play), match.go and normalize.go (how frames
 // compare), rules.go (the rules stored with the sessions), source.go (a
-// cassette's sessions loaded as needed), atonce.go (the index of what
-// HTTP replay answers from every session at once), recording.go,
+// cassette's sessions loaded as needed, following their candidate tree),
+// atonce.go (the index of what HTTP replay answers from every session at
+// once), recording.go,
 // mismatch.go, stall.go, rewrite.go, server.go (Server and its settings),
 // options.go (Load) and report.go (what a replay reports). The transports
 // drive it: stdio.go, http*.go (httpstall.go: a followed stream's waits
@@ -49,6 +50,12 @@
 // stateless HTTP), door.go (the recorded refusals and answers by request
 // shape), auth.go (OAuth exchanges: finding the recorded one; keying
 // and answering it is internal/authwire's) and endpoint.go.
+//
+// Lazy reading goes through two interfaces of internal/replayindex:
+// replayindex.Tree (the candidate tree) and replayindex.Exchanges (the
+// rows of atonce.go), each stored in the cassette's cache or held in
+// memory; replayer builds what they hold (the hashes of each session's
+// frames under the matching rules, the rows) and reads through them.
 //
 // # The hook
 //

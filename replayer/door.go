@@ -77,7 +77,7 @@ func (s *Server) resolve(d doorShape) (doorShape, bool) {
 	if a == nil {
 		return d, false
 	}
-	rec, st, err := a.stream(store.ReplayExchange{Session: d.sid, Stream: d.stid})
+	rec, st, err := a.stream(d.sid, d.stid)
 	if err != nil {
 		s.logger().Warn("reading a recorded session failed", "session", d.sid, "err", err)
 		return d, false
