@@ -3,7 +3,7 @@ package replayer
 // The index of what an HTTP replay answers from every session at once
 // rather than from one conversation: the 2026-07-28 exchanges (pool.go),
 // the requests a server refused for their shape and the shapes of every
-// recorded request (door.go), the OAuth exchanges (auth.go). Reading a
+// recorded request (door.go). Reading a
 // Source, replay looks a request up in it and loads only the sessions
 // the rows it finds name, so that its start and its answers do not grow
 // with the cassette. The index is built once per set of sessions and
@@ -15,13 +15,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/replayindex"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -29,14 +27,16 @@ import (
 
 // atOnceVersion names the row layout of the index; an index of another
 // layout is built again.
-const atOnceVersion = "x2" // x2: kept in the cassette's cache (replayindex)
+const atOnceVersion = "x3" // x2: kept in the cassette's cache (replayindex); x3: no OAuth rows (authwire.Handler)
+
+// atOnceTable is the cassette's cache table of the index.
+const atOnceTable = "replay exchanges"
 
 // The kinds of rows of the index.
 const (
 	rowPool     = "pool"     // a 2026-07-28 exchange: key "METHOD body", info its shape
 	rowDoor     = "door"     // the first request of a door shape: key the shape, info refused or answered
 	rowRefusal  = "refusal"  // a request refused for its shape: key its doorKey, info its body
-	rowOAuth    = "oauth"    // an OAuth exchange: key its exchangeKey
 	rowHas      = "has"      // key "index" always; "discover" when a client sent server/discover
 	hasIndex    = "index"    //
 	hasDiscover = "discover" //
@@ -65,7 +65,7 @@ type atOnce struct {
 func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
 	name := atOnceVersion + " " + replayindex.Name(modeOf(mt), s.ids)
 	a := &atOnce{src: s, recs: map[int64]*recording{}}
-	stored, ok, err := replayindex.OpenExchanges(ctx, s.db, name)
+	stored, ok, err := replayindex.OpenExchanges(ctx, s.db, atOnceTable, name)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
 		}
 		a.ix = replayindex.MemExchanges(rows)
 		if complete {
-			if err := replayindex.PutExchanges(ctx, s.db, name, rows); err != nil {
+			if err := replayindex.PutExchanges(ctx, s.db, atOnceTable, name, rows); err != nil {
 				s.logger.Info("the replay exchange index could not be stored in the cassette; it will be built again next time", "err", err)
 			}
 		}
@@ -159,18 +159,6 @@ func (s *Source) buildAtOnce(ctx context.Context, mt Match) ([]replayindex.Row, 
 					doors[key+" "+info] = true
 					add(rec, st, rowDoor, key, info)
 				}
-			case store.HTTPStream:
-				u, err := url.Parse(st.URL)
-				if err != nil {
-					continue
-				}
-				var c2s []byte
-				for j := range rec.Frames {
-					if f := &rec.Frames[j]; f.StreamID == st.ID && f.Direction == store.ClientToServer {
-						c2s = append(c2s, f.Raw...)
-					}
-				}
-				add(rec, st, rowOAuth, authwire.ExchangeKey(st.Method, u.Path, u.RawQuery, st.RequestHeader.Get("Content-Type"), c2s), "")
 			}
 			if isPooled && pooledStream(st) {
 				pool = true

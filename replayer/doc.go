@@ -48,8 +48,10 @@
 // on what the client has not sent) with strict.go (--strict; the rules
 // of each revision are internal/mcpwire's StrictHTTP), pool.go (the 2026-07-28
 // stateless HTTP), door.go (the recorded refusals and answers by request
-// shape), auth.go (OAuth exchanges: finding the recorded one; keying
-// and answering it is internal/authwire's) and endpoint.go.
+// shape) and endpoint.go. The OAuth dance beside MCP (metadata,
+// registration, token, authorization) is not replayer's: an
+// authwire.Handler in front of the Server answers it, as mcpvcr replay
+// --listen and mcpvcrtest do.
 //
 // Lazy reading goes through two interfaces of internal/replayindex:
 // replayindex.Tree (the candidate tree) and replayindex.Exchanges (the

@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -302,7 +303,7 @@ func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live json
 		"status", st.Status, "session", rec.Session.ID, "stream", ordinalOf(rec, st.ID))
 	h := w.Header()
 	for k, vs := range st.ResponseHeader {
-		if !isHop(k) && !strings.EqualFold(k, "Mcp-Session-Id") {
+		if !mcpwire.HopHeader(k) && !strings.EqualFold(k, "Mcp-Session-Id") {
 			h[k] = slices.Clone(vs)
 		}
 	}

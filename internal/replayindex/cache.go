@@ -14,11 +14,11 @@ type Cache interface {
 	CachePut(ctx context.Context, table string, replace bool, entries []store.CacheEntry) error
 }
 
-// The cache tables of the index.
+// The cache tables of the hashes and the tree (an exchange index names
+// its own).
 const (
-	hashesTable    = "replay index"
-	treeTable      = "replay tree"
-	exchangesTable = "replay exchanges"
+	hashesTable = "replay index"
+	treeTable   = "replay tree"
 )
 
 // ClientBit marks the hash of a client frame; a server frame's hash has

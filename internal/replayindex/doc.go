@@ -11,9 +11,10 @@
 //     MemTree): a node stands for the sessions that share their first
 //     Shared frames, its children for those that agree on the frame
 //     where they part;
-//   - the exchange rows of HTTP replay (PutExchanges, OpenExchanges,
-//     MemExchanges): what is answered from every session at once,
-//     found by kind and key, in recorded order.
+//   - exchange rows (PutExchanges, OpenExchanges, MemExchanges): what
+//     HTTP replay answers from every session at once, found by kind and
+//     key, in recorded order; replay's own, and the OAuth exchanges
+//     authwire.Handler answers, each in a cache table of its own.
 //
 // A stored tree or exchange index is named by its caller (the hashing
 // mode and the set of sessions); a cassette keeps the last one stored of

@@ -99,15 +99,15 @@ func (m memExchanges) Kind(_ context.Context, kind string) ([]Row, error) {
 	return out, nil
 }
 
-// PutExchanges stores rows as the exchange index name in c, replacing
-// every index stored before: a cassette keeps the one it was last
-// replayed with.
+// PutExchanges stores rows as the exchange index name in cache table
+// of c, replacing every index stored there before: a cassette keeps the
+// one it was last replayed with.
 //
 // Under the name, the groups of each kind and key are stored as one
 // value (key 'g', the kind, the key), and each row under its kind, key,
 // the place of its Info among the groups and its Ord (key 'r'), so that
 // the n-th row of one Info is read by its place.
-func PutExchanges(ctx context.Context, c Cache, name string, rows []Row) error {
+func PutExchanges(ctx context.Context, c Cache, table, name string, rows []Row) error {
 	byKey := MemExchanges(rows).(memExchanges)
 	es := []store.CacheEntry{{Key: appendString(nil, name)}}
 	for k, rs := range byKey {
@@ -124,7 +124,7 @@ func PutExchanges(ctx context.Context, c Cache, name string, rows []Row) error {
 			es = append(es, store.CacheEntry{Key: key, Value: v})
 		}
 	}
-	return c.CachePut(ctx, exchangesTable, true, es)
+	return c.CachePut(ctx, table, true, es)
 }
 
 // exchangeKey returns the key prefix of the entries of sort s ('g' or
@@ -133,23 +133,23 @@ func exchangeKey(name string, s byte, kind, key string) []byte {
 	return appendString(appendString(append(appendString(nil, name), s), kind), key)
 }
 
-// OpenExchanges returns the exchange index name stored in c, and false
-// when there is none.
-func OpenExchanges(ctx context.Context, c Cache, name string) (Exchanges, bool, error) {
-	_, ok, err := c.CacheGet(ctx, exchangesTable, appendString(nil, name))
+// OpenExchanges returns the exchange index name stored in cache table of
+// c, and false when there is none.
+func OpenExchanges(ctx context.Context, c Cache, table, name string) (Exchanges, bool, error) {
+	_, ok, err := c.CacheGet(ctx, table, appendString(nil, name))
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	return storedExchanges{c, name}, true, nil
+	return storedExchanges{c, table, name}, true, nil
 }
 
 type storedExchanges struct {
-	c    Cache
-	name string
+	c           Cache
+	table, name string
 }
 
 func (x storedExchanges) Groups(ctx context.Context, kind, key string) ([]Group, error) {
-	v, ok, err := x.c.CacheGet(ctx, exchangesTable, exchangeKey(x.name, 'g', kind, key))
+	v, ok, err := x.c.CacheGet(ctx, x.table, exchangeKey(x.name, 'g', kind, key))
 	if err != nil || !ok {
 		return nil, err
 	}
@@ -180,7 +180,7 @@ func (x storedExchanges) At(ctx context.Context, kind, key string, infos []strin
 		if len(places) == 1 {
 			offset, limit = n, 1
 		}
-		es, err := x.c.CacheRange(ctx, exchangesTable, binary.BigEndian.AppendUint32(slices.Clip(prefix), uint32(p)), offset, limit)
+		es, err := x.c.CacheRange(ctx, x.table, binary.BigEndian.AppendUint32(slices.Clip(prefix), uint32(p)), offset, limit)
 		if err != nil {
 			return Row{}, false, err
 		}
@@ -221,7 +221,7 @@ func (x storedExchanges) rows(es []store.CacheEntry, kind, key string, gs []Grou
 
 func (x storedExchanges) Kind(ctx context.Context, kind string) ([]Row, error) {
 	prefix := appendString(append(appendString(nil, x.name), 'g'), kind)
-	es, err := x.c.CacheRange(ctx, exchangesTable, prefix, 0, 0)
+	es, err := x.c.CacheRange(ctx, x.table, prefix, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +235,7 @@ func (x storedExchanges) Kind(ctx context.Context, kind string) ([]Row, error) {
 		if err := json.Unmarshal(e.Value, &gs); err != nil {
 			return nil, fmt.Errorf("replay exchange index %s: %w", x.name, err)
 		}
-		rs, err := x.c.CacheRange(ctx, exchangesTable, exchangeKey(x.name, 'r', kind, key), 0, 0)
+		rs, err := x.c.CacheRange(ctx, x.table, exchangeKey(x.name, 'r', kind, key), 0, 0)
 		if err != nil {
 			return nil, err
 		}

@@ -115,10 +115,10 @@ func TestExchanges_StoredAsInMemory(t *testing.T) {
 		rows = append(rows, Row{Kind: kinds[r.IntN(3)], Key: keys[r.IntN(3)], Info: infos[r.IntN(4)], Ord: int64(i),
 			Session: int64(r.IntN(50)), Stream: int64(r.IntN(500))})
 	}
-	if err := PutExchanges(ctx, d, "one", rows); err != nil {
+	if err := PutExchanges(ctx, d, "x", "one", rows); err != nil {
 		t.Fatal(err)
 	}
-	stored, ok, err := OpenExchanges(ctx, d, "one")
+	stored, ok, err := OpenExchanges(ctx, d, "x", "one")
 	if err != nil || !ok {
 		t.Fatalf("OpenExchanges = %v, %v; want the index just stored", ok, err)
 	}
@@ -155,10 +155,10 @@ func TestExchanges_StoredAsInMemory(t *testing.T) {
 			}
 		}
 	}
-	if err := PutExchanges(ctx, d, "two", rows[:1]); err != nil {
+	if err := PutExchanges(ctx, d, "x", "two", rows[:1]); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok, _ := OpenExchanges(ctx, d, "one"); ok {
+	if _, ok, _ := OpenExchanges(ctx, d, "x", "one"); ok {
 		t.Error("index one is still stored after index two")
 	}
 }
