@@ -85,38 +85,23 @@ func NewHandler(next http.Handler, recs []*store.Recording, logger *slog.Logger)
 
 // LoadHandler returns a Handler answering from sessions ids of db, in
 // front of next. It reads the index of their exchanges stored in db, or
-// builds it (one session at a time) and stores it when db can be
-// written and every session has ended, so that the next replay reads
-// only the sessions of the exchanges it answers; a cassette without
-// exchanges is read no further. The caller keeps db open while the
+// builds it (one session at a time; of a cassette without exchanges,
+// from its session rows alone) and stores it when db can be written and
+// every session has ended, so that the next replay reads only the
+// sessions of the exchanges it answers and starts in a time that does
+// not grow with the cassette. The caller keeps db open while the
 // Handler is in use. logger, if not nil, hears about exchanges nothing
 // recorded answers and an index that could not be stored.
 func LoadHandler(ctx context.Context, next http.Handler, db *store.DB, ids []int64, logger *slog.Logger) (*Handler, error) {
-	load := func(ctx context.Context, id int64) (*store.Recording, error) { return db.Recording(ctx, id) }
-	sum, err := db.SummarizeHTTP(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if sum.Exchanges == 0 {
-		h := newHandler(next, replayindex.MemExchanges(nil), logger)
-		h.load = load
-		return h, nil
-	}
 	name := oauthVersion + " " + replayindex.Name("oauth", ids)
 	ix, ok, err := replayindex.OpenExchanges(ctx, db, oauthTable, name)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		var rows []replayindex.Row
-		complete := true
-		for _, id := range ids {
-			rec, err := db.Recording(ctx, id)
-			if err != nil {
-				return nil, err
-			}
-			complete = complete && !rec.Session.EndedAt.IsZero()
-			rows = appendRows(rows, rec)
+		rows, complete, err := buildRows(ctx, db, ids)
+		if err != nil {
+			return nil, err
 		}
 		ix = replayindex.MemExchanges(rows)
 		if complete {
@@ -126,8 +111,44 @@ func LoadHandler(ctx context.Context, next http.Handler, db *store.DB, ids []int
 		}
 	}
 	h := newHandler(next, ix, logger)
-	h.load = load
+	h.load = func(ctx context.Context, id int64) (*store.Recording, error) { return db.Recording(ctx, id) }
 	return h, nil
+}
+
+// buildRows returns the rows of the exchanges of sessions ids of db,
+// reading one session at a time (none when db holds no exchange), and
+// whether every session has ended.
+func buildRows(ctx context.Context, db *store.DB, ids []int64) ([]replayindex.Row, bool, error) {
+	sum, err := db.SummarizeHTTP(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	if sum.Exchanges == 0 {
+		ss, err := db.Sessions(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		ended := map[int64]bool{}
+		for _, s := range ss {
+			ended[s.ID] = !s.EndedAt.IsZero()
+		}
+		complete := true
+		for _, id := range ids {
+			complete = complete && ended[id]
+		}
+		return nil, complete, nil
+	}
+	var rows []replayindex.Row
+	complete := true
+	for _, id := range ids {
+		rec, err := db.Recording(ctx, id)
+		if err != nil {
+			return nil, false, err
+		}
+		complete = complete && !rec.Session.EndedAt.IsZero()
+		rows = appendRows(rows, rec)
+	}
+	return rows, complete, nil
 }
 
 func newHandler(next http.Handler, ix replayindex.Exchanges, logger *slog.Logger) *Handler {

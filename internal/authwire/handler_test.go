@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
+	"github.com/mcpvcr/mcpvcr/internal/storetest"
 	"github.com/mcpvcr/mcpvcr/recorder"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -191,5 +193,41 @@ func TestHandler_UnrecordedExchange(t *testing.T) {
 	var sum strings.Builder
 	if summary(&sum) || !strings.Contains(sum.String(), "unmatched OAuth exchange GET /.well-known/oauth-protected-resource/elsewhere") {
 		t.Errorf("WriteSummary = %q; want it not ok, naming the unmatched exchange", sum.String())
+	}
+}
+
+// TestLoadHandler_NoExchanges: a cassette that holds no OAuth exchange
+// gets an empty index stored, built from its session rows alone, so
+// that the next replay reads one entry; a well-known request is then
+// answered 404 and noted, and MCP goes to Next.
+func TestLoadHandler_NoExchanges(t *testing.T) {
+	ctx := testContext(t)
+	jsonl, err := os.ReadFile("../../cassettes/multi-gosdk-http-json.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, ids := storetest.Import(t, string(jsonl))
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	for round := range 2 {
+		h, err := authwire.LoadHandler(ctx, next, db, ids, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if es, err := db.CacheRange(ctx, "oauth exchanges", nil, 0, 0); err != nil || len(es) != 1 {
+			t.Fatalf("round %d: cache entries %d, %v; want the one of an empty index", round, len(es), err)
+		}
+		for _, tc := range []struct {
+			method, path string
+			want         int
+		}{{"GET", "/.well-known/oauth-authorization-server", http.StatusNotFound}, {"POST", "/mcp", http.StatusTeapot}} {
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, httptest.NewRequest(tc.method, tc.path, nil))
+			if w.Code != tc.want {
+				t.Errorf("round %d: %s %s = %d; want %d", round, tc.method, tc.path, w.Code, tc.want)
+			}
+		}
+		if got := h.Unmatched(); !cmp.Equal(got, []string{"GET /.well-known/oauth-authorization-server"}) {
+			t.Errorf("round %d: Unmatched() = %q; want the well-known request", round, got)
+		}
 	}
 }
