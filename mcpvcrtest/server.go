@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -29,7 +30,7 @@ func NewServer(t testing.TB, cassette string, opts ...Option) *httptest.Server {
 	c := newConfig(opts)
 	recs := load(t, cassette, c, "NewServer", httpTransports...)
 	srv := newServer(t, recs, c, "NewServer")
-	ts := httptest.NewServer(srv)
+	ts := httptest.NewServer(authwire.NewHandler(srv, recs, nil)) // the OAuth dance beside MCP
 	endpoints.Store(ts, ts.URL+recordedPath(recs))
 	t.Cleanup(func() {
 		// The replayer first: it ends the held streams that ts.Close

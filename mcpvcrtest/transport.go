@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -45,7 +46,7 @@ func Transport(t testing.TB, cassette string, opts ...Option) mcp.Transport {
 	tr := &memTransport{srv: newServer(t, recs, c, "Transport")}
 	tr.ctx, tr.cancel = context.WithCancel(context.Background())
 	if ts[0] != store.Stdio {
-		tr.rt = &memRoundTripper{h: tr.srv}
+		tr.rt = &memRoundTripper{h: authwire.NewHandler(tr.srv, recs, nil)} // the OAuth dance beside MCP
 		tr.endpoint = "http://" + memHost + recordedPath(recs)
 		tr.legacySSE = recs[0].Session.Transport == store.LegacySSE
 	}

@@ -3,39 +3,40 @@ package replayer
 // The index of what an HTTP replay answers from every session at once
 // rather than from one conversation: the 2026-07-28 exchanges (pool.go),
 // the requests a server refused for their shape and the shapes of every
-// recorded request (door.go), the OAuth exchanges (auth.go). Reading a
+// recorded request (door.go). Reading a
 // Source, replay looks a request up in it and loads only the sessions
 // the rows it finds name, so that its start and its answers do not grow
 // with the cassette. The index is built once per set of sessions and
 // matching rules, one session at a time, and stored in the cassette
-// (store.ReplayExchange) when it can be written and every session has
-// ended; else it is held in memory for the run.
+// (replayindex.PutExchanges) when it can be written and every session
+// has ended; else it is held in memory for the run.
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
-	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/replayindex"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // atOnceVersion names the row layout of the index; an index of another
 // layout is built again.
-const atOnceVersion = "x1"
+const atOnceVersion = "x3" // x2: kept in the cassette's cache (replayindex); x3: no OAuth rows (authwire.Handler)
+
+// atOnceTable is the cassette's cache table of the index.
+const atOnceTable = "replay exchanges"
 
 // The kinds of rows of the index.
 const (
 	rowPool     = "pool"     // a 2026-07-28 exchange: key "METHOD body", info its shape
 	rowDoor     = "door"     // the first request of a door shape: key the shape, info refused or answered
 	rowRefusal  = "refusal"  // a request refused for its shape: key its doorKey, info its body
-	rowOAuth    = "oauth"    // an OAuth exchange: key its exchangeKey
 	rowHas      = "has"      // key "index" always; "discover" when a client sent server/discover
 	hasIndex    = "index"    //
 	hasDiscover = "discover" //
@@ -45,8 +46,9 @@ const (
 // session at once, under one set of matching rules. It is safe for
 // concurrent use.
 type atOnce struct {
-	src *Source
-	ix  exchangeIndex
+	src    *Source
+	ix     replayindex.Exchanges // the cassette's, or held in memory when it could not be stored
+	stored bool                  // ix was read from the cassette rather than built now
 	// shapes are the distinct door shapes recorded (refused and answered
 	// apart), each with the first request of its shape, in recorded
 	// order; their rec and st are read when needed (resolve).
@@ -58,104 +60,30 @@ type atOnce struct {
 	recs map[int64]*recording // sessions loaded for rows, shared by every request
 }
 
-// exchangeIndex is where the rows are looked up: the cassette, or memory
-// when the index could not be stored.
-type exchangeIndex interface {
-	groups(ctx context.Context, kind, key string) ([]store.ReplayExchangeGroup, error)
-	at(ctx context.Context, kind, key string, infos []string, n int) (store.ReplayExchange, bool, error)
-	kind(ctx context.Context, kind string) ([]store.ReplayExchange, error)
-}
-
-type storedIndex struct {
-	db   *store.DB
-	name string
-}
-
-func (x storedIndex) groups(ctx context.Context, kind, key string) ([]store.ReplayExchangeGroup, error) {
-	return x.db.ReplayExchangeGroups(ctx, x.name, kind, key)
-}
-
-func (x storedIndex) at(ctx context.Context, kind, key string, infos []string, n int) (store.ReplayExchange, bool, error) {
-	return x.db.ReplayExchangeAt(ctx, x.name, kind, key, infos, n)
-}
-
-func (x storedIndex) kind(ctx context.Context, kind string) ([]store.ReplayExchange, error) {
-	return x.db.ReplayExchangeKind(ctx, x.name, kind)
-}
-
-// memIndex holds the rows by kind and key, in recorded order.
-type memIndex map[[2]string][]store.ReplayExchange
-
-func newMemIndex(rows []store.ReplayExchange) memIndex {
-	m := memIndex{}
-	for _, r := range rows {
-		k := [2]string{r.Kind, r.Key}
-		m[k] = append(m[k], r)
-	}
-	return m
-}
-
-func (m memIndex) groups(_ context.Context, kind, key string) ([]store.ReplayExchangeGroup, error) {
-	count := map[string]int{}
-	for _, r := range m[[2]string{kind, key}] {
-		count[r.Info]++
-	}
-	var out []store.ReplayExchangeGroup
-	for info, n := range count {
-		out = append(out, store.ReplayExchangeGroup{Info: info, Count: n})
-	}
-	slices.SortFunc(out, func(a, b store.ReplayExchangeGroup) int { return strings.Compare(a.Info, b.Info) })
-	return out, nil
-}
-
-func (m memIndex) at(_ context.Context, kind, key string, infos []string, n int) (store.ReplayExchange, bool, error) {
-	for _, r := range m[[2]string{kind, key}] {
-		if len(infos) > 0 && !slices.Contains(infos, r.Info) {
-			continue
-		}
-		if n == 0 {
-			return r, true, nil
-		}
-		n--
-	}
-	return store.ReplayExchange{}, false, nil
-}
-
-func (m memIndex) kind(_ context.Context, kind string) ([]store.ReplayExchange, error) {
-	var out []store.ReplayExchange
-	for k, rs := range m {
-		if k[0] == kind {
-			out = append(out, rs...)
-		}
-	}
-	slices.SortFunc(out, func(a, b store.ReplayExchange) int { return int(a.Ord - b.Ord) })
-	return out, nil
-}
-
 // atOnce returns s's index under rules mt: stored in the cassette, or
 // built now (and stored when it can be).
 func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
-	name := atOnceVersion + " " + treeName(modeOf(mt), s.ids)
+	name := atOnceVersion + " " + replayindex.Name(modeOf(mt), s.ids)
 	a := &atOnce{src: s, recs: map[int64]*recording{}}
-	stored, err := s.db.HasReplayExchanges(ctx, name)
+	stored, ok, err := replayindex.OpenExchanges(ctx, s.db, atOnceTable, name)
 	if err != nil {
 		return nil, err
 	}
-	if stored {
-		a.ix = storedIndex{s.db, name}
+	if ok {
+		a.ix, a.stored = stored, true
 	} else {
 		rows, complete, err := s.buildAtOnce(ctx, mt)
 		if err != nil {
 			return nil, err
 		}
-		a.ix = newMemIndex(rows)
+		a.ix = replayindex.MemExchanges(rows)
 		if complete {
-			if err := s.db.PutReplayExchanges(ctx, name, rows); err != nil {
+			if err := replayindex.PutExchanges(ctx, s.db, atOnceTable, name, rows); err != nil {
 				s.logger.Info("the replay exchange index could not be stored in the cassette; it will be built again next time", "err", err)
 			}
 		}
 	}
-	has, err := a.ix.kind(ctx, rowHas)
+	has, err := a.ix.Kind(ctx, rowHas)
 	if err != nil {
 		return nil, err
 	}
@@ -163,7 +91,7 @@ func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
 		a.discover = a.discover || h.Key == hasDiscover
 		a.pool = a.pool || h.Key == rowPool
 	}
-	doors, err := a.ix.kind(ctx, rowDoor)
+	doors, err := a.ix.Kind(ctx, rowDoor)
 	if err != nil {
 		return nil, err
 	}
@@ -181,12 +109,12 @@ func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
 
 // buildAtOnce returns the rows of the index of s's sessions under mt,
 // reading one session at a time, and whether every session has ended.
-func (s *Source) buildAtOnce(ctx context.Context, mt Match) ([]store.ReplayExchange, bool, error) {
-	rows := []store.ReplayExchange{{Kind: rowHas, Key: hasIndex}}
+func (s *Source) buildAtOnce(ctx context.Context, mt Match) ([]replayindex.Row, bool, error) {
+	rows := []replayindex.Row{{Kind: rowHas, Key: hasIndex}}
 	complete, pool, discover := true, false, false
 	doors := map[string]bool{}
 	add := func(rec *recording, st *store.Stream, kind, key, info string) {
-		rows = append(rows, store.ReplayExchange{Kind: kind, Key: key, Info: info, Ord: int64(len(rows)), Session: rec.Session.ID, Stream: st.ID})
+		rows = append(rows, replayindex.Row{Kind: kind, Key: key, Info: info, Ord: int64(len(rows)), Session: rec.Session.ID, Stream: st.ID})
 	}
 	for _, id := range s.ids {
 		recs, err := load(ctx, s.db, id)
@@ -231,18 +159,6 @@ func (s *Source) buildAtOnce(ctx context.Context, mt Match) ([]store.ReplayExcha
 					doors[key+" "+info] = true
 					add(rec, st, rowDoor, key, info)
 				}
-			case store.HTTPStream:
-				u, err := url.Parse(st.URL)
-				if err != nil {
-					continue
-				}
-				var c2s []byte
-				for j := range rec.Frames {
-					if f := &rec.Frames[j]; f.StreamID == st.ID && f.Direction == store.ClientToServer {
-						c2s = append(c2s, f.Raw...)
-					}
-				}
-				add(rec, st, rowOAuth, authwire.ExchangeKey(st.Method, u.Path, u.RawQuery, st.RequestHeader.Get("Content-Type"), c2s), "")
 			}
 			if isPooled && pooledStream(st) {
 				pool = true
@@ -251,10 +167,10 @@ func (s *Source) buildAtOnce(ctx context.Context, mt Match) ([]store.ReplayExcha
 		}
 	}
 	if pool {
-		rows = append(rows, store.ReplayExchange{Kind: rowHas, Key: rowPool, Ord: int64(len(rows))})
+		rows = append(rows, replayindex.Row{Kind: rowHas, Key: rowPool, Ord: int64(len(rows))})
 	}
 	if discover {
-		rows = append(rows, store.ReplayExchange{Kind: rowHas, Key: hasDiscover, Ord: int64(len(rows))})
+		rows = append(rows, replayindex.Row{Kind: rowHas, Key: hasDiscover, Ord: int64(len(rows))})
 	}
 	return rows, complete, nil
 }
@@ -274,15 +190,15 @@ func (a *atOnce) load(id int64) (*recording, error) {
 	return rec, nil
 }
 
-// stream returns the recording and stream of row x.
-func (a *atOnce) stream(x store.ReplayExchange) (*recording, *store.Stream, error) {
-	rec, err := a.load(x.Session)
+// stream returns recording session and its stream id.
+func (a *atOnce) stream(session, id int64) (*recording, *store.Stream, error) {
+	rec, err := a.load(session)
 	if err != nil {
 		return nil, nil, err
 	}
-	st := streamByID(rec, x.Stream)
+	st := streamByID(rec, id)
 	if st == nil {
-		return nil, nil, fmt.Errorf("session %d has no stream %d", x.Session, x.Stream)
+		return nil, nil, fmt.Errorf("session %d has no stream %d", session, id)
 	}
 	return rec, st, nil
 }
@@ -290,9 +206,9 @@ func (a *atOnce) stream(x store.ReplayExchange) (*recording, *store.Stream, erro
 // pick returns the n-th row of kind and key, in recorded order, whose
 // info is one of infos, with its recording and stream.
 func (a *atOnce) pick(kind, key string, infos []string, n int) (*recording, *store.Stream, bool) {
-	x, ok, err := a.ix.at(context.Background(), kind, key, infos, n)
+	x, ok, err := a.ix.At(context.Background(), kind, key, infos, n)
 	if err == nil && ok {
-		rec, st, err2 := a.stream(x)
+		rec, st, err2 := a.stream(x.Session, x.Stream)
 		if err2 == nil {
 			return rec, st, true
 		}
@@ -305,8 +221,8 @@ func (a *atOnce) pick(kind, key string, infos []string, n int) (*recording, *sto
 }
 
 // count returns how many rows of kind and key the index holds, by info.
-func (a *atOnce) count(kind, key string) []store.ReplayExchangeGroup {
-	gs, err := a.ix.groups(context.Background(), kind, key)
+func (a *atOnce) count(kind, key string) []replayindex.Group {
+	gs, err := a.ix.Groups(context.Background(), kind, key)
 	if err != nil {
 		a.src.logger.Warn("reading the replay exchange index failed", "err", err)
 	}

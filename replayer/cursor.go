@@ -398,7 +398,7 @@ func (c *cursor) commitTo(rec *recording) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	i := slices.IndexFunc(c.cands, func(e *engine) bool { return e.rec == rec })
-	if i < 0 || len(c.cands) == 1 && (c.cands[0].node == nil || c.cands[0].node.size < 2) {
+	if i < 0 || len(c.cands) == 1 && (c.cands[0].node == nil || c.cands[0].node.Size < 2) {
 		return false // not in play, or alone already
 	}
 	c.only(c.cands[i])
@@ -410,7 +410,7 @@ func (c *cursor) only(pick *engine) {
 	c.cands = []*engine{pick}
 	if pick.node != nil {
 		// The sessions pick stood for are dropped with the others.
-		pick.node = &treeNode{rep: pick.rec.Session.ID, size: 1, shared: len(pick.frames)}
+		pick.node = &treeNode{Rep: pick.rec.Session.ID, Size: 1, Shared: len(pick.frames)}
 	}
 	c.notify()
 }
@@ -474,7 +474,7 @@ func (c *cursor) sessions() int {
 	n := 0
 	for _, e := range c.cands {
 		if e.node != nil {
-			n += max(1, e.node.size)
+			n += max(1, e.node.Size)
 		} else {
 			n++
 		}

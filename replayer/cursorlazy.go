@@ -23,17 +23,17 @@ func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 		h := clientHash(k, "", members)
 		lh = &h
 	}
-	kids, err := c.tree.childrenOf(c.ctx, e.node, lh, e.node.rep)
+	kids, err := c.tree.childrenOf(c.ctx, e.node, lh)
 	if err != nil || len(kids) == 0 {
 		if err != nil {
 			c.src.logger.Warn("reading the replay tree failed; replaying the sessions loaded so far", "err", err)
 		}
-		e.node = &treeNode{rep: e.node.rep, size: 1, shared: len(e.frames)}
+		e.node = &treeNode{Rep: e.node.Rep, Size: 1, Shared: len(e.frames)}
 		return nil
 	}
 	var out []*engine
 	for _, kid := range kids {
-		if kid.rep == e.node.rep {
+		if kid.Rep == e.node.Rep {
 			e.node = kid
 			continue
 		}
@@ -41,12 +41,12 @@ func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 			c.src.logger.Warn("candidate sessions part ways on what the server says next; replaying only the first of them", "kept", maxSplit)
 			continue
 		}
-		ne, err := c.bring(kid.rep, true)
+		ne, err := c.bring(kid.Rep, true)
 		if errors.Is(err, errApart) {
 			continue
 		}
 		if err != nil {
-			c.src.logger.Warn("loading a candidate session failed; it is left out", "session", kid.rep, "err", err)
+			c.src.logger.Warn("loading a candidate session failed; it is left out", "session", kid.Rep, "err", err)
 			continue
 		}
 		ne.node = kid
@@ -85,15 +85,15 @@ func (c *cursor) reach(e *engine, live *jsonrpc.Message) int {
 // another's server went on, say): that member must be a candidate now,
 // or its frames would wait for the client frame of e.
 func (c *cursor) blocked(e *engine, live *jsonrpc.Message) bool {
-	if live != nil || e.lo < e.node.shared {
+	if live != nil || e.lo < e.node.Shared {
 		return false
 	}
-	kids, err := c.tree.childrenOf(c.ctx, e.node, nil, e.node.rep)
+	kids, err := c.tree.childrenOf(c.ctx, e.node, nil)
 	if err != nil {
 		return false
 	}
 	for _, kid := range kids {
-		if kid.rep != e.node.rep && kid.hash != 0 && kid.hash&clientBit == 0 {
+		if kid.Rep != e.node.Rep && kid.Hash != 0 && kid.Hash&clientBit == 0 {
 			return true
 		}
 	}
@@ -155,10 +155,10 @@ func (c *cursor) splitLazy(live *jsonrpc.Message) {
 	}
 	for i := 0; i < len(c.cands); i++ {
 		e := c.cands[i]
-		if e.node == nil || e.node.size < 2 {
+		if e.node == nil || e.node.Size < 2 {
 			continue
 		}
-		if c.reach(e, live) <= e.node.shared && !c.blocked(e, live) {
+		if c.reach(e, live) <= e.node.Shared && !c.blocked(e, live) {
 			continue
 		}
 		c.cands = append(c.cands, c.split(e, live)...)
@@ -184,8 +184,8 @@ func (c *cursor) closestLazy(live jsonrpc.Message, nodes []*treeNode) *Mismatch 
 	seen := map[int64]bool{}
 	var walk func(n *treeNode)
 	walk = func(n *treeNode) {
-		if n.size > 1 {
-			kids, err := c.tree.childrenOf(c.ctx, n, nil, n.rep)
+		if n.Size > 1 {
+			kids, err := c.tree.childrenOf(c.ctx, n, nil)
 			if err != nil {
 				c.src.logger.Warn("reading the replay tree failed; the closest recorded frame is looked for among the sessions loaded", "err", err)
 			}
@@ -196,9 +196,9 @@ func (c *cursor) closestLazy(live jsonrpc.Message, nodes []*treeNode) *Mismatch 
 				return
 			}
 		}
-		if !seen[n.rep] {
-			seen[n.rep] = true
-			leaves = append(leaves, n.rep)
+		if !seen[n.Rep] {
+			seen[n.Rep] = true
+			leaves = append(leaves, n.Rep)
 		}
 	}
 	for _, n := range nodes {
@@ -232,9 +232,9 @@ func (c *cursor) undivided(e *engine) bool {
 	c.mu.Lock()
 	n := e.node
 	c.mu.Unlock()
-	if n == nil || n.size < 2 || c.tree == nil {
+	if n == nil || n.Size < 2 || c.tree == nil {
 		return false
 	}
-	kids, err := c.tree.childrenOf(c.ctx, n, nil, n.rep)
+	kids, err := c.tree.childrenOf(c.ctx, n, nil)
 	return err == nil && len(kids) > 0
 }

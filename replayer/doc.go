@@ -40,8 +40,9 @@
 // Source as they come in play), match.go (how frames compare;
 // internal/jsonval decodes, keys and diffs the values), rules.go (the
 // rules stored with the sessions), source.go (a cassette's sessions
-// loaded as needed), atonce.go (the index of what
-// HTTP replay answers from every session at once), recording.go,
+// loaded as needed, following their candidate tree), atonce.go (the
+// index of what HTTP replay answers from every session at once),
+// recording.go,
 // mismatch.go, stall.go, rewrite.go, server.go (Server and its settings),
 // options.go (Load) and report.go (what a replay reports). The transports
 // drive it: stdio.go, http*.go (httpstall.go: a followed stream's waits
@@ -49,8 +50,16 @@
 // called where a server checks; the rules of each revision are
 // internal/mcpwire's StrictHTTP), pool.go (the 2026-07-28
 // stateless HTTP), door.go (the recorded refusals and answers by request
-// shape), auth.go (OAuth exchanges: finding the recorded one; keying
-// and answering it is internal/authwire's) and endpoint.go.
+// shape) and endpoint.go. The OAuth dance beside MCP (metadata,
+// registration, token, authorization) is not replayer's: an
+// authwire.Handler in front of the Server answers it, as mcpvcr replay
+// --listen and mcpvcrtest do.
+//
+// Lazy reading goes through two interfaces of internal/replayindex:
+// replayindex.Tree (the candidate tree) and replayindex.Exchanges (the
+// rows of atonce.go), each stored in the cassette's cache or held in
+// memory; replayer builds what they hold (the hashes of each session's
+// frames under the matching rules, the rows) and reads through them.
 //
 // # The hook
 //

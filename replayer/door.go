@@ -18,6 +18,7 @@ import (
 	"sync"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -77,7 +78,7 @@ func (s *Server) resolve(d doorShape) (doorShape, bool) {
 	if a == nil {
 		return d, false
 	}
-	rec, st, err := a.stream(store.ReplayExchange{Session: d.sid, Stream: d.stid})
+	rec, st, err := a.stream(d.sid, d.stid)
 	if err != nil {
 		s.logger().Warn("reading a recorded session failed", "session", d.sid, "err", err)
 		return d, false
@@ -302,7 +303,7 @@ func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live json
 		"status", st.Status, "session", rec.Session.ID, "stream", ordinalOf(rec, st.ID))
 	h := w.Header()
 	for k, vs := range st.ResponseHeader {
-		if !isHop(k) && !strings.EqualFold(k, "Mcp-Session-Id") {
+		if !mcpwire.HopHeader(k) && !strings.EqualFold(k, "Mcp-Session-Id") {
 			h[k] = slices.Clone(vs)
 		}
 	}

@@ -143,7 +143,7 @@ type emitLog struct {
 // keep turns l off when no candidate of cands stands for sessions not
 // loaded yet, and returns l.
 func (l *emitLog) keep(cands []*engine) *emitLog {
-	if !l.off && !slices.ContainsFunc(cands, func(e *engine) bool { return e.node != nil && e.node.size > 1 }) {
+	if !l.off && !slices.ContainsFunc(cands, func(e *engine) bool { return e.node != nil && e.node.Size > 1 }) {
 		l.off, l.after = true, nil
 	}
 	return l

@@ -5,11 +5,9 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -53,11 +51,10 @@ type httpState struct {
 	// issued counts the ids issued for each recorded session id.
 	issued map[string]int
 	// swept is when idle sessions were last looked for.
-	swept     time.Time
-	done      chan struct{} // closed by Close
-	closed    bool
-	exchanges exchangeState // plain HTTP exchanges (auth.go)
-	door      doorState     // answers by shape alone (door.go)
+	swept  time.Time
+	done   chan struct{} // closed by Close
+	closed bool
+	door   doorState // answers by shape alone (door.go)
 }
 
 // liveSession follows one live client session through the recordings.
@@ -109,10 +106,9 @@ func (s *Server) http() *httpState {
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.track()()
 	body, ok := readBody(r)
-	if !ok || s.serveExchange(w, r, body) {
-		return // OAuth metadata, registration, token, authorization (auth.go)
+	if !ok {
+		return
 	}
-	w = &authwire.ChallengeWriter{ResponseWriter: w, Origin: "http://" + r.Host}
 	live := jsonrpc.Parse(body)
 	if s.Hook != nil {
 		if a := s.actHTTP(r, Point{Where: AtArrive, Session: s.named(r), Body: body}); a.Body != nil && !a.answers() {
@@ -443,18 +439,6 @@ func jsonErrorAction(status int, id json.RawMessage, code int, msg string) Actio
 	}
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
 	return Action{Status: status, Header: http.Header{"Content-Type": {"application/json"}}, Body: b}
-}
-
-// hopHeaders are not replayed: the live connection sets its own.
-var hopHeaders = []string{"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Date", "Trailer", "Upgrade", "Proxy-Connection"}
-
-func isHop(k string) bool {
-	for _, h := range hopHeaders {
-		if strings.EqualFold(h, k) {
-			return true
-		}
-	}
-	return false
 }
 
 // Close releases everything s holds: it ends the HTTP streams held open

@@ -12,8 +12,8 @@ import (
 // cassette lacks it), loading only the candidates in play, so that start
 // and memory do not grow with the cassette. Over HTTP, what is answered
 // from every session at once rather than from one conversation (the
-// 2026-07-28 exchanges, requests refused for their shape, OAuth
-// exchanges) is read likewise, from an index of those exchanges (built
+// 2026-07-28 exchanges, requests refused for their shape) is read
+// likewise, from an index of those exchanges (built
 // now, and stored, if the cassette lacks it). A single session is read
 // now as a Recording. With a Source, db must stay open while s serves.
 func (s *Server) Load(ctx context.Context, db *store.DB, ids []int64) error {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -63,7 +64,7 @@ type reply struct {
 func (rp *reply) head(st *store.Stream) {
 	h := rp.w.Header()
 	for k, vs := range st.ResponseHeader {
-		if !isHop(k) {
+		if !mcpwire.HopHeader(k) {
 			h[k] = slices.Clone(vs)
 		}
 	}

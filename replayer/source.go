@@ -2,27 +2,25 @@ package replayer
 
 import (
 	"context"
-	"encoding/binary"
-	"fmt"
 	"hash/fnv"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 
+	"github.com/mcpvcr/mcpvcr/internal/replayindex"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // indexMode names how the replay index hashes frames under the tolerant
 // default; an index stored in another mode is rebuilt. Other matching
 // rules have a mode of their own (see modeOf).
-const indexMode = "v5 tolerant" // v2: secret JSON members masked; v3: refusals marked; v4: answers keyed with their server request's method and rules; v5: long keys by digest (valueKey)
+const indexMode = "v6 tolerant" // v2: secret JSON members masked; v3: refusals marked; v4: answers keyed with their server request's method and rules; v5: long keys by digest (valueKey); v6: kept in the cassette's cache (replayindex)
 
 // modeOf names the index mode of matching rules mt: the index hashes each
 // client frame by its match key under mt, so that the sessions a node of
 // the tree holds agree under mt, whatever rules it has.
 func modeOf(mt Match) string {
-	return "v5 " + mt.String()
+	return "v6 " + mt.String()
 }
 
 // maxSplit bounds how many sessions replay loads at once when candidates
@@ -40,9 +38,10 @@ const maxSplit = 64
 // they part (and only those that can still match what it sent). The tree
 // is built from the replay index (one hash per frame and session, under
 // the matching rules in use: each set of rules has its tree) and stored
-// in the cassette, so that the next replay reads only what it needs:
-// start and memory follow the candidates in play, not the cassette. A
-// Source is safe for concurrent use.
+// in the cassette (see package replayindex, which keeps both), so that
+// the next replay reads only what it needs: start and memory follow the
+// candidates in play, not the cassette. A Source is safe for concurrent
+// use.
 type Source struct {
 	db     *store.DB
 	logger *slog.Logger
@@ -54,42 +53,28 @@ type Source struct {
 }
 
 // tree is the candidate tree of a Source's sessions under one set of
-// matching rules.
+// matching rules, as replay reads it.
 type tree struct {
-	src  *Source
-	name string // the stored tree's name; "" when it is held in memory only
-	root *treeNode
+	replayindex.Tree
+	src    *Source
+	stored bool // read from the cassette rather than built now
 
-	mu       sync.Mutex            // guards children and rootRec
-	children map[int64][]*treeNode // read or built so far, by parent
-	rootRec  *recording            // the root's first session, once loaded
+	mu      sync.Mutex // guards rootRec
+	rootRec *recording // the root's first session, once loaded
 }
 
 // treeNode is a node of the candidate tree.
-type treeNode struct {
-	id     int64
-	hash   uint64 // the members' frame where they part from their siblings
-	shared int    // frames all members share
-	rep    int64  // the first member
-	size   int
-}
+type treeNode = replayindex.Node
 
-// indexEntry is one session in the replay index.
-type indexEntry struct {
-	id int64
-	// hashes has one hash per protocol frame, in recorded order; the top
-	// bit marks a client frame.
-	hashes []uint64
-}
-
-const clientBit = 1 << 63
+// clientBit marks the index hash of a client frame.
+const clientBit = replayindex.ClientBit
 
 // refusedBit marks the hash of a client frame the server refused at the
 // HTTP level: it matches only a request of its very shape (see
 // liveSession.post), so sessions that refused a request where others
 // took it part there (a client whose initialize was refused for a
 // foreign Host and then sent again, say).
-const refusedBit = 1 << 62
+const refusedBit = replayindex.RefusedBit
 
 // NewSource prepares sessions ids of db for replay (every session when
 // ids is empty). It reads the candidate tree of the tolerant default
@@ -145,12 +130,11 @@ func (s *Source) tree(ctx context.Context, mt Match) (*tree, error) {
 	if t, ok := s.trees[mode]; ok {
 		return t, nil
 	}
-	t := &tree{src: s, children: map[int64][]*treeNode{}}
-	name := treeName(mode, s.ids)
-	if root, ok, err := s.db.ReplayRoot(ctx, name); err != nil {
+	name := replayindex.Name(mode, s.ids)
+	if stored, ok, err := replayindex.OpenTree(ctx, s.db, name); err != nil {
 		return nil, err
 	} else if ok {
-		t.name, t.root = name, fromStore(root)
+		t := &tree{Tree: stored, src: s, stored: true}
 		s.trees[mode] = t
 		return t, nil
 	}
@@ -158,129 +142,63 @@ func (s *Source) tree(ctx context.Context, mt Match) (*tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	nodes := buildTree(entries)
-	for _, n := range nodes[1:] {
-		t.children[n.Parent] = append(t.children[n.Parent], fromStore(n))
-	}
-	t.root = fromStore(nodes[0])
+	nodes := replayindex.Build(entries)
 	if complete {
-		if err := s.db.PutReplayTree(ctx, name, nodes); err != nil {
+		if err := replayindex.PutTree(ctx, s.db, name, nodes); err != nil {
 			s.logger.Info("the replay tree could not be stored in the cassette; it will be built again next time", "err", err)
 		}
 	}
+	t := &tree{Tree: replayindex.MemTree(nodes), src: s}
 	s.trees[mode] = t
 	return t, nil
-}
-
-// treeName names the tree of a set of sessions in an index mode.
-func treeName(mode string, ids []int64) string {
-	h := fnv.New64a()
-	for _, id := range ids {
-		h.Write(binary.LittleEndian.AppendUint64(nil, uint64(id)))
-	}
-	return fmt.Sprintf("%s %d %016x", mode, len(ids), h.Sum64())
-}
-
-func fromStore(n store.ReplayNode) *treeNode {
-	return &treeNode{id: n.ID, hash: uint64(n.Hash), shared: n.Shared, rep: n.Rep, size: n.Size}
 }
 
 // index returns the replay index entries of s's sessions in mode (the
 // hashes of rules mt), building and storing those the cassette lacks, and
 // whether every session has ended.
-func (s *Source) index(ctx context.Context, mode string, mt Match) ([]*indexEntry, bool, error) {
-	stored, err := s.db.ReplayIndex(ctx, mode)
+func (s *Source) index(ctx context.Context, mode string, mt Match) ([]replayindex.Entry, bool, error) {
+	stored, err := replayindex.Hashes(ctx, s.db, mode)
 	if err != nil {
 		return nil, false, err
 	}
 	complete := true
-	built := map[int64][]byte{}
-	var entries []*indexEntry
+	built := map[int64][]uint64{}
+	var entries []replayindex.Entry
 	for _, id := range s.ids {
-		b, ok := stored[id]
+		hs, ok := stored[id]
 		if !ok {
 			recs, err := load(ctx, s.db, id)
 			if err != nil {
 				return nil, false, err
 			}
-			b = indexOf(recs[0], mt)
+			hs = indexOf(recs[0], mt)
 			if recs[0].Session.EndedAt.IsZero() {
 				complete = false
 			} else {
-				built[id] = b
+				built[id] = hs
 			}
 		}
-		entries = append(entries, &indexEntry{id: id, hashes: decodeHashes(b)})
+		entries = append(entries, replayindex.Entry{ID: id, Hashes: hs})
 	}
-	if err := s.db.PutReplayIndex(ctx, mode, built); err != nil {
+	if err := replayindex.PutHashes(ctx, s.db, mode, built); err != nil {
 		s.logger.Info("the replay index could not be stored in the cassette; it will be built again next time", "err", err)
 	}
 	return entries, complete, nil
 }
 
-// buildTree returns the candidate tree of entries, root first: each
-// node's children group its members by their frame where they part.
-func buildTree(entries []*indexEntry) []store.ReplayNode {
-	var nodes []store.ReplayNode
-	var build func(members []*indexEntry, parent int64, hash uint64)
-	build = func(members []*indexEntry, parent int64, hash uint64) {
-		n := store.ReplayNode{ID: int64(len(nodes) + 1), Parent: parent, Hash: int64(hash), Shared: shared(members), Rep: members[0].id, Size: len(members)}
-		nodes = append(nodes, n)
-		longest := 0
-		for _, m := range members {
-			longest = max(longest, len(m.hashes))
-		}
-		if len(members) == 1 || n.Shared >= longest {
-			return // one session, or sessions alike to the end
-		}
-		var order []uint64
-		groups := map[uint64][]*indexEntry{}
-		for _, m := range members {
-			h, _ := m.hashAt(n.Shared) // 0 where m has ended
-			if _, seen := groups[h]; !seen {
-				order = append(order, h)
-			}
-			groups[h] = append(groups[h], m)
-		}
-		for _, h := range order {
-			build(groups[h], n.ID, h)
-		}
-	}
-	build(entries, 0, 0)
-	return nodes
-}
-
 // childrenOf returns n's children; with live set, only those that can
-// match it (see store.DB.ReplayChildren: its hash, refused or not) and
-// the one holding rep.
-func (t *tree) childrenOf(ctx context.Context, n *treeNode, live *uint64, rep int64) ([]*treeNode, error) {
-	t.mu.Lock()
-	kids, ok := t.children[n.id]
-	t.mu.Unlock()
-	if !ok && t.name != "" {
-		var hs []int64
-		if live != nil {
-			hs = []int64{int64(*live), int64(*live | refusedBit)}
-		}
-		ns, err := t.src.db.ReplayChildren(ctx, t.name, n.id, hs, rep)
-		if err != nil {
-			return nil, err
-		}
-		for _, c := range ns {
-			kids = append(kids, fromStore(c))
-		}
-		if live == nil {
-			t.mu.Lock()
-			t.children[n.id] = kids
-			t.mu.Unlock()
-		}
+// match it (its hash, refused or not; see replayindex.Tree) and the one
+// holding n's first session.
+func (t *tree) childrenOf(ctx context.Context, n *treeNode, live *uint64) ([]*treeNode, error) {
+	kids, err := t.Children(ctx, *n, live)
+	if err != nil {
+		return nil, err
 	}
-	if live == nil {
-		return kids, nil
+	out := make([]*treeNode, len(kids))
+	for i := range kids {
+		out[i] = &kids[i]
 	}
-	return slices.DeleteFunc(slices.Clone(kids), func(c *treeNode) bool {
-		return c.rep != rep && c.hash&clientBit != 0 && c.hash&^refusedBit != *live
-	}), nil
+	return out, nil
 }
 
 // Len returns the number of sessions in the source.
@@ -297,23 +215,14 @@ func (s *Source) load(ctx context.Context, id int64) (*recording, error) {
 }
 
 // indexOf hashes rec's protocol frames as replay matches them under mt.
-func indexOf(rec *recording, mt Match) []byte {
+func indexOf(rec *recording, mt Match) []uint64 {
 	t := buildTemplate(rec, mt)
-	b := make([]byte, 0, 8*len(t.frames))
+	hs := make([]uint64, len(t.frames))
 	for i := range t.frames {
-		h := frameHash(&t.frames[i])
+		hs[i] = frameHash(&t.frames[i])
 		if refusedFrame(rec, t.frames[i].f) {
-			h |= refusedBit
+			hs[i] |= refusedBit
 		}
-		b = binary.LittleEndian.AppendUint64(b, h)
-	}
-	return b
-}
-
-func decodeHashes(b []byte) []uint64 {
-	hs := make([]uint64, len(b)/8)
-	for i := range hs {
-		hs[i] = binary.LittleEndian.Uint64(b[8*i:])
 	}
 	return hs
 }
@@ -340,31 +249,6 @@ func clientHash(key, body string, members []string) uint64 {
 	return h.Sum64()&^refusedBit | clientBit
 }
 
-// shared returns how many leading hashes all entries have in common.
-func shared(es []*indexEntry) int {
-	n := 0
-	for {
-		if n >= len(es[0].hashes) {
-			return n
-		}
-		h := es[0].hashes[n]
-		for _, e := range es[1:] {
-			if n >= len(e.hashes) || e.hashes[n] != h {
-				return n
-			}
-		}
-		n++
-	}
-}
-
-// hashAt returns entry e's hash at n, and false past its end.
-func (e *indexEntry) hashAt(n int) (uint64, bool) {
-	if n >= len(e.hashes) {
-		return 0, false
-	}
-	return e.hashes[n], true
-}
-
 // first returns the first session of the root of the tree of rules mt,
 // loaded once and shared by every client (recordings are read-only).
 func (s *Source) first(ctx context.Context, mt Match) (*recording, error) {
@@ -379,7 +263,7 @@ func (t *tree) first(ctx context.Context) (*recording, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.rootRec == nil {
-		rec, err := t.src.load(ctx, t.root.rep)
+		rec, err := t.src.load(ctx, t.Root().Rep)
 		if err != nil {
 			return nil, err
 		}
@@ -400,6 +284,7 @@ func (s *Source) candidates(ctx context.Context, mt Match) (*tree, []*engine, er
 		return nil, nil, err
 	}
 	e := newEngine(rec, mt)
-	e.node = t.root
+	root := t.Root()
+	e.node = &root
 	return t, []*engine{e}, nil
 }

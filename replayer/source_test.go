@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpvcr/mcpvcr/internal/replayindex"
 	"github.com/mcpvcr/mcpvcr/internal/storetest"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -60,7 +61,7 @@ func TestSource_LoadsOnlyCandidatesInPlay(t *testing.T) {
 	if got, want := src.Len(), 200; got != want {
 		t.Fatalf("Len() = %d; want %d", got, want)
 	}
-	idx, err := db.ReplayIndex(ctx, indexMode)
+	idx, err := replayindex.Hashes(ctx, db, indexMode)
 	if err != nil || len(idx) != 200 {
 		t.Fatalf("stored index: %d entries, %v; want 200", len(idx), err)
 	}
@@ -69,8 +70,8 @@ func TestSource_LoadsOnlyCandidatesInPlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if name := stored.trees[indexMode].name; name == "" || stored.loads.Load() != 0 {
-		t.Fatalf("second Source: tree %q, %d sessions loaded; want the stored tree and none", name, stored.loads.Load())
+	if !stored.trees[indexMode].stored || stored.loads.Load() != 0 {
+		t.Fatalf("second Source: tree stored %v, %d sessions loaded; want the stored tree and none", stored.trees[indexMode].stored, stored.loads.Load())
 	}
 
 	for _, tc := range []struct {
@@ -202,7 +203,7 @@ func TestSource_MatchRules(t *testing.T) {
 			if srv.Source == nil {
 				t.Fatal("Load of 200 stdio sessions gave no Source")
 			}
-			idx, err := db.ReplayIndex(ctx, modeOf(tt.mt))
+			idx, err := replayindex.Hashes(ctx, db, modeOf(tt.mt))
 			if err != nil || len(idx) != 200 {
 				t.Fatalf("stored index of %s: %d entries, %v; want 200", tt.mt, len(idx), err)
 			}
@@ -212,7 +213,7 @@ func TestSource_MatchRules(t *testing.T) {
 					if src, err = newSource(ctx, db, nil, tt.mt, ids...); err != nil {
 						t.Fatal(err)
 					}
-					if src.trees[modeOf(tt.mt)].name == "" || src.loads.Load() != 0 {
+					if !src.trees[modeOf(tt.mt)].stored || src.loads.Load() != 0 {
 						t.Fatalf("second Source: %d sessions loaded; want the stored tree and none", src.loads.Load())
 					}
 				}

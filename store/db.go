@@ -126,21 +126,21 @@ const (
 // A session's frames must all be appended through one DB, which the
 // caller numbers (Frame.Seq).
 type DB struct {
-	path        string    // as given, for messages
-	wdb         *sql.DB   // the writer's single connection
-	wconn       *sql.Conn // that connection, held by the writer
-	rdb         *sql.DB   // read-only connections
-	cdb         *sql.DB   // the checkpointer's connection
-	ckpt        *checkpointer
-	pageSize    int            // the file's, in bytes
-	q           *queue         // writes for the writer goroutine
-	wg          sync.WaitGroup // waits for the writer and checkpointer goroutines
-	removeDir   string         // a temporary directory that Close removes
-	held        *heldFile      // the file's descriptor, held until Close (see heldfile.go)
-	readOnly    error          // why the DB was opened read-only (see ReadOnly); nil when writable
-	noPacks     bool           // the file's schema is older than frame_packs (read-only, see openReader)
-	noOversize  bool           // the file's schema is older than frame_oversize (read-only)
-	noExchanges bool           // the file's schema is older than replay_exchanges (read-only, see openReader)
+	path       string    // as given, for messages
+	wdb        *sql.DB   // the writer's single connection
+	wconn      *sql.Conn // that connection, held by the writer
+	rdb        *sql.DB   // read-only connections
+	cdb        *sql.DB   // the checkpointer's connection
+	ckpt       *checkpointer
+	pageSize   int            // the file's, in bytes
+	q          *queue         // writes for the writer goroutine
+	wg         sync.WaitGroup // waits for the writer and checkpointer goroutines
+	removeDir  string         // a temporary directory that Close removes
+	held       *heldFile      // the file's descriptor, held until Close (see heldfile.go)
+	readOnly   error          // why the DB was opened read-only (see ReadOnly); nil when writable
+	noPacks    bool           // the file's schema is older than frame_packs (read-only, see openReader)
+	noOversize bool           // the file's schema is older than frame_oversize (read-only)
+	noCache    bool           // the file's schema is older than the cache table (read-only, see openReader)
 
 	lowWriter bool         // Options.LowPriority
 	writerTID atomic.Int32 // the writer's thread while it is lowered, 0 otherwise

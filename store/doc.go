@@ -43,6 +43,13 @@
 // deterministic, one record per line, lossless; CountSessions and
 // FrameLines read its records without importing them.
 //
+// A cassette also holds a cache (cache.go): byte values under byte keys
+// in named tables, which readers derive from the sessions and keep so as
+// not to derive them again (CacheGet, CacheRange, CachePut). Replay keeps
+// its index of the sessions there, in an encoding of its own
+// (internal/replayindex); an entry derived from one session is deleted
+// with it, and nothing else of store reads a cache.
+//
 // Session labels mcpvcr reads and writes are all defined in labels.go
 // (LabelRedactJSON, LabelNoise, …). Kind and Message are aliases of the
 // JSON-RPC parser's own types: Frame.DeriveMessage returns the parsed view

@@ -132,7 +132,8 @@ func TestMigrate_FromVersion2(t *testing.T) {
 }
 
 // TestDB_DeleteSessionDropsIndex: deleting a session, which runs with
-// foreign keys off, drops its replay index too.
+// foreign keys off, drops the cache entries derived from it too, and
+// only those.
 func TestDB_DeleteSessionDropsIndex(t *testing.T) {
 	ctx := context.Background()
 	d, err := Open(ctx, filepath.Join(t.TempDir(), "c.db"))
@@ -144,19 +145,19 @@ func TestDB_DeleteSessionDropsIndex(t *testing.T) {
 	if err := d.CreateSession(ctx, s); err != nil {
 		t.Fatal(err)
 	}
-	err = d.exclusive(ctx, op{fn: func(t *txn) error {
-		_, err := t.exec(`INSERT INTO replay_index (session_id, mode, hashes) VALUES (?, 'm', x'00')`, s.ID)
-		return err
-	}})
+	err = d.CachePut(ctx, "t", false, []CacheEntry{
+		{Key: []byte("of the session"), Value: []byte{0}, Session: s.ID},
+		{Key: []byte("of none"), Value: []byte{1}},
+		{Key: []byte("of a deleted session"), Value: []byte{2}, Session: s.ID + 1},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := d.DeleteSession(ctx, s.ID); err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	if err := d.rdb.QueryRowContext(ctx, "SELECT count(*) FROM replay_index").Scan(&n); err != nil || n != 0 {
-		t.Errorf("replay_index rows after DeleteSession: %d, %v; want 0", n, err)
+	if es, err := d.CacheRange(ctx, "t", nil, 0, 0); err != nil || len(es) != 1 || string(es[0].Key) != "of none" {
+		t.Errorf("cache entries after DeleteSession: %+v, %v; want only the one of no session", es, err)
 	}
 	// Foreign keys are on in an exclusive write that deletes nothing (an
 	// import): a stream of a session that does not exist is refused by

@@ -308,12 +308,12 @@ func TestPack_DeleteSession(t *testing.T) {
 }
 
 // TestPack_ReadOnlyOlder: cassettes of the schemas before frame_packs (5),
-// before replay_exchanges (6), before runs of events (7) and before
-// compressed packs (8), opened
-// read-only (they cannot be upgraded), read as they are: every frame a
-// row, no stored exchange index (replay keeps its own in memory).
+// before replay's exchange index (6), before runs of events (7), before
+// compressed packs (8) and before the cache (10), opened read-only (they
+// cannot be upgraded), read as they are: every frame a row, an empty
+// cache (replay keeps its index in memory).
 func TestPack_ReadOnlyOlder(t *testing.T) {
-	for _, version := range []int{packsVersion - 1, exchangesVersion - 1, runsVersion - 1, compressedVersion - 1} {
+	for _, version := range []int{packsVersion - 1, 6, runsVersion - 1, compressedVersion - 1, cacheVersion - 1} {
 		t.Run(fmt.Sprint("version", version), func(t *testing.T) {
 			ctx := context.Background()
 			path := filepath.Join(t.TempDir(), "old.db")
@@ -355,8 +355,8 @@ func TestPack_ReadOnlyOlder(t *testing.T) {
 			if err := d.Export(ctx, &x); err != nil || !strings.Contains(x.String(), `"method":"m"`) {
 				t.Errorf("Export() = %v:\n%s", err, x.String())
 			}
-			if ok, err := d.HasReplayExchanges(ctx, "any"); err != nil || ok {
-				t.Errorf("HasReplayExchanges() = %v, %v; want false, nil", ok, err)
+			if es, err := d.CacheRange(ctx, "any", nil, 0, 0); err != nil || len(es) != 0 {
+				t.Errorf("CacheRange() = %v, %v; want none, nil", es, err)
 			}
 		})
 	}

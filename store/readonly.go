@@ -92,12 +92,12 @@ func openReader(ctx context.Context, path, abs, dsn string) (_ *DB, err error) {
 	case version == 0:
 		return nil, ErrEmpty
 	case version >= packsVersion-1 && version < schemaVersion:
-		// A schema that lacks only tables added since (frame_packs, then
-		// replay_exchanges): its frames are all rows without packs, and
-		// replay keeps its exchange index in memory without the table.
+		// A schema that lacks only tables added since (frame_packs,
+		// frame_oversize, cache): its frames are all rows without packs,
+		// and a cache reads as empty (replay keeps its index in memory).
 		d.noPacks = version < packsVersion
 		d.noOversize = version < oversizeVersion
-		d.noExchanges = version < exchangesVersion
+		d.noCache = version < cacheVersion
 	case version < schemaVersion:
 		return nil, fmt.Errorf("schema version %d is older than this build's %d, and a cassette opened read-only cannot be upgraded: copy it to a writable place", version, schemaVersion)
 	}

@@ -234,3 +234,27 @@ CREATE TABLE frame_oversize (
 ) WITHOUT ROWID;
 
 PRAGMA user_version = 10;
+
+-- migration 11
+-- A cache of what a reader derives from the sessions and keeps so as not
+-- to derive it again (see cache.go): byte values under byte keys, in
+-- tables by name, read by key prefix in key order. An entry derived from
+-- one session names it (session_id) and is deleted with it; 0 for none.
+-- Replay keeps its index of the sessions, its candidate tree and its
+-- index of exchanges here, in an encoding of its own; it replaces the
+-- three tables replay had, whose contents replay builds again once.
+CREATE TABLE cache (
+	name       TEXT    NOT NULL,
+	key        BLOB    NOT NULL,
+	session_id INTEGER NOT NULL DEFAULT 0,
+	value      BLOB    NOT NULL,
+	PRIMARY KEY (name, key)
+) WITHOUT ROWID;
+
+CREATE INDEX cache_session ON cache (session_id) WHERE session_id <> 0;
+
+DROP TABLE replay_index;
+DROP TABLE replay_tree;
+DROP TABLE replay_exchanges;
+
+PRAGMA user_version = 11;

@@ -53,7 +53,7 @@ func rawCounts(t *testing.T, path string) string {
 // and renames the sessions.
 func everyTableTriggers() []string {
 	var stmts []string
-	for _, table := range []string{"sessions", "streams", "frames", "frame_members", "frame_packs", "replay_index", "replay_tree", "replay_exchanges"} {
+	for _, table := range []string{"sessions", "streams", "frames", "frame_members", "frame_packs", "cache"} {
 		for _, ev := range []string{"INSERT", "UPDATE", "DELETE"} {
 			stmts = append(stmts, "CREATE TRIGGER evil_"+table+"_"+strings.ToLower(ev)+" AFTER "+ev+" ON "+table+
 				" BEGIN DELETE FROM frames WHERE session_id = 1; UPDATE sessions SET name = 'renamed'; END")
@@ -75,9 +75,9 @@ func TestForeignSchema(t *testing.T) {
 		want  []string // in the error
 	}{
 		{"triggers on every table", everyTableTriggers(),
-			[]string{"trigger evil_frames_insert on frames", "trigger evil_sessions_update on sessions", "trigger evil_replay_index_delete on replay_index"}},
-		{"a trigger on replay's index", []string{"CREATE TRIGGER slow AFTER INSERT ON replay_index BEGIN SELECT (" + slow + "); END"},
-			[]string{"trigger slow on replay_index"}},
+			[]string{"trigger evil_frames_insert on frames", "trigger evil_sessions_update on sessions", "trigger evil_cache_delete on cache"}},
+		{"a trigger on the cache", []string{"CREATE TRIGGER slow AFTER INSERT ON cache BEGIN SELECT (" + slow + "); END"},
+			[]string{"trigger slow on cache"}},
 		{"a view named sessions", []string{
 			"PRAGMA foreign_keys = OFF", "DROP INDEX sessions_transport", "DROP INDEX sessions_labelled",
 			"ALTER TABLE sessions RENAME TO real_sessions",

@@ -202,7 +202,7 @@ func (d *DB) deleteSession(ctx context.Context, id int64) error {
 		// Foreign keys are off (see writer.exclusive): children go first,
 		// and nothing cascades.
 		for _, q := range []string{
-			"DELETE FROM replay_index WHERE session_id = ?",
+			"DELETE FROM cache WHERE session_id = ?",
 			"DELETE FROM frame_members WHERE session_id = ?",
 			"DELETE FROM frame_packs WHERE session_id = ?",
 			"DELETE FROM frame_oversize WHERE session_id = ?",

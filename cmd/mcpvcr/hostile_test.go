@@ -84,7 +84,7 @@ func TestHostileSchema(t *testing.T) {
 	parallel(t)
 	slow := "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 200000000) SELECT max(x) FROM c"
 	var triggers []string
-	for _, table := range []string{"sessions", "streams", "frames", "frame_members", "frame_packs", "replay_index", "replay_tree", "replay_exchanges"} {
+	for _, table := range []string{"sessions", "streams", "frames", "frame_members", "frame_packs", "cache"} {
 		for _, ev := range []string{"INSERT", "UPDATE", "DELETE"} {
 			triggers = append(triggers, "CREATE TRIGGER evil_"+table+"_"+strings.ToLower(ev)+" AFTER "+ev+" ON "+table+
 				" BEGIN DELETE FROM frames WHERE session_id = 1; UPDATE sessions SET name = 'renamed'; END")
@@ -96,8 +96,8 @@ func TestHostileSchema(t *testing.T) {
 		names []string
 	}{
 		{"triggers", triggers, []string{"trigger evil_frames_insert on frames", "trigger evil_sessions_update on sessions"}},
-		{"replay index trigger", []string{"CREATE TRIGGER slow AFTER INSERT ON replay_index BEGIN SELECT (" + slow + "); END"},
-			[]string{"trigger slow on replay_index"}},
+		{"cache trigger", []string{"CREATE TRIGGER slow AFTER INSERT ON cache BEGIN SELECT (" + slow + "); END"},
+			[]string{"trigger slow on cache"}},
 		{"view sessions", []string{"PRAGMA foreign_keys = OFF", "DROP INDEX sessions_transport", "DROP INDEX sessions_labelled",
 			"ALTER TABLE sessions RENAME TO real_sessions",
 			"CREATE VIEW sessions AS SELECT real_sessions.* FROM real_sessions, (" + slow + ")"},

@@ -72,7 +72,7 @@ func replayCommand(e *env) *cli.Command {
 			if err != nil {
 				return err
 			}
-			srv, err := replayServer(c, e, db, store.Stdio)
+			srv, _, err := replayServer(c, e, db, store.Stdio)
 			if err != nil {
 				return err
 			}
@@ -157,18 +157,18 @@ func sessionNumber(a string) (int64, error) {
 // replayServer selects the SESSION argument's session (or every session
 // of the transports), reads the matching rules and loads the sessions
 // into a Server.
-func replayServer(c *cli.Context, e *env, db *store.DB, ts ...store.Transport) (*replayer.Server, error) {
+func replayServer(c *cli.Context, e *env, db *store.DB, ts ...store.Transport) (*replayer.Server, []int64, error) {
 	id, err := sessionArg(c, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ids, err := args.Select(c.Context, db, id, ts...)
 	if err != nil {
-		return nil, replayErr(c, err)
+		return nil, nil, replayErr(c, err)
 	}
 	mt, err := matchRules(c, db, ids)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, r := range mt.IdentityRules() {
 		e.logger.Warn("--ignore " + r + " ignores what a request asks for (its method, or the tool, prompt or resource it names): replay may answer a request with another's answer")
@@ -178,9 +178,9 @@ func replayServer(c *cli.Context, e *env, db *store.DB, ts ...store.Transport) (
 		srv.Trace = e.stderr
 	}
 	if err := srv.Load(c.Context, db, ids); err != nil {
-		return nil, failErr(err, "")
+		return nil, nil, failErr(err, "")
 	}
-	return srv, nil
+	return srv, ids, nil
 }
 
 func a(id int64) string { return strconv.FormatInt(id, 10) }

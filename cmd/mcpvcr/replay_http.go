@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/cmd/mcpvcr/internal/graceful"
 	"github.com/mcpvcr/mcpvcr/internal/args"
+	"github.com/mcpvcr/mcpvcr/internal/authwire"
 	"github.com/mcpvcr/mcpvcr/internal/termtext"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -17,9 +18,13 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if err != nil {
 		return err
 	}
-	srv, err := replayServer(c, e, db, store.StreamableHTTP, store.LegacySSE)
+	srv, ids, err := replayServer(c, e, db, store.StreamableHTTP, store.LegacySSE)
 	if err != nil {
 		return err
+	}
+	auth, err := authwire.LoadHandler(c.Context, srv, db, ids, e.logger)
+	if err != nil {
+		return failErr(err, "")
 	}
 	chaos, err := parseChaos(c)
 	if err != nil {
@@ -40,7 +45,7 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	announceProbe(e, probes)
 	fmt.Fprintf(e.stderr, "mcpvcr: replaying %s on http://%s; point your client at http://%s%s; stop with Ctrl-C\n",
 		termtext.Count(srv.Sessions(), "session"), ln.Addr(), ln.Addr(), srv.EndpointPath(c.Context))
-	if err := serve(c.Context, e, ln, &graceful.Server{Handler: srv, BeforeShutdown: srv.Close, IdleTimeout: c.Duration("idle-timeout")}); err != nil {
+	if err := serve(c.Context, e, ln, &graceful.Server{Handler: auth, BeforeShutdown: srv.Close, IdleTimeout: c.Duration("idle-timeout")}); err != nil {
 		if rerr := writeChaosReport(c, e, db, srv, chaosCommand(c, c.String("listen"))); rerr != nil {
 			report(e.stderr, rerr)
 		}
@@ -49,7 +54,10 @@ func replayHTTP(c *cli.Context, e *env, db *store.DB, pace float64) error {
 	if c.Bool("verbose") {
 		srv.WriteReports(e.stderr)
 	}
-	ok := srv.WriteSummary(e.stderr)
+	ok := auth.WriteSummary(e.stderr) // the OAuth dance, then MCP
+	if !srv.WriteSummary(e.stderr) {
+		ok = false
+	}
 	if !writeChaos(srv, e.stderr, chaosCommand(c, c.String("listen"))) {
 		ok = false
 	}

@@ -8,6 +8,11 @@
 //
 // Every rewrite changes only the values it names and keeps the other
 // bytes of a body as they were.
+//
+// Handler is the replay of the dance: an http.Handler that answers the
+// recorded exchanges and hands MCP to the replayer behind it (mcpvcr
+// replay --listen and mcpvcrtest put it in front of their
+// replayer.Server).
 package authwire
 
 import (

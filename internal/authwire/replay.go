@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// What replay serves of the OAuth dance beside MCP (replayer's auth.go
-// finds the recorded exchange; this is how it is keyed and answered).
+// What replay serves of the OAuth dance beside MCP (Handler finds the
+// recorded exchange; this is how it is keyed and answered).
 
 // exchangeIgnored are the parameters whose values differ from run to run
 // and are not compared.

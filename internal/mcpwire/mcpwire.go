@@ -6,6 +6,7 @@ package mcpwire
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 )
@@ -79,4 +80,20 @@ func readMeta(obj json.RawMessage) Meta {
 	m.ServerInfo = meta[MetaServerInfo]
 	m.ProgressToken = meta["progressToken"]
 	return m
+}
+
+// hopHeaders are the headers of a recorded answer that replay never
+// sends: the live connection sets its own.
+var hopHeaders = []string{"Content-Length", "Transfer-Encoding", "Connection", "Keep-Alive", "Date", "Trailer", "Upgrade", "Proxy-Connection"}
+
+// HopHeader reports whether a recorded answer's header k is one the live
+// connection sets itself (hop-by-hop, length, date), which replay does
+// not send.
+func HopHeader(k string) bool {
+	for _, h := range hopHeaders {
+		if strings.EqualFold(h, k) {
+			return true
+		}
+	}
+	return false
 }
