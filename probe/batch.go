@@ -55,17 +55,7 @@ func (h *Hook) placeBatch(p *replayer.Point) (replayer.Action, bool) {
 	}
 	ping := `{"jsonrpc":"2.0","id":` + batchPing + `,"method":"ping"}`
 	data := append(append(append([]byte("["), bytes.TrimSpace(f.Data)...), ","+ping...), ']')
-	s := rec.Session
-	pr := &Probe{Kind: Batch, Session: s.ID, Revision: s.Revision, Transport: s.Transport,
-		What: "sent the server request " + f.Method + " in a batch with a ping (id " + batchPing + ")",
-		at:   len(h.reqs) - 1, live: p.Session, cursor: f.ID, req: &request{method: "SSE", msg: parseFrame(f)}}
-	pr.Rule, pr.Section, pr.Level = specs[Batch].rule(s.Revision)
-	pr.Request = "server request " + f.Method + " (id " + f.ID + ")"
-	h.placed[Batch] = true
-	h.probes = append(h.probes, pr)
-	if h.Logger != nil {
-		h.Logger.Info("probe: placed batch", "session", s.ID, "request", pr.Request, "what", pr.What)
-	}
+	h.placeAtServerRequest(Batch, p, "sent the server request "+f.Method+" in a batch with a ping (id "+batchPing+")")
 	return replayer.Action{Replace: event(f, data)}, true
 }
 

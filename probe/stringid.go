@@ -53,21 +53,26 @@ func (h *Hook) placeStringID(p *replayer.Point) (replayer.Action, bool) {
 	if err != nil {
 		return replayer.Action{}, false
 	}
-	s := rec.Session
-	pr := &Probe{Kind: StringID, Session: s.ID, Revision: s.Revision, Transport: s.Transport,
-		What: "sent the server request " + f.Method + " with id " + sent + " where the recording had " + f.ID,
-		at:   len(h.reqs) - 1, live: p.Session, cursor: f.ID, req: &request{method: "SSE", msg: parseFrame(f)}}
-	pr.Rule, pr.Section, pr.Level = specs[StringID].rule(s.Revision)
-	pr.Request = "server request " + f.Method + " (id " + f.ID + ")"
-	h.placed[StringID] = true
-	h.probes = append(h.probes, pr)
-	if h.Logger != nil {
-		h.Logger.Info("probe: placed string-id", "session", s.ID, "request", pr.Request, "what", pr.What)
-	}
+	h.placeAtServerRequest(StringID, p, "sent the server request "+f.Method+" with id "+sent+" where the recording had "+f.ID)
 	if p.Request == nil {
 		return replayer.Action{Replace: data}, true // a stdio line
 	}
 	return replayer.Action{Replace: event(f, data)}, true
+}
+
+// placeAtServerRequest places a probe of kind k at p, the recorded
+// server request p.Frame about to go, changed as what says.
+func (h *Hook) placeAtServerRequest(k Kind, p *replayer.Point, what string) {
+	f, s := p.Frame, p.Recording.Session
+	pr := &Probe{Kind: k, Session: s.ID, Revision: s.Revision, Transport: s.Transport, What: what,
+		at: len(h.reqs) - 1, live: p.Session, cursor: f.ID, req: &request{method: "SSE", msg: parseFrame(f)}}
+	pr.Rule, pr.Section, pr.Level = specs[k].rule(s.Revision)
+	pr.Request = "server request " + f.Method + " (id " + f.ID + ")"
+	h.placed[k] = true
+	h.probes = append(h.probes, pr)
+	if h.Logger != nil {
+		h.Logger.Info("probe: placed "+k.String(), "session", s.ID, "request", pr.Request, "what", pr.What)
+	}
 }
 
 // event returns f's SSE block with data instead of its recorded data.
