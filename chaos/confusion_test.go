@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -507,8 +508,27 @@ type freshRecordings struct{ ids, noIDs, asks *store.Recording }
 
 // recordConfusion records the matrix's recordings.
 func recordConfusion(t *testing.T) freshRecordings {
-	return freshRecordings{ids: recordFresh(t, true), noIDs: recordFresh(t, false),
+	recs := freshRecordings{ids: recordFresh(t, true), noIDs: recordFresh(t, false),
 		asks: recordScript(t, true, "asks", []string{"connected", "tools/list: ok", "roots: ok", "echo: ok", "close: ok"})}
+	if len(faultSites(FaultRedeliver, recs.asks)) == 0 {
+		t.Fatalf("the recording of script asks has no place for redeliver (a server request on a call's SSE stream, with event ids):\n%s", layout(recs.asks))
+	}
+	return recs
+}
+
+// layout describes rec's streams and frames, for a failure message.
+func layout(rec *store.Recording) string {
+	var b strings.Builder
+	for i, st := range rec.Streams {
+		fmt.Fprintf(&b, "%s#%d %d end %v resumes %d:", st.Kind, i+1, st.Status, st.End, st.ResumesID)
+		for _, f := range rec.Frames {
+			if f.StreamID == st.ID {
+				fmt.Fprintf(&b, " [%d %s %s %s id %q]", f.Seq, f.Direction, f.Kind, f.Method, f.EventID)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // confusionRecording returns the fresh recording kind k is run on: one

@@ -3,6 +3,7 @@ package chaos
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
@@ -17,16 +18,27 @@ import (
 // server request, so the fault goes only where such a request is among
 // the events sent again, and the client must answer it once.
 
-// sitesRedeliver returns the places of a cut-resumable (see
-// sitesResumable) after a server request of the stream.
+// sitesRedeliver returns the places of a resumable cut of a POST's SSE
+// answer (event ids, its response on it, no recorded resumption) after a
+// server request of the stream and before its response. The stream may
+// have ended as the client closed it once it had the response.
 func sitesRedeliver(rec *store.Recording, st *store.Stream, base Fault, evs []*store.Frame, requests int, cancelled map[int64]*store.Frame) []Fault {
 	var out []Fault
+	if st.Kind != store.PostStream || !st.SSE() || st.Status != http.StatusOK || resumedInRecording(rec, st.ID) {
+		return out
+	}
 	asked := false
-	for _, f := range sitesResumable(rec, st, base, evs, requests, cancelled) {
-		asked = asked || evs[f.Event-1].Kind == store.KindRequest
-		if asked {
+	for e := 1; e < len(evs) && !evs[e-1].Kind.IsResponse(); e++ {
+		last := evs[e-1]
+		asked = asked || last.Kind == store.KindRequest
+		if asked && last.HasEventID && last.EventID != "" {
+			f := base
+			f.Event, f.Seq = e, last.Seq
 			out = append(out, f)
 		}
+	}
+	if !slices.ContainsFunc(evs, func(f *store.Frame) bool { return f.Kind.IsResponse() }) {
+		return nil // nothing after the cut to resume for
 	}
 	return out
 }
