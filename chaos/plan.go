@@ -320,8 +320,8 @@ func (c Config) Plan(rec *store.Recording) []Fault {
 		if (f.Stream > 0 && usedStream[f.Stream]) || (f.Request > 0 && usedRequest[f.Request]) || (f.Other > 0 && usedStream[f.Other]) {
 			continue
 		}
-		if k == FaultExpire && slices.ContainsFunc(plan, func(g Fault) bool { return g.Kind == FaultExpire }) {
-			continue // one expiry per session
+		if (k == FaultExpire || k == FaultExit) && slices.ContainsFunc(plan, func(g Fault) bool { return g.Kind == k }) {
+			continue // one expiry, or one exit, per session
 		}
 		switch k {
 		case FaultDelay:
@@ -337,10 +337,11 @@ func (c Config) Plan(rec *store.Recording) []Fault {
 		}
 		plan = append(plan, f)
 	}
-	// After an expiry nothing of the session is served: no fault later.
+	// After an expiry (or the server's exit) nothing of the session is
+	// served: no fault later.
 	for _, f := range plan {
-		if f.Kind == FaultExpire {
-			plan = slices.DeleteFunc(plan, func(g Fault) bool { return g.Kind != FaultExpire && position(g) >= f.Request })
+		if f.Kind == FaultExpire || f.Kind == FaultExit {
+			plan = slices.DeleteFunc(plan, func(g Fault) bool { return g.Kind != f.Kind && position(g) >= position(f) })
 		}
 	}
 	slices.SortStableFunc(plan, func(a, b Fault) int { return position(a) - position(b) })
