@@ -411,6 +411,20 @@ var confusionCases = map[FaultKind][]behaviour{
 			return true
 		}},
 	},
+	FaultEarlyPing: {
+		{name: "answers it", want: VerdictPass, react: func(d *driver) bool {
+			a := d.send(d.post)
+			if !slices.ContainsFunc(a.events, func(e sse.Event) bool { return jsonrpc.Parse(e.Data).Method == "ping" }) {
+				d.t.Errorf("initialize's stream held no ping: %v", a.events)
+			}
+			if r := d.c.do(d.c.ctx, http.MethodPost, []byte(`{"jsonrpc":"2.0","id":`+earlyPingID+`,"result":{}}`), true); r.status != http.StatusAccepted {
+				d.t.Errorf("the ping's answer: %d; want 202", r.status)
+			}
+			return true
+		}},
+		{name: "ignores it", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return true }},
+		{name: "exits", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return false }},
+	},
 	FaultResetPeer:     noAnswerCases,
 	FaultEmptyResponse: noAnswerCases,
 	FaultSlicer: {

@@ -40,8 +40,17 @@ func sitesMalformed(rec *store.Recording, st *store.Stream, base Fault, evs []*s
 // sitesErrorResult returns the result of a request (from the session's
 // POST 3) sent as an SSE event of its POST's answer.
 func sitesErrorResult(rec *store.Recording, st *store.Stream, base Fault, evs []*store.Frame, requests int, cancelled map[int64]*store.Frame) []Fault {
+	if requests < 3 {
+		return nil
+	}
+	return resultEvents(st, base, evs)
+}
+
+// resultEvents returns the results sent as SSE events of st, a POST's
+// answer.
+func resultEvents(st *store.Stream, base Fault, evs []*store.Frame) []Fault {
 	var out []Fault
-	if st.Kind != store.PostStream || !st.SSE() || st.Status != http.StatusOK || requests < 3 {
+	if st.Kind != store.PostStream || !st.SSE() || st.Status != http.StatusOK {
 		return out
 	}
 	for e, f := range evs {
@@ -64,7 +73,7 @@ func (cs *Hook) armLocked(inj *injection, p *replayer.Point, key liveStream, sen
 	case FaultSlicer, FaultMalformed, FaultErrorResult:
 		inj.body = cs.bodyOfLocked(p.Request) // to tell a re-sent request
 		cs.awaiting[key] = inj
-	case FaultDelay:
+	case FaultDelay, FaultEarlyPing:
 		cs.awaiting[key] = inj
 	case FaultLimitData:
 		inj.lastID = lastEventSent(p.Recording, p.Stream, sent)
@@ -84,6 +93,8 @@ func rewritten(inj *injection, f *store.Frame) (replayer.Action, bool) {
 		return replayer.Action{Replace: withData(f.Raw, errorResult(string(jsonrpc.Parse([]byte(inj.body)).ID)))}, true
 	case FaultLimitData:
 		return replayer.Action{Replace: halfEvent(f.Raw)}, true
+	case FaultEarlyPing:
+		return replayer.Action{Pieces: [][]byte{earlyPingEvent, f.Raw}}, true
 	}
 	return replayer.Action{}, false
 }

@@ -142,6 +142,8 @@ func judge(inj *injection, all []chaosAction) (string, Verdict) {
 		return judgeRedeliver(inj, after, mine)
 	case FaultExit:
 		return judgeExit(inj)
+	case FaultEarlyPing:
+		return judgeEarlyPing(inj, mine)
 	}
 	return "", VerdictNotObserved
 }

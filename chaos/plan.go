@@ -41,11 +41,12 @@ const (
 	FaultLimitData               // limit_data: a POST's SSE stream dropped inside an event
 	FaultRedeliver               // redeliver: a resumption that sends again events the client had
 	FaultExit                    // exit: over stdio, the server exits at a request, before its answer
+	FaultEarlyPing               // early-ping: a ping from the server on initialize's stream, before its response
 )
 
 var faultNames = [...]string{"unknown", "cut-resumable", "cut", "resume-404", "resume-late", "expire", "refuse-get",
 	"late-result", "delay", "reorder", "retry", "drop-priming", "close-early", "503", "reset_peer", "EMPTY_RESPONSE", "slicer",
-	"timeout", "stall", "MALFORMED_RESPONSE_CHUNK", "error-result", "limit_data", "redeliver", "exit"}
+	"timeout", "stall", "MALFORMED_RESPONSE_CHUNK", "error-result", "limit_data", "redeliver", "exit", "early-ping"}
 
 // String returns the kind's short name, as --chaos-faults takes it.
 func (k FaultKind) String() string {
@@ -194,6 +195,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s: %s, the response, sent as a JSON-RPC error (-32603) in place of the recorded result", f.Kind, f.Where())
 	case FaultLimitData:
 		return fmt.Sprintf("%s: %s#%d dropped inside event %d%s, half of it written", f.Kind, f.StreamKind, f.Stream, f.Event+1, seqNote(f.Seq))
+	case FaultEarlyPing:
+		return fmt.Sprintf("%s: a ping from the server (chaos's own) on %s#%d, initialize's stream, before its response (seq %d)", f.Kind, f.StreamKind, f.Stream, f.Seq)
 	case FaultExit:
 		return fmt.Sprintf("%s: the server exits at %s, before answering it: its stdout ends, nothing more is read", f.Kind, f.Where())
 	case FaultRedeliver:
@@ -230,6 +233,8 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 		return t != store.Stdio // notifications on different streams
 	case FaultCut, Fault503:
 		return t == store.StreamableHTTP || t == store.LegacySSE
+	case FaultEarlyPing:
+		return t == store.StreamableHTTP && !modern // initialize's stream (2026-07-28 has no initialize)
 	case FaultCutResumable, FaultResume404, FaultResumeLate, FaultRetry, FaultRedeliver:
 		return t == store.StreamableHTTP && !modern // no resumption in 2026-07-28
 	case FaultDropPriming:
@@ -455,6 +460,7 @@ var sitesOf = map[FaultKind]func(rec *store.Recording, st *store.Stream, base Fa
 	FaultErrorResult:   sitesErrorResult,
 	FaultLimitData:     sitesLimitData,
 	FaultRedeliver:     sitesRedeliver,
+	FaultEarlyPing:     sitesEarlyPing,
 }
 
 // resumedInRecording reports whether the recording itself resumes stream

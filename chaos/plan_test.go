@@ -104,7 +104,8 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 	}
 	// The kinds drawn only when named: never by default, and where named
 	// at a POST of a request (from POST 3), or an event of a POST's
-	// stream, over Streamable HTTP of the initialize era only.
+	// stream (from POST 3, but early-ping: initialize's), over Streamable
+	// HTTP of the initialize era only; exit over stdio only.
 	http := loadCassette(t, "gosdk-http-2025-11-25.jsonl")[0]
 	for _, k := range FaultKinds() {
 		if !OptIn(k) {
@@ -128,6 +129,9 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 		case k == FaultExit:
 		case plan[0].Request == 0 && (plan[0].StreamKind != store.PostStream || plan[0].Seq == 0):
 			t.Errorf("%s named: plan %v; want events of POST streams", k, plan)
+		case k == FaultEarlyPing && faultPost(rec, plan[0]) != 1:
+			t.Errorf("%s named: plan %v; want initialize's stream", k, plan)
+		case k == FaultEarlyPing:
 		case plan[0].Request == 0 && faultPost(rec, plan[0]) < 3:
 			t.Errorf("%s named: plan %v; want events of POSTs from 3", k, plan)
 		case plan[0].Request != 0 && plan[0].Request < 3:

@@ -57,6 +57,8 @@ func kindNeeds(k FaultKind) string {
 		return "a result sent as an SSE event, from POST 3"
 	case FaultLimitData:
 		return "an SSE answer with two events or more, from POST 3; with event ids, a resumption served by chaos"
+	case FaultEarlyPing:
+		return "initialize answered with an SSE stream (any Streamable HTTP recording of the initialize era whose server streams its answers)"
 	case FaultRedeliver:
 		return "SSE answers with event ids and a server request before the response (sampling, elicitation, roots); no recorded resumption needed"
 	}
