@@ -425,6 +425,21 @@ var confusionCases = map[FaultKind][]behaviour{
 		{name: "ignores it", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return true }},
 		{name: "exits", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return false }},
 	},
+	FaultListChanged: {
+		{name: "takes the response", want: VerdictPass, react: func(d *driver) bool {
+			a := d.send(d.post)
+			if !slices.ContainsFunc(a.events, func(e sse.Event) bool { return bytes.Contains(e.Data, []byte("list_changed")) }) || !slices.ContainsFunc(a.events, func(e sse.Event) bool { return isResponse(e.Data) }) {
+				d.t.Errorf("the call's stream: %v; want the list_changed, then the response", a.events)
+			}
+			return true
+		}},
+		{name: "calls again", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.send(d.post)
+			return true
+		}},
+		{name: "exits", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return false }},
+	},
 	FaultResetPeer:     noAnswerCases,
 	FaultEmptyResponse: noAnswerCases,
 	FaultSlicer: {

@@ -25,7 +25,8 @@
 // also holds a notification back until the one recorded after it went),
 // noanswer.go (reset_peer, EMPTY_RESPONSE), slicer.go, timeout.go
 // (timeout, stall), garble.go (MALFORMED_RESPONSE_CHUNK, error-result),
-// limitdata.go (limit_data), redeliver.go and earlyping.go (early-ping);
+// limitdata.go (limit_data), redeliver.go, earlyping.go (early-ping) and
+// listchanged.go (list-changed);
 // stdio.go also holds exit. plan.go holds
 // the kinds (FaultKind, Allowed, Injected, OptIn), Config, Fault and the
 // planner that draws from the seed among the sites, and pins each live

@@ -70,7 +70,7 @@ func resultEvents(st *store.Stream, base Fault, evs []*store.Frame) []Fault {
 // to come once the half event went.
 func (cs *Hook) armLocked(inj *injection, p *replayer.Point, key liveStream, sent int) {
 	switch inj.Kind {
-	case FaultSlicer, FaultMalformed, FaultErrorResult:
+	case FaultSlicer, FaultMalformed, FaultErrorResult, FaultListChanged:
 		inj.body = cs.bodyOfLocked(p.Request) // to tell a re-sent request
 		cs.awaiting[key] = inj
 	case FaultDelay, FaultEarlyPing:
@@ -95,6 +95,8 @@ func rewritten(inj *injection, f *store.Frame) (replayer.Action, bool) {
 		return replayer.Action{Replace: halfEvent(f.Raw)}, true
 	case FaultEarlyPing:
 		return replayer.Action{Pieces: [][]byte{earlyPingEvent, f.Raw}}, true
+	case FaultListChanged:
+		return replayer.Action{Pieces: [][]byte{listChangedEvent, f.Raw}}, true
 	}
 	return replayer.Action{}, false
 }

@@ -144,6 +144,8 @@ func judge(inj *injection, all []chaosAction) (string, Verdict) {
 		return judgeExit(inj)
 	case FaultEarlyPing:
 		return judgeEarlyPing(inj, mine)
+	case FaultListChanged:
+		return judgeListChanged(inj, mine)
 	}
 	return "", VerdictNotObserved
 }

@@ -42,11 +42,12 @@ const (
 	FaultRedeliver               // redeliver: a resumption that sends again events the client had
 	FaultExit                    // exit: over stdio, the server exits at a request, before its answer
 	FaultEarlyPing               // early-ping: a ping from the server on initialize's stream, before its response
+	FaultListChanged             // list-changed: a tools list_changed on a tools/call's stream, before its response
 )
 
 var faultNames = [...]string{"unknown", "cut-resumable", "cut", "resume-404", "resume-late", "expire", "refuse-get",
 	"late-result", "delay", "reorder", "retry", "drop-priming", "close-early", "503", "reset_peer", "EMPTY_RESPONSE", "slicer",
-	"timeout", "stall", "MALFORMED_RESPONSE_CHUNK", "error-result", "limit_data", "redeliver", "exit", "early-ping"}
+	"timeout", "stall", "MALFORMED_RESPONSE_CHUNK", "error-result", "limit_data", "redeliver", "exit", "early-ping", "list-changed"}
 
 // String returns the kind's short name, as --chaos-faults takes it.
 func (k FaultKind) String() string {
@@ -195,6 +196,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s: %s, the response, sent as a JSON-RPC error (-32603) in place of the recorded result", f.Kind, f.Where())
 	case FaultLimitData:
 		return fmt.Sprintf("%s: %s#%d dropped inside event %d%s, half of it written", f.Kind, f.StreamKind, f.Stream, f.Event+1, seqNote(f.Seq))
+	case FaultListChanged:
+		return fmt.Sprintf("%s: notifications/tools/list_changed (chaos's own) on %s#%d, a tools/call's stream, before its response (seq %d)", f.Kind, f.StreamKind, f.Stream, f.Seq)
 	case FaultEarlyPing:
 		return fmt.Sprintf("%s: a ping from the server (chaos's own) on %s#%d, initialize's stream, before its response (seq %d)", f.Kind, f.StreamKind, f.Stream, f.Seq)
 	case FaultExit:
@@ -245,7 +248,7 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 		return t == store.StreamableHTTP && modern
 	case FaultResetPeer, FaultEmptyResponse, FaultTimeout:
 		return t == store.StreamableHTTP // a POST answered on its own connection
-	case FaultStall, FaultMalformed, FaultErrorResult:
+	case FaultStall, FaultMalformed, FaultErrorResult, FaultListChanged:
 		return t == store.StreamableHTTP || t == store.LegacySSE // a stream of events
 	case FaultLimitData:
 		return t == store.StreamableHTTP || t == store.LegacySSE // bytes on a connection
@@ -461,6 +464,7 @@ var sitesOf = map[FaultKind]func(rec *store.Recording, st *store.Stream, base Fa
 	FaultLimitData:     sitesLimitData,
 	FaultRedeliver:     sitesRedeliver,
 	FaultEarlyPing:     sitesEarlyPing,
+	FaultListChanged:   sitesListChanged,
 }
 
 // resumedInRecording reports whether the recording itself resumes stream

@@ -57,6 +57,8 @@ func kindNeeds(k FaultKind) string {
 		return "a result sent as an SSE event, from POST 3"
 	case FaultLimitData:
 		return "an SSE answer with two events or more, from POST 3; with event ids, a resumption served by chaos"
+	case FaultListChanged:
+		return "a tools/call answered with an SSE stream, from POST 3, by a server that declared tools.listChanged"
 	case FaultEarlyPing:
 		return "initialize answered with an SSE stream (any Streamable HTTP recording of the initialize era whose server streams its answers)"
 	case FaultRedeliver:
