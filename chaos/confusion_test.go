@@ -2,13 +2,18 @@ package chaos
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/sse"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -342,6 +347,99 @@ var confusionCases = map[FaultKind][]behaviour{
 		}},
 		{name: "never resumes", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return true }},
 	},
+	FaultTimeout: giveUpCases,
+	FaultStall:   giveUpCases,
+	FaultMalformed: {
+		{name: "skips it", want: VerdictPass, react: func(d *driver) bool {
+			if a := d.send(d.post); a.status != http.StatusOK || !slices.ContainsFunc(a.events, func(e sse.Event) bool { return isResponse(e.Data) }) {
+				d.t.Errorf("POST %d: %d, %d events, no response after the garbage", d.post, a.status, len(a.events))
+			}
+			return true
+		}},
+		{name: "sends it again", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.send(d.post)
+			return true
+		}},
+		{name: "ends the session", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.c.do(d.c.ctx, http.MethodDelete, nil, true)
+			return false
+		}},
+	},
+	FaultErrorResult: {
+		{name: "goes on", want: VerdictPass, react: func(d *driver) bool {
+			a := d.send(d.post)
+			if len(a.events) == 0 || !bytes.Contains(a.events[len(a.events)-1].Data, []byte(`"error"`)) {
+				d.t.Errorf("POST %d: the last event is no error: %v", d.post, a.events)
+			}
+			return true
+		}},
+		{name: "exits", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return false }},
+	},
+	FaultLimitData: {
+		{name: "resumes from the last whole event", want: VerdictPass, react: func(d *driver) bool {
+			a := d.send(d.post)
+			if r := d.resume(a.lastID()); r.status != http.StatusOK || len(r.events) == 0 {
+				d.t.Errorf("resumption: %d, %d events", r.status, len(r.events))
+			}
+			return true
+		}},
+		{name: "resumes from the half event's id", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.resume(d.eventID(d.f.Seq))
+			return true
+		}},
+		{name: "never resumes", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return true }},
+	},
+	FaultRedeliver: {
+		{name: "answers once", want: VerdictPass, react: func(d *driver) bool {
+			d.resumeAsked()
+			return true
+		}},
+		{name: "answers twice", want: VerdictFail, react: func(d *driver) bool {
+			if r := d.resumeAsked(); !slices.ContainsFunc(r.events, func(e sse.Event) bool { return jsonrpc.Parse(e.Data).Kind == jsonrpc.KindRequest }) {
+				d.t.Errorf("the resumption sent no request again: %v", r.events)
+			}
+			d.send(d.post) // the answer again
+			return true
+		}},
+		{name: "never resumes", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.post++
+			d.send(d.post) // the answer
+			return true
+		}},
+	},
+	FaultEarlyPing: {
+		{name: "answers it", want: VerdictPass, react: func(d *driver) bool {
+			a := d.send(d.post)
+			if !slices.ContainsFunc(a.events, func(e sse.Event) bool { return jsonrpc.Parse(e.Data).Method == "ping" }) {
+				d.t.Errorf("initialize's stream held no ping: %v", a.events)
+			}
+			if r := d.c.do(d.c.ctx, http.MethodPost, []byte(`{"jsonrpc":"2.0","id":`+earlyPingID+`,"result":{}}`), true); r.status != http.StatusAccepted {
+				d.t.Errorf("the ping's answer: %d; want 202", r.status)
+			}
+			return true
+		}},
+		{name: "ignores it", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return true }},
+		{name: "exits", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return false }},
+	},
+	FaultListChanged: {
+		{name: "takes the response", want: VerdictPass, react: func(d *driver) bool {
+			a := d.send(d.post)
+			if !slices.ContainsFunc(a.events, func(e sse.Event) bool { return bytes.Contains(e.Data, []byte("list_changed")) }) || !slices.ContainsFunc(a.events, func(e sse.Event) bool { return isResponse(e.Data) }) {
+				d.t.Errorf("the call's stream: %v; want the list_changed, then the response", a.events)
+			}
+			return true
+		}},
+		{name: "calls again", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.send(d.post)
+			return true
+		}},
+		{name: "exits", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return false }},
+	},
 	FaultResetPeer:     noAnswerCases,
 	FaultEmptyResponse: noAnswerCases,
 	FaultSlicer: {
@@ -359,6 +457,62 @@ var confusionCases = map[FaultKind][]behaviour{
 	},
 }
 
+// giveUpCases are the clients of a request nothing answers: they give up
+// once replay holds it (its own timeout, on the wall clock, would say
+// nothing more), and say so, or carry on, or wait for good.
+var giveUpCases = []behaviour{
+	{name: "cancels it", want: VerdictPass, react: func(d *driver) bool {
+		d.held()
+		id := jsonrpc.Parse(d.c.posts[d.post-1]).ID
+		d.c.do(d.c.ctx, http.MethodPost, fmt.Appendf(nil, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":%s,"reason":"timed out"}}`, id), true)
+		return true
+	}},
+	{name: "gives up and carries on", want: VerdictPass, react: func(d *driver) bool { d.held(); return true }},
+	{name: "waits for good", want: VerdictFail, react: func(d *driver) bool {
+		d.bg.Add(1)
+		go func() { defer d.bg.Done(); d.c.again(d.post, true) }()
+		<-d.reached
+		return false
+	}},
+}
+
+// held sends the faulted POST, waits until replay holds it, and gives
+// it up: closes its connection.
+func (d *driver) held() {
+	ctx, cancel := context.WithCancel(d.c.ctx)
+	done := make(chan struct{})
+	go func() { defer close(done); d.c.do(ctx, http.MethodPost, d.c.posts[d.post-1], true) }()
+	<-d.reached
+	cancel()
+	<-done
+}
+
+// resumeAsked sends the faulted POST, whose stream carries a server
+// request and is cut after it, answers that request (the recorded
+// client's next POST, which the driver then skips), and resumes the
+// stream; it returns what the resumption got.
+func (d *driver) resumeAsked() rawAnswer {
+	a := d.send(d.post)
+	d.post++
+	d.send(d.post)
+	r := d.resume(a.lastID())
+	if r.status != http.StatusOK || !slices.ContainsFunc(r.events, func(e sse.Event) bool { return isResponse(e.Data) }) {
+		d.t.Errorf("resumption: %d, %d events, no response", r.status, len(r.events))
+	}
+	return r
+}
+
+// eventID returns the recorded event id of the event of seq.
+func (d *driver) eventID(seq int64) string {
+	for i := range d.rec.Frames {
+		if f := &d.rec.Frames[i]; f.Seq == seq {
+			return f.EventID
+		}
+	}
+	d.t.Fatalf("no frame of seq %d", seq)
+	return ""
+}
+
 var noAnswerCases = []behaviour{
 	{name: "sends it again", want: VerdictPass, react: func(d *driver) bool {
 		d.hit()
@@ -374,12 +528,59 @@ var noAnswerCases = []behaviour{
 var confusionElsewhere = map[FaultKind]string{
 	FaultReorder:    "needs two notifications recorded side by side on two streams: TestChaos_Reorder* (reorder_test.go)",
 	FaultCloseEarly: "2026-07-28 exchanges only: TestChaos_Modern (cmd/mcpvcr)",
+	FaultExit:       "stdio only, and what a client does once its server is gone is not on the wire: TestChaos_StdioExit (cmd/mcpvcr) checks that the Go SDK client's call fails at once",
+}
+
+// freshRecordings are the recordings the matrix runs on, made fresh (see
+// confusionRecording).
+type freshRecordings struct{ ids, noIDs, asks *store.Recording }
+
+// recordConfusion records the matrix's recordings.
+func recordConfusion(t *testing.T) freshRecordings {
+	recs := freshRecordings{ids: recordFresh(t, true), noIDs: recordFresh(t, false),
+		asks: recordScript(t, true, "asks", []string{"connected", "tools/list: ok", "roots: ok", "echo: ok", "close: ok"})}
+	if len(faultSites(FaultRedeliver, recs.asks)) == 0 {
+		t.Fatalf("the recording of script asks has no place for redeliver (a server request on a call's SSE stream, with event ids):\n%s", layout(recs.asks))
+	}
+	return recs
+}
+
+// layout describes rec's streams and frames, for a failure message.
+func layout(rec *store.Recording) string {
+	var b strings.Builder
+	for i, st := range rec.Streams {
+		fmt.Fprintf(&b, "%s#%d %d end %v resumes %d:", st.Kind, i+1, st.Status, st.End, st.ResumesID)
+		for _, f := range rec.Frames {
+			if f.StreamID == st.ID {
+				fmt.Fprintf(&b, " [%d %s %s %s id %q]", f.Seq, f.Direction, f.Kind, f.Method, f.EventID)
+			}
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
 }
 
 // confusionRecording returns the fresh recording kind k is run on: one
-// without event ids for cut, one with them for the others.
-func confusionRecording(t *testing.T, k FaultKind, recs map[bool]*store.Recording) *store.Recording {
-	return recs[k != FaultCut]
+// without event ids for cut; one of chaos script "asks" (a call whose
+// stream carries a server request) for redeliver; for the others, script
+// "confusion" with event ids.
+func confusionRecording(t *testing.T, k FaultKind, recs freshRecordings) *store.Recording {
+	switch k {
+	case FaultCut:
+		return recs.noIDs
+	case FaultRedeliver:
+		return recs.asks
+	}
+	return recs.ids
+}
+
+// confusionScript is the chaos script (internal/mcptest) recorded for
+// kind k's recording.
+func confusionScript(k FaultKind) string {
+	if k == FaultRedeliver {
+		return "asks"
+	}
+	return "confusion"
 }
 
 // confusionRun replays rec to a raw client behaving as b under seed
@@ -397,8 +598,13 @@ func confusionRun(t *testing.T, rec *store.Recording, k FaultKind, seed uint64, 
 	f := plan[0]
 	reached := make(chan struct{})
 	var once sync.Once
+	var posts atomic.Int32
 	spy := func(p *replayer.Point) {
-		if p.Where == replayer.AtResume || p.Where == replayer.AtBefore && p.Frame != nil && p.Frame.Seq == f.Seq && f.Kind == FaultDelay {
+		if p.Where == replayer.AtRequest && p.Request.Method == http.MethodPost {
+			posts.Add(1) // one POST at a time: the driver waits for each
+		}
+		if p.Where == replayer.AtResume || p.Where == replayer.AtBefore && p.Frame != nil && p.Frame.Seq == f.Seq && (f.Kind == FaultDelay || f.Kind == FaultStall) ||
+			p.Where == replayer.AtRequest && f.Kind == FaultTimeout && int(posts.Load()) == f.Request {
 			once.Do(func() { close(reached) })
 		}
 	}
@@ -414,7 +620,7 @@ func confusionRun(t *testing.T, rec *store.Recording, k FaultKind, seed uint64, 
 
 // TestChaos_ConfusionMatrix runs the matrix; see the top of this file.
 func TestChaos_ConfusionMatrix(t *testing.T) {
-	recs := map[bool]*store.Recording{true: recordFresh(t, true), false: recordFresh(t, false)}
+	recs := recordConfusion(t)
 	for _, k := range FaultKinds() {
 		cases, ok := confusionCases[k]
 		if !ok {

@@ -21,6 +21,14 @@ import (
 // its own.
 func recordFresh(t testing.TB, resumable bool) *store.Recording {
 	t.Helper()
+	return recordScript(t, resumable, "confusion",
+		[]string{"connected", "tools/list: ok", "echo: ok", "progress: ok", "logging/setLevel: ok", "log: ok", "slow: ok", "add: ok", "close: ok"})
+}
+
+// recordScript is recordFresh of chaos script script, whose run must
+// see want.
+func recordScript(t testing.TB, resumable bool, script string, want []string) *store.Recording {
+	t.Helper()
 	ctx := t.Context()
 	srv := mcptest.NewServer(mcptest.V1)
 	opts := &mcp.StreamableHTTPOptions{}
@@ -29,9 +37,8 @@ func recordFresh(t testing.TB, resumable bool) *store.Recording {
 	}
 	var saw []string
 	recs := recordtest.HTTP(ctx, t, mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts), "", func(endpoint string) {
-		saw = mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, "confusion")
+		saw = mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, &mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, script)
 	})
-	want := []string{"connected", "tools/list: ok", "echo: ok", "progress: ok", "logging/setLevel: ok", "log: ok", "slow: ok", "add: ok", "close: ok"}
 	if !slices.Equal(saw, want) {
 		t.Fatalf("recording: the client saw %q; want %q", saw, want)
 	}

@@ -130,6 +130,22 @@ func judge(inj *injection, all []chaosAction) (string, Verdict) {
 		return judgeNoAnswer(inj, mine)
 	case FaultSlicer:
 		return judgeSlicer(inj, mine)
+	case FaultTimeout, FaultStall:
+		return judgeGiveUp(inj, mine)
+	case FaultMalformed:
+		return judgeTook(inj, mine, "event with garbage", "it dropped the stream (and the response after the garbage)")
+	case FaultErrorResult:
+		return judgeTook(inj, mine, "error", "")
+	case FaultLimitData:
+		return judgeLimitData(inj, after, mine)
+	case FaultRedeliver:
+		return judgeRedeliver(inj, after, mine)
+	case FaultExit:
+		return judgeExit(inj)
+	case FaultEarlyPing:
+		return judgeEarlyPing(inj, mine)
+	case FaultListChanged:
+		return judgeListChanged(inj, mine)
 	}
 	return "", VerdictNotObserved
 }
@@ -201,6 +217,8 @@ func describe(a chaosAction) string {
 	d := a.method // "" over stdio
 	if a.rpcMethod != "" {
 		d = strings.TrimSpace(d + " " + a.rpcMethod)
+	} else if a.rpcID != "" {
+		d = strings.TrimSpace(d + " an answer (id " + a.rpcID + ")")
 	}
 	if a.lastEventID != "" {
 		d += " (Last-Event-ID " + a.lastEventID + ")"
@@ -234,7 +252,7 @@ func (h *Hook) Write(out io.Writer, command string) (ok bool) {
 	fmt.Fprintf(&w, "chaos: seed %d: %s injected (%d pass, %d fail, %d not observed)", h.Seed, termtext.Count(len(res), "fault"),
 		counts[VerdictPass], counts[VerdictFail], counts[VerdictNotObserved])
 	if len(res) == 0 {
-		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (stdio gets delay and late-result only; HTTP+SSE delay and 503; 2026-07-28 cut, close-early, 503 and delay; reorder only where two notifications were recorded side by side on two streams)")
+		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (stdio gets delay, late-result and exit only; HTTP+SSE delay and 503; 2026-07-28 cut, close-early, 503 and delay; reorder only where two notifications were recorded side by side on two streams)")
 	}
 	fmt.Fprintln(&w)
 	if command != "" {

@@ -34,11 +34,11 @@ func sitesLost(rec *store.Recording, st *store.Stream, base Fault, evs []*store.
 	return out
 }
 
-// noAnswerLocked takes the reset_peer or EMPTY_RESPONSE planned at POST
-// n of ls, noting the request it hits; nil when none.
+// noAnswerLocked takes the reset_peer, EMPTY_RESPONSE or timeout planned
+// at POST n of ls, noting the request it hits; nil when none.
 func (cs *Hook) noAnswerLocked(ls *replayer.Session, rec *store.Recording, n int, body []byte) *injection {
 	inj, ok := cs.takeLocked(ls, rec, func(f Fault) bool {
-		return (f.Kind == FaultResetPeer || f.Kind == FaultEmptyResponse) && f.Request == n
+		return (f.Kind == FaultResetPeer || f.Kind == FaultEmptyResponse || f.Kind == FaultTimeout) && f.Request == n
 	})
 	if !ok {
 		return nil

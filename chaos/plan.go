@@ -34,10 +34,20 @@ const (
 	FaultResetPeer               // reset_peer: reset a POST's connection before anything is answered
 	FaultEmptyResponse           // EMPTY_RESPONSE: answer a POST with an empty 200 event stream
 	FaultSlicer                  // slicer: send an SSE event with CRLF line ends, in pieces written apart
+	FaultTimeout                 // timeout: never answer a POST, its connection held open
+	FaultStall                   // stall: a POST's SSE stream stops after event k, held open
+	FaultMalformed               // MALFORMED_RESPONSE_CHUNK: garbage in the data line of one event
+	FaultErrorResult             // error-result: a JSON-RPC error in place of the recorded result
+	FaultLimitData               // limit_data: a POST's SSE stream dropped inside an event
+	FaultRedeliver               // redeliver: a resumption that sends again events the client had
+	FaultExit                    // exit: over stdio, the server exits at a request, before its answer
+	FaultEarlyPing               // early-ping: a ping from the server on initialize's stream, before its response
+	FaultListChanged             // list-changed: a tools list_changed on a tools/call's stream, before its response
 )
 
 var faultNames = [...]string{"unknown", "cut-resumable", "cut", "resume-404", "resume-late", "expire", "refuse-get",
-	"late-result", "delay", "reorder", "retry", "drop-priming", "close-early", "503", "reset_peer", "EMPTY_RESPONSE", "slicer"}
+	"late-result", "delay", "reorder", "retry", "drop-priming", "close-early", "503", "reset_peer", "EMPTY_RESPONSE", "slicer",
+	"timeout", "stall", "MALFORMED_RESPONSE_CHUNK", "error-result", "limit_data", "redeliver", "exit", "early-ping", "list-changed"}
 
 // String returns the kind's short name, as --chaos-faults takes it.
 func (k FaultKind) String() string {
@@ -57,11 +67,11 @@ func FaultKinds() []FaultKind {
 }
 
 // OptIn reports whether kind k is drawn only when Config.Kinds names it
-// (mcpvcr replay --chaos-faults): the kinds named after Toxiproxy's and
-// WireMock's faults, newer than the others, which a seed's default draw
-// leaves out so that it draws what it drew before them.
+// (mcpvcr replay --chaos-faults): the kinds newer than the first ones
+// (most named after Toxiproxy's and WireMock's faults), which a seed's
+// default draw leaves out so that it draws what it drew before them.
 func OptIn(k FaultKind) bool {
-	return k == FaultResetPeer || k == FaultEmptyResponse || k == FaultSlicer
+	return k >= FaultResetPeer
 }
 
 // DefaultKinds returns the kinds drawn when Config.Kinds is nil: every
@@ -128,7 +138,7 @@ func (f Fault) Where() string {
 	switch {
 	case f.Request > 0:
 		return fmt.Sprintf("POST %d", f.Request)
-	case f.Kind == FaultLateResult && f.Stream == 0:
+	case (f.Kind == FaultLateResult || f.Kind == FaultExit) && f.Stream == 0:
 		return fmt.Sprintf("the request of seq %d", f.Seq)
 	case f.Kind == FaultLateResult:
 		return fmt.Sprintf("%s#%d (its request, seq %d)", f.StreamKind, f.Stream, f.Seq)
@@ -140,7 +150,8 @@ func (f Fault) Where() string {
 		return fmt.Sprintf("%s#%d", f.StreamKind, f.Stream)
 	case f.Kind == FaultDelay && f.Seq == 0:
 		return fmt.Sprintf("%s#%d (its JSON answer)", f.StreamKind, f.Stream)
-	case f.Kind == FaultDelay || f.Kind == FaultDropPriming || f.Kind == FaultReorder || f.Kind == FaultSlicer:
+	case f.Kind == FaultDelay || f.Kind == FaultDropPriming || f.Kind == FaultReorder || f.Kind == FaultSlicer ||
+		f.Kind == FaultStall || f.Kind == FaultMalformed || f.Kind == FaultErrorResult || f.Kind == FaultLimitData:
 		return fmt.Sprintf("%s#%d event %d (seq %d)", f.StreamKind, f.Stream, f.Event+1, f.Seq)
 	case f.Event == 0:
 		return fmt.Sprintf("%s#%d before its first event", f.StreamKind, f.Stream)
@@ -175,6 +186,24 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s: %s sent with CRLF line ends, in pieces written %s apart (inside a line, between CR and LF, inside the data and a UTF-8 character of it)", f.Kind, f.Where(), sliceGap)
 	case FaultLateResult:
 		return fmt.Sprintf("%s: once the client cancels it, a result sent all the same to %s", f.Kind, f.Where())
+	case FaultTimeout:
+		return fmt.Sprintf("%s: POST %d never answered, its connection held open", f.Kind, f.Request)
+	case FaultStall:
+		return fmt.Sprintf("%s: %s#%d stalls before event %d%s: nothing more written, the stream held open", f.Kind, f.StreamKind, f.Stream, f.Event+1, seqNote(f.Seq))
+	case FaultMalformed:
+		return fmt.Sprintf("%s: %s sent with garbage (not JSON) in its data line", f.Kind, f.Where())
+	case FaultErrorResult:
+		return fmt.Sprintf("%s: %s, the response, sent as a JSON-RPC error (-32603) in place of the recorded result", f.Kind, f.Where())
+	case FaultLimitData:
+		return fmt.Sprintf("%s: %s#%d dropped inside event %d%s, half of it written", f.Kind, f.StreamKind, f.Stream, f.Event+1, seqNote(f.Seq))
+	case FaultListChanged:
+		return fmt.Sprintf("%s: notifications/tools/list_changed (chaos's own) on %s#%d, a tools/call's stream, before its response (seq %d)", f.Kind, f.StreamKind, f.Stream, f.Seq)
+	case FaultEarlyPing:
+		return fmt.Sprintf("%s: a ping from the server (chaos's own) on %s#%d, initialize's stream, before its response (seq %d)", f.Kind, f.StreamKind, f.Stream, f.Seq)
+	case FaultExit:
+		return fmt.Sprintf("%s: the server exits at %s, before answering it: its stdout ends, nothing more is read", f.Kind, f.Where())
+	case FaultRedeliver:
+		return fmt.Sprintf("%s: %s#%d dropped after %d event(s)%s, its resumption sending those events again (a server request among them) before the rest", f.Kind, f.StreamKind, f.Stream, f.Event, seqNote(f.Seq))
 	case FaultRetry:
 		return fmt.Sprintf("%s: %s#%d's priming event given retry: %d (ms), the stream dropped after %d event(s)%s", f.Kind, f.StreamKind, f.Stream, f.Delay.Milliseconds(), f.Event, seqNote(f.Seq))
 	case FaultCloseEarly:
@@ -201,11 +230,15 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 	switch k {
 	case FaultDelay, FaultLateResult:
 		return true
+	case FaultExit:
+		return t == store.Stdio // a server process
 	case FaultReorder:
 		return t != store.Stdio // notifications on different streams
 	case FaultCut, Fault503:
 		return t == store.StreamableHTTP || t == store.LegacySSE
-	case FaultCutResumable, FaultResume404, FaultResumeLate, FaultRetry:
+	case FaultEarlyPing:
+		return t == store.StreamableHTTP && !modern // initialize's stream (2026-07-28 has no initialize)
+	case FaultCutResumable, FaultResume404, FaultResumeLate, FaultRetry, FaultRedeliver:
 		return t == store.StreamableHTTP && !modern // no resumption in 2026-07-28
 	case FaultDropPriming:
 		return t == store.StreamableHTTP && rev >= "2025-11-25" && !modern
@@ -213,8 +246,12 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 		return t == store.StreamableHTTP && !modern // sessions and GET streams are gone in 2026-07-28
 	case FaultCloseEarly:
 		return t == store.StreamableHTTP && modern
-	case FaultResetPeer, FaultEmptyResponse:
+	case FaultResetPeer, FaultEmptyResponse, FaultTimeout:
 		return t == store.StreamableHTTP // a POST answered on its own connection
+	case FaultStall, FaultMalformed, FaultErrorResult, FaultListChanged:
+		return t == store.StreamableHTTP || t == store.LegacySSE // a stream of events
+	case FaultLimitData:
+		return t == store.StreamableHTTP || t == store.LegacySSE // bytes on a connection
 	case FaultSlicer:
 		return t == store.StreamableHTTP || t == store.LegacySSE // SSE framing
 	}
@@ -223,8 +260,8 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 
 // Injected reports whether this replay injects kind k over transport t:
 // the kinds Allowed admits that are built. Streamable HTTP sessions of
-// the initialize era get every kind but close-early (reset_peer,
-// EMPTY_RESPONSE and slicer there only so far);
+// the initialize era get every kind but close-early (the OptIn kinds
+// there only so far);
 // 2026-07-28 exchanges get cut (without event ids: the request is lost),
 // close-early, 503 and delay; stdio gets delay and late-result (it has
 // no streams to cut: a cut there is the server exiting); the 2024-11-05
@@ -240,7 +277,7 @@ func Injected(k FaultKind, t store.Transport, rev string) bool {
 	case t == store.StreamableHTTP:
 		return k != FaultCloseEarly
 	case t == store.Stdio:
-		return k == FaultDelay || k == FaultLateResult
+		return k == FaultDelay || k == FaultLateResult || k == FaultExit
 	case t == store.LegacySSE:
 		return k == FaultDelay || k == Fault503 || k == FaultCut
 	}
@@ -291,8 +328,8 @@ func (c Config) Plan(rec *store.Recording) []Fault {
 		if (f.Stream > 0 && usedStream[f.Stream]) || (f.Request > 0 && usedRequest[f.Request]) || (f.Other > 0 && usedStream[f.Other]) {
 			continue
 		}
-		if k == FaultExpire && slices.ContainsFunc(plan, func(g Fault) bool { return g.Kind == FaultExpire }) {
-			continue // one expiry per session
+		if (k == FaultExpire || k == FaultExit) && slices.ContainsFunc(plan, func(g Fault) bool { return g.Kind == k }) {
+			continue // one expiry, or one exit, per session
 		}
 		switch k {
 		case FaultDelay:
@@ -308,10 +345,11 @@ func (c Config) Plan(rec *store.Recording) []Fault {
 		}
 		plan = append(plan, f)
 	}
-	// After an expiry nothing of the session is served: no fault later.
+	// After an expiry (or the server's exit) nothing of the session is
+	// served: no fault later.
 	for _, f := range plan {
-		if f.Kind == FaultExpire {
-			plan = slices.DeleteFunc(plan, func(g Fault) bool { return g.Kind != FaultExpire && position(g) >= f.Request })
+		if f.Kind == FaultExpire || f.Kind == FaultExit {
+			plan = slices.DeleteFunc(plan, func(g Fault) bool { return g.Kind != f.Kind && position(g) >= position(f) })
 		}
 	}
 	slices.SortStableFunc(plan, func(a, b Fault) int { return position(a) - position(b) })
@@ -419,6 +457,14 @@ var sitesOf = map[FaultKind]func(rec *store.Recording, st *store.Stream, base Fa
 	FaultResetPeer:     sitesLost,
 	FaultEmptyResponse: sitesLost,
 	FaultSlicer:        sitesSlicer,
+	FaultTimeout:       sitesLost,
+	FaultStall:         sitesStall,
+	FaultMalformed:     sitesMalformed,
+	FaultErrorResult:   sitesErrorResult,
+	FaultLimitData:     sitesLimitData,
+	FaultRedeliver:     sitesRedeliver,
+	FaultEarlyPing:     sitesEarlyPing,
+	FaultListChanged:   sitesListChanged,
 }
 
 // resumedInRecording reports whether the recording itself resumes stream
@@ -474,6 +520,8 @@ func stdioSites(k FaultKind, rec *store.Recording) []Fault {
 			out = append(out, Fault{Kind: k, Seq: req.Seq})
 		}
 		slices.SortFunc(out, func(a, b Fault) int { return int(a.Seq - b.Seq) })
+	case FaultExit:
+		out = exitSites(rec)
 	}
 	return out
 }

@@ -104,11 +104,16 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 	}
 	// The kinds drawn only when named: never by default, and where named
 	// at a POST of a request (from POST 3), or an event of a POST's
-	// stream, over Streamable HTTP of the initialize era only.
-	rec := loadCassette(t, "gosdk-http-2025-11-25.jsonl")[0]
+	// stream (from POST 3, but early-ping: initialize's), over Streamable
+	// HTTP of the initialize era only; exit over stdio only.
+	http := loadCassette(t, "gosdk-http-2025-11-25.jsonl")[0]
 	for _, k := range FaultKinds() {
 		if !OptIn(k) {
 			continue
+		}
+		rec, others := http, []string{"gosdk-stdio-2025-11-25.jsonl", "multi-gosdk-sse.jsonl", "multi-gosdk-http-2026-07-28.jsonl"}
+		if k == FaultExit { // stdio only
+			rec, others = loadCassette(t, "gosdk-stdio-2025-11-25.jsonl")[0], []string{"gosdk-http-2025-11-25.jsonl", "multi-gosdk-sse.jsonl", "multi-gosdk-http-2026-07-28.jsonl"}
 		}
 		for seed := uint64(1); seed <= 50; seed++ {
 			if slices.ContainsFunc(Config{Seed: seed}.Plan(rec), func(f Fault) bool { return f.Kind == k }) {
@@ -119,12 +124,20 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 		switch {
 		case len(plan) == 0:
 			t.Errorf("%s named: no fault drawn", k)
-		case k == FaultSlicer && (plan[0].StreamKind != store.PostStream || plan[0].Seq == 0):
+		case k == FaultExit && (plan[0].Seq == 0 || plan[0].Stream != 0):
+			t.Errorf("%s named: plan %v; want requests of the stdio session", k, plan)
+		case k == FaultExit:
+		case plan[0].Request == 0 && (plan[0].StreamKind != store.PostStream || plan[0].Seq == 0):
 			t.Errorf("%s named: plan %v; want events of POST streams", k, plan)
-		case k != FaultSlicer && plan[0].Request < 3:
+		case k == FaultEarlyPing && faultPost(rec, plan[0]) != 1:
+			t.Errorf("%s named: plan %v; want initialize's stream", k, plan)
+		case k == FaultEarlyPing:
+		case plan[0].Request == 0 && faultPost(rec, plan[0]) < 3:
+			t.Errorf("%s named: plan %v; want events of POSTs from 3", k, plan)
+		case plan[0].Request != 0 && plan[0].Request < 3:
 			t.Errorf("%s named: plan %v; want faults at POSTs from 3", k, plan)
 		}
-		for _, other := range []string{"gosdk-stdio-2025-11-25.jsonl", "multi-gosdk-sse.jsonl", "multi-gosdk-http-2026-07-28.jsonl"} {
+		for _, other := range others {
 			for _, r := range loadCassette(t, other) {
 				if p := (Config{Seed: 1, Kinds: []FaultKind{k}}).Plan(r); len(p) != 0 {
 					t.Errorf("%s: %s drawn over %s: %v", other, k, r.Session.Transport, p)

@@ -49,8 +49,10 @@ type Hook struct {
 	// on a stream: a delay, a dropped priming event, a late resumption.
 	awaiting map[liveStream]*injection
 	// retry are the retry faults injected on a stream's priming event,
-	// whose cut is still to come.
-	retry map[liveStream]*injection
+	// whose cut is still to come; limited the limit_data faults whose
+	// half event is being written, to be cut once it was; redeliver the
+	// redeliver faults whose resumption is still to come.
+	retry, limited, redeliver map[liveStream]*injection
 	// sessions are the live sessions, in the order they began, for the
 	// faults they never reached; pool stands for the 2026-07-28
 	// exchanges.
@@ -166,6 +168,9 @@ type injection struct {
 	// fault, on a connection nothing came on before: this client's or
 	// another's, the wire does not tell ("" when none; see judge).
 	freshInit string
+	// asked and askedMethods are the ids and methods of the server
+	// requests a redeliver sends again.
+	asked, askedMethods []string
 	// first: a reorder's other notification was sent before the held
 	// one (delivered: the held one too); timedOut: it never came within
 	// Delay, and the held one went anyway. more: the recorded client
@@ -184,6 +189,8 @@ func (h *Hook) state() *Hook {
 		h.posts = map[*replayer.Session]int{}
 		h.awaiting = map[liveStream]*injection{}
 		h.retry = map[liveStream]*injection{}
+		h.limited = map[liveStream]*injection{}
+		h.redeliver = map[liveStream]*injection{}
 		h.sent = map[liveSeq]int{}
 		h.pool = &replayer.Session{}
 		h.stdio = map[*replayer.Session]*stdioState{}
@@ -319,6 +326,13 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 		cs.posts[ls]++
 		n = cs.posts[ls]
 	}
+	if r.Method == http.MethodPost && isPingAnswer(body) {
+		// The answer to chaos's own ping: the recording expects none.
+		cs.posts[ls]--
+		cs.answered[r] = true
+		cs.mu.Unlock()
+		return replayer.Action{Status: http.StatusAccepted}
+	}
 	if cs.posts[ls] <= 1 {
 		// The opening request (or a GET before it): no fault goes
 		// there, and the session it follows is not known until it is
@@ -360,6 +374,8 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 		return jsonError(http.StatusNotFound, -32001, "Session not found")
 	case unavailable != nil:
 		return unavailable503()
+	case lost != nil && lost.Kind == FaultTimeout:
+		return cs.hang(p, lost)
 	case lost != nil:
 		return noAnswer(lost)
 	}
@@ -454,6 +470,12 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 	n := p.StreamNumber
 	key := liveStream{ls, n}
 	cs.mu.Lock()
+	if inj := cs.redeliver[key]; inj != nil {
+		// The first event of a redeliver's resumption.
+		delete(cs.redeliver, key)
+		cs.mu.Unlock()
+		return again(p, inj, f)
+	}
 	sent := cs.events[key]
 	inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool {
 		if g.Stream != n || g.Event != sent {
@@ -468,7 +490,7 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 			return sent == 0
 		case FaultReorder:
 			return g.Seq == f.Seq
-		case FaultSlicer:
+		case FaultSlicer, FaultStall, FaultMalformed, FaultErrorResult, FaultLimitData, FaultEarlyPing, FaultListChanged:
 			return true
 		}
 		return false
@@ -480,11 +502,8 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 			cs.retry[key] = inj
 		}
 	}
-	if ok && (inj.Kind == FaultDelay || inj.Kind == FaultSlicer) {
-		cs.awaiting[key] = inj
-	}
-	if ok && inj.Kind == FaultSlicer {
-		inj.body = cs.bodyOfLocked(r) // to tell a re-sent request
+	if ok {
+		cs.armLocked(inj, p, key, sent)
 	}
 	var hold *reorderHold
 	if ok && inj.Kind == FaultReorder {
@@ -505,9 +524,12 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 	if hold != nil {
 		return cs.hold(p, hold)
 	}
+	if a, ok := rewritten(inj, f); ok {
+		return a
+	}
 	switch inj.Kind {
-	case FaultSlicer:
-		return replayer.Action{Pieces: slice(f.Raw), Gap: sliceGap}
+	case FaultStall:
+		return cs.stall(p, inj)
 	case FaultCut:
 		return replayer.Action{Cut: true}
 	case FaultRetry:
@@ -572,7 +594,7 @@ func (cs *Hook) after(p *replayer.Point) bool {
 	sent := cs.events[key]
 	inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool {
 		return g.Stream == n && g.Event == sent && g.Event > 0 &&
-			(g.Kind == FaultCutResumable || g.Kind == FaultCut || g.Kind == FaultResume404 || g.Kind == FaultResumeLate)
+			(g.Kind == FaultCutResumable || g.Kind == FaultCut || g.Kind == FaultResume404 || g.Kind == FaultResumeLate || g.Kind == FaultRedeliver)
 	})
 	if ok {
 		cs.cutLocked(inj, p, lastEventSent(rec, st, sent))
@@ -580,10 +602,22 @@ func (cs *Hook) after(p *replayer.Point) bool {
 			// HTTP+SSE: the session is the stream; with it gone, its
 			// endpoint answers 404 from now on, and no fault follows.
 			cs.expired[ls] = inj
-		} else if inj.Kind == FaultCutResumable {
+		} else if inj.Kind == FaultCutResumable || inj.Kind == FaultRedeliver {
 			// Passed only once the rest reached the client: the next
 			// event sent on this stream is its resumption's.
 			cs.awaiting[key] = inj
+		}
+		if inj.Kind == FaultRedeliver {
+			cs.redeliverLocked(inj, p, sent)
+		}
+	}
+	limited := cs.limited[key]
+	if limited != nil {
+		// The half event of a limit_data went: drop the stream now.
+		delete(cs.limited, key)
+		cs.cutLocked(limited, p, limited.lastID)
+		if limited.lastID != "" {
+			cs.awaiting[key] = limited // passed once the rest reached the client
 		}
 	}
 	retry := cs.retry[key]
@@ -599,5 +633,5 @@ func (cs *Hook) after(p *replayer.Point) bool {
 	if ok {
 		cs.announce(inj)
 	}
-	return ok || retry != nil
+	return ok || retry != nil || limited != nil
 }

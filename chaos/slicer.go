@@ -2,7 +2,6 @@ package chaos
 
 import (
 	"bytes"
-	"net/http"
 	"time"
 	"unicode/utf8"
 
@@ -76,18 +75,8 @@ func slice(raw []byte) [][]byte {
 // judgeSlicer judges a client sent a sliced event: it carried on without
 // sending the request again: pass; it sent it again (it did not put the
 // event together), or nothing more where the recorded client went on:
-// fail.
+// fail; the event not written whole (the client left first): not
+// observed.
 func judgeSlicer(inj *injection, mine []chaosAction) (string, Verdict) {
-	if !inj.delivered {
-		return "the sliced event was not seen written whole (the client left, or the stream ended first)", VerdictNotObserved
-	}
-	for _, a := range mine {
-		switch {
-		case a.method == http.MethodPost && inj.body != "" && a.body == inj.body:
-			return "sent the request again: it did not put the sliced event together", VerdictFail
-		case a.method == http.MethodDelete || a.method == http.MethodPost && a.rpcMethod != "":
-			return "took the sliced event and carried on (next: " + describe(a) + ")", VerdictPass
-		}
-	}
-	return silent(inj, "sent nothing more after the sliced event")
+	return judgeTook(inj, mine, "sliced event", "it did not put the sliced event together")
 }

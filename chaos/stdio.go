@@ -8,9 +8,10 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// Chaos replay over stdio: delays before server frames and late results.
-// Stdio has no streams to cut or resume: a cut there would be the server
-// exiting, which is not a fault a client can recover from.
+// Chaos replay over stdio: delays before server frames, late results,
+// and the server exiting at a request. Stdio has no streams to cut or
+// resume: the cut there is the server exiting (exit), after which nothing
+// of the client is on the wire.
 
 // stdioState is what chaos keeps of one stdio session.
 type stdioState struct {
@@ -47,6 +48,13 @@ func (cs *Hook) stdioLine(p *replayer.Point) replayer.Action {
 		sc.lateFor[string(live.ID)] = p.Matched // the leader's: the plan is drawn from it
 	}
 	cs.actions = append(cs.actions, a)
+	if p.Matched != nil && live.Kind == jsonrpc.KindRequest {
+		if inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool { return g.Kind == FaultExit && g.Seq == p.Matched.Seq }); ok {
+			inj.rpcMethod, inj.rpcID = live.Method, string(live.ID)
+			defer cs.announce(inj)
+			return replayer.Action{Stop: true}
+		}
+	}
 	req := sc.lateFor[a.cancels]
 	if a.cancels == "" || req == nil {
 		return replayer.Action{}
@@ -109,4 +117,25 @@ func (cs *Hook) stdioAfter(p *replayer.Point) {
 		inj.delivered, inj.at = true, len(cs.actions)-1
 		delete(sc.late, p.Frame)
 	}
+}
+
+// exitSites returns the requests of a stdio session, initialize aside,
+// that the recorded server answered: where it can exit instead.
+func exitSites(rec *store.Recording) []Fault {
+	var out []Fault
+	for i := range rec.Frames {
+		f := &rec.Frames[i]
+		if f.Direction == store.ClientToServer && f.Kind == store.KindRequest && f.Method != "initialize" && answerAfter(rec, f) != nil {
+			out = append(out, Fault{Kind: FaultExit, Seq: f.Seq})
+		}
+	}
+	return out
+}
+
+// judgeExit judges a client whose server exited at its request: what it
+// did then is not on the wire replay sees (the server is gone); a client
+// must read the end, fail the request and not wait for its answer, which
+// a test of the client, not the verdict, can check.
+func judgeExit(inj *injection) (string, Verdict) {
+	return "met the server's exit at its " + inj.rpcMethod + " (id " + inj.rpcID + "): what it did next is not on the wire (the server is gone)", VerdictNotObserved
 }

@@ -2,12 +2,14 @@ package chaos
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -43,17 +45,31 @@ func kindNeeds(k FaultKind) string {
 		return "a standalone GET stream that carries no message"
 	case FaultLateResult:
 		return "a request the recorded client cancelled"
-	case FaultExpire, Fault503, FaultResetPeer, FaultEmptyResponse:
+	case FaultExpire, Fault503, FaultResetPeer, FaultEmptyResponse, FaultTimeout:
 		return "at least three POSTs (any Streamable HTTP recording of the initialize era)"
 	case FaultDelay, FaultSlicer:
 		return "an SSE answer (any Streamable HTTP recording)"
+	case FaultStall:
+		return "an SSE answer with two events or more, from POST 3 (any Streamable HTTP recording)"
+	case FaultMalformed:
+		return "a notification before a response on a POST's SSE answer (a call with progress or logging)"
+	case FaultErrorResult:
+		return "a result sent as an SSE event, from POST 3"
+	case FaultLimitData:
+		return "an SSE answer with two events or more, from POST 3; with event ids, a resumption served by chaos"
+	case FaultListChanged:
+		return "a tools/call answered with an SSE stream, from POST 3, by a server that declared tools.listChanged"
+	case FaultEarlyPing:
+		return "initialize answered with an SSE stream (any Streamable HTTP recording of the initialize era whose server streams its answers)"
+	case FaultRedeliver:
+		return "SSE answers with event ids and a server request before the response (sampling, elicitation, roots); no recorded resumption needed"
 	}
 	return ""
 }
 
 // rawTable runs each raw client of the confusion matrix once, with the
 // first seed, and writes the table of what the judge said of it.
-func rawTable(t *testing.T, recs map[bool]*store.Recording) string {
+func rawTable(t *testing.T, recs freshRecordings) string {
 	var b strings.Builder
 	b.WriteString("| kind | cassette it needs | raw client (`chaos/confusion_test.go`) | verdict |\n|---|---|---|---|\n")
 	for _, k := range FaultKinds() {
@@ -78,10 +94,15 @@ func rawTable(t *testing.T, recs map[bool]*store.Recording) string {
 	return b.String()
 }
 
+// sdkDeadline is, for the kinds whose request nothing answers, the
+// deadline the Go SDK client's run is given: it has no request timeout
+// of its own, and without one would wait for the chaos script's own limit.
+var sdkDeadline = map[FaultKind]time.Duration{FaultTimeout: 3 * time.Second, FaultStall: 3 * time.Second}
+
 // goSDKTable runs the Go SDK client in process (chaos script
 // "confusion") under each kind with each of tableSeeds, and writes the
 // table of its verdicts.
-func goSDKTable(t *testing.T, recs map[bool]*store.Recording) string {
+func goSDKTable(t *testing.T, recs freshRecordings) string {
 	var b strings.Builder
 	b.WriteString("| kind | cassette it needs | Go SDK v1.8.0 client, in process (seeds 1–3) |\n|---|---|---|\n")
 	for _, k := range FaultKinds() {
@@ -93,11 +114,20 @@ func goSDKTable(t *testing.T, recs map[bool]*store.Recording) string {
 		bySeeds := map[string][]string{} // seeds by cell
 		for _, seed := range tableSeeds {
 			h, _ := rawReplay(t, []*store.Recording{rec}, Config{Seed: seed, Kinds: []FaultKind{k}, Rate: 1}, nil, func(url string) {
-				mcptest.ChaosRun(t.Context(), &mcp.StreamableClientTransport{Endpoint: url}, &mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, "confusion")
+				ctx := t.Context()
+				if d := sdkDeadline[k]; d > 0 {
+					var cancel context.CancelFunc
+					ctx, cancel = context.WithTimeout(ctx, d)
+					defer cancel()
+				}
+				mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.Implementation{Name: mcptest.ClientName, Version: mcptest.ClientVersion}, confusionScript(k))
 			})
 			cell := "not reached"
 			if res := h.Results(); len(res) > 0 {
 				cell = fmt.Sprintf("**%s**: %s", res[0].Verdict, stripIDs(res[0].Did))
+			}
+			if d := sdkDeadline[k]; d > 0 {
+				cell = fmt.Sprintf("(run with a %s deadline on its context: the client has no request timeout of its own) %s", d, cell)
 			}
 			if bySeeds[cell] == nil {
 				cells = append(cells, cell)
@@ -147,7 +177,7 @@ func between(t *testing.T, doc []byte, begin, end string) (int, int) {
 // client in process, the TypeScript SDK client and Inspector's CLI got
 // under each kind (seeds 1–3).
 func TestChaosTable(t *testing.T) {
-	recs := map[bool]*store.Recording{true: recordFresh(t, true), false: recordFresh(t, false)}
+	recs := recordConfusion(t)
 	path := filepath.Join("..", "docs", "chaos.md")
 	doc, err := os.ReadFile(path)
 	if err != nil {

@@ -74,7 +74,9 @@ const (
 	AtEnd
 	// AtLine: over stdio, the client sent Body; Matched is the recorded
 	// request it matched in Recording, nil when none. Send is written to
-	// the client.
+	// the client; Stop ends the session there, as a server that exits
+	// would: nothing more is read or written, and ServeStdio returns
+	// (closing the client where it can, so that it reads the end).
 	AtLine
 	// AtStart: live Session began (an HTTP session, once issued, or a
 	// stdio session). The Action is ignored.

@@ -62,7 +62,8 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	wg.Go(func() { w.run(ctx) })
+	written := make(chan struct{}) // the writer is done
+	wg.Go(func() { defer close(written); w.run(ctx) })
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
 	wg.Go(func() { readLines(ctx, client, lines, readErr) })
@@ -70,12 +71,19 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 	// ordinary end the writer still drains what is queued.
 	stop := context.AfterFunc(parent, func() { unblock(client) })
 	defer stop()
+	exited := false // the Hook ended the session, as a server that exits
 	finish := func(err error) (*Report, error) {
 		if err != nil && !errors.Is(err, io.EOF) {
 			s.logger().Warn("reading from the client failed", "err", err)
 		}
 		close(w.queue)
-		stopped := parent.Err() != nil || s.closed()
+		if exited {
+			// What the server wrote before it exited reaches the
+			// client, then the end.
+			<-written
+			unblock(client)
+		}
+		stopped := exited || parent.Err() != nil || s.closed()
 		cancel()
 		waited := make(chan struct{})
 		go func() { wg.Wait(); close(waited) }()
@@ -118,7 +126,11 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 		}
 		select {
 		case line := <-lines:
-			s.handle(ctx, cur, rep, w, line)
+			if s.handle(ctx, cur, rep, w, line) {
+				s.logger().Info("the session ends here, as a server that exits would (a fault of the Hook)")
+				exited = true
+				return finish(nil)
+			}
 		case err := <-readErr:
 			// The client sent all it will: nothing it sends can come
 			// before what is held in recorded order.
@@ -241,7 +253,9 @@ func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *
 	}
 }
 
-func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, line []byte) {
+// handle answers one line of the client; exit reports that the Hook ends
+// the session there (AtLine's Stop).
+func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, line []byte) (exit bool) {
 	rep.Received++
 	if w.sess != nil {
 		a := s.act(ctx, Point{Where: AtReceive, Session: w.sess, Body: line, Recording: cur.leader().rec.Recording})
@@ -270,7 +284,11 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 		if live.Kind == jsonrpc.KindRequest {
 			matched = rc.matched[cur.leader()]
 		}
-		if a := s.act(ctx, Point{Where: AtLine, Session: w.sess, Body: live.Raw, Recording: cur.leader().rec.Recording, Matched: matched}); a.Send != nil {
+		a := s.act(ctx, Point{Where: AtLine, Session: w.sess, Body: live.Raw, Recording: cur.leader().rec.Recording, Matched: matched})
+		if a.Stop {
+			return true
+		}
+		if a.Send != nil {
 			w.send(ctx, []outFrame{{Data: append(a.Send, '\n')}})
 		}
 	}
@@ -308,6 +326,7 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 	if reply := noMatchReply(live, mm); reply != nil {
 		w.send(ctx, []outFrame{{Data: append(reply, '\n')}})
 	}
+	return false
 }
 
 // serverClosedFirst reports whether the recorded server closed its stdout

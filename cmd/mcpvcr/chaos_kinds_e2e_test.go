@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -337,4 +338,71 @@ func TestChaos_InspectorCLISSE(t *testing.T) {
 		})
 	}
 	checkChaosFired(t, fired, seeds, store.LegacySSE, mcptest.V20241105)
+}
+
+// TestChaos_StdioExit: chaos kind exit, the server exiting at a request
+// before its answer, on a stdio recording made fresh by the test (mcpvcr
+// record of the Go SDK test server, chaos script "confusion"). The Go SDK
+// client, with replay as its server process, reads the end: the call the
+// server exited at fails as a closed connection, not at its context's
+// deadline, and so does every later one; replay names the fault, judges
+// it not observed (nothing of the client is on the wire once the server
+// is gone) and exits 0; both runs of a seed draw the same fault.
+func TestChaos_StdioExit(t *testing.T) {
+	parallel(t) // each replay waits on its client, not on the CPU
+	server := mcptest.BuildServer(t)
+	db := filepath.Join(t.TempDir(), "exit.db")
+	var recErr bytes.Buffer
+	rec := exec.Command(mcpvcrBin, "record", "--cassette", db, "--name", "exit", "--", server)
+	rec.Stderr = &recErr
+	saw := mcptest.ChaosRun(testCtx(t), &mcp.CommandTransport{Command: rec}, upgradedClient, "confusion")
+	want := []string{"connected", "tools/list: ok", "echo: ok", "progress: ok", "logging/setLevel: ok", "log: ok", "slow: ok", "add: ok", "close: ok"}
+	if code := rec.ProcessState.ExitCode(); code != 0 || !slices.Equal(saw, want) {
+		t.Fatalf("recording: mcpvcr record exited %d, the client saw %q; want %q\n%s", code, saw, want, recErr.String())
+	}
+	for _, seed := range []uint64{1, 2, 3} {
+		t.Run(fmt.Sprint("seed", seed), func(t *testing.T) {
+			var first string
+			for run := range 2 {
+				var stderr syncBuffer
+				rep := exec.Command(mcpvcrBin, "replay", "--stdio", "--cassette", db, "--chaos", fmt.Sprint(seed), "--chaos-faults", "exit")
+				rep.Stderr = &stderr
+				saw := mcptest.ChaosRun(testCtx(t), &mcp.CommandTransport{Command: rep, TerminateDuration: 5 * time.Second}, upgradedClient, "confusion")
+				t.Logf("run %d: the Go SDK client saw %q", run+1, saw)
+				if rep.ProcessState == nil && rep.Process != nil {
+					_ = rep.Process.Kill()
+					_ = rep.Wait()
+				}
+				out := stderr.String()
+				faults, kinds, verdicts := chaosFaults(out)
+				if len(faults) != 1 || kinds[0] != "exit" || verdicts[0] != "not observed" {
+					t.Fatalf("run %d: faults %q (%q, %q); want one exit, not observed:\n%s", run+1, faults, kinds, verdicts, out)
+				}
+				checkChaosExit(t, seed, rep.ProcessState.ExitCode(), out)
+				if code := rep.ProcessState.ExitCode(); code != 0 {
+					t.Errorf("run %d: replay exited %d; want 0:\n%s", run+1, code, out)
+				}
+				// The call at the exit fails as the connection closed; the
+				// script's slow step fails first at its own wait for a
+				// progress notification (5 s), then the SDK says the end.
+				failed := slices.IndexFunc(saw, func(s string) bool { return !strings.HasSuffix(s, ": ok") && s != "connected" })
+				if failed >= 0 && strings.HasPrefix(saw[failed], "slow: wait for progress") {
+					failed++
+				}
+				if failed < 0 || failed >= len(saw) || !strings.Contains(saw[failed], "EOF") {
+					t.Errorf("run %d: the client saw %q; want the call at the exit to fail as the connection closed (EOF), not at a deadline", run+1, saw)
+				}
+				for _, s := range saw[max(failed, 0)+1:] {
+					if strings.HasSuffix(s, ": ok") && !strings.HasPrefix(s, "close") {
+						t.Errorf("run %d: %q succeeded after the server exited", run+1, s)
+					}
+				}
+				if run == 0 {
+					first = faults[0]
+				} else if faults[0] != first {
+					t.Errorf("run 2 drew %q; run 1 %q", faults[0], first)
+				}
+			}
+		})
+	}
 }

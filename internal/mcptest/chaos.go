@@ -18,8 +18,8 @@ type chaosCall struct {
 // steps of [Script] that need no waiting (tools, resources, prompts,
 // sampling, elicitation, roots, a failing tool) and the slow call it
 // cancels once its "started" progress came, and "run0", run 0 of the
-// multi-session cassettes (echo "run 0"), "reorder" and "confusion" (see
-// there).
+// multi-session cassettes (echo "run 0"), "reorder", "confusion" and
+// "asks" (see there).
 var chaosScripts = map[string][]chaosCall{
 	"script": {
 		{"echo", map[string]any{"text": "hello"}, nil},
@@ -52,6 +52,12 @@ var chaosScripts = map[string][]chaosCall{
 		{"log", map[string]any{}, mcp.Meta{"progressToken": logToken}},
 		{"slow", nil, nil},
 		{"add", map[string]any{"a": 2, "b": 3}, nil},
+	},
+	// "asks": a call the server answers only once the client answered
+	// its request (roots/list, on the call's stream), and one after it.
+	"asks": {
+		{"roots", map[string]any{}, nil},
+		{"echo", map[string]any{"text": "after"}, nil},
 	},
 	// "reorder": tool notify of ReorderHandler, between a level set and
 	// an echo (the request after the reorder).
