@@ -215,6 +215,6 @@ func tailNote(ch []Change) string {
 	for _, c := range ch {
 		parts = append(parts, string(c.Kind)+" "+c.Path)
 	}
-	return "what the server sent on its own differs only after one session had ended, or as a session ended after the client's last step (" + strings.Join(parts, "; ") +
-		"): whether it came within the session is timing, not the server's behaviour, so it is not counted as a difference"
+	return "what the server sent on its own differs only after one of the sessions had ended (" + strings.Join(parts, "; ") +
+		"): that session cannot say whether it would have come, so it is not counted as a difference"
 }

@@ -102,10 +102,9 @@ type conversation struct {
 	exchanges []*exchange
 	server    traffic
 	// own is what the server sent on its own (server, in order) with
-	// when each came; lastStep is when the client's last request or
-	// notification went, end when the session ended.
-	own           []ownMsg
-	lastStep, end time.Duration
+	// when each came; end is when the session ended.
+	own []ownMsg
+	end time.Duration
 }
 
 // ownMsg is one message the server sent on its own, and when.
@@ -116,23 +115,17 @@ type ownMsg struct {
 	at      time.Duration
 }
 
-// edge is how close to a session's end what the server sent on its own
-// after the client's last step is timing, not behaviour (see certain).
-const edge = 250 * time.Millisecond
-
 // certain returns what the server sent on its own whose presence the
 // session says something about, in a comparison with a session that
-// lasted until other: what came before other, and not at the session's
-// edge (after the client's last step and within edge of its end).
-// Whether a session holds the rest turns on timing, not on the server: a
-// server that speaks on a timer of its own (server-everything asks for
-// the roots 350 ms after initialized) lands inside a session or outside
-// it by how loaded the machine was, and a session shorter than the
-// other one cannot say what the server would have sent after it ended.
+// lasted until other: what came before other ended. A session shorter
+// than the other cannot say what the server would have sent after it
+// ended, and a server that speaks on a timer of its own (server-everything
+// asks for the roots 350 ms after initialized) lands inside a session or
+// after it by how long the client stayed and how loaded the machine was.
 func (c *conversation) certain(other time.Duration) traffic {
 	t := traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}
 	for _, o := range c.own {
-		if o.at > other || (o.at > c.lastStep && o.at > c.end-edge) {
+		if o.at > other {
 			continue
 		}
 		if o.request {
@@ -154,9 +147,6 @@ func converse(rec *store.Recording) *conversation {
 	byMsg := map[int]*exchange{} // client request message -> its exchange
 	for i, x := range model.Msgs {
 		m := x.M
-		if x.Frame.Direction == store.ClientToServer && (m.Kind == jsonrpc.KindRequest || m.Kind == jsonrpc.KindNotification) {
-			c.lastStep = max(c.lastStep, x.Frame.Offset)
-		}
 		if x.Frame.Direction == store.ClientToServer {
 			switch {
 			case m.Kind == jsonrpc.KindRequest:
@@ -188,7 +178,6 @@ func converse(rec *store.Recording) *conversation {
 			c.own = append(c.own, ownMsg{false, m.Method, m.Params, x.Frame.Offset})
 		}
 	}
-	c.end = c.lastStep
 	for _, f := range rec.Frames {
 		c.end = max(c.end, f.Offset)
 	}
