@@ -58,7 +58,8 @@ func recordScript(t testing.TB, resumable bool, script string, want []string) *s
 // which the recorder keeps as an HTTP+SSE session answered 400) and
 // whose second is the Go SDK client's, recorded fresh with event ids and
 // no resumption. Chaos with one cut-resumable per session places the cut
-// in the client's session, the client resumes, and the verdict is pass.
+// in the client's session, the client (under another clientInfo)
+// resumes, and the verdict is pass.
 // Before, the live session's plan was pinned when it began, to the first
 // recorded session in the cassette, and nothing was injected.
 func TestChaos_ForeignSessionFirst(t *testing.T) {
@@ -81,7 +82,7 @@ func TestChaos_ForeignSessionFirst(t *testing.T) {
 	for seed := uint64(1); seed <= 3; seed++ {
 		var got []string
 		h, logs := rawReplay(t, recs, Config{Seed: seed, Kinds: []FaultKind{FaultCutResumable}, Rate: 1}, nil, func(url string) {
-			got = mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: url}, client, "confusion")
+			got = mcptest.ChaosRun(ctx, &mcp.StreamableClientTransport{Endpoint: url}, &mcp.Implementation{Name: "another-client", Version: "2"}, "confusion")
 		})
 		if !slices.Equal(got, live) {
 			t.Errorf("seed %d: the client saw %q; live %q", seed, got, live)
