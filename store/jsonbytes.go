@@ -50,6 +50,7 @@ func stringToken(b []byte) error {
 // its text, except where the text is not UTF-8 (encoding/json writes
 // U+FFFD for each such byte), which is decoded into new bytes.
 func decodeJSONString(b []byte, inPlace bool) ([]byte, error) {
+	b = bytes.Trim(b, " \t\r\n") // JSON's whitespace, which encoding/json allows around a value
 	if len(b) == 0 || string(b) == "null" {
 		return nil, nil
 	}

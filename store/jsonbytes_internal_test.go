@@ -21,7 +21,7 @@ func FuzzJSONBytes(f *testing.F) {
 		for _, inPlace := range []bool{false, true} {
 			text := bytes.Clone(b)
 			got, gerr := decodeJSONString(text, inPlace)
-			if string(b) == "null" {
+			if string(bytes.Trim(b, " \t\r\n")) == "null" {
 				if got != nil {
 					t.Fatalf("null decoded to %q", got)
 				}
@@ -34,8 +34,8 @@ func FuzzJSONBytes(f *testing.F) {
 				t.Fatalf("%q: decoded into its text, not new bytes", b)
 			}
 		}
-		var kept lineString
-		if err := json.Unmarshal(b, &kept); err != nil || string(b) != "null" && string(kept) != string(b) {
+		var kept lineString // encoding/json hands it the value without the whitespace around it
+		if err := json.Unmarshal(b, &kept); err != nil || string(bytes.Trim(b, " \t\r\n")) != "null" && string(kept) != string(bytes.Trim(b, " \t\r\n")) {
 			t.Fatalf("%q kept as %q (%v)", b, kept, err)
 		}
 	})
