@@ -91,7 +91,7 @@ func compare(a, b *conversation, oldInfo, newInfo SessionInfo, noise Noise) *Rep
 	if !a.server.empty() || !b.server.empty() {
 		sd := RequestDiff{Status: StatusSame}
 		if ch := compareValues(scope{}, a.server.value(), b.server.value(), noise); len(ch) > 0 {
-			if ca, cb := a.certain(b.end), b.certain(a.end); len(compareValues(scope{}, ca.value(), cb.value(), noise)) == 0 {
+			if ca, cb := a.certain(b), b.certain(a); len(compareValues(scope{}, ca.value(), cb.value(), noise)) == 0 {
 				r.Notes = append(r.Notes, tailNote(ch))
 			} else {
 				sd.Status, sd.Changes = StatusChanged, ch
@@ -215,6 +215,6 @@ func tailNote(ch []Change) string {
 	for _, c := range ch {
 		parts = append(parts, string(c.Kind)+" "+c.Path)
 	}
-	return "what the server sent on its own differs only after one of the sessions had ended (" + strings.Join(parts, "; ") +
+	return "what the server sent on its own differs only at or after the end of one of the sessions (" + strings.Join(parts, "; ") +
 		"): that session cannot say whether it would have come, so it is not counted as a difference"
 }

@@ -34,25 +34,29 @@ func edgeSession(t *testing.T, roots bool, rootsAt, end time.Duration) *store.Re
 }
 
 // TestCompare_ServerTrafficAtTheEdge: what the server sent on its own
-// after the other session had ended is timing (how long each client
-// stayed), not the server: a roots/list one session has there and the
-// other lacks is a note, not a difference. While both sessions were open
-// it is a difference, however near their ends.
+// after the other session had ended, or on a timer of its own that came
+// near that end (on the other session's clock: as long after the same
+// client message), is timing (how long each client stayed), not the
+// server: a roots/list one session has there and the other lacks is a
+// note, not a difference. Well before the other's end it is a
+// difference, and so is what came as a reply to the client's message
+// (within the reaction time), however near the end.
 func TestCompare_ServerTrafficAtTheEdge(t *testing.T) {
 	ms := time.Millisecond
-	plain := edgeSession(t, false, 0, 400*ms)
 	for _, tt := range []struct {
 		name    string
+		plain   *store.Recording // the session without the roots/list
 		other   *store.Recording
 		differs bool
 	}{
-		{"before the other session ended", edgeSession(t, true, 360*ms, 380*ms), true},
-		{"well before the end", edgeSession(t, true, 360*ms, 900*ms), true},
-		{"before the last step", edgeSession(t, true, 50*ms, 120*ms), true},
-		{"after the other session ended", edgeSession(t, true, 500*ms, 900*ms), false},
+		{"well before the other's end", edgeSession(t, false, 0, 400*ms), edgeSession(t, true, 250*ms, 900*ms), true},
+		{"before the last step", edgeSession(t, false, 0, 400*ms), edgeSession(t, true, 50*ms, 120*ms), true},
+		{"a reply at the other's end", edgeSession(t, false, 0, 110*ms), edgeSession(t, true, 102*ms, 900*ms), true},
+		{"a timer near the other's end", edgeSession(t, false, 0, 400*ms), edgeSession(t, true, 360*ms, 380*ms), false},
+		{"after the other session ended", edgeSession(t, false, 0, 400*ms), edgeSession(t, true, 500*ms, 900*ms), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			for _, pair := range [][2]*store.Recording{{plain, tt.other}, {tt.other, plain}} {
+			for _, pair := range [][2]*store.Recording{{tt.plain, tt.other}, {tt.other, tt.plain}} {
 				r := Compare(pair[0], pair[1], Noise{})
 				if r.Differs() != tt.differs {
 					t.Errorf("Differs() = %t; want %t (server %+v, notes %q)", r.Differs(), tt.differs, r.Server, r.Notes)

@@ -101,31 +101,52 @@ func (t *traffic) empty() bool { return len(t.requests) == 0 && len(t.notificati
 type conversation struct {
 	exchanges []*exchange
 	server    traffic
-	// own is what the server sent on its own (server, in order) with
-	// when each came; end is when the session ended.
-	own []ownMsg
-	end time.Duration
+	// steps is when the client sent each of its messages, in order; own
+	// is what the server sent on its own, in order, each placed after
+	// the client's latest message; end is when the session ended.
+	steps []time.Duration
+	own   []ownMsg
+	end   time.Duration
 }
 
-// ownMsg is one message the server sent on its own, and when.
+// ownMsg is one message the server sent on its own: after the client's
+// message steps[after] (-1: before any), since that message was sent.
 type ownMsg struct {
 	request bool
 	method  string
 	params  json.RawMessage
-	at      time.Duration
+	after   int
+	since   time.Duration
 }
 
-// certain returns what the server sent on its own whose presence the
-// session says something about, in a comparison with a session that
-// lasted until other: what came before other ended. A session shorter
-// than the other cannot say what the server would have sent after it
-// ended, and a server that speaks on a timer of its own (server-everything
-// asks for the roots 350 ms after initialized) lands inside a session or
+// reaction is how soon after a client's message what the server sends
+// is taken for its reply (an echo, a notification the message caused);
+// later, it may be the server's own timer (server-everything asks for
+// the roots 350 ms after initialized), which lands in a session or
 // after it by how long the client stayed and how loaded the machine was.
-func (c *conversation) certain(other time.Duration) traffic {
+const reaction = 100 * time.Millisecond
+
+// certain returns what the server sent on its own whose presence says
+// something about the server, compared with the session other: what
+// came, on other's clock (as long after the same client message as it
+// came here), before other had ended; for what came later than a
+// reaction, a margin before (100 ms and a tenth of the wait), since a
+// timer and the client's exit race. A session shorter than the other
+// cannot say what the server would have sent after it ended.
+func (c *conversation) certain(other *conversation) traffic {
 	t := traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}
 	for _, o := range c.own {
-		if o.at > other {
+		at := o.since
+		if o.after >= 0 {
+			if o.after >= len(other.steps) {
+				continue // the other client never got that far
+			}
+			at += other.steps[o.after]
+		}
+		if o.since > reaction {
+			at += 100*time.Millisecond + o.since/10
+		}
+		if at > other.end {
 			continue
 		}
 		if o.request {
@@ -148,6 +169,7 @@ func converse(rec *store.Recording) *conversation {
 	for i, x := range model.Msgs {
 		m := x.M
 		if x.Frame.Direction == store.ClientToServer {
+			c.steps = append(c.steps, x.Frame.Offset)
 			switch {
 			case m.Kind == jsonrpc.KindRequest:
 				e := &exchange{seq: x.Frame.Seq, method: m.Method, name: subject(m.Params), req: m}
@@ -168,14 +190,14 @@ func converse(rec *store.Recording) *conversation {
 			}
 		case jsonrpc.KindRequest:
 			c.server.requests[m.Method] = append(c.server.requests[m.Method], m.Params)
-			c.own = append(c.own, ownMsg{true, m.Method, m.Params, x.Frame.Offset})
+			c.own = append(c.own, c.placeOwn(true, m, x.Frame.Offset))
 		case jsonrpc.KindNotification:
 			if e := byMsg[x.Progress]; e != nil && m.Method == "notifications/progress" {
 				e.progress = append(e.progress, m.Params)
 				continue
 			}
 			c.server.notifications[m.Method] = append(c.server.notifications[m.Method], m.Params)
-			c.own = append(c.own, ownMsg{false, m.Method, m.Params, x.Frame.Offset})
+			c.own = append(c.own, c.placeOwn(false, m, x.Frame.Offset))
 		}
 	}
 	for _, f := range rec.Frames {
@@ -185,6 +207,16 @@ func converse(rec *store.Recording) *conversation {
 		c.end = max(c.end, st.Closed)
 	}
 	return c
+}
+
+// placeOwn places m, sent by the server on its own at at, after the
+// client's latest message.
+func (c *conversation) placeOwn(request bool, m jsonrpc.Message, at time.Duration) ownMsg {
+	o := ownMsg{request: request, method: m.Method, params: m.Params, after: len(c.steps) - 1, since: at}
+	if o.after >= 0 {
+		o.since = max(0, at-c.steps[o.after])
+	}
+	return o
 }
 
 // subject returns what a request is about: params.name (a tool or
