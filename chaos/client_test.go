@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpvcr/mcpvcr/replayer"
-
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -249,12 +247,11 @@ func TestChaos_DelayGetStreamClientDone(t *testing.T) {
 			plan := []Fault{{Kind: FaultDelay, Stream: 2, StreamKind: store.GetStream, Event: tt.event, Seq: f.Seq, Delay: time.Minute}}
 			delaying := make(chan struct{})
 			var once sync.Once
-			spy := func(p *replayer.Point) {
-				if p.Where == replayer.AtBefore && p.StreamNumber == 2 && p.Frame != nil && p.Frame.Seq == f.Seq {
-					once.Do(func() { close(delaying) })
-				}
-			}
-			h, logs := rawReplayWith(t, []*store.Recording{rec}, plan, spy, func(url string) {
+			// Delaying once the Hook announced the delay: taken, before
+			// its wait (a spy before the Hook would let the client close
+			// the stream before the delay was taken).
+			injected := func() { once.Do(func() { close(delaying) }) }
+			h, logs := rawReplayHook(t, []*store.Recording{rec}, Config{Seed: 1}, plan, nil, injected, func(url string) {
 				c := newRawClient(t, url, rec)
 				c.upTo(3)
 				status, read, closeGET := c.open()

@@ -3,12 +3,12 @@ package chaos
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -250,7 +250,7 @@ var confusionCases = map[FaultKind][]behaviour{
 			a := d.send(d.post)
 			done := make(chan struct{})
 			go func() { defer close(done); d.c.open("Last-Event-ID", a.lastID()) }()
-			<-d.reached
+			d.awaitReached()
 			d.c.cancel()
 			<-done
 			return false
@@ -298,7 +298,7 @@ var confusionCases = map[FaultKind][]behaviour{
 		{name: "leaves during it", want: VerdictFail, longDelay: true, react: func(d *driver) bool {
 			done := make(chan struct{})
 			go func() { defer close(done); d.send(d.post) }()
-			<-d.reached
+			d.awaitReached()
 			d.c.cancel()
 			<-done
 			return false
@@ -471,9 +471,18 @@ var giveUpCases = []behaviour{
 	{name: "waits for good", want: VerdictFail, react: func(d *driver) bool {
 		d.bg.Add(1)
 		go func() { defer d.bg.Done(); d.c.again(d.post, true) }()
-		<-d.reached
+		d.awaitReached()
 		return false
 	}},
+}
+
+// awaitReached waits until replay reached the fault, or the client's
+// time ran out (the run is then reported as hung).
+func (d *driver) awaitReached() {
+	select {
+	case <-d.reached:
+	case <-d.c.ctx.Done():
+	}
 }
 
 // held sends the faulted POST, waits until replay holds it, and gives
@@ -482,7 +491,7 @@ func (d *driver) held() {
 	ctx, cancel := context.WithCancel(d.c.ctx)
 	done := make(chan struct{})
 	go func() { defer close(done); d.c.do(ctx, http.MethodPost, d.c.posts[d.post-1], true) }()
-	<-d.reached
+	d.awaitReached()
 	cancel()
 	<-done
 }
@@ -598,23 +607,33 @@ func confusionRun(t *testing.T, rec *store.Recording, k FaultKind, seed uint64, 
 	f := plan[0]
 	reached := make(chan struct{})
 	var once sync.Once
-	var posts atomic.Int32
 	spy := func(p *replayer.Point) {
-		if p.Where == replayer.AtRequest && p.Request.Method == http.MethodPost {
-			posts.Add(1) // one POST at a time: the driver waits for each
-		}
-		if p.Where == replayer.AtResume || p.Where == replayer.AtBefore && p.Frame != nil && p.Frame.Seq == f.Seq && (f.Kind == FaultDelay || f.Kind == FaultStall) ||
-			p.Where == replayer.AtRequest && f.Kind == FaultTimeout && int(posts.Load()) == f.Request {
+		if p.Where == replayer.AtResume {
 			once.Do(func() { close(reached) })
 		}
 	}
-	h, logs := rawReplayHook(t, []*store.Recording{rec}, c, plan, spy, func(url string) {
+	// A fault that holds its request or stream (delay, stall, timeout)
+	// is reached once the Hook announced it: taken, before it waits. The
+	// spy, called before the Hook, would let the client go on before the
+	// Hook took the fault: a cancellation could then be counted as the
+	// held POST.
+	injected := func() {
+		if f.Kind == FaultDelay || f.Kind == FaultStall || f.Kind == FaultTimeout {
+			once.Do(func() { close(reached) })
+		}
+	}
+	hung := false
+	h, logs := rawReplayHook(t, []*store.Recording{rec}, c, plan, spy, injected, func(url string) {
 		d := &driver{t: t, c: newRawClient(t, url, rec), rec: rec, f: f, reached: reached}
 		d.c.untilResponse = true
 		d.run(b)
+		hung = errors.Is(d.c.ctx.Err(), context.DeadlineExceeded)
 		d.c.cancel()
 		d.bg.Wait()
 	})
+	if hung {
+		t.Fatalf("the client was still waiting after %v: replay (or the driver) hung it; results %v, not reached %v\n%s", rawClientLimit, h.Results(), h.NotReached(), logs)
+	}
 	return h.Results(), h.NotReached(), logs
 }
 

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/sse"
 	"github.com/mcpvcr/mcpvcr/replayer"
@@ -50,10 +51,14 @@ func isResponse(data []byte) bool {
 
 // newRawClient returns a raw client of the replay at url, sending the
 // POSTs of rec.
+// rawClientLimit bounds a raw client's life: one still waiting then was
+// hung by replay, and its test fails with the logs instead of timing out.
+const rawClientLimit = 2 * time.Minute
+
 func newRawClient(t *testing.T, url string, rec *store.Recording) *rawClient {
 	tr := &http.Transport{MaxIdleConnsPerHost: 1}
 	t.Cleanup(tr.CloseIdleConnections)
-	ctx, cancel := context.WithCancel(t.Context())
+	ctx, cancel := context.WithTimeout(t.Context(), rawClientLimit)
 	t.Cleanup(cancel)
 	c := &rawClient{t: t, ctx: ctx, cancel: cancel, url: url, hc: &http.Client{Transport: tr}}
 	for i := range rec.Streams {
@@ -210,20 +215,21 @@ func (c *rawClient) initialize() rawAnswer {
 // run returns, and returns the Hook and what it logged.
 func rawReplay(t *testing.T, recs []*store.Recording, c Config, plan []Fault, run func(url string)) (*Hook, string) {
 	t.Helper()
-	return rawReplayHook(t, recs, c, plan, nil, run)
+	return rawReplayHook(t, recs, c, plan, nil, nil, run)
 }
 
-// rawReplayWith is rawReplay with seed 1, spy called at each point
-// before the chaos Hook.
-func rawReplayWith(t *testing.T, recs []*store.Recording, plan []Fault, spy func(*replayer.Point), run func(url string)) (*Hook, string) {
-	t.Helper()
-	return rawReplayHook(t, recs, Config{Seed: 1}, plan, spy, run)
-}
-
-func rawReplayHook(t *testing.T, recs []*store.Recording, c Config, plan []Fault, spy func(*replayer.Point), run func(url string)) (*Hook, string) {
+// rawReplayHook is rawReplay, calling spy (when not nil) at each point
+// before the chaos Hook, and injected (when not nil) as the Hook
+// announces each fault it injects: once it is taken, before any wait of
+// the fault's own.
+func rawReplayHook(t *testing.T, recs []*store.Recording, c Config, plan []Fault, spy func(*replayer.Point), injected func(), run func(url string)) (*Hook, string) {
 	t.Helper()
 	var logs syncWriter
-	logger := slog.New(slog.NewTextHandler(&logs, nil))
+	var handler slog.Handler = slog.NewTextHandler(&logs, nil)
+	if injected != nil {
+		handler = announced{handler, injected}
+	}
+	logger := slog.New(handler)
 	h := New(c, logger)
 	if plan != nil {
 		cs := h.state()
@@ -245,6 +251,20 @@ func rawReplayHook(t *testing.T, recs []*store.Recording, c Config, plan []Fault
 	ts.Close()
 	srv.Close()
 	return h, logs.String()
+}
+
+// announced is a slog.Handler that calls fn on each "chaos: injected"
+// record it passes on.
+type announced struct {
+	slog.Handler
+	fn func()
+}
+
+func (a announced) Handle(ctx context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, "chaos: injected") {
+		a.fn()
+	}
+	return a.Handler.Handle(ctx, r)
 }
 
 // oneResult returns the one fault injected, failing the test when there

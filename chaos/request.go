@@ -50,8 +50,7 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 	var unavailable, lost *injection
 	if exp == nil && r.Method == http.MethodPost {
 		if lost = cs.noAnswerLocked(ls, rec, n, body); lost != nil {
-			cs.answered[r] = true
-			defer cs.announce(lost)
+			cs.answered[r] = true // announced below, before a timeout holds it
 		}
 	}
 	if exp == nil && lost == nil && r.Method == http.MethodPost {
@@ -71,8 +70,10 @@ func (cs *Hook) request(p *replayer.Point) replayer.Action {
 	case unavailable != nil:
 		return unavailable503()
 	case lost != nil && lost.Kind == FaultTimeout:
+		cs.announce(lost) // now, not once the client has left
 		return cs.hang(p, lost)
 	case lost != nil:
+		cs.announce(lost)
 		return noAnswer(lost)
 	}
 	return replayer.Action{}
