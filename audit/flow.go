@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/url"
 	"slices"
@@ -33,6 +34,9 @@ func init() {
 		&Rule{ID: "pagination/empty-cursor-legacy", Revisions: legacyRevs, Level: Warning, Section: "docs/specification/2025-11-25/server/utilities/pagination.mdx",
 			Description: "In the legacy revisions an empty nextCursor ends the list: no request follows with cursor \"\" (the legacy text does not say what \"\" means, so this is a warning).",
 			Check:       checkPagination(false)},
+		&Rule{ID: "pagination/empty-cursor-modern", Revisions: modernRevs, Level: Warning, Section: secPagination,
+			Description: "In 2026-07-28 an empty nextCursor is a cursor, not the end of the list: the list is asked again with cursor \"\" (a client may stop paging on purpose, so a warning; replay --probe empty-cursor judges it for certain).",
+			Check:       checkEmptyCursorModern},
 		&Rule{ID: "pagination/repeated-cursor", Revisions: allRevs, Level: Warning, Section: secPagination,
 			Description: "A nextCursor equal to the cursor just sent ends the list: it is not sent again (a loop guard no revision states, so a warning).",
 			Check:       checkPagination(true)},
@@ -45,6 +49,9 @@ func init() {
 		&Rule{ID: "listen/one-stream", Revisions: modernRevs, Level: Warning, Section: secSubscription,
 			Description: "One listen stream per connection: a new one replaces the old, which is ended (closed over HTTP, cancelled over stdio), never kept beside it (the subscriptions page allows several concurrent listens, so a warning).",
 			Check:       checkListenOne},
+		&Rule{ID: "listen/replaced-ignored", Revisions: modernRevs, Level: Warning, Section: secSubscription,
+			Description: "A list_changed tagged with a listen stream the client has replaced is not acted on: the client's next request is not the list it names (read from what the client did next, so a warning).",
+			Check:       checkListenReplaced},
 		&Rule{ID: "resume/last-event-id", Revisions: resumable, Transports: httpOnly, Level: Error, Section: secResumption,
 			Description: "A resuming GET sends Last-Event-ID equal to the last event id received on the stream it resumes, and only streams with event ids are resumed.",
 			Check:       checkLastEventID},
@@ -122,6 +129,35 @@ func checkPagination(repeated bool) func(*Rule, *view) []Finding {
 		}
 		return out
 	}
+}
+
+// checkEmptyCursorModern reports each 2026-07-28 list answered with
+// nextCursor "" that the client never asked again with cursor "": it
+// read the empty cursor as the end of the list.
+func checkEmptyCursorModern(r *Rule, v *view) []Finding {
+	var out []Finding
+	for i, m := range v.msgs {
+		if !m.c2s() || !m.isRequest() || !slices.Contains(listMethods, m.Method) {
+			continue
+		}
+		a := v.answer(m)
+		if a == nil || !emptyString(field(a.Result, "nextCursor")) {
+			continue
+		}
+		if slices.ContainsFunc(v.msgs[i+1:], func(n *msg) bool {
+			return n.c2s() && n.isRequest() && n.Method == m.Method && emptyString(field(n.Params, "cursor"))
+		}) {
+			continue
+		}
+		out = append(out, v.finding(r, m.f, m.Method+` answered with nextCursor "", never asked again with cursor ""`,
+			`ask again with cursor "": in 2026-07-28 an empty string is a cursor, not the end of the list`))
+	}
+	return out
+}
+
+// emptyString reports whether raw is the JSON string "".
+func emptyString(raw json.RawMessage) bool {
+	return raw != nil && str(raw) == "" && string(bytes.TrimSpace(raw)) == `""`
 }
 
 func checkHeaderMismatchRetry(r *Rule, v *view) []Finding {
@@ -223,6 +259,56 @@ func checkListenOne(r *Rule, v *view) []Finding {
 			continue
 		}
 		out = append(out, v.finding(r, next.f, "subscriptions/listen "+string(next.ID)+" while listen "+string(old.ID)+" stays open", "one listen stream: end the old one (close it over HTTP, notifications/cancelled over stdio)"))
+	}
+	return out
+}
+
+// listChangedLists names the list a list_changed notification asks a
+// client to read again.
+var listChangedLists = map[string]string{
+	"notifications/tools/list_changed":     "tools/list",
+	"notifications/prompts/list_changed":   "prompts/list",
+	"notifications/resources/list_changed": "resources/list",
+}
+
+// checkListenReplaced reports a list the client asked for as its next
+// request after a list_changed tagged with a listen stream it had
+// replaced (a later subscriptions/listen was sent before the
+// notification came), unless a list_changed of a listen still current
+// came in between.
+func checkListenReplaced(r *Rule, v *view) []Finding {
+	var out []Finding
+	replaced := map[string]int64{} // a listen's id: the seq of the listen that replaced it
+	var open []string
+	for _, m := range v.msgs {
+		if m.c2s() && m.isRequest() && m.Method == "subscriptions/listen" {
+			for _, id := range open {
+				replaced[id] = m.f.Seq
+			}
+			open = []string{string(m.ID)}
+		}
+	}
+	stale := func(m *msg) bool {
+		at, ok := replaced[string(mcpwire.SubscriptionID(m.Params))]
+		return ok && m.f.Seq > at
+	}
+	for i, m := range v.msgs {
+		list, ok := listChangedLists[m.Method]
+		if m.c2s() || !ok || !stale(m) {
+			continue
+		}
+		for _, n := range v.msgs[i+1:] {
+			if !n.c2s() && n.Method == m.Method && !stale(n) {
+				break // a current listen's notification: acting on it is right
+			}
+			if n.c2s() && n.isRequest() {
+				if n.Method == list {
+					out = append(out, v.finding(r, n.f, list+" right after "+m.Method+" of replaced listen "+string(mcpwire.SubscriptionID(m.Params)),
+						"notifications of a replaced listen stream are not acted on"))
+				}
+				break
+			}
+		}
 	}
 	return out
 }

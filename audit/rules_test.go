@@ -233,6 +233,21 @@ func TestRules(t *testing.T) {
 			b.s(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":""}}`)
 			b.c(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":""}}`)
 		}},
+		{"pagination/empty-cursor-modern", "ended at it", "2026-07-28", store.Stdio, 1, func(b *rb) {
+			b.c(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			b.s(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":""}}`)
+			b.c(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}`)
+		}},
+		{"pagination/empty-cursor-modern", "asks again", "2026-07-28", store.Stdio, 0, func(b *rb) {
+			b.c(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			b.s(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":""}}`)
+			b.c(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":""}}`)
+			b.s(`{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`)
+		}},
+		{"pagination/empty-cursor-modern", "legacy ends there", "2025-11-25", store.Stdio, 0, func(b *rb) {
+			b.c(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			b.s(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":""}}`)
+		}},
 		{"pagination/repeated-cursor", "loop", "2026-07-28", store.Stdio, 1, func(b *rb) {
 			b.c(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"cursor":"a"}}`)
 			b.s(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":"a"}}`)
@@ -284,6 +299,33 @@ func TestRules(t *testing.T) {
 			b.c(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
 			b.c(`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"promptsListChanged":true}}}`)
 			b.c(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+		}},
+		{"listen/replaced-ignored", "acted on", "2026-07-28", store.Stdio, 1, func(b *rb) {
+			b.c(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
+			b.c(`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
+			b.c(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+			b.s(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+			b.c(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+		}},
+		{"listen/replaced-ignored", "ignored", "2026-07-28", store.Stdio, 0, func(b *rb) {
+			b.c(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
+			b.c(`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
+			b.c(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+			b.s(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+			b.c(`{"jsonrpc":"2.0","id":3,"method":"prompts/list"}`)
+		}},
+		{"listen/replaced-ignored", "current one acted on", "2026-07-28", store.Stdio, 0, func(b *rb) {
+			b.c(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
+			b.c(`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
+			b.s(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+			b.s(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":2}}}`)
+			b.c(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+		}},
+		{"listen/replaced-ignored", "before it was replaced", "2026-07-28", store.Stdio, 0, func(b *rb) {
+			b.c(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
+			b.s(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+			b.c(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+			b.c(`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
 		}},
 		{"resume/last-event-id", "stale id", "2025-11-25", http, 1, resumeCase("e1", "e2", 0)},
 		{"resume/last-event-id", "no ids", "2025-11-25", http, 1, resumeCase("", "e1", 0)},
