@@ -13,15 +13,13 @@ package replayer
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/replayindex"
+	"github.com/mcpvcr/mcpvcr/internal/reqshape"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -36,7 +34,7 @@ const atOnceTable = "replay exchanges"
 const (
 	rowPool     = "pool"     // a 2026-07-28 exchange: key "METHOD body", info its shape
 	rowDoor     = "door"     // the first request of a door shape: key the shape, info refused or answered
-	rowRefusal  = "refusal"  // a request refused for its shape: key its doorKey, info its body
+	rowRefusal  = "refusal"  // a request refused for its shape: key its reqshape.Key, info its body
 	rowHas      = "has"      // key "index" always; "discover" when a client sent server/discover
 	hasIndex    = "index"    //
 	hasDiscover = "discover" //
@@ -96,13 +94,12 @@ func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
 		return nil, err
 	}
 	for _, r := range doors {
-		d, err := decodeDoor(r.Key)
+		dd, err := reqshape.DecodeDoor(r.Key)
 		if err != nil {
 			return nil, err
 		}
-		d.refused = r.Info == "refused"
-		d.sid, d.stid = r.Session, r.Stream
-		a.shapes = append(a.shapes, d)
+		dd.Refused = r.Info == "refused"
+		a.shapes = append(a.shapes, doorShape{Door: dd, sid: r.Session, stid: r.Stream})
 	}
 	return a, nil
 }
@@ -151,18 +148,18 @@ func (s *Source) buildAtOnce(ctx context.Context, mt Match) ([]replayindex.Row, 
 				info := "answered"
 				if refused {
 					info = "refused"
-					for _, k := range d.keys() {
+					for _, k := range d.Keys() {
 						add(rec, st, rowRefusal, k.String(), body)
 					}
 				}
-				if key := d.encode(); !doors[key+" "+info] {
+				if key := d.Encode(); !doors[key+" "+info] {
 					doors[key+" "+info] = true
 					add(rec, st, rowDoor, key, info)
 				}
 			}
 			if isPooled && pooledStream(st) {
 				pool = true
-				add(rec, st, rowPool, st.Method+" "+body, shapeInfo(recordedShape(st), refused))
+				add(rec, st, rowPool, st.Method+" "+body, reqshape.Info(reqshape.Recorded(st), refused))
 			}
 		}
 	}
@@ -236,62 +233,4 @@ func pooledStream(st *store.Stream) bool {
 		return true
 	}
 	return false
-}
-
-// shapeRow is a shape and whether it was refused, as a row's info.
-type shapeRow struct {
-	Method, Path, Version, McpMethod, McpName, Params string
-	AcceptJSON, AcceptEv                              bool
-	ContentType, Origin, Host                         string
-	Credentials, Refused                              bool
-}
-
-func shapeInfo(sh shape, refused bool) string {
-	b, _ := json.Marshal(shapeRow{sh.method, sh.path, sh.version, sh.mcpMethod, sh.mcpName, sh.params,
-		sh.acceptJSON, sh.acceptEv, sh.contentType, sh.origin, sh.host, sh.credentials, refused})
-	return string(b)
-}
-
-func decodeShapeInfo(info string) (shape, bool, error) {
-	var r shapeRow
-	if err := json.Unmarshal([]byte(info), &r); err != nil {
-		return shape{}, false, err
-	}
-	return shape{r.Method, r.Path, r.Version, r.McpMethod, r.McpName, r.Params, r.AcceptJSON, r.AcceptEv,
-		r.ContentType, r.Origin, r.Host, r.Credentials}, r.Refused, nil
-}
-
-// encode writes what d compares (its doorKey and whether its Host was
-// recorded) as a row key.
-func (d doorShape) encode() string {
-	bits := []bool{d.session, d.resume, d.foreignOrigin, d.foreignHost, d.credentials, d.hostUnknown}
-	var b strings.Builder
-	b.WriteString(d.method)
-	for _, v := range bits {
-		b.WriteString(" " + strconv.FormatBool(v))
-	}
-	return b.String()
-}
-
-func decodeDoor(key string) (doorShape, error) {
-	f := strings.Fields(key)
-	if len(f) != 7 {
-		return doorShape{}, fmt.Errorf("replay exchange index: bad door shape %q", key)
-	}
-	var bits [6]bool
-	for i := range bits {
-		v, err := strconv.ParseBool(f[i+1])
-		if err != nil {
-			return doorShape{}, fmt.Errorf("replay exchange index: bad door shape %q", key)
-		}
-		bits[i] = v
-	}
-	return doorShape{method: f[0], session: bits[0], resume: bits[1], foreignOrigin: bits[2], foreignHost: bits[3],
-		credentials: bits[4], hostUnknown: bits[5]}, nil
-}
-
-// String is k as a row key.
-func (k doorKey) String() string {
-	return doorShape{method: k.method, session: k.session, resume: k.resume, foreignOrigin: k.foreignOrigin,
-		foreignHost: k.foreignHost, credentials: k.cred}.encode()
 }

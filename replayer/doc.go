@@ -50,7 +50,7 @@
 // called where a server checks; the rules of each revision are
 // internal/mcpwire's StrictHTTP), pool.go (the 2026-07-28
 // stateless HTTP), door.go (the recorded refusals and answers by request
-// shape) and endpoint.go. The OAuth dance beside MCP (metadata,
+// shape; what a request's shape is, internal/reqshape's) and endpoint.go. The OAuth dance beside MCP (metadata,
 // registration, token, authorization) is not replayer's: an
 // authwire.Handler in front of the Server answers it, as mcpvcr replay
 // --listen and mcpvcrtest do.

@@ -19,39 +19,23 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/internal/reqshape"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// doorShape is the coarse shape of a request that decides whether a
-// server answers it at all: a request of a shape never recorded was
-// never answered. Origin and Host count only as foreign or not (none and
-// loopback are the same); the path is not compared (a replay answers on
-// every path), nor are Accept and Content-Type, which --strict checks.
+// doorShape is the door of a recorded request (see reqshape.Door), with
+// its session and stream: read from a Source, they are read when needed
+// (see resolve) from sid and stid.
 type doorShape struct {
-	method          string
-	session, resume bool // Mcp-Session-Id, Last-Event-ID present
-	foreignOrigin   bool
-	foreignHost     bool
-	credentials     bool
-	hostUnknown     bool // recorded without Host (older cassettes): not compared
-	refused         bool // the server refused the recorded request for its shape
-	// rec and st are the recorded request's session and stream; read
-	// from a Source, they are read when needed (see resolve) from sid and
-	// stid.
+	reqshape.Door
 	rec       *recording
 	st        *store.Stream
 	sid, stid int64
 }
 
-func doorOf(method string, h http.Header, sh shape) doorShape {
-	return doorShape{method: method, session: h.Get("Mcp-Session-Id") != "", resume: h.Get("Last-Event-ID") != "",
-		foreignOrigin: sh.origin == "foreign", foreignHost: sh.host == "foreign", credentials: sh.credentials,
-		hostUnknown: sh.host == ""}
-}
-
 // liveDoor returns the door shape of a live request.
 func liveDoor(r *http.Request) doorShape {
-	return doorOf(r.Method, r.Header, liveShape(r))
+	return doorShape{Door: reqshape.LiveDoor(r)}
 }
 
 // recordedDoor returns the door shape of a recorded MCP request.
@@ -60,12 +44,11 @@ func recordedDoor(rec *recording, st *store.Stream) doorShape {
 	if h == nil {
 		h = http.Header{}
 	}
-	d := doorOf(st.Method, h, recordedShape(st))
+	d := doorShape{Door: reqshape.DoorOf(st.Method, h, reqshape.Recorded(st)), rec: rec, st: st}
 	if st.Kind == store.ResumeStream || st.LastEventID != "" {
-		d.resume = true
+		d.Resume = true
 	}
-	d.st, d.rec = st, rec
-	d.refused = slices.Contains(refusedStatus, st.Status)
+	d.Refused = slices.Contains(refusedStatus, st.Status)
 	return d
 }
 
@@ -87,31 +70,6 @@ func (s *Server) resolve(d doorShape) (doorShape, bool) {
 	return d, true
 }
 
-// differences lists, for people, how live differs from recorded shape d.
-func (d doorShape) differences(live doorShape) []string {
-	var out []string
-	has := func(b bool) string {
-		if b {
-			return "present"
-		}
-		return "absent"
-	}
-	add := func(what string, rec, got string) {
-		if rec != got {
-			out = append(out, fmt.Sprintf("%s %s (recorded %s)", what, got, rec))
-		}
-	}
-	add("method", d.method, live.method)
-	add("Mcp-Session-Id", has(d.session), has(live.session))
-	add("Last-Event-ID", has(d.resume), has(live.resume))
-	add("foreign Origin", has(d.foreignOrigin), has(live.foreignOrigin))
-	if !d.hostUnknown {
-		add("foreign Host", has(d.foreignHost), has(live.foreignHost))
-	}
-	add("credentials", has(d.credentials), has(live.credentials))
-	return out
-}
-
 // doorState is what the door knows of the recordings: every recorded MCP
 // request's door shape, computed once.
 type doorState struct {
@@ -119,7 +77,7 @@ type doorState struct {
 	shapes []doorShape
 	// byKey groups shapes by what same compares, so that a request is
 	// checked in constant time, whatever the number of sessions.
-	byKey map[doorKey]*doorGroup
+	byKey map[reqshape.Key]*doorGroup
 
 	mu       sync.Mutex // guards invented and refusals
 	invented []string   // what replay answered of its own, for the summary
@@ -153,15 +111,15 @@ func (s *Server) doorShapes() []doorShape {
 				}
 			}
 		}
-		ds.byKey = map[doorKey]*doorGroup{}
+		ds.byKey = map[reqshape.Key]*doorGroup{}
 		for _, d := range ds.shapes {
-			for _, k := range d.keys() {
+			for _, k := range d.Keys() {
 				g := ds.byKey[k]
 				if g == nil {
 					g = &doorGroup{}
 					ds.byKey[k] = g
 				}
-				if d.refused {
+				if d.Refused {
 					g.refusals = append(g.refusals, d)
 				} else {
 					g.answered = true
@@ -172,30 +130,11 @@ func (s *Server) doorShapes() []doorShape {
 	return ds.shapes
 }
 
-// doorKey is what doorShape.same compares.
-type doorKey struct {
-	method                                            string
-	session, resume, foreignOrigin, foreignHost, cred bool
-}
-
-// doorGroup is what was recorded of one doorKey: whether the server
+// doorGroup is what was recorded of one reqshape.Key: whether the server
 // answered any request of it, and the refusals.
 type doorGroup struct {
 	answered bool
 	refusals []doorShape
-}
-
-// keys returns the keys of live shapes d is the same as: a shape
-// recorded without Host stands for both.
-func (d doorShape) keys() []doorKey {
-	k := doorKey{d.method, d.session, d.resume, d.foreignOrigin, d.foreignHost, d.credentials}
-	if !d.hostUnknown {
-		return []doorKey{k}
-	}
-	k.foreignHost = false
-	k2 := k
-	k2.foreignHost = true
-	return []doorKey{k, k2}
 }
 
 // door decides whether r is answered by its shape: with the recorded
@@ -209,12 +148,12 @@ func (s *Server) door(r *http.Request) (routed, bool) {
 		return routed{}, false
 	}
 	ld := liveDoor(r)
-	ld.hostUnknown = false
+	ld.HostUnknown = false
 	if s.resumesServed(r, ld) {
 		return routed{}, false // the live session serves the rest of the stream (resume)
 	}
 	var refusals []doorShape
-	if g := s.http().door.byKey[ld.keys()[0]]; g != nil {
+	if g := s.http().door.byKey[ld.Keys()[0]]; g != nil {
 		if g.answered {
 			return routed{}, false // a shape the server answered: the conversation decides
 		}
@@ -239,16 +178,16 @@ func (s *Server) door(r *http.Request) (routed, bool) {
 // live session could not be found anyway, and the conversation answers
 // 404 as a server does.
 func (s *Server) resumesServed(r *http.Request, ld doorShape) bool {
-	if r.Method != http.MethodGet || !ld.resume {
+	if r.Method != http.MethodGet || !ld.Resume {
 		return false
 	}
 	plain := ld
-	plain.resume = false
-	g := s.http().door.byKey[plain.keys()[0]]
+	plain.Resume = false
+	g := s.http().door.byKey[plain.Keys()[0]]
 	if g == nil || !g.answered {
 		return false
 	}
-	return !ld.session || s.knownSession(r)
+	return !ld.Session || s.knownSession(r)
 }
 
 // knownSession reports whether r names a live session replay issued.
@@ -269,8 +208,8 @@ func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live json
 		// Read from the index: the first refusal of r's shape whose body
 		// is r's, else the first.
 		key := liveDoor(r)
-		key.hostUnknown = false
-		k := key.keys()[0].String()
+		key.HostUnknown = false
+		k := key.Keys()[0].String()
 		var infos []string
 		if live.Kind != jsonrpc.KindEmpty {
 			infos = []string{s.Match.requestKey(live)}
@@ -338,12 +277,12 @@ func (s *Server) invent(w http.ResponseWriter, r *http.Request, live jsonrpc.Mes
 	best, bestN := shapes[0], -1
 	methodSeen := false
 	for _, d := range shapes {
-		methodSeen = methodSeen || d.method == ld.method
-		n := len(d.differences(ld))
-		if d.method != ld.method {
+		methodSeen = methodSeen || d.Method == ld.Method
+		n := len(d.Differences(ld.Door))
+		if d.Method != ld.Method {
 			n += 100 // a request of the same method is closer than any other
 		}
-		if bestN < 0 || n < bestN || (n == bestN && !d.refused && best.refused) {
+		if bestN < 0 || n < bestN || (n == bestN && !d.Refused && best.Refused) {
 			best, bestN = d, n
 		}
 	}
@@ -358,7 +297,7 @@ func (s *Server) invent(w http.ResponseWriter, r *http.Request, live jsonrpc.Mes
 	}
 	status := http.StatusBadRequest
 	switch {
-	case ld.foreignOrigin || ld.foreignHost:
+	case ld.ForeignOrigin || ld.ForeignHost:
 		status = http.StatusForbidden
 	case !methodSeen:
 		status = http.StatusMethodNotAllowed
@@ -369,7 +308,7 @@ func (s *Server) invent(w http.ResponseWriter, r *http.Request, live jsonrpc.Mes
 		closest += " " + f.Method
 	}
 	closest += ")"
-	why := fmt.Sprintf("no recorded request has the shape of %s; closest is %s: %s", what, closest, strings.Join(best.differences(ld), ", "))
+	why := fmt.Sprintf("no recorded request has the shape of %s; closest is %s: %s", what, closest, strings.Join(best.Differences(ld.Door), ", "))
 	s.noteInvented(what, status, why)
 	msg := "mcpvcr replay: " + why
 	switch live.Kind {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/reqshape"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -204,10 +205,10 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	if ls.taskPoll(w, live) {
 		return // a poll of a task: answered by its state (tasks.go)
 	}
-	sh := liveShape(r)
+	sh := reqshape.Live(r)
 	rc := ls.cur.receive(live, func(e *engine, i int) bool {
 		st := streamByID(e.rec, e.frames[i].f.StreamID)
-		return st == nil || !slices.Contains(refusedStatus, st.Status) || recordedShape(st).same(sh)
+		return st == nil || !slices.Contains(refusedStatus, st.Status) || reqshape.Recorded(st).Same(sh)
 	})
 	if rc.mm != nil {
 		ls.mismatch(rc.mm)

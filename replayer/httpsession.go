@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/reqshape"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -43,7 +44,7 @@ func originAllowed(r *http.Request) bool {
 // loopback name, the address r arrived on and a request without Host
 // are allowed.
 func hostAllowed(r *http.Request) bool {
-	if r.Host == "" || hostClass(r.Host) == "local" {
+	if r.Host == "" || reqshape.HostClass(r.Host) == "local" {
 		return true
 	}
 	host := r.Host

@@ -2,17 +2,13 @@ package replayer
 
 import (
 	"fmt"
-	"mime"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/reqshape"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -43,7 +39,7 @@ type poolEntry struct {
 	st    *store.Stream
 	req   *store.Frame // nil for a request without a body
 	body  string       // the match key of the body
-	shape shape
+	shape reqshape.Shape
 	// refused reports an answer that refused the request at the HTTP
 	// level: it matches only a request of the same shape.
 	refused bool
@@ -79,7 +75,7 @@ func (s *Server) pool() *pool {
 				if st.Kind != store.PostStream && st.Kind != store.ListenStream && st.Kind != store.GetStream && st.Kind != store.SSEGetStream && st.Kind != store.DeleteStream {
 					continue
 				}
-				x := &poolEntry{rec: rec, st: st, req: first[st.ID], shape: recordedShape(st),
+				x := &poolEntry{rec: rec, st: st, req: first[st.ID], shape: reqshape.Recorded(st),
 					refused: slices.Contains(refusedStatus, st.Status)}
 				if x.req != nil {
 					x.body = s.Match.requestKey(jsonrpc.Parse(x.req.Data))
@@ -123,7 +119,7 @@ func (p *pool) find(r *http.Request, live jsonrpc.Message) (*poolEntry, bool) {
 	if live.Kind != jsonrpc.KindEmpty {
 		body = p.srv.Match.requestKey(live)
 	}
-	sh := liveShape(r)
+	sh := reqshape.Live(r)
 	if p.ix != nil {
 		return p.findIndexed(r, body, sh)
 	}
@@ -132,7 +128,7 @@ func (p *pool) find(r *http.Request, live jsonrpc.Message) (*poolEntry, bool) {
 		if x.body != body || x.st.Method != r.Method {
 			continue
 		}
-		if x.shape.same(sh) {
+		if x.shape.Same(sh) {
 			exact = append(exact, x)
 		} else if !x.refused {
 			valid = append(valid, x)
@@ -157,17 +153,17 @@ func (p *pool) find(r *http.Request, live jsonrpc.Message) (*poolEntry, bool) {
 // findIndexed is find over the index: the groups of recorded exchanges of
 // r's method and body by shape decide, as find decides over entries, and
 // only the exchange taken is loaded.
-func (p *pool) findIndexed(r *http.Request, body string, sh shape) (*poolEntry, bool) {
+func (p *pool) findIndexed(r *http.Request, body string, sh reqshape.Shape) (*poolEntry, bool) {
 	key := r.Method + " " + body
 	var exact, valid []string
 	nExact, nValid := 0, 0
 	for _, g := range p.ix.count(rowPool, key) {
-		rsh, refused, err := decodeShapeInfo(g.Info)
+		rsh, refused, err := reqshape.DecodeInfo(g.Info)
 		if err != nil {
 			p.srv.logger().Warn("reading the replay exchange index failed", "err", err)
 			continue
 		}
-		if rsh.same(sh) {
+		if rsh.Same(sh) {
 			exact, nExact = append(exact, g.Info), nExact+g.Count
 		} else if !refused {
 			valid, nValid = append(valid, g.Info), nValid+g.Count
@@ -195,7 +191,7 @@ func (p *pool) findIndexed(r *http.Request, body string, sh shape) (*poolEntry, 
 	if !ok {
 		return nil, false
 	}
-	x := &poolEntry{rec: rec, st: st, req: firstClientFrame(rec, st.ID), body: body, shape: recordedShape(st),
+	x := &poolEntry{rec: rec, st: st, req: firstClientFrame(rec, st.ID), body: body, shape: reqshape.Recorded(st),
 		refused: slices.Contains(refusedStatus, st.Status)}
 	return x, exactly
 }
@@ -386,139 +382,6 @@ func (p *pool) report() *Report {
 	return &rep
 }
 
-// shape is what decides an HTTP-level answer to a request, besides its
-// body: the server may refuse a request for any of it. Credentials count
-// only as present or not; their values are redacted in the recording and
-// never compared.
-type shape struct {
-	method, path         string
-	version              string // MCP-Protocol-Version
-	mcpMethod, mcpName   string
-	params               string // the Mcp-Param-* headers, sorted
-	acceptJSON, acceptEv bool
-	contentType          string
-	origin               string // "", "local" or "foreign"
-	host                 string // "", "local" or "foreign"
-	credentials          bool
-}
-
-func (sh shape) String() string {
-	type plain shape // without this method
-	return fmt.Sprintf("%+v", plain(sh))
-}
-
-// same reports whether a live request of shape live has recorded shape
-// sh; a Host the recording did not keep (older cassettes) is not compared.
-func (sh shape) same(live shape) bool {
-	if sh.host == "" {
-		live.host = ""
-	}
-	if strings.Contains(sh.params, "=REDACTED-") {
-		live.params = maskParams(sh.params, live.params)
-	}
-	return sh == live
-}
-
-// maskParams returns the live Mcp-Param-* headers with the value of each
-// one that the recording stored as a placeholder (a credential-like name,
-// such as Mcp-Param-Api-Key) replaced by that placeholder: its value is
-// never compared.
-func maskParams(recorded, live string) string {
-	placeholders := map[string]string{}
-	for _, p := range strings.Split(recorded, "\x00") {
-		if k, v, ok := strings.Cut(p, "="); ok && strings.HasPrefix(v, "REDACTED-") {
-			placeholders[k] = v
-		}
-	}
-	ps := strings.Split(live, "\x00")
-	for i, p := range ps {
-		if k, _, ok := strings.Cut(p, "="); ok {
-			if v, ok := placeholders[k]; ok {
-				ps[i] = k + "=" + v
-			}
-		}
-	}
-	return strings.Join(ps, "\x00")
-}
-
-// liveShape returns the shape of a live request.
-func liveShape(r *http.Request) shape {
-	h := r.Header.Clone()
-	if h.Get("Host") == "" {
-		h.Set("Host", r.Host)
-	}
-	return shapeOf(r.Method, r.URL.Path, h)
-}
-
-// recordedShape returns the shape of a recorded request.
-func recordedShape(st *store.Stream) shape {
-	path := st.URL
-	if u, err := url.Parse(st.URL); err == nil {
-		path = u.Path
-	}
-	return shapeOf(st.Method, path, st.RequestHeader)
-}
-
-func shapeOf(method, path string, h http.Header) shape {
-	sh := shape{method: method, path: path, version: h.Get("MCP-Protocol-Version"),
-		mcpMethod: h.Get("Mcp-Method"), mcpName: h.Get("Mcp-Name"),
-		origin: originClass(h.Get("Origin")), host: hostClass(h.Get("Host")),
-		credentials: h.Get("Authorization") != "" || h.Get("Cookie") != ""}
-	var params []string
-	for k, vs := range h {
-		if strings.HasPrefix(http.CanonicalHeaderKey(k), "Mcp-Param-") {
-			params = append(params, http.CanonicalHeaderKey(k)+"="+strings.Join(vs, ","))
-		}
-	}
-	sort.Strings(params)
-	sh.params = strings.Join(params, "\x00")
-	for _, a := range h.Values("Accept") {
-		for _, part := range strings.Split(a, ",") {
-			mt, _, _ := mime.ParseMediaType(strings.TrimSpace(part))
-			switch mt {
-			case "application/json":
-				sh.acceptJSON = true
-			case "text/event-stream":
-				sh.acceptEv = true
-			case "*/*":
-				sh.acceptJSON, sh.acceptEv = true, true
-			}
-		}
-	}
-	sh.contentType, _, _ = mime.ParseMediaType(h.Get("Content-Type"))
-	return sh
-}
-
-// originClass sorts an Origin: none, a loopback page, or another site.
-func originClass(o string) string {
-	if o == "" {
-		return ""
-	}
-	u, err := url.Parse(o)
-	if err != nil {
-		return "foreign"
-	}
-	return hostClass(u.Host)
-}
-
-// hostClass sorts a Host: unknown, loopback, or another name.
-func hostClass(h string) string {
-	if h == "" {
-		return ""
-	}
-	if host, _, err := net.SplitHostPort(h); err == nil {
-		h = host
-	}
-	h = strings.Trim(h, "[]")
-	if h == "localhost" {
-		return "local"
-	}
-	if ip := net.ParseIP(h); ip != nil && ip.IsLoopback() {
-		return "local"
-	}
-	return "foreign"
-}
-
 // point is the Hook's point where of exchange x, answering body, at its
 // event f (nil for a JSON answer) after sent events.
 func (p *pool) point(where Where, x *poolEntry, body []byte, f *store.Frame, sent int) Point {
@@ -533,7 +396,7 @@ func (p *pool) unuse(r *http.Request, live jsonrpc.Message, exact bool) {
 	}
 	key := body
 	if exact {
-		key = body + "\x00" + liveShape(r).String()
+		key = body + "\x00" + reqshape.Live(r).String()
 	}
 	p.mu.Lock()
 	if p.uses[key] > 0 {
