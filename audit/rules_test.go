@@ -49,7 +49,7 @@ const annotatedTools = `{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"t","
 // and one that keeps it (none).
 func TestRules(t *testing.T) {
 	http := store.StreamableHTTP
-	for _, tc := range []struct {
+	cases := []struct {
 		rule, name string
 		rev        string
 		tr         store.Transport
@@ -351,7 +351,14 @@ func TestRules(t *testing.T) {
 		{"sse/endpoint", "elsewhere", "2024-11-05", store.LegacySSE, 1, sseCase("http://127.0.0.1:1/other?sessionId=1")},
 		{"sse/endpoint", "other origin", "2024-11-05", store.LegacySSE, 1, sseCase("http://evil.example/messages?sessionId=1")},
 		{"sse/endpoint", "kept", "2024-11-05", store.LegacySSE, 0, sseCase("http://127.0.0.1:1/messages?sessionId=1")},
-	} {
+	}
+	broken, kept := map[string]bool{}, map[string]bool{}
+	for _, tc := range cases {
+		if tc.want > 0 {
+			broken[tc.rule] = true
+		} else {
+			kept[tc.rule] = true
+		}
 		t.Run(tc.rule+"/"+tc.name, func(t *testing.T) {
 			b := newRB(t, tc.rev, tc.tr)
 			tc.build(b)
@@ -365,6 +372,12 @@ func TestRules(t *testing.T) {
 				}
 			}
 		})
+	}
+	// Every rule has a case that breaks it and one that keeps it.
+	for _, r := range Rules() {
+		if !broken[r.ID] || !kept[r.ID] {
+			t.Errorf("rule %s: a case that breaks it: %t, one that keeps it: %t; want both", r.ID, broken[r.ID], kept[r.ID])
+		}
 	}
 }
 
