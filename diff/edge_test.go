@@ -69,3 +69,37 @@ func TestCompare_ServerTrafficAtTheEdge(t *testing.T) {
 		})
 	}
 }
+
+// TestCompare_OwnRequestAnsweredOnlyHere: a server that echoes the
+// client's call back as a request of its own, changed in the new build.
+// The new session's client answers that request (the recorded one sent a
+// line that is no message instead): neither is a step of the client's
+// own, so the echoes sit on both clocks after the same call, and the
+// change is a difference. Counted as steps, they put the recorded echo
+// after the new session's end and made it a note.
+func TestCompare_OwnRequestAnsweredOnlyHere(t *testing.T) {
+	ms := time.Millisecond
+	session := func(lines []string, at []time.Duration, end time.Duration) *store.Recording {
+		rec := storetest.LineRecording(t, 1, lines...)
+		for i := range rec.Frames {
+			rec.Frames[i].Offset = at[i] * ms
+		}
+		rec.Streams[0].Closed = end
+		return rec
+	}
+	recorded := session([]string{
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"v":"a"}}}`,
+		`> not json`,
+		`< {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"v":"a"}}}`,
+	}, []time.Duration{3, 3, 25}, 26*ms)
+	replayed := session([]string{
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"v":"a"}}}`,
+		`< {"jsonrpc":"2.0","id":1,"method":"tools/cbll","params":{"name":"x","arguments":{"v":"a"}}}`,
+		`> {"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no answer recorded"}}`,
+	}, []time.Duration{0, 30, 31}, 32*ms)
+	for _, pair := range [][2]*store.Recording{{recorded, replayed}, {replayed, recorded}} {
+		if r := Compare(pair[0], pair[1], Noise{}); !r.Differs() {
+			t.Errorf("Differs() = false; want the changed echo counted (server %+v, notes %q)", r.Server, r.Notes)
+		}
+	}
+}

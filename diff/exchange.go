@@ -169,7 +169,13 @@ func converse(rec *store.Recording) *conversation {
 	for i, x := range model.Msgs {
 		m := x.M
 		if x.Frame.Direction == store.ClientToServer {
-			c.steps = append(c.steps, x.Frame.Offset)
+			if m.Kind == jsonrpc.KindRequest || m.Kind == jsonrpc.KindNotification {
+				// A step is what the client did of its own accord: its
+				// answers to the server's requests come or not as the
+				// server asked, so they would misplace the server's
+				// own messages on the other session's clock.
+				c.steps = append(c.steps, x.Frame.Offset)
+			}
 			switch {
 			case m.Kind == jsonrpc.KindRequest:
 				e := &exchange{seq: x.Frame.Seq, method: m.Method, name: subject(m.Params), req: m}
