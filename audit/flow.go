@@ -117,7 +117,7 @@ func checkPagination(repeated bool) func(*Rule, *view) []Finding {
 				switch {
 				case repeated && p.sent != nil && string(p.sent) == string(p.next):
 					out = append(out, v.finding(r, m.f, m.Method+" with cursor "+string(cur)+" again", "end the list: the server returned the cursor it was sent"))
-				case !repeated && str(cur) == "" && string(cur) == `""`:
+				case !repeated && emptyString(cur):
 					out = append(out, v.finding(r, m.f, m.Method+` with cursor ""`, `end the list: an empty nextCursor ends it before 2026-07-28`))
 				}
 			}
@@ -157,7 +157,7 @@ func checkEmptyCursorModern(r *Rule, v *view) []Finding {
 
 // emptyString reports whether raw is the JSON string "".
 func emptyString(raw json.RawMessage) bool {
-	return raw != nil && str(raw) == "" && string(bytes.TrimSpace(raw)) == `""`
+	return string(bytes.TrimSpace(raw)) == `""`
 }
 
 func checkHeaderMismatchRetry(r *Rule, v *view) []Finding {
@@ -279,13 +279,13 @@ var listChangedLists = map[string]string{
 func checkListenReplaced(r *Rule, v *view) []Finding {
 	var out []Finding
 	replaced := map[string]int64{} // a listen's id: the seq of the listen that replaced it
-	var open []string
+	current := ""
 	for _, m := range v.msgs {
 		if m.c2s() && m.isRequest() && m.Method == "subscriptions/listen" {
-			for _, id := range open {
-				replaced[id] = m.f.Seq
+			if current != "" {
+				replaced[current] = m.f.Seq
 			}
-			open = []string{string(m.ID)}
+			current = string(m.ID)
 		}
 	}
 	stale := func(m *msg) bool {

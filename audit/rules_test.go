@@ -301,29 +301,24 @@ func TestRules(t *testing.T) {
 			b.c(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
 		}},
 		{"listen/replaced-ignored", "acted on", "2026-07-28", store.Stdio, 1, func(b *rb) {
-			b.c(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
-			b.c(`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
-			b.c(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
-			b.s(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+			replaceListen(b, true)
+			toolsChanged(b, 1)
 			b.c(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 		}},
 		{"listen/replaced-ignored", "ignored", "2026-07-28", store.Stdio, 0, func(b *rb) {
-			b.c(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
-			b.c(`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
-			b.c(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
-			b.s(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+			replaceListen(b, true)
+			toolsChanged(b, 1)
 			b.c(`{"jsonrpc":"2.0","id":3,"method":"prompts/list"}`)
 		}},
 		{"listen/replaced-ignored", "current one acted on", "2026-07-28", store.Stdio, 0, func(b *rb) {
-			b.c(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
-			b.c(`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
-			b.s(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
-			b.s(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":2}}}`)
+			replaceListen(b, false)
+			toolsChanged(b, 1)
+			toolsChanged(b, 2)
 			b.c(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 		}},
 		{"listen/replaced-ignored", "before it was replaced", "2026-07-28", store.Stdio, 0, func(b *rb) {
 			b.c(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
-			b.s(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":1}}}`)
+			toolsChanged(b, 1)
 			b.c(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 			b.c(`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
 		}},
@@ -379,6 +374,22 @@ func TestRules(t *testing.T) {
 			t.Errorf("rule %s: a case that breaks it: %t, one that keeps it: %t; want both", r.ID, broken[r.ID], kept[r.ID])
 		}
 	}
+}
+
+// replaceListen has the client open listen 1 (tools) and replace it with
+// listen 2 (tools and prompts), cancelling 1 when cancel is set.
+func replaceListen(b *rb, cancel bool) {
+	b.c(`{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`)
+	b.c(`{"jsonrpc":"2.0","id":2,"method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
+	if cancel {
+		b.c(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`)
+	}
+}
+
+// toolsChanged has the server send a tools list_changed tagged with
+// listen sub.
+func toolsChanged(b *rb, sub int) {
+	b.s(fmt.Sprintf(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed","params":{"_meta":{"io.modelcontextprotocol/subscriptionId":%d}}}`, sub))
 }
 
 // resumeCase records a POST stream cut after events e1 and e2 (retry
