@@ -163,6 +163,9 @@ func (d *driver) resume(id string) rawAnswer {
 // faulted one handed to b), and the DELETE when it got to the end.
 func (d *driver) run(b behaviour) {
 	at := faultPost(d.rec, d.f)
+	if d.f.Kind == FaultReorder {
+		at = min(at, d.otherPost()) // the pair goes out at once
+	}
 	for d.post = 1; d.post <= len(d.c.posts); d.post++ {
 		if d.post == 3 { // after notifications/initialized: its GET stream
 			if d.f.Kind == FaultRefuseGet {
@@ -194,9 +197,39 @@ func (d *driver) run(b behaviour) {
 	d.c.do(d.c.ctx, http.MethodDelete, nil, true)
 }
 
+// otherPost returns the number of the POST whose stream carries a
+// reorder's other message.
+func (d *driver) otherPost() int {
+	return faultPost(d.rec, Fault{Stream: d.f.Other})
+}
+
+// sendPair sends the POSTs of a reorder's two responses at once, as
+// the recorded client did (neither is answered before both came), reads
+// both whole, and moves d past them.
+func (d *driver) sendPair() {
+	held, other := faultPost(d.rec, d.f), d.otherPost()
+	var got [2]rawAnswer
+	waitGroup(func() { got[0] = d.c.again(held, true) }, func() { got[1] = d.c.again(other, true) })
+	for i, a := range got {
+		if a.status != http.StatusOK || !slices.ContainsFunc(a.events, func(e sse.Event) bool { return isResponse(e.Data) }) {
+			d.t.Errorf("pair POST %d: %d, %v, no response in %d events", []int{held, other}[i], a.status, a.err, len(a.events))
+		}
+	}
+	d.post = max(held, other)
+}
+
 // confusionCases are the behaviours for each kind; a kind missing here
 // must be in confusionElsewhere.
 var confusionCases = map[FaultKind][]behaviour{
+	FaultReorder: {
+		{name: "takes both and carries on", want: VerdictPass, react: func(d *driver) bool { d.sendPair(); return true }},
+		{name: "sends the held request again", want: VerdictFail, react: func(d *driver) bool {
+			d.sendPair()
+			d.send(faultPost(d.rec, d.f))
+			return true
+		}},
+		{name: "exits", want: VerdictFail, react: func(d *driver) bool { d.sendPair(); return false }},
+	},
 	FaultCutResumable: {
 		{name: "resumes", want: VerdictPass, react: func(d *driver) bool {
 			a := d.send(d.post)
@@ -535,19 +568,19 @@ var noAnswerCases = []behaviour{
 // confusionElsewhere are the kinds this matrix does not run, and where
 // their keeping and breaking clients are.
 var confusionElsewhere = map[FaultKind]string{
-	FaultReorder:    "needs two notifications recorded side by side on two streams: TestChaos_Reorder* (reorder_test.go)",
 	FaultCloseEarly: "2026-07-28 exchanges only: TestChaos_Modern (cmd/mcpvcr)",
 	FaultExit:       "stdio only, and what a client does once its server is gone is not on the wire: TestChaos_StdioExit (cmd/mcpvcr) checks that the Go SDK client's call fails at once",
 }
 
 // freshRecordings are the recordings the matrix runs on, made fresh (see
 // confusionRecording).
-type freshRecordings struct{ ids, noIDs, asks *store.Recording }
+type freshRecordings struct{ ids, noIDs, asks, pair *store.Recording }
 
 // recordConfusion records the matrix's recordings.
 func recordConfusion(t *testing.T) freshRecordings {
 	recs := freshRecordings{ids: recordFresh(t, true), noIDs: recordFresh(t, false),
 		asks: recordScript(t, true, "asks", []string{"connected", "tools/list: ok", "roots: ok", "echo: ok", "close: ok"})}
+	recs.pair = recordPair(t)
 	if len(faultSites(FaultRedeliver, recs.asks)) == 0 {
 		t.Fatalf("the recording of script asks has no place for redeliver (a server request on a call's SSE stream, with event ids):\n%s", layout(recs.asks))
 	}
@@ -579,6 +612,8 @@ func confusionRecording(t *testing.T, k FaultKind, recs freshRecordings) *store.
 		return recs.noIDs
 	case FaultRedeliver:
 		return recs.asks
+	case FaultReorder:
+		return recs.pair
 	}
 	return recs.ids
 }
@@ -586,8 +621,11 @@ func confusionRecording(t *testing.T, k FaultKind, recs freshRecordings) *store.
 // confusionScript is the chaos script (internal/mcptest) recorded for
 // kind k's recording.
 func confusionScript(k FaultKind) string {
-	if k == FaultRedeliver {
+	switch k {
+	case FaultRedeliver:
 		return "asks"
+	case FaultReorder:
+		return "pair"
 	}
 	return "confusion"
 }

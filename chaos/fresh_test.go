@@ -29,8 +29,13 @@ func recordFresh(t testing.TB, resumable bool) *store.Recording {
 // see want.
 func recordScript(t testing.TB, resumable bool, script string, want []string) *store.Recording {
 	t.Helper()
+	return recordScriptOn(t, mcptest.NewServer(mcptest.V1), resumable, script, want)
+}
+
+// recordScriptOn is recordScript against server srv.
+func recordScriptOn(t testing.TB, srv *mcp.Server, resumable bool, script string, want []string) *store.Recording {
+	t.Helper()
 	ctx := t.Context()
-	srv := mcptest.NewServer(mcptest.V1)
 	opts := &mcp.StreamableHTTPOptions{}
 	if resumable {
 		opts.EventStore = mcp.NewMemoryEventStore(nil)

@@ -26,7 +26,7 @@ const (
 	FaultRefuseGet               // refuse-get: answer the standalone GET stream with 405
 	FaultLateResult              // late-result: send a result after the client cancelled it
 	FaultDelay                   // delay: wait before one event or answer
-	FaultReorder                 // reorder: swap notifications on different streams
+	FaultReorder                 // reorder: swap notifications, or responses to concurrent requests, on different streams
 	FaultRetry                   // retry: change a stream's retry value
 	FaultDropPriming             // drop-priming: leave out a stream's priming event
 	FaultCloseEarly              // close-early: close a 2026-07-28 response stream before its response
@@ -131,6 +131,9 @@ type Fault struct {
 	Other     int
 	OtherKind store.StreamKind
 	OtherSeq  int64
+	// Responses marks a reorder of the responses to two concurrent
+	// requests, rather than of two notifications.
+	Responses bool
 }
 
 // Where says where f is, as mcpvcr show numbers streams and frames.
@@ -209,9 +212,21 @@ func (f Fault) String() string {
 	case FaultCloseEarly:
 		return fmt.Sprintf("%s: %s#%d closed after %d event(s), before its response", f.Kind, f.StreamKind, f.Stream, f.Event)
 	case FaultReorder:
-		return fmt.Sprintf("%s: the notification of %s#%d (seq %d) held until the one recorded after it, on %s#%d (seq %d), was sent, for at most %s", f.Kind, f.StreamKind, f.Stream, f.Seq, f.OtherKind, f.Other, f.OtherSeq, f.Delay)
+		if f.Stream == 0 { // stdio
+			return fmt.Sprintf("%s: the response at seq %d held until the one recorded after it (seq %d) was written, and written right after it", f.Kind, f.Seq, f.OtherSeq)
+		}
+		return fmt.Sprintf("%s: the %s of %s#%d (seq %d) held until the one recorded after it, on %s#%d (seq %d), was sent, for at most %s", f.Kind, f.message(), f.StreamKind, f.Stream, f.Seq, f.OtherKind, f.Other, f.OtherSeq, f.Delay)
 	}
 	return fmt.Sprintf("%s at %s", f.Kind, f.Where())
+}
+
+// message names what a reorder holds: a notification, or the response to
+// one of two concurrent requests.
+func (f Fault) message() string {
+	if f.Responses {
+		return "response"
+	}
+	return "notification"
 }
 
 func seqNote(seq int64) string {
@@ -233,7 +248,7 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 	case FaultExit:
 		return t == store.Stdio // a server process
 	case FaultReorder:
-		return t != store.Stdio // notifications on different streams
+		return true // notifications on different streams; over stdio, responses to concurrent requests
 	case FaultCut, Fault503:
 		return t == store.StreamableHTTP || t == store.LegacySSE
 	case FaultEarlyPing:
@@ -277,7 +292,7 @@ func Injected(k FaultKind, t store.Transport, rev string) bool {
 	case t == store.StreamableHTTP:
 		return k != FaultCloseEarly
 	case t == store.Stdio:
-		return k == FaultDelay || k == FaultLateResult || k == FaultExit
+		return k == FaultDelay || k == FaultLateResult || k == FaultExit || k == FaultReorder
 	case t == store.LegacySSE:
 		return k == FaultDelay || k == Fault503 || k == FaultCut
 	}
@@ -522,6 +537,8 @@ func stdioSites(k FaultKind, rec *store.Recording) []Fault {
 		slices.SortFunc(out, func(a, b Fault) int { return int(a.Seq - b.Seq) })
 	case FaultExit:
 		out = exitSites(rec)
+	case FaultReorder:
+		out = stdioReorderSites(rec)
 	}
 	return out
 }

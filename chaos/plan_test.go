@@ -87,9 +87,11 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 			}
 			n := 0
 			for _, k := range FaultKinds() {
-				// Reorder needs two notifications recorded side by side on
-				// two streams, which these cassettes lack: TestChaos_ReorderPlan
-				// draws it on a recording that has them.
+				// Reorder needs two notifications, or the responses to two
+				// concurrent requests, recorded side by side, which these
+				// cassettes lack: TestChaos_ReorderPlan, the confusion
+				// matrix and TestChaos_ReorderStdio draw it on recordings
+				// that have them.
 				if Injected(k, tt.transport, tt.rev) && k != FaultReorder && !OptIn(k) {
 					n++
 					if seen[k] == 0 {
@@ -166,8 +168,8 @@ func TestChaos_ForbiddenNeverDrawn(t *testing.T) {
 		{"gosdk-http-2025-06-18.jsonl", nil, []FaultKind{FaultDropPriming, FaultCloseEarly}},
 		{"gosdk-http-2025-03-26.jsonl", nil, []FaultKind{FaultDropPriming, FaultCloseEarly}},
 		{"multi-gosdk-http-2026-07-28.jsonl", nil, []FaultKind{FaultExpire, FaultRefuseGet, FaultDropPriming, FaultCutResumable, FaultResume404, FaultResumeLate, FaultRetry}},
-		{"multi-gosdk-stdio.jsonl", nil, []FaultKind{FaultCut, FaultCutResumable, FaultResume404, FaultExpire, FaultRefuseGet, Fault503, FaultReorder, FaultRetry, FaultCloseEarly}},
-		{"gosdk-stdio-2025-11-25.jsonl", nil, []FaultKind{FaultCut, FaultCutResumable, FaultResume404, FaultExpire, FaultRefuseGet, Fault503, FaultReorder, FaultRetry, FaultCloseEarly}},
+		{"multi-gosdk-stdio.jsonl", nil, []FaultKind{FaultCut, FaultCutResumable, FaultResume404, FaultExpire, FaultRefuseGet, Fault503, FaultRetry, FaultCloseEarly}},
+		{"gosdk-stdio-2025-11-25.jsonl", nil, []FaultKind{FaultCut, FaultCutResumable, FaultResume404, FaultExpire, FaultRefuseGet, Fault503, FaultRetry, FaultCloseEarly}},
 		{"multi-gosdk-sse.jsonl", nil, []FaultKind{FaultCutResumable, FaultExpire, FaultRefuseGet, FaultDropPriming, FaultRetry, FaultCloseEarly}},
 		{"gosdk-http-2025-11-25.jsonl", []FaultKind{FaultDelay, FaultExpire}, []FaultKind{FaultCut, FaultCutResumable, FaultResume404, FaultResumeLate, FaultRefuseGet, FaultDropPriming, Fault503}},
 	} {

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"fmt"
+	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"net/http"
 	"slices"
 	"time"
@@ -111,10 +112,11 @@ func faultSeq(rec *store.Recording, f Fault) int64 {
 	return -1
 }
 
-// reorderSites returns the pairs of server notifications of rec that may
-// be sent in the other order: two notifications recorded one right after
-// the other (nothing of the session between them, on any stream), on two
-// SSE streams (a GET and a POST, or two POSTs) that the recording does
+// reorderSites returns the pairs of server messages of rec that may be
+// sent in the other order: two notifications, or the responses to two
+// concurrent requests, recorded one right after the other (nothing of the
+// session between them, on any stream), on two SSE streams (a GET and a
+// POST, or two POSTs; responses, on two POSTs) that the recording does
 // not resume. Holding the earlier one until the later is sent keeps each
 // stream's own order, so nothing moves across a request and its response
 // on one stream; and nothing the client sent falls between them, so
@@ -126,12 +128,21 @@ func reorderSites(rec *store.Recording) []Fault {
 	for i := range rec.Streams {
 		byID[rec.Streams[i].ID] = i
 	}
+	awaited := awaitedResponses(rec)
 	ok := func(f *store.Frame) bool {
 		i, found := byID[f.StreamID]
-		if !found || f.Direction != store.ServerToClient || !f.SSE || f.Kind != store.KindNotification || f.Malformed {
+		if !found || f.Direction != store.ServerToClient || !f.SSE || f.Malformed {
 			return false
 		}
 		st := &rec.Streams[i]
+		switch {
+		case f.Kind.IsResponse():
+			if st.Kind != store.PostStream || !awaited[f.Seq] {
+				return false
+			}
+		case f.Kind != store.KindNotification:
+			return false
+		}
 		return (st.Kind == store.PostStream || st.Kind == store.GetStream) && st.Status == 200 && st.SSE() && !resumedInRecording(rec, st.ID)
 	}
 	var out []Fault
@@ -141,13 +152,14 @@ func reorderSites(rec *store.Recording) []Fault {
 		if f.Comment || (f.SSE && f.Kind == store.KindEmpty) {
 			continue // a transport event, not the session's
 		}
-		if a := prev; a != nil && ok(a) && ok(f) && a.StreamID != f.StreamID {
+		if a := prev; a != nil && ok(a) && ok(f) && a.StreamID != f.StreamID && a.Kind.IsResponse() == f.Kind.IsResponse() {
 			st := &rec.Streams[byID[a.StreamID]]
 			if a.Method != "notifications/progress" || st.Kind == store.PostStream {
 				evs := sseEvents(rec, a.StreamID)
 				e := slices.Index(evs, a)
 				out = append(out, Fault{Kind: FaultReorder, Stream: byID[a.StreamID] + 1, StreamKind: st.Kind, Event: e, Seq: a.Seq,
-					Other: byID[f.StreamID] + 1, OtherKind: rec.Streams[byID[f.StreamID]].Kind, OtherSeq: f.Seq, Delay: max(f.Offset-a.Offset, 0).Round(time.Millisecond) + reorderBound})
+					Other: byID[f.StreamID] + 1, OtherKind: rec.Streams[byID[f.StreamID]].Kind, OtherSeq: f.Seq, Delay: max(f.Offset-a.Offset, 0).Round(time.Millisecond) + reorderBound,
+					Responses: a.Kind.IsResponse()})
 			}
 		}
 		prev = f
@@ -160,36 +172,56 @@ func reorderSites(rec *store.Recording) []Fault {
 // loaded machines may take longer than that to open a stream.
 var reorderBound = time.Second
 
+// awaitedResponses returns the seqs of rec's responses whose request the
+// recorded client still awaited (did not cancel): the ones a reorder may
+// swap. A late answer to a cancelled request is late-result's.
+func awaitedResponses(rec *store.Recording) map[int64]bool {
+	m := causal.Pair(rec)
+	out := map[int64]bool{}
+	for _, x := range m.Msgs {
+		if x.M.Kind.IsResponse() && x.Answers != causal.None && m.Msgs[x.Answers].Cancelled == causal.None {
+			out[x.Frame.Seq] = true
+		}
+	}
+	return out
+}
+
 // judgeReorder judges a reorder by what the client did next: it carries
 // on (its next request comes, in the same session) or it fails (it
-// starts over with initialize, drops the session, or stops where the
-// recorded client went on).
+// starts over with initialize, drops the session, sends the request of a
+// held response again, or stops where the recorded client went on).
 func judgeReorder(inj *injection, after []chaosAction) (string, Verdict) {
+	what := inj.message()
 	switch {
 	case inj.left:
 		for _, a := range after {
 			if inj.mine(a) && a.method == http.MethodPost && a.rpcMethod != "" && a.rpcMethod != "initialize" {
-				return "carried on in the same session (next: " + describe(a) + ") and closed the held notification's stream before it went out" + unseen, VerdictPass
+				return "carried on in the same session (next: " + describe(a) + ") and closed the held " + what + "'s stream before it went out" + unseen, VerdictPass
 			}
 		}
-		return "left while the notification was held", VerdictFail
+		return "left while the " + what + " was held", VerdictFail
 	case !inj.delivered:
-		return "the held notification was not seen delivered", VerdictNotObserved
+		return "the held " + what + " was not seen delivered", VerdictNotObserved
 	}
-	how := "took both notifications in the other order"
+	how := "took both " + what + "s in the other order"
 	if inj.timedOut {
-		how = "took the held notification in recorded order (the other one never came within " + inj.Delay.String() + ")"
+		how = "took the held " + what + " in recorded order (the other one never came within " + inj.Delay.String() + ")"
+	}
+	if inj.resent {
+		return how + ", then sent the request of the held response (id " + inj.rpcID + ") again (a response is matched to its request by id, whatever the order)", VerdictFail
 	}
 	for _, a := range after {
 		switch {
 		case a.rpcMethod == "initialize":
 			// A new session (no session id) is the client's too.
 			return how + ", then started over: " + describe(a) + unseen, VerdictFail
-		case !inj.mine(a):
-			continue
+		case !inj.mine(a) || a.req != nil && a.req == inj.held || a.method == "" && a.rpcMethod != "" && slices.Contains(inj.pair, a.rpcID):
+			continue // another's, or a request of the pair itself
+		case inj.Responses && a.method == http.MethodPost && a.body == inj.body:
+			return how + ", then sent the request of the held response again: " + describe(a) + " (a response is matched to its request by id, whatever the order)", VerdictFail
 		case a.method == http.MethodDelete && inj.more:
 			return how + ", then dropped the session (DELETE) where the recorded client went on" + unseen, VerdictFail
-		case a.method == http.MethodPost && a.rpcMethod != "":
+		case (a.method == http.MethodPost || a.method == "") && a.rpcMethod != "": // a POST, or a line over stdio
 			return how + " and carried on in the same session (next: " + describe(a) + ")" + unseen, VerdictPass
 		}
 	}

@@ -68,6 +68,20 @@ func recordReorder(t *testing.T) []*store.Recording {
 	return recs
 }
 
+// recordPair records, fresh, the Go SDK client running chaos script
+// "pair" against the Go SDK test server with tool pair, over Streamable
+// HTTP with event ids: two calls at once, whose responses the server
+// sends side by side on their two POST streams.
+func recordPair(t testing.TB) *store.Recording {
+	t.Helper()
+	rec := recordScriptOn(t, mcptest.ServerConfig{Paired: true}.NewServer(), true, "pair",
+		[]string{"connected", "tools/list: ok", "pair: ok", "echo: ok", "close: ok"})
+	if !slices.ContainsFunc(reorderSites(rec), func(f Fault) bool { return f.Responses }) {
+		t.Fatalf("the recording of script pair has no two responses side by side to reorder:\n%s", layout(rec))
+	}
+	return rec
+}
+
 // TestChaos_ReorderPlan: over seeds 1–50, reorder is drawn on a
 // recording that has a pair to reorder (a log message on the GET stream
 // beside a progress notification on a POST stream), always at that

@@ -62,7 +62,7 @@ type Hook struct {
 	stdio map[*replayer.Session]*stdioState
 	// poolRecs are the 2026-07-28 sessions chaos drew plans for.
 	poolRecs map[int64]*store.Recording
-	// sent holds, for each recorded notification sent to a live session
+	// sent holds, for each recorded notification or response sent to a live session
 	// (by seq), how many client actions had come by then: a reorder whose
 	// other notification went first is judged by what the client did
 	// after that one, which may come before the held one's turn.
@@ -176,6 +176,16 @@ type injection struct {
 	// Delay, and the held one went anyway. more: the recorded client
 	// sent requests after the pair.
 	first, timedOut, more bool
+	// held is the request whose response a reorder holds: it may arrive
+	// after the other response went, and is then no step of the client
+	// after the pair.
+	held *http.Request
+	// resent: over stdio, the client sent the request of a reorder's
+	// held response again (its id seen a second time).
+	resent bool
+	// pair holds, over stdio, the live ids of the requests a reorder's
+	// responses answer.
+	pair []string
 }
 
 // state returns h, its maps made.
@@ -364,6 +374,7 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 	var hold *reorderHold
 	if ok && inj.Kind == FaultReorder {
 		inj.more = clientAfter(rec, inj.OtherSeq)
+		inj.body, inj.held = cs.bodyOfLocked(r), r // to tell the held response's request sent again
 		hold = &reorderHold{inj: inj, sent: make(chan struct{})}
 		if at, sent := cs.sent[liveSeq{ls, inj.OtherSeq}]; sent {
 			inj.first, inj.at = true, at
@@ -430,13 +441,13 @@ func (cs *Hook) after(p *replayer.Point) bool {
 	if f.Kind.IsResponse() {
 		cs.responded[key] = true
 	}
-	if f.Kind == store.KindNotification {
+	if f.Kind == store.KindNotification || f.Kind.IsResponse() {
 		cs.sent[liveSeq{ls, f.Seq}] = len(cs.actions) - 1
 		cs.holds = slices.DeleteFunc(cs.holds, func(h *reorderHold) bool {
 			if h.inj.ls != ls || h.inj.OtherSeq != f.Seq {
 				return false
 			}
-			h.inj.first = true
+			h.inj.first, h.inj.at = true, len(cs.actions)-1 // judged by what came after the other one
 			close(h.sent)
 			return true
 		})

@@ -21,13 +21,25 @@ type stdioState struct {
 	// late maps the recorded answer of an injected late result (when the
 	// recording holds one after the cancellation) to its injection.
 	late map[*store.Frame]*injection
+	// swapped maps the recorded seq of a reorder's other response to the
+	// held one's injection and bytes, written right after it.
+	swapped map[int64]heldLine
+	// requests counts the client's requests by id: a second with one id
+	// is a request sent again.
+	requests map[string]int
+}
+
+// heldLine is a response a reorder over stdio holds back.
+type heldLine struct {
+	inj  *injection
+	line []byte
 }
 
 // stdioOfLocked returns the state of stdio session ls. cs.mu is held.
 func (cs *Hook) stdioOfLocked(ls *replayer.Session) *stdioState {
 	sc := cs.stdio[ls]
 	if sc == nil {
-		sc = &stdioState{lateFor: map[string]*store.Frame{}, late: map[*store.Frame]*injection{}}
+		sc = &stdioState{lateFor: map[string]*store.Frame{}, late: map[*store.Frame]*injection{}, swapped: map[int64]heldLine{}, requests: map[string]int{}}
 		cs.stdio[ls] = sc
 	}
 	return sc
@@ -48,6 +60,15 @@ func (cs *Hook) stdioLine(p *replayer.Point) replayer.Action {
 		sc.lateFor[string(live.ID)] = p.Matched // the leader's: the plan is drawn from it
 	}
 	cs.actions = append(cs.actions, a)
+	if live.Kind == jsonrpc.KindRequest {
+		if sc.requests[a.rpcID]++; sc.requests[a.rpcID] > 1 {
+			for _, inj := range cs.injected {
+				if inj.Kind == FaultReorder && inj.ls == ls && inj.rpcID == a.rpcID {
+					inj.resent = true
+				}
+			}
+		}
+	}
 	if p.Matched != nil && live.Kind == jsonrpc.KindRequest {
 		if inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool { return g.Kind == FaultExit && g.Seq == p.Matched.Seq }); ok {
 			inj.rpcMethod, inj.rpcID = live.Method, string(live.ID)
@@ -86,10 +107,31 @@ func answerAfter(rec *store.Recording, req *store.Frame) *store.Frame {
 }
 
 // stdioBefore is called before recorded frame p.Frame is written: it
-// waits a delay planned there (Stop when the session ended first).
+// waits a delay planned there (Stop when the session ended first), and
+// swaps the two responses of a reorder: the held one is skipped, and
+// written right after the other.
 func (cs *Hook) stdioBefore(p *replayer.Point) replayer.Action {
 	cs.mu.Lock()
-	inj, ok := cs.takeLocked(p.Session, p.Recording, func(g Fault) bool { return g.Kind == FaultDelay && g.Seq == p.Frame.Seq })
+	sc := cs.stdioOfLocked(p.Session)
+	if h, ok := sc.swapped[p.Frame.Seq]; ok {
+		delete(sc.swapped, p.Frame.Seq)
+		h.inj.first, h.inj.delivered, h.inj.at = true, true, len(cs.actions)-1
+		// The line that released the pair may be noted only after this:
+		// the pair's requests are then no step after it.
+		h.inj.pair = []string{h.inj.rpcID, string(jsonrpc.Parse(p.Body).ID)}
+		cs.mu.Unlock()
+		return replayer.Action{Replace: append(slices.Clip(p.Body), h.line...)}
+	}
+	inj, ok := cs.takeLocked(p.Session, p.Recording, func(g Fault) bool {
+		return (g.Kind == FaultDelay || g.Kind == FaultReorder) && g.Seq == p.Frame.Seq
+	})
+	if ok && inj.Kind == FaultReorder {
+		sc.swapped[inj.OtherSeq] = heldLine{inj, slices.Clone(p.Body)}
+		inj.rpcID = string(jsonrpc.Parse(p.Body).ID) // the live id, to tell its request sent again
+		cs.mu.Unlock()
+		cs.announce(inj)
+		return replayer.Action{Skip: true}
+	}
 	cs.mu.Unlock()
 	if !ok {
 		return replayer.Action{}
@@ -138,4 +180,32 @@ func exitSites(rec *store.Recording) []Fault {
 // a test of the client, not the verdict, can check.
 func judgeExit(inj *injection) (string, Verdict) {
 	return "met the server's exit at its " + inj.rpcMethod + " (id " + inj.rpcID + "): what it did next is not on the wire (the server is gone)", VerdictNotObserved
+}
+
+// stdioReorderSites returns the pairs of responses of a stdio session
+// that may be written in the other order: the answers to two concurrent
+// requests the client awaited (neither cancelled), written one right
+// after the other (nothing of the session between them).
+// Replay releases both at once, so the held one is written right after
+// the other, never later.
+func stdioReorderSites(rec *store.Recording) []Fault {
+	stderr := map[int64]bool{}
+	for _, st := range rec.Streams {
+		stderr[st.ID] = st.Kind == store.StderrStream
+	}
+	awaited := awaitedResponses(rec)
+	var out []Fault
+	var prev *store.Frame
+	for i := range rec.Frames {
+		f := &rec.Frames[i]
+		if stderr[f.StreamID] {
+			continue // the server's log, not the session
+		}
+		if a := prev; a != nil && a.Direction == store.ServerToClient && f.Direction == store.ServerToClient &&
+			awaited[a.Seq] && awaited[f.Seq] && !a.Malformed && !f.Malformed && a.ID != f.ID {
+			out = append(out, Fault{Kind: FaultReorder, Seq: a.Seq, OtherSeq: f.Seq, Responses: true})
+		}
+		prev = f
+	}
+	return out
 }

@@ -63,8 +63,9 @@ const (
 	// about to be sent; Frame is nil before a JSON answer, whole. Skip,
 	// Cut, Stop, Replace and Pieces apply (Skip, Replace and Pieces to
 	// events only). Over stdio, Frame is the recorded line about to be
-	// written: Stop, Skip and Replace (one line, its newline added when
-	// missing) apply.
+	// written and Body the bytes of it replay writes (the live client's
+	// ids in place of the recorded ones): Stop, Skip and Replace (its
+	// newline added when missing) apply.
 	AtBefore
 	// AtAfter: event Frame of Stream was written. Cut drops the stream.
 	AtAfter

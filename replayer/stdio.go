@@ -405,7 +405,7 @@ func (w *pacedWriter) run(ctx context.Context) {
 				}
 			}
 			if w.sess != nil && o.Frame != nil {
-				a := w.srv.act(ctx, Point{Where: AtBefore, Session: w.sess, Recording: w.sess.Recording(), Frame: o.Frame})
+				a := w.srv.act(ctx, Point{Where: AtBefore, Session: w.sess, Recording: w.sess.Recording(), Frame: o.Frame, Body: o.Data})
 				switch {
 				case a.Stop:
 					return

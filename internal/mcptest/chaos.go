@@ -2,6 +2,7 @@ package mcptest
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -66,6 +67,13 @@ var chaosScripts = map[string][]chaosCall{
 		{"notify", map[string]any{}, mcp.Meta{"progressToken": progressToken}},
 		{"echo", map[string]any{"text": "after"}, nil},
 	},
+	// "pair": two calls of tool pair at once (ServerConfig.Paired), whose
+	// responses come side by side on two streams (or one after the other
+	// over stdio), and an echo after them.
+	"pair": {
+		{"pair", nil, nil},
+		{"echo", map[string]any{"text": "after"}, nil},
+	},
 }
 
 // ChaosScript reports whether name is a chaos script ChaosRun knows.
@@ -110,6 +118,15 @@ func ChaosRunAt(ctx context.Context, transport mcp.Transport, info *mcp.Implemen
 			r := &scriptRun{cs: cs, in: in}
 			err = r.cancel(sctx)
 			scancel()
+		case "pair":
+			errs := make(chan error, 2)
+			for n := range 2 {
+				go func() {
+					_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "pair", Arguments: map[string]any{"n": n + 1}})
+					errs <- err
+				}()
+			}
+			err = errors.Join(<-errs, <-errs)
 		case "logging/setLevel":
 			err = cs.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"})
 		case "resources/list":

@@ -68,6 +68,10 @@ type ServerConfig struct {
 	// its own elicitation. They are not in the default list, which the
 	// committed cassettes record.
 	Stubborn bool
+	// Paired adds tool pair, which answers a call only once a second call
+	// of it is under way, and then both: two concurrent requests whose
+	// responses come one right after the other.
+	Paired bool
 	// Logger receives the SDK's server logs. If nil, they are discarded.
 	Logger *slog.Logger
 }
@@ -97,6 +101,9 @@ func (c ServerConfig) NewServer() *mcp.Server {
 	addTools(s, c.variant(), limit, c.CloseStreams)
 	if c.Stubborn {
 		addStubborn(s, limit)
+	}
+	if c.Paired {
+		mcp.AddTool(s, &mcp.Tool{Name: "pair", Description: "Answers once a second call of pair is under way, then both."}, pair(limit))
 	}
 	if c.Annotated {
 		addAnnotated(s, c.variant())

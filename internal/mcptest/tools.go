@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -383,4 +384,43 @@ func joinText(cs ...mcp.Content) string {
 		}
 	}
 	return s
+}
+
+type pairArgs struct {
+	N int `json:"n" jsonschema:"which call of the pair this is"`
+}
+
+// pair is tool pair (ServerConfig.Paired): the first call waits for a
+// second one (at most limit), the second answers at once and the first
+// right after it, so two concurrent calls are answered side by side,
+// nothing of the session between them.
+func pair(limit time.Duration) mcp.ToolHandlerFor[pairArgs, any] {
+	var mu sync.Mutex
+	var waiting chan struct{} // closed when the second call comes
+	return func(ctx context.Context, _ *mcp.CallToolRequest, in pairArgs) (*mcp.CallToolResult, any, error) {
+		mu.Lock()
+		if c := waiting; c != nil {
+			waiting = nil
+			mu.Unlock()
+			close(c)
+			return text(fmt.Sprintf("pair %d", in.N)), nil, nil
+		}
+		c := make(chan struct{})
+		waiting = c
+		mu.Unlock()
+		timer := time.NewTimer(limit)
+		defer timer.Stop()
+		select {
+		case <-c:
+			return text(fmt.Sprintf("pair %d", in.N)), nil, nil
+		case <-ctx.Done():
+		case <-timer.C:
+		}
+		mu.Lock()
+		if waiting == c {
+			waiting = nil
+		}
+		mu.Unlock()
+		return nil, nil, errors.New("pair: no second call came")
+	}
 }
