@@ -4,12 +4,16 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// late-result: once the client cancels a request the recording never
-// answers, a result sent all the same; the client must ignore it.
+// late-result: once the client cancels a request, a result for it all
+// the same; the client must ignore it. Where the recording never answers
+// the request, the result is chaos's own, sent where the stream ends
+// (lateResult); where the recorded server answered it after the
+// cancellation, it is that answer, sent as recorded (recordedLateLocked).
 
 func sitesLateResult(rec *store.Recording, st *store.Stream, base Fault, evs []*store.Frame, requests int, cancelled map[int64]*store.Frame) []Fault {
 	var out []Fault
@@ -111,4 +115,26 @@ func frameBySeq(rec *store.Recording, seq int64) *store.Frame {
 		}
 	}
 	return nil
+}
+
+// recordedLateLocked takes a late-result planned on the stream of p
+// (number p.StreamNumber) once this client has cancelled the request the
+// stream answers, where the recording holds an answer after the
+// cancellation: that answer, about to be sent, is the late result, and is
+// awaited (delivered once written). cs.mu is held.
+func (cs *Hook) recordedLateLocked(p *replayer.Point, key liveStream) (*injection, bool) {
+	id := string(jsonrpc.Parse([]byte(cs.bodyOfLocked(p.Request))).ID)
+	sid := p.Session.ID()
+	if id == "" || !slices.ContainsFunc(cs.actions, func(a chaosAction) bool {
+		return a.cancels == id && (a.ls == p.Session || (sid != "" && a.sid == sid))
+	}) {
+		return nil, false
+	}
+	inj, ok := cs.takeLocked(p.Session, p.Recording, func(g Fault) bool { return g.Kind == FaultLateResult && g.Stream == p.StreamNumber })
+	if !ok {
+		return nil, false
+	}
+	inj.rpcID, inj.at = id, len(cs.actions)-1
+	cs.awaiting[key] = inj
+	return inj, true
 }

@@ -433,7 +433,7 @@ func faultSites(k FaultKind, rec *store.Recording) []Fault {
 	}
 	var out []Fault
 	requests := 0
-	cancelled := cancelledRequests(rec, false)
+	cancelled := cancelledRequests(rec, true)
 	for i := range rec.Streams {
 		st := &rec.Streams[i]
 		n := i + 1

@@ -342,6 +342,13 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 		cs.mu.Unlock()
 		return again(p, inj, f)
 	}
+	if f.Kind.IsResponse() {
+		if inj, ok := cs.recordedLateLocked(p, key); ok {
+			cs.mu.Unlock()
+			cs.announce(inj)
+			return replayer.Action{} // sent as recorded
+		}
+	}
 	sent := cs.events[key]
 	inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool {
 		if g.Stream != n || g.Event != sent {

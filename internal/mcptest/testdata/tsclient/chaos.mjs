@@ -7,7 +7,9 @@
 // script, its slow call cancelled; "run0": run 0 of the multi-session cassettes; "everything":
 // server-everything's echo, get-sum and long-running operation, twice;
 // "kinds": server-everything's tools with progress and a cancellation;
-// "reorder": the Go SDK chaos script of that name), each step's
+// "reorder": the Go SDK chaos script of that name; "all": the Go SDK
+// test server's tools that give every chaos kind a place, with roots
+// declared and answered), each step's
 // outcome part of what it saw, closes, and prints that as one line of
 // JSON on stdout. $CLIENT_NAME names the client in initialize; with
 // $SHOW_RESULTS=1 a call's step says what it answered.
@@ -15,6 +17,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [url, script] = process.argv.slice(2);
 let transport;
@@ -29,7 +32,15 @@ if (url.startsWith("stdio:")) {
     reconnectionOptions: { initialReconnectionDelay: 50, maxReconnectionDelay: 200, reconnectionDelayGrowFactor: 1.5, maxRetries: 2 },
   });
 }
-const client = new Client({ name: process.env.CLIENT_NAME || "ts-chaos-client", version: "1.0.0" });
+// Script "all" declares roots (tool roots asks for them); the others
+// declare nothing, as their recordings did.
+const client = new Client(
+  { name: process.env.CLIENT_NAME || "ts-chaos-client", version: "1.0.0" },
+  script === "all" ? { capabilities: { roots: {} } } : undefined,
+);
+if (script === "all") {
+  client.setRequestHandler(ListRootsRequestSchema, async () => ({ roots: [{ uri: "file:///tmp/project", name: "project" }] }));
+}
 const out = [];
 const opts = { timeout: 10000 };
 async function step(name, f) {
@@ -93,6 +104,20 @@ const steps = {
     ["long", call("trigger-long-running-operation", { duration: 0.3, steps: 3 }, { progressToken: "long" })],
     ["long cancelled", () => cancelAtFirstProgress("trigger-long-running-operation", { duration: 0.6, steps: 3 })],
     ["echo after", call("echo", { message: "after" })],
+  ],
+  // all: the Go SDK test server (with tool pair): calls whose SSE answers
+  // carry several events (progress, log), a level set, a call cancelled
+  // at its first progress, two calls at once (their responses side by
+  // side), a call that asks the client for its roots, and an echo after.
+  all: [
+    ["echo", call("echo", { text: "hello" })],
+    ["progress", call("progress", { steps: 3 }, { progressToken: "progress-1" })],
+    ["logging/setLevel", () => client.setLoggingLevel("debug", opts)],
+    ["log", call("log", {}, { progressToken: "log-1" })],
+    ["slow", slow],
+    ["pair", () => Promise.all([call("pair", { n: 1 })(), call("pair", { n: 2 })()])],
+    ["roots", call("roots", {})],
+    ["add", call("add", { a: 2, b: 3 })],
   ],
   // reorder: tool notify of the Go SDK test server (a log message on the
   // GET stream, progress on the call's stream), then an echo.
