@@ -568,8 +568,9 @@ var noAnswerCases = []behaviour{
 // confusionElsewhere are the kinds this matrix does not run, and where
 // their keeping and breaking clients are.
 var confusionElsewhere = map[FaultKind]string{
-	FaultCloseEarly: "2026-07-28 exchanges only: TestChaos_Modern (cmd/mcpvcr)",
-	FaultExit:       "stdio only, and what a client does once its server is gone is not on the wire: TestChaos_StdioExit (cmd/mcpvcr) checks that the Go SDK client's call fails at once",
+	FaultCloseEarly:  "2026-07-28 exchanges only: TestChaos_Modern (cmd/mcpvcr)",
+	FaultLateRequest: "stdio only: TestChaos_LateRequestStdio (laterequest_test.go) keeps and breaks it with raw clients and the Go SDK client",
+	FaultExit:        "stdio only, and what a client does once its server is gone is not on the wire: TestChaos_StdioExit (cmd/mcpvcr) checks that the Go SDK client's call fails at once",
 }
 
 // freshRecordings are the recordings the matrix runs on, made fresh (see

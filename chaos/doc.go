@@ -26,8 +26,8 @@
 // noanswer.go (reset_peer, EMPTY_RESPONSE), slicer.go, timeout.go
 // (timeout, stall), garble.go (MALFORMED_RESPONSE_CHUNK, error-result),
 // limitdata.go (limit_data), redeliver.go, earlyping.go (early-ping) and
-// listchanged.go (list-changed);
-// stdio.go also holds exit. plan.go holds
+// listchanged.go (list-changed), laterequest.go (late-request, over
+// stdio); stdio.go also holds exit. plan.go holds
 // the kinds (FaultKind, Allowed, Injected, OptIn), Config, Fault and the
 // planner that draws from the seed among the sites, and pins each live
 // session to the plan of the recorded session it began with; run.go is the

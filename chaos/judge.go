@@ -144,6 +144,8 @@ func judge(inj *injection, all []chaosAction) (string, Verdict) {
 		return judgeExit(inj)
 	case FaultEarlyPing:
 		return judgeEarlyPing(inj, mine)
+	case FaultLateRequest:
+		return judgeLateRequest(inj, mine)
 	case FaultListChanged:
 		return judgeListChanged(inj, mine)
 	}
@@ -252,7 +254,7 @@ func (h *Hook) Write(out io.Writer, command string) (ok bool) {
 	fmt.Fprintf(&w, "chaos: seed %d: %s injected (%d pass, %d fail, %d not observed)", h.Seed, termtext.Count(len(res), "fault"),
 		counts[VerdictPass], counts[VerdictFail], counts[VerdictNotObserved])
 	if len(res) == 0 {
-		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (stdio gets delay, late-result and exit only; HTTP+SSE delay and 503; 2026-07-28 cut, close-early, 503 and delay; reorder only where two notifications were recorded side by side on two streams)")
+		fmt.Fprintf(&w, "; the sessions served have no place for the kinds asked for, or the client never reached one (stdio gets delay, late-result, reorder, exit and late-request only; HTTP+SSE delay, 503 and cut; 2026-07-28 cut, close-early, 503 and delay; reorder only where two notifications, or the responses to two concurrent requests, were recorded side by side)")
 	}
 	fmt.Fprintln(&w)
 	if command != "" {

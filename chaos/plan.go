@@ -43,11 +43,12 @@ const (
 	FaultExit                    // exit: over stdio, the server exits at a request, before its answer
 	FaultEarlyPing               // early-ping: a ping from the server on initialize's stream, before its response
 	FaultListChanged             // list-changed: a tools list_changed on a tools/call's stream, before its response
+	FaultLateRequest             // late-request: over stdio, a ping from the server right after a tools/call's response
 )
 
 var faultNames = [...]string{"unknown", "cut-resumable", "cut", "resume-404", "resume-late", "expire", "refuse-get",
 	"late-result", "delay", "reorder", "retry", "drop-priming", "close-early", "503", "reset_peer", "EMPTY_RESPONSE", "slicer",
-	"timeout", "stall", "MALFORMED_RESPONSE_CHUNK", "error-result", "limit_data", "redeliver", "exit", "early-ping", "list-changed"}
+	"timeout", "stall", "MALFORMED_RESPONSE_CHUNK", "error-result", "limit_data", "redeliver", "exit", "early-ping", "list-changed", "late-request"}
 
 // String returns the kind's short name, as --chaos-faults takes it.
 func (k FaultKind) String() string {
@@ -143,6 +144,8 @@ func (f Fault) Where() string {
 		return fmt.Sprintf("POST %d", f.Request)
 	case (f.Kind == FaultLateResult || f.Kind == FaultExit) && f.Stream == 0:
 		return fmt.Sprintf("the request of seq %d", f.Seq)
+	case f.Kind == FaultLateRequest:
+		return fmt.Sprintf("the response of seq %d", f.Seq)
 	case f.Kind == FaultLateResult:
 		return fmt.Sprintf("%s#%d (its request, seq %d)", f.StreamKind, f.Stream, f.Seq)
 	case f.Kind == FaultDelay && f.Stream == 0:
@@ -199,6 +202,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s: %s, the response, sent as a JSON-RPC error (-32603) in place of the recorded result", f.Kind, f.Where())
 	case FaultLimitData:
 		return fmt.Sprintf("%s: %s#%d dropped inside event %d%s, half of it written", f.Kind, f.StreamKind, f.Stream, f.Event+1, seqNote(f.Seq))
+	case FaultLateRequest:
+		return fmt.Sprintf("%s: a ping from the server (chaos's own) right after the response of seq %d, a tools/call's, as a server request that comes after the call it belongs to ended", f.Kind, f.Seq)
 	case FaultListChanged:
 		return fmt.Sprintf("%s: notifications/tools/list_changed (chaos's own) on %s#%d, a tools/call's stream, before its response (seq %d)", f.Kind, f.StreamKind, f.Stream, f.Seq)
 	case FaultEarlyPing:
@@ -245,8 +250,8 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 	switch k {
 	case FaultDelay, FaultLateResult:
 		return true
-	case FaultExit:
-		return t == store.Stdio // a server process
+	case FaultExit, FaultLateRequest:
+		return t == store.Stdio // a server process; one stream, which the client reads to its end
 	case FaultReorder:
 		return true // notifications on different streams; over stdio, responses to concurrent requests
 	case FaultCut, Fault503:
@@ -275,11 +280,12 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 
 // Injected reports whether this replay injects kind k over transport t:
 // the kinds Allowed admits that are built. Streamable HTTP sessions of
-// the initialize era get every kind but close-early (the OptIn kinds
-// there only so far);
+// the initialize era get every kind but close-early, exit and
+// late-request (the OptIn kinds there only when named);
 // 2026-07-28 exchanges get cut (without event ids: the request is lost),
-// close-early, 503 and delay; stdio gets delay and late-result (it has
-// no streams to cut: a cut there is the server exiting); the 2024-11-05
+// close-early, 503 and delay; stdio gets delay, late-result, reorder (of
+// responses), exit and late-request (it has no streams to cut: a cut
+// there is the server exiting); the 2024-11-05
 // HTTP+SSE transport gets delay, 503 and cut (of its one SSE stream: the
 // session ends; it has one stream, so nothing to reorder).
 func Injected(k FaultKind, t store.Transport, rev string) bool {
@@ -292,7 +298,7 @@ func Injected(k FaultKind, t store.Transport, rev string) bool {
 	case t == store.StreamableHTTP:
 		return k != FaultCloseEarly
 	case t == store.Stdio:
-		return k == FaultDelay || k == FaultLateResult || k == FaultExit || k == FaultReorder
+		return k == FaultDelay || k == FaultLateResult || k == FaultExit || k == FaultReorder || k == FaultLateRequest
 	case t == store.LegacySSE:
 		return k == FaultDelay || k == Fault503 || k == FaultCut
 	}
@@ -539,6 +545,8 @@ func stdioSites(k FaultKind, rec *store.Recording) []Fault {
 		out = exitSites(rec)
 	case FaultReorder:
 		out = stdioReorderSites(rec)
+	case FaultLateRequest:
+		out = lateRequestSites(rec)
 	}
 	return out
 }

@@ -114,7 +114,7 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 			continue
 		}
 		rec, others := http, []string{"gosdk-stdio-2025-11-25.jsonl", "multi-gosdk-sse.jsonl", "multi-gosdk-http-2026-07-28.jsonl"}
-		if k == FaultExit { // stdio only
+		if k == FaultExit || k == FaultLateRequest { // stdio only
 			rec, others = loadCassette(t, "gosdk-stdio-2025-11-25.jsonl")[0], []string{"gosdk-http-2025-11-25.jsonl", "multi-gosdk-sse.jsonl", "multi-gosdk-http-2026-07-28.jsonl"}
 		}
 		for seed := uint64(1); seed <= 50; seed++ {
@@ -126,9 +126,9 @@ func TestChaos_EveryKindDrawn(t *testing.T) {
 		switch {
 		case len(plan) == 0:
 			t.Errorf("%s named: no fault drawn", k)
-		case k == FaultExit && (plan[0].Seq == 0 || plan[0].Stream != 0):
-			t.Errorf("%s named: plan %v; want requests of the stdio session", k, plan)
-		case k == FaultExit:
+		case (k == FaultExit || k == FaultLateRequest) && (plan[0].Seq == 0 || plan[0].Stream != 0):
+			t.Errorf("%s named: plan %v; want frames of the stdio session", k, plan)
+		case k == FaultExit || k == FaultLateRequest:
 		case plan[0].Request == 0 && (plan[0].StreamKind != store.PostStream || plan[0].Seq == 0):
 			t.Errorf("%s named: plan %v; want events of POST streams", k, plan)
 		case k == FaultEarlyPing && faultPost(rec, plan[0]) != 1:

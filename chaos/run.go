@@ -254,6 +254,10 @@ func (h *Hook) Act(p *replayer.Point) replayer.Action {
 		return cs.lateResult(p)
 	case replayer.AtLine:
 		return cs.stdioLine(p)
+	case replayer.AtReceive:
+		if cs.takePingAnswer(p) {
+			return replayer.Action{Skip: true}
+		}
 	case replayer.AtStart:
 		cs.mu.Lock()
 		// Not pinned yet: before its first request is matched a session

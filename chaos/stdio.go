@@ -122,6 +122,11 @@ func (cs *Hook) stdioBefore(p *replayer.Point) replayer.Action {
 		cs.mu.Unlock()
 		return replayer.Action{Replace: append(slices.Clip(p.Body), h.line...)}
 	}
+	if inj, a, ok := cs.lateRequestAtLocked(p); ok {
+		cs.mu.Unlock()
+		cs.announce(inj)
+		return a
+	}
 	inj, ok := cs.takeLocked(p.Session, p.Recording, func(g Fault) bool {
 		return (g.Kind == FaultDelay || g.Kind == FaultReorder) && g.Seq == p.Frame.Seq
 	})

@@ -91,7 +91,9 @@ const (
 	// replay reads it; Recording is the recorded session followed. Body,
 	// when not nil, is read instead of the line; Send answers the line
 	// instead of replay: it is written to the client (its newline added
-	// when missing) and replay never reads the line.
+	// when missing) and replay never reads the line; Skip takes the line
+	// for the hook's own (the answer to a request the hook sent): replay
+	// never reads it, and nothing is written.
 	AtReceive
 )
 

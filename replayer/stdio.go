@@ -259,6 +259,9 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 	rep.Received++
 	if w.sess != nil {
 		a := s.act(ctx, Point{Where: AtReceive, Session: w.sess, Body: line, Recording: cur.leader().rec.Recording})
+		if a.Skip {
+			return // the Hook's own: an answer to a request it sent
+		}
 		if a.Send != nil {
 			w.send(ctx, []outFrame{{Data: lineOf(a.Send)}})
 			return // the Hook's to answer
