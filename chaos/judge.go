@@ -141,7 +141,7 @@ func judge(inj *injection, all []chaosAction) (string, Verdict) {
 	case FaultRedeliver:
 		return judgeRedeliver(inj, after, mine)
 	case FaultExit:
-		return judgeExit(inj)
+		return judgeExit(inj, all)
 	case FaultEarlyPing:
 		return judgeEarlyPing(inj, mine)
 	case FaultLateRequest:

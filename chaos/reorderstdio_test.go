@@ -2,8 +2,6 @@ package chaos
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"io"
 	"log/slog"
 	"slices"
@@ -58,27 +56,8 @@ func stdioReplay(t *testing.T, rec *store.Recording, c Config, client func(r io.
 	logger := slog.New(slog.NewTextHandler(&logs, nil))
 	h := New(c, logger)
 	srv := &replayer.Server{Recordings: []*store.Recording{rec}, Hook: h, Logger: logger}
-	ctx, cancel := context.WithTimeout(t.Context(), rawClientLimit)
-	defer cancel()
-	toClientR, toClientW := io.Pipe()
-	fromClientR, fromClientW := io.Pipe()
-	served := make(chan error, 1)
-	go func() {
-		_, err := srv.ServeStdio(ctx, pipeEnds{fromClientR, toClientW})
-		toClientW.Close()
-		served <- err
-	}()
-	client(toClientR, fromClientW)
-	fromClientW.Close()
-	go io.Copy(io.Discard, toClientR) // what replay writes after the client stopped reading
-	// A client that closed its end may have left replay a line to write.
-	if err := <-served; err != nil && ctx.Err() == nil && !errors.Is(err, io.ErrClosedPipe) {
-		t.Errorf("ServeStdio: %v", err)
-	}
+	serveStdio(t, srv, client)
 	srv.Close()
-	if ctx.Err() != nil {
-		t.Fatalf("the replay was still going after %v:\n%s", rawClientLimit, logs.String())
-	}
 	return h, logs.String()
 }
 

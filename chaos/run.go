@@ -60,6 +60,9 @@ type Hook struct {
 	pool     *replayer.Session
 	// stdio is the state of each stdio session (stdio.go).
 	stdio map[*replayer.Session]*stdioState
+	// exited holds the recorded sessions whose exit was taken: a
+	// restarted server (another stdio session of this replay) works.
+	exited map[int64]bool
 	// poolRecs are the 2026-07-28 sessions chaos drew plans for.
 	poolRecs map[int64]*store.Recording
 	// sent holds, for each recorded notification or response sent to a live session
@@ -204,6 +207,7 @@ func (h *Hook) state() *Hook {
 		h.sent = map[liveSeq]int{}
 		h.pool = &replayer.Session{}
 		h.stdio = map[*replayer.Session]*stdioState{}
+		h.exited = map[int64]bool{}
 		h.conns = map[string]*connState{}
 		h.pinned = map[*replayer.Session]*store.Recording{}
 		h.answered = map[*http.Request]bool{}

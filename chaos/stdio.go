@@ -70,7 +70,9 @@ func (cs *Hook) stdioLine(p *replayer.Point) replayer.Action {
 		}
 	}
 	if p.Matched != nil && live.Kind == jsonrpc.KindRequest {
-		if inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool { return g.Kind == FaultExit && g.Seq == p.Matched.Seq }); ok {
+		exited := cs.exited[cs.pinLocked(ls, rec).Session.ID]
+		if inj, ok := cs.takeLocked(ls, rec, func(g Fault) bool { return g.Kind == FaultExit && g.Seq == p.Matched.Seq && !exited }); ok {
+			cs.exited[inj.session] = true // a restarted server works
 			inj.rpcMethod, inj.rpcID = live.Method, string(live.ID)
 			defer cs.announce(inj)
 			return replayer.Action{Stop: true}
@@ -179,12 +181,29 @@ func exitSites(rec *store.Recording) []Fault {
 	return out
 }
 
-// judgeExit judges a client whose server exited at its request: what it
-// did then is not on the wire replay sees (the server is gone); a client
-// must read the end, fail the request and not wait for its answer, which
-// a test of the client, not the verdict, can check.
-func judgeExit(inj *injection) (string, Verdict) {
-	return "met the server's exit at its " + inj.rpcMethod + " (id " + inj.rpcID + "): what it did next is not on the wire (the server is gone)", VerdictNotObserved
+// judgeExit judges a client whose server exited at its request. What it
+// did then is mostly not on the wire replay sees (the server is gone): a
+// client must read the end, fail the request and not wait for its
+// answer, which a test of the client, not the verdict, can check. What
+// is on the wire is a restart: where one replay serves every stdio
+// session (mcpvcrtest.Transport, a Server serving ServeStdio again), the
+// exit is taken once per recorded session, so a client that starts its
+// server again meets one that works; a new session that begins with
+// initialize after the exit, nothing of another session between, is its
+// restart. The rule asks for none, so no restart is not observed.
+func judgeExit(inj *injection, all []chaosAction) (string, Verdict) {
+	met := "met the server's exit at its " + inj.rpcMethod + " (id " + inj.rpcID + ")"
+	for _, a := range all {
+		switch {
+		case a.ls == inj.ls:
+			continue
+		case a.rpcMethod == "initialize":
+			return met + ", then restarted its server: a new session began with initialize", VerdictPass
+		default:
+			return met + "; another session went on after it (" + describe(a) + "): what this client did next is not on the wire", VerdictNotObserved
+		}
+	}
+	return met + ": what it did next is not on the wire (the server is gone, and no new session began)", VerdictNotObserved
 }
 
 // stdioReorderSites returns the pairs of responses of a stdio session
