@@ -473,6 +473,19 @@ var confusionCases = map[FaultKind][]behaviour{
 		}},
 		{name: "exits", want: VerdictFail, react: func(d *driver) bool { d.send(d.post); return false }},
 	},
+	FaultReframe: {
+		{name: "reads it", want: VerdictPass, react: func(d *driver) bool {
+			if a := d.send(d.post); a.err != nil || a.status != http.StatusOK || !slices.ContainsFunc(a.events, func(e sse.Event) bool { return isResponse(e.Data) }) {
+				d.t.Errorf("reframed POST %d: %d, %v, %d events", d.post, a.status, a.err, len(a.events))
+			}
+			return true
+		}},
+		{name: "sends it again", want: VerdictFail, react: func(d *driver) bool {
+			d.send(d.post)
+			d.send(d.post)
+			return true
+		}},
+	},
 	FaultResetPeer:     noAnswerCases,
 	FaultEmptyResponse: noAnswerCases,
 	FaultSlicer: {

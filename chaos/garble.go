@@ -70,7 +70,7 @@ func resultEvents(st *store.Stream, base Fault, evs []*store.Frame) []Fault {
 // to come once the half event went.
 func (cs *Hook) armLocked(inj *injection, p *replayer.Point, key liveStream, sent int) {
 	switch inj.Kind {
-	case FaultSlicer, FaultMalformed, FaultErrorResult, FaultListChanged:
+	case FaultSlicer, FaultReframe, FaultMalformed, FaultErrorResult, FaultListChanged:
 		inj.body = cs.bodyOfLocked(p.Request) // to tell a re-sent request
 		cs.awaiting[key] = inj
 	case FaultDelay, FaultEarlyPing:
@@ -87,6 +87,8 @@ func rewritten(inj *injection, f *store.Frame) (replayer.Action, bool) {
 	switch inj.Kind {
 	case FaultSlicer:
 		return replayer.Action{Pieces: slice(f.Raw), Gap: sliceGap}, true
+	case FaultReframe:
+		return replayer.Action{Replace: reframe(f.Raw)}, true
 	case FaultMalformed:
 		return replayer.Action{Replace: withData(f.Raw, garbage(f.Data))}, true
 	case FaultErrorResult:

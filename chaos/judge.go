@@ -128,6 +128,8 @@ func judge(inj *injection, all []chaosAction) (string, Verdict) {
 		return judge503(inj, after, mine)
 	case FaultResetPeer, FaultEmptyResponse:
 		return judgeNoAnswer(inj, mine)
+	case FaultReframe:
+		return judgeTook(inj, mine, "reframed event", "it did not read the event with lone CR line ends and two data lines")
 	case FaultSlicer:
 		return judgeSlicer(inj, mine)
 	case FaultTimeout, FaultStall:

@@ -44,11 +44,12 @@ const (
 	FaultEarlyPing               // early-ping: a ping from the server on initialize's stream, before its response
 	FaultListChanged             // list-changed: a tools list_changed on a tools/call's stream, before its response
 	FaultLateRequest             // late-request: over stdio, a ping from the server right after a tools/call's response
+	FaultReframe                 // reframe: an SSE event with lone CR line ends, its data on two data: lines
 )
 
 var faultNames = [...]string{"unknown", "cut-resumable", "cut", "resume-404", "resume-late", "expire", "refuse-get",
 	"late-result", "delay", "reorder", "retry", "drop-priming", "close-early", "503", "reset_peer", "EMPTY_RESPONSE", "slicer",
-	"timeout", "stall", "MALFORMED_RESPONSE_CHUNK", "error-result", "limit_data", "redeliver", "exit", "early-ping", "list-changed", "late-request"}
+	"timeout", "stall", "MALFORMED_RESPONSE_CHUNK", "error-result", "limit_data", "redeliver", "exit", "early-ping", "list-changed", "late-request", "reframe"}
 
 // String returns the kind's short name, as --chaos-faults takes it.
 func (k FaultKind) String() string {
@@ -156,7 +157,7 @@ func (f Fault) Where() string {
 		return fmt.Sprintf("%s#%d", f.StreamKind, f.Stream)
 	case f.Kind == FaultDelay && f.Seq == 0:
 		return fmt.Sprintf("%s#%d (its JSON answer)", f.StreamKind, f.Stream)
-	case f.Kind == FaultDelay || f.Kind == FaultDropPriming || f.Kind == FaultReorder || f.Kind == FaultSlicer ||
+	case f.Kind == FaultDelay || f.Kind == FaultDropPriming || f.Kind == FaultReorder || f.Kind == FaultSlicer || f.Kind == FaultReframe ||
 		f.Kind == FaultStall || f.Kind == FaultMalformed || f.Kind == FaultErrorResult || f.Kind == FaultLimitData:
 		return fmt.Sprintf("%s#%d event %d (seq %d)", f.StreamKind, f.Stream, f.Event+1, f.Seq)
 	case f.Event == 0:
@@ -190,6 +191,8 @@ func (f Fault) String() string {
 		return fmt.Sprintf("%s: POST %d answered 200 with an empty event stream, no event and no response", f.Kind, f.Request)
 	case FaultSlicer:
 		return fmt.Sprintf("%s: %s sent with CRLF line ends, in pieces written %s apart (inside a line, between CR and LF, inside the data and a UTF-8 character of it)", f.Kind, f.Where(), sliceGap)
+	case FaultReframe:
+		return fmt.Sprintf("%s: %s sent with lone CR line ends (no LF), its data on two data: lines (split after its first { or [)", f.Kind, f.Where())
 	case FaultLateResult:
 		return fmt.Sprintf("%s: once the client cancels it, a result sent all the same to %s", f.Kind, f.Where())
 	case FaultTimeout:
@@ -272,7 +275,7 @@ func Allowed(k FaultKind, t store.Transport, rev string) bool {
 		return t == store.StreamableHTTP || t == store.LegacySSE // a stream of events
 	case FaultLimitData:
 		return t == store.StreamableHTTP || t == store.LegacySSE // bytes on a connection
-	case FaultSlicer:
+	case FaultSlicer, FaultReframe:
 		return t == store.StreamableHTTP || t == store.LegacySSE // SSE framing
 	}
 	return false
@@ -478,6 +481,7 @@ var sitesOf = map[FaultKind]func(rec *store.Recording, st *store.Stream, base Fa
 	FaultResetPeer:     sitesLost,
 	FaultEmptyResponse: sitesLost,
 	FaultSlicer:        sitesSlicer,
+	FaultReframe:       sitesSlicer,
 	FaultTimeout:       sitesLost,
 	FaultStall:         sitesStall,
 	FaultMalformed:     sitesMalformed,

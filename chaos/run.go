@@ -371,7 +371,7 @@ func (cs *Hook) before(p *replayer.Point) replayer.Action {
 			return sent == 0
 		case FaultReorder:
 			return g.Seq == f.Seq
-		case FaultSlicer, FaultStall, FaultMalformed, FaultErrorResult, FaultLimitData, FaultEarlyPing, FaultListChanged:
+		case FaultSlicer, FaultReframe, FaultStall, FaultMalformed, FaultErrorResult, FaultLimitData, FaultEarlyPing, FaultListChanged:
 			return true
 		}
 		return false

@@ -80,3 +80,26 @@ func slice(raw []byte) [][]byte {
 func judgeSlicer(inj *injection, mine []chaosAction) (string, Verdict) {
 	return judgeTook(inj, mine, "sliced event", "it did not put the sliced event together")
 }
+
+// reframe (SSE framing): the SSE event block raw with each line ended by
+// a lone CR, as the SSE format allows (CR LF, LF and CR each end a
+// line), and its data, where it is a JSON object or array, split after
+// its first { or [ into two data: lines: a parser joins them with a line
+// feed, which JSON takes as whitespace, so the message is the recorded
+// one. A parser that ends lines only at LF sees no line end at all.
+func reframe(raw []byte) []byte {
+	var out []byte
+	for _, l := range bytes.Split(bytes.TrimRight(raw, "\r\n"), []byte("\n")) {
+		l = bytes.TrimSuffix(l, []byte("\r"))
+		if v, ok := bytes.CutPrefix(l, []byte("data:")); ok {
+			v = bytes.TrimPrefix(v, []byte(" "))
+			if len(v) > 1 && (v[0] == '{' || v[0] == '[') {
+				out = append(out, "data: "...)
+				out = append(out, v[0], '\r')
+				l = append([]byte("data: "), v[1:]...)
+			}
+		}
+		out = append(append(out, l...), '\r')
+	}
+	return append(out, '\r')
+}

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -118,4 +119,28 @@ func naivePost(t *testing.T, c *rawClient, body []byte) bool {
 		}
 	}
 	return false
+}
+
+// TestChaos_Reframe: a reframed event has no LF at all, and an SSE reader
+// reads it back as the recorded event: its id and name, and its data,
+// split over two data lines, the recorded JSON with a line feed as
+// whitespace.
+func TestChaos_Reframe(t *testing.T) {
+	raw := []byte("id: s1_4\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"text\":\"héllo\"}}\n\n")
+	b := reframe(raw)
+	if bytes.IndexByte(b, '\n') >= 0 || bytes.Count(b, []byte("data: ")) != 2 {
+		t.Fatalf("reframed: %q; want lone CR line ends and two data lines", b)
+	}
+	e, err := sse.NewReader(bytes.NewReader(b)).Next()
+	if err != nil || e.ID != "s1_4" || e.Type != "message" {
+		t.Fatalf("read back: %+v, %v", e, err)
+	}
+	var got, want bytes.Buffer
+	if err := json.Compact(&got, e.Data); err != nil {
+		t.Fatalf("data %q: %v", e.Data, err)
+	}
+	_ = json.Compact(&want, raw[bytes.Index(raw, []byte("{")):bytes.LastIndex(raw, []byte("}"))+1])
+	if !bytes.Contains(e.Data, []byte("{\n")) || got.String() != want.String() {
+		t.Errorf("data %q; want the recorded message, split after its {", e.Data)
+	}
 }

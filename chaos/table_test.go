@@ -47,7 +47,7 @@ func kindNeeds(k FaultKind) string {
 		return "a request the recorded client cancelled"
 	case FaultExpire, Fault503, FaultResetPeer, FaultEmptyResponse, FaultTimeout:
 		return "at least three POSTs (any Streamable HTTP recording of the initialize era)"
-	case FaultDelay, FaultSlicer:
+	case FaultDelay, FaultSlicer, FaultReframe:
 		return "an SSE answer (any Streamable HTTP recording)"
 	case FaultStall:
 		return "an SSE answer with two events or more, from POST 3 (any Streamable HTTP recording)"
