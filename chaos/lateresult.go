@@ -123,6 +123,11 @@ func frameBySeq(rec *store.Recording, seq int64) *store.Frame {
 // cancellation: that answer, about to be sent, is the late result, and is
 // awaited (delivered once written). cs.mu is held.
 func (cs *Hook) recordedLateLocked(p *replayer.Point, key liveStream) (*injection, bool) {
+	if !slices.ContainsFunc(cs.planLocked(cs.pinLocked(p.Session, p.Recording)), func(g Fault) bool {
+		return g.Kind == FaultLateResult && g.Stream == p.StreamNumber
+	}) {
+		return nil, false // nothing planned here: no need to look for the request
+	}
 	id := string(jsonrpc.Parse([]byte(cs.bodyOfLocked(p.Request))).ID)
 	sid := p.Session.ID()
 	if id == "" || !slices.ContainsFunc(cs.actions, func(a chaosAction) bool {
