@@ -13,6 +13,11 @@ import (
 // (its last step at 100 ms) and that ends at end; with roots, the server
 // asks for the roots, on its own, at rootsAt.
 func edgeSession(t *testing.T, roots bool, rootsAt, end time.Duration) *store.Recording {
+	return edgeSessionListing(t, 100*time.Millisecond, roots, rootsAt, end)
+}
+
+// edgeSessionListing is edgeSession with the tools listed at listAt.
+func edgeSessionListing(t *testing.T, listAt time.Duration, roots bool, rootsAt, end time.Duration) *store.Recording {
 	lines := []string{
 		`> {"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{"roots":{}},"clientInfo":{"name":"c","version":"1"}}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
@@ -20,7 +25,7 @@ func edgeSession(t *testing.T, roots bool, rootsAt, end time.Duration) *store.Re
 		`> {"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 		`< {"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`,
 	}
-	at := []time.Duration{0, 5, 10, 100, 105}
+	at := []time.Duration{0, 5, 10, listAt / time.Millisecond, listAt/time.Millisecond + 5}
 	if roots {
 		lines = append(lines, `< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`)
 		at = append(at, rootsAt/time.Millisecond)
@@ -54,6 +59,13 @@ func TestCompare_ServerTrafficAtTheEdge(t *testing.T) {
 		{"a reply at the other's end", edgeSession(t, false, 0, 110*ms), edgeSession(t, true, 102*ms, 900*ms), true},
 		{"a timer near the other's end", edgeSession(t, false, 0, 400*ms), edgeSession(t, true, 360*ms, 380*ms), false},
 		{"after the other session ended", edgeSession(t, false, 0, 400*ms), edgeSession(t, true, 500*ms, 900*ms), false},
+		// Inspector against server-everything: the recorded client listed
+		// at once and left 480 ms after initialized, before the server's
+		// roots/list (350 ms after initialized, late on a loaded machine);
+		// the verify run listed 50 ms later and got it. As long after the
+		// listing it would have come before the recorded end, but the
+		// timer runs from initialized.
+		{"a timer that runs from an earlier message", edgeSessionListing(t, 12*ms, false, 0, 490*ms), edgeSessionListing(t, 60*ms, true, 360*ms, 900*ms), false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, pair := range [][2]*store.Recording{{tt.plain, tt.other}, {tt.other, tt.plain}} {

@@ -109,14 +109,14 @@ type conversation struct {
 	end   time.Duration
 }
 
-// ownMsg is one message the server sent on its own: after the client's
-// message steps[after] (-1: before any), since that message was sent.
+// ownMsg is one message the server sent on its own, at offset at, after
+// the client's message steps[after] (-1: before any).
 type ownMsg struct {
 	request bool
 	method  string
 	params  json.RawMessage
 	after   int
-	since   time.Duration
+	at      time.Duration
 }
 
 // reaction is how soon after a client's message what the server sends
@@ -128,23 +128,37 @@ const reaction = 100 * time.Millisecond
 
 // certain returns what the server sent on its own whose presence says
 // something about the server, compared with the session other: what
-// came, on other's clock (as long after the same client message as it
-// came here), before other had ended; for what came later than a
-// reaction, a margin before (100 ms and a tenth of the wait), since a
-// timer and the client's exit race. A session shorter than the other
-// cannot say what the server would have sent after it ended.
+// came, on other's clock, before other had ended. A timer of the
+// server's may run from any client message before it (server-everything
+// counts from initialized, not from the call that came since), so the
+// message is placed as long after each earlier client message as it came
+// here, and the latest of those places counts. What came later than a
+// reaction gets a margin before that end (100 ms and a quarter of the
+// wait since the latest message), since a timer, a loaded machine and
+// the client's exit race. A session shorter than the other cannot say
+// what the server would have sent after it ended.
 func (c *conversation) certain(other *conversation) traffic {
 	t := traffic{requests: map[string][]json.RawMessage{}, notifications: map[string][]json.RawMessage{}}
+	// shift[j] is the latest (other's step k minus this one's) for k ≤ j:
+	// a message here at at lands at most at at+shift[j] there.
+	shift := make([]time.Duration, min(len(c.steps), len(other.steps)))
+	for j := range shift {
+		shift[j] = other.steps[j] - c.steps[j]
+		if j > 0 {
+			shift[j] = max(shift[j], shift[j-1])
+		}
+	}
 	for _, o := range c.own {
-		at := o.since
+		at, since := o.at, o.at
 		if o.after >= 0 {
-			if o.after >= len(other.steps) {
+			if o.after >= len(shift) {
 				continue // the other client never got that far
 			}
-			at += other.steps[o.after]
+			at += shift[o.after]
+			since -= c.steps[o.after]
 		}
-		if o.since > reaction {
-			at += 100*time.Millisecond + o.since/10
+		if since > reaction {
+			at += 100*time.Millisecond + since/4
 		}
 		if at > other.end {
 			continue
@@ -218,11 +232,7 @@ func converse(rec *store.Recording) *conversation {
 // placeOwn places m, sent by the server on its own at at, after the
 // client's latest message.
 func (c *conversation) placeOwn(request bool, m jsonrpc.Message, at time.Duration) ownMsg {
-	o := ownMsg{request: request, method: m.Method, params: m.Params, after: len(c.steps) - 1, since: at}
-	if o.after >= 0 {
-		o.since = max(0, at-c.steps[o.after])
-	}
-	return o
+	return ownMsg{request: request, method: m.Method, params: m.Params, after: len(c.steps) - 1, at: at}
 }
 
 // subject returns what a request is about: params.name (a tool or
