@@ -21,7 +21,8 @@ func auditCommand(e *env) *cli.Command {
 			"every rule of the session's protocol revision it breaks: the rule, the frame (session,\n" +
 			"stream and seq, as mcpvcr show numbers them), what was sent, what the revision requires,\n" +
 			"and the specification section. A broken MUST is an error, a broken SHOULD a warning.\n" +
-			"Exit 0: no error (warnings allowed); 1: at least one error.\n\n" +
+			"Exit 0: no error (warnings allowed); 1: at least one error (with --fail-on warning, at\n" +
+			"least one finding).\n\n" +
 			"   mcpvcr audit --cassette bug.db\n" +
 			"   mcpvcr audit 3 --rules http --skip http/protocol-version-absent-on-initialize\n" +
 			"   mcpvcr audit bug.jsonl --format sarif -o audit.sarif\n\n" +
@@ -31,6 +32,7 @@ func auditCommand(e *env) *cli.Command {
 			&cli.StringFlag{Name: "format", Value: "text", Usage: "report `FORMAT`: text, json, junit or sarif"},
 			&cli.StringSliceFlag{Name: "rules", Usage: "check only these `RULES` (ids or areas, comma-separated or repeated)"},
 			&cli.StringSliceFlag{Name: "skip", Usage: "do not check these `RULES` (ids or areas)"},
+			&cli.StringFlag{Name: "fail-on", Value: "error", Usage: "exit 1 on a finding of this `LEVEL` or worse: error, or warning (a broken SHOULD fails too)"},
 			outputFlag(),
 		},
 		Action: func(c *cli.Context) error {
@@ -43,6 +45,10 @@ func auditCommand(e *env) *cli.Command {
 			case "text", "json", "junit", "sarif":
 			default:
 				return usageErr("--format text, json, junit or sarif", "--format %q is not text, json, junit or sarif", format)
+			}
+			failOn := c.String("fail-on")
+			if failOn != "error" && failOn != "warning" {
+				return usageErr("--fail-on error or --fail-on warning", "--fail-on %q is not error or warning", failOn)
 			}
 			rules, err := audit.Select(splitList(c.StringSlice("rules")), splitList(c.StringSlice("skip")))
 			if errors.Is(err, audit.ErrUnknownRule) {
@@ -67,7 +73,7 @@ func auditCommand(e *env) *cli.Command {
 			if err := writeAudit(c, e, cassettePath(c), format, recs, rules, fs); err != nil {
 				return err
 			}
-			if audit.Errors(fs) > 0 {
+			if audit.Errors(fs) > 0 || (failOn == "warning" && len(fs) > 0) {
 				return errDiffer
 			}
 			return nil
