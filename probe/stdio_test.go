@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,17 +14,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcptest"
-	"github.com/mcpvcr/mcpvcr/recorder"
+	"github.com/mcpvcr/mcpvcr/internal/recordtest"
 	"github.com/mcpvcr/mcpvcr/replayer"
 	"github.com/mcpvcr/mcpvcr/store"
 )
-
-// rwc is a pipe end pair as one io.ReadWriteCloser; Close closes the
-// writing end (the peer reads EOF).
-type rwc struct {
-	io.Reader
-	io.WriteCloser
-}
 
 // recordStdio records the Go SDK client at version against the Go SDK
 // test server over stdio (pipes, in process) through recorder.Stdio: it
@@ -42,45 +34,10 @@ func recordStdioWith(t *testing.T, versions []string, client func(ctx context.Co
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
-	db, err := store.Open(ctx, filepath.Join(t.TempDir(), "stdio.db"))
-	if err != nil {
-		t.Fatal(err)
+	server := func(r io.ReadCloser, w io.WriteCloser) {
+		_ = mcptest.ServerConfig{Versions: versions}.NewServer().Run(ctx, &mcp.IOTransport{Reader: r, Writer: w})
 	}
-	t.Cleanup(func() { db.Close() })
-	toClientR, toClientW := io.Pipe()
-	fromClientR, fromClientW := io.Pipe()
-	toServerR, toServerW := io.Pipe()
-	fromServerR, fromServerW := io.Pipe()
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	wg.Go(func() {
-		_ = mcptest.ServerConfig{Versions: versions}.NewServer().Run(ctx, &mcp.IOTransport{Reader: toServerR, Writer: fromServerW})
-		fromServerW.Close()
-	})
-	rec := &recorder.Stdio{Sink: db}
-	recorded := make(chan int64, 1)
-	wg.Go(func() {
-		res, err := rec.Run(ctx, rwc{fromClientR, toClientW}, rwc{fromServerR, toServerW}, nil)
-		toClientW.Close()
-		if err != nil {
-			t.Errorf("record: %v", err)
-			recorded <- 0
-			return
-		}
-		res.End(ctx, 0)
-		recorded <- res.SessionID
-	})
-	client(ctx, toClientR, fromClientW)
-	fromClientW.Close()
-	id := <-recorded
-	if err := db.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	r, err := db.Recording(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []*store.Recording{r}
+	return []*store.Recording{recordtest.Stdio(ctx, t, server, func(r io.ReadCloser, w io.WriteCloser) { client(ctx, r, w) })}
 }
 
 // goSDKStdio runs the Go SDK client at version over r and w as goSDK
