@@ -75,6 +75,13 @@ func wantAudit(t *testing.T, cassette string, want ...string) {
 // would be checked by no rule.
 func wantClientAudit(t *testing.T, cassette string, want ...string) {
 	t.Helper()
+	wantClientAuditAt(t, cassette, "", want...)
+}
+
+// wantClientAuditAt is wantClientAudit where every session must also have
+// negotiated revision (any known one when revision is "").
+func wantClientAuditAt(t *testing.T, cassette, revision string, want ...string) {
+	t.Helper()
 	var sessions []struct {
 		Revision string `json:"revision"`
 	}
@@ -86,6 +93,8 @@ func wantClientAudit(t *testing.T, cassette string, want ...string) {
 	for _, s := range sessions {
 		if s.Revision == "" {
 			t.Errorf("a session of unknown revision: the audit checks nothing in it:\n%s", ls.stdout)
+		} else if revision != "" && s.Revision != revision {
+			t.Errorf("a session of revision %s; want %s, the one the server was made to negotiate", s.Revision, revision)
 		}
 	}
 	wantAudit(t, cassette, want...)
@@ -183,64 +192,168 @@ func TestAudit_GoSDKHTTP(t *testing.T) {
 	}
 }
 
+// goServerCase is a revision and transport at which the TypeScript SDK
+// client and Inspector's CLI are recorded against the Go SDK test server
+// made to negotiate that revision alone (-versions): server-everything
+// negotiates 2025-11-25 only.
+type goServerCase struct{ version, transport string }
+
+func (c goServerCase) String() string { return c.version + "-" + c.transport }
+
+// goServerCases: stdio and Streamable HTTP at each legacy revision before
+// 2025-11-25, and HTTP+SSE at 2024-11-05.
+var goServerCases = []goServerCase{
+	{mcptest.V20241105, "stdio"}, {mcptest.V20241105, "http"}, {mcptest.V20241105, "sse"},
+	{mcptest.V20250326, "stdio"}, {mcptest.V20250326, "http"},
+	{mcptest.V20250618, "stdio"}, {mcptest.V20250618, "http"},
+}
+
+// versionHeader20250326 is what the TypeScript SDK client (1.32.2) and
+// Inspector's CLI (2.12.0) break over Streamable HTTP when 2025-03-26 was
+// negotiated: they send MCP-Protocol-Version: 2025-03-26 on every request
+// after initialize (notifications/initialized, the GET, every call), a
+// header that revision did not have. (At 2024-11-05 they send
+// MCP-Protocol-Version: 2024-11-05 the same way, over Streamable HTTP and
+// over HTTP+SSE, but no rule of 2024-11-05 covers that header.)
+const versionHeader20250326 = "http/protocol-version-not-before-2025-06-18 warning"
+
+// recordGoServer records run against the Go SDK test server negotiating
+// c.version alone over c.transport, through mcpvcr record, and returns
+// the cassette. run gets mcpvcr record's URL over http and sse, and over
+// stdio the command line that records the server.
+func recordGoServer(t *testing.T, c goServerCase, run func(url string, stdio []string)) string {
+	t.Helper()
+	if c.transport == "stdio" {
+		db := filepath.Join(t.TempDir(), "c.db")
+		run("", []string{mcpvcrBin, "record", "--cassette", db, "--", mcptest.BuildServer(t), "-versions", c.version})
+		return db
+	}
+	upstream := mcptest.StartServer(t, "-transport", c.transport, "-versions", c.version)
+	return auditRecordHTTP(t, upstream, func(url string) { run(url, nil) })
+}
+
 // TestAudit_TSClient records the TypeScript SDK client against
-// server-everything over Streamable HTTP and stdio, and audits it.
+// server-everything (2025-11-25) over Streamable HTTP and stdio, and
+// against the Go SDK test server at each older revision, and audits it.
 func TestAudit_TSClient(t *testing.T) {
 	parallel(t)
 	node := mcptest.Everything(t)[0]
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
 		upstream := mcptest.EverythingHTTP(t, mcptest.StreamableHTTP)
-		db := auditRecordHTTP(t, upstream, func(url string) { runTS(t, node, url) })
-		wantClientAudit(t, db)
+		db := auditRecordHTTP(t, upstream, func(url string) { runTS(t, node, url, "everything") })
+		wantClientAuditAt(t, db, mcptest.V20251125)
 	})
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
 		db := filepath.Join(t.TempDir(), "c.db")
 		cmd, _ := json.Marshal(append([]string{mcpvcrBin, "record", "--cassette", db, "--"}, mcptest.Everything(t)...))
-		runTS(t, node, "stdio:"+string(cmd))
-		wantClientAudit(t, db)
+		runTS(t, node, "stdio:"+string(cmd), "everything")
+		wantClientAuditAt(t, db, mcptest.V20251125)
 	})
+	for _, c := range goServerCases {
+		t.Run(c.String(), func(t *testing.T) {
+			t.Parallel()
+			db := recordGoServer(t, c, func(url string, stdio []string) {
+				var env []string
+				if stdio != nil {
+					cmd, _ := json.Marshal(stdio)
+					url = "stdio:" + string(cmd)
+				} else if c.transport == "sse" {
+					env = append(env, "TRANSPORT=sse")
+				}
+				// Script "script": the Go SDK test script's first steps,
+				// its slow call cancelled with notifications/cancelled.
+				// Every step passes; over stdio mcpvcr record exits 0.
+				for _, step := range runTS(t, node, url, "script", env...) {
+					name, outcome, ok := strings.Cut(step, ": ")
+					want := "ok"
+					if name == "server exit" {
+						want = "0"
+					}
+					if ok && outcome != want {
+						t.Errorf("TypeScript client: %s: %s; want %s", name, outcome, want)
+					}
+				}
+			})
+			var want []string
+			if c == (goServerCase{mcptest.V20250326, "http"}) {
+				want = append(want, versionHeader20250326)
+			}
+			wantClientAuditAt(t, db, c.version, want...)
+		})
+	}
 }
 
-func runTS(t *testing.T, node, url string) {
+// runTS runs the TypeScript client's script (chaos.mjs) against url with
+// env added to its environment, and returns what it saw, step by step.
+func runTS(t *testing.T, node, url, script string, env ...string) []string {
 	t.Helper()
-	cmd := exec.CommandContext(testCtx(t), node, tsChaosScript, url, "everything")
+	cmd := exec.CommandContext(testCtx(t), node, tsChaosScript, url, script)
+	cmd.Env = append(os.Environ(), env...)
 	var stdout, stderr syncBuffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("TypeScript client: %v\n%s", err, stderr.String())
 	}
 	t.Logf("TypeScript client saw %s", stdout.String())
+	var saw []string
+	if err := json.Unmarshal([]byte(stdout.String()), &saw); err != nil {
+		t.Fatalf("TypeScript client's output: %v", err)
+	}
+	return saw
 }
 
 // TestAudit_Inspector records the Inspector CLI calling a tool of
-// server-everything over stdio and over Streamable HTTP, and audits it.
+// server-everything (2025-11-25) over stdio and over Streamable HTTP, and
+// of the Go SDK test server at each older revision, and audits it.
 func TestAudit_Inspector(t *testing.T) {
 	parallel(t)
 	cli := mcptest.InspectorCLI(t)
-	inspect := func(t *testing.T, target ...string) {
+	// inspect calls tool echo with arg and returns the CLI's output.
+	inspect := func(t *testing.T, arg string, target ...string) string {
 		args := append(slices.Clone(cli[1:]), target...)
-		args = append(args, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", "message=hi")
+		args = append(args, "--method", "tools/call", "--tool-name", "echo", "--tool-arg", arg)
 		cmd := exec.CommandContext(testCtx(t), cli[0], args...)
 		cmd.Env = append(os.Environ(), "MCP_CATALOG_PATH="+filepath.Join(t.TempDir(), "mcp.json"))
 		out, err := cmd.CombinedOutput()
 		if err != nil {
 			t.Fatalf("Inspector CLI: %v\n%s", err, out)
 		}
+		return string(out)
 	}
 	t.Run("stdio", func(t *testing.T) {
 		t.Parallel()
 		db := filepath.Join(t.TempDir(), "c.db")
-		inspect(t, append([]string{mcpvcrBin, "record", "--cassette", db, "--"}, mcptest.Everything(t)...)...)
-		wantClientAudit(t, db)
+		inspect(t, "message=hi", append([]string{mcpvcrBin, "record", "--cassette", db, "--"}, mcptest.Everything(t)...)...)
+		wantClientAuditAt(t, db, mcptest.V20251125)
 	})
 	t.Run("http", func(t *testing.T) {
 		t.Parallel()
 		upstream := mcptest.EverythingHTTP(t, mcptest.StreamableHTTP)
-		db := auditRecordHTTP(t, upstream, func(url string) { inspect(t, url, "--transport", "http") })
-		wantClientAudit(t, db)
+		db := auditRecordHTTP(t, upstream, func(url string) { inspect(t, "message=hi", url, "--transport", "http") })
+		wantClientAuditAt(t, db, mcptest.V20251125)
 	})
+	for _, c := range goServerCases {
+		t.Run(c.String(), func(t *testing.T) {
+			t.Parallel()
+			db := recordGoServer(t, c, func(url string, stdio []string) {
+				target := stdio
+				if stdio == nil {
+					target = []string{url, "--transport", c.transport}
+				}
+				// The Go SDK test server's echo takes text.
+				if out := inspect(t, "text=hi", target...); !strings.Contains(out, `"text": "hi"`) {
+					t.Errorf("Inspector CLI: echo did not answer hi:\n%s", out)
+				}
+			})
+			var want []string
+			if c == (goServerCase{mcptest.V20250326, "http"}) {
+				want = append(want, versionHeader20250326)
+			}
+			wantClientAuditAt(t, db, c.version, want...)
+		})
+	}
 }
 
 // rawPost POSTs body to url with headers, as a hand-written client
