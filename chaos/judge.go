@@ -186,8 +186,12 @@ func (h *Hook) NotReached() []Result {
 			continue // served as exchanges: below
 		}
 		cs.mu.Lock()
+		var before int64 // over stdio, the faults before the plan was pinned were another candidate's
+		if sc := cs.stdio[ls]; sc != nil && rec.Session.Transport == store.Stdio {
+			before = sc.pinnedAt
+		}
 		for i, f := range cs.planLocked(rec) {
-			if !cs.done[doneKey{ls, rec.Session.ID, i}] {
+			if !cs.done[doneKey{ls, rec.Session.ID, i}] && (f.Seq == 0 || f.Seq >= before) {
 				out = append(out, Result{Fault: f, Session: rec.Session.ID, Verdict: VerdictNotObserved})
 			}
 		}

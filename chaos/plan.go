@@ -393,9 +393,16 @@ func (cs *Hook) planLocked(rec *store.Recording) []Fault {
 // pinLocked returns the recorded session whose plan live session ls
 // draws its faults from: the one it followed when a fault was first
 // looked for (rec), after its opening request was matched, whichever of
-// the candidates it goes on to follow. Which candidate replay follows later may turn on timing
-// (how long a client waits before candidates that disagree are settled);
-// the faults must not. The 2026-07-28 exchanges keep each its own.
+// the candidates it goes on to follow. Which candidate replay follows
+// later may turn on timing (how long a client waits before candidates
+// that disagree are settled); the faults must not: over HTTP a fault
+// names its place by stream and event, which sessions that part later
+// share. Over stdio it names its recorded frame by seq, which means
+// nothing in another session: there the plan is the first candidate's
+// while the client's lines have not told them apart (they agree on what
+// was sent so far), and is pinned once one is left, so that the faults
+// of a cassette's second session are drawn from that session. The
+// 2026-07-28 exchanges keep each its own.
 func (cs *Hook) pinLocked(ls *replayer.Session, rec *store.Recording) *store.Recording {
 	if ls == cs.pool || rec == nil {
 		return rec
@@ -403,7 +410,12 @@ func (cs *Hook) pinLocked(ls *replayer.Session, rec *store.Recording) *store.Rec
 	if pinned := cs.pinned[ls]; pinned != nil {
 		return pinned
 	}
-	cs.pinned[ls] = rec
+	if rec.Session.Transport != store.Stdio || ls.Candidates() <= 1 {
+		cs.pinned[ls] = rec
+		if sc := cs.stdio[ls]; sc != nil {
+			sc.pinnedAt = sc.seen
+		}
+	}
 	return rec
 }
 
@@ -529,14 +541,26 @@ func cancelledRequests(rec *store.Recording, late bool) map[int64]*store.Frame {
 }
 
 // stdioSites returns the places in a stdio session where a fault of kind
-// k can go: a delay before any server frame, a late result for a request
+// k can go: a delay before a server frame the client waited for, a late result for a request
 // the recorded client cancelled and the recording never answers.
 func stdioSites(k FaultKind, rec *store.Recording) []Fault {
 	var out []Fault
 	switch k {
 	case FaultDelay:
+		// Only before a line the recorded client waited for: one that
+		// an awaited response or a request of the client's came after
+		// (stdio is one stream: a delay holds back all that follows).
+		// A client may leave before the answer to its cancelled request,
+		// or what came after its last step, as the recorded one did.
+		awaited := awaitedResponses(rec)
+		var last int64 // the seq of the last awaited response or client request
 		for i := range rec.Frames {
-			if f := &rec.Frames[i]; f.Direction == store.ServerToClient && !f.Malformed {
+			if f := &rec.Frames[i]; awaited[f.Seq] || f.Direction == store.ClientToServer && f.Kind == store.KindRequest {
+				last = f.Seq
+			}
+		}
+		for i := range rec.Frames {
+			if f := &rec.Frames[i]; f.Direction == store.ServerToClient && !f.Malformed && f.Seq <= last {
 				out = append(out, Fault{Kind: k, Seq: f.Seq})
 			}
 		}

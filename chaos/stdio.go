@@ -27,6 +27,10 @@ type stdioState struct {
 	// requests counts the client's requests by id: a second with one id
 	// is a request sent again.
 	requests map[string]int
+	// seen is the seq of the recorded line being written; pinnedAt what
+	// it was when the session's plan was pinned (see pinLocked): the
+	// faults of that plan before it were not the client's to reach.
+	seen, pinnedAt int64
 }
 
 // heldLine is a response a reorder over stdio holds back.
@@ -115,6 +119,7 @@ func answerAfter(rec *store.Recording, req *store.Frame) *store.Frame {
 func (cs *Hook) stdioBefore(p *replayer.Point) replayer.Action {
 	cs.mu.Lock()
 	sc := cs.stdioOfLocked(p.Session)
+	sc.seen = p.Frame.Seq
 	if h, ok := sc.swapped[p.Frame.Seq]; ok {
 		delete(sc.swapped, p.Frame.Seq)
 		h.inj.first, h.inj.delivered, h.inj.at = true, true, len(cs.actions)-1

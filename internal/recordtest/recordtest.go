@@ -62,6 +62,13 @@ func Stdio(ctx context.Context, tb testing.TB, server func(r io.ReadCloser, w io
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { db.Close() })
+	return StdioIn(ctx, tb, db, server, client)
+}
+
+// StdioIn is Stdio recording into db, beside the sessions it holds (a
+// cassette of several sessions, each with an id of its own).
+func StdioIn(ctx context.Context, tb testing.TB, db *store.DB, server func(r io.ReadCloser, w io.WriteCloser), client func(r io.ReadCloser, w io.WriteCloser)) *store.Recording {
+	tb.Helper()
 	toClientR, toClientW := io.Pipe()
 	fromClientR, fromClientW := io.Pipe()
 	toServerR, toServerW := io.Pipe()
