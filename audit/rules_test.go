@@ -81,6 +81,11 @@ func TestRules(t *testing.T) {
 			b.post(map[string]string{"<Mcp-Session-Id": "s1"}, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}`, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-03-26"}}`)
 			b.post(map[string]string{"Mcp-Session-Id": "s1"}, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, "")
 		}},
+		{"http/protocol-version-not-before-2025-06-18", "sent at 2024-11-05", "2024-11-05", http, 1, func(b *rb) { legacyInit(b, "2024-11-05", nil) }},
+		// Over HTTP+SSE the answer to initialize comes on the SSE stream,
+		// not on the POST that carried it.
+		{"http/protocol-version-not-before-2025-06-18", "sent over HTTP+SSE", "2024-11-05", store.LegacySSE, 1, sseInit(map[string]string{"MCP-Protocol-Version": "2024-11-05"})},
+		{"http/protocol-version-not-before-2025-06-18", "absent over HTTP+SSE", "2024-11-05", store.LegacySSE, 0, sseInit(nil)},
 		{"http/session-id", "missing", "2025-06-18", http, 1, func(b *rb) {
 			legacyInit(b, "2025-06-18", nil)
 			b.post(map[string]string{"MCP-Protocol-Version": "2025-06-18"}, `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, "")
@@ -243,6 +248,14 @@ func TestRules(t *testing.T) {
 			b.s(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":""}}`)
 			b.c(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":""}}`)
 			b.s(`{"jsonrpc":"2.0","id":2,"result":{"tools":[]}}`)
+		}},
+		{"pagination/empty-cursor-modern", "repeated empty cursor ends", "2026-07-28", store.Stdio, 0, func(b *rb) {
+			// Asked with "" and answered "" again: the cursor it sent, which
+			// pagination/repeated-cursor says ends the list.
+			b.c(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			b.s(`{"jsonrpc":"2.0","id":1,"result":{"tools":[],"nextCursor":""}}`)
+			b.c(`{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{"cursor":""}}`)
+			b.s(`{"jsonrpc":"2.0","id":2,"result":{"tools":[],"nextCursor":""}}`)
 		}},
 		{"pagination/empty-cursor-modern", "legacy ends there", "2025-11-25", store.Stdio, 0, func(b *rb) {
 			b.c(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
@@ -414,6 +427,20 @@ func resumeCase(lastID, sent string, retryMS int) func(b *rb) {
 		r := b.open(store.ResumeStream, "GET", h, 200)
 		r.ResumesID, r.LastEventID = st.ID, sent
 		b.frame(r.ID, s2c, `{"jsonrpc":"2.0","id":1,"result":{}}`)
+	}
+}
+
+// sseInit records an HTTP+SSE session at 2024-11-05: initialize POSTed,
+// answered on the SSE stream, then notifications/initialized POSTed
+// with hdr.
+func sseInit(hdr map[string]string) func(b *rb) {
+	return func(b *rb) {
+		g := b.open(store.SSEGetStream, "GET", nil, 200)
+		p := b.open(store.PostStream, "POST", nil, 202)
+		b.frame(p.ID, c2s, `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{}}}`)
+		b.frame(g.ID, s2c, `{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-11-05","capabilities":{}}}`)
+		p = b.open(store.PostStream, "POST", hdr, 202)
+		b.frame(p.ID, c2s, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	}
 }
 

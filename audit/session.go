@@ -104,7 +104,9 @@ func newView(rec *store.Recording) *view {
 // Over HTTP a POSTed request is answered on its own stream (or a stream
 // resuming it), and ids may repeat across streams.
 func (v *view) answer(r *msg) *msg {
-	scoped := r.c2s() && r.st != nil && (r.st.Kind == store.PostStream || r.st.Kind == store.ListenStream)
+	// A Streamable HTTP request is answered on its own stream (or one
+	// resuming it); over HTTP+SSE every answer comes on the SSE stream.
+	scoped := r.c2s() && r.st != nil && (r.st.Kind == store.PostStream || r.st.Kind == store.ListenStream) && v.rec.Session.Transport != store.LegacySSE
 	other := store.ServerToClient
 	if !r.c2s() {
 		other = store.ClientToServer
