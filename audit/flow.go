@@ -133,7 +133,8 @@ func checkPagination(repeated bool) func(*Rule, *view) []Finding {
 
 // checkEmptyCursorModern reports each 2026-07-28 list answered with
 // nextCursor "" that the client never asked again with cursor "": it
-// read the empty cursor as the end of the list.
+// read the empty cursor as the end of the list. A list asked with cursor
+// "" and answered "" again ends there (pagination/repeated-cursor).
 func checkEmptyCursorModern(r *Rule, v *view) []Finding {
 	var out []Finding
 	for i, m := range v.msgs {
@@ -141,7 +142,7 @@ func checkEmptyCursorModern(r *Rule, v *view) []Finding {
 			continue
 		}
 		a := v.answer(m)
-		if a == nil || !emptyString(field(a.Result, "nextCursor")) {
+		if a == nil || !emptyString(field(a.Result, "nextCursor")) || emptyString(field(m.Params, "cursor")) {
 			continue
 		}
 		if slices.ContainsFunc(v.msgs[i+1:], func(n *msg) bool {
