@@ -44,4 +44,9 @@
 //	slow      progress "started", then blocks until cancelled
 //	fail      a result with isError set
 //	multiply  V2 only: structured output {product}
+//
+// Options add what the audit's raw clients need (see [ServerConfig]):
+// tool toggle, which changes the tool list (Toggle); tool lookup, whose
+// integer argument id is annotated x-mcp-header "Id" (HeaderTool); and
+// lists ended with nextCursor "" (EmptyCursor).
 package mcptest

@@ -72,6 +72,20 @@ type ServerConfig struct {
 	// of it is under way, and then both: two concurrent requests whose
 	// responses come one right after the other.
 	Paired bool
+	// EmptyCursor ends every list (tools, prompts, resources, templates)
+	// with nextCursor "" instead of leaving nextCursor out, as some
+	// servers do, for the audit's pagination rules. The SDK reads a
+	// cursor "" as none: asked with it, the server lists from the start
+	// again, and ends that answer with nextCursor "" too.
+	EmptyCursor bool
+	// Toggle adds tool toggle, which adds tool extra, or removes it when
+	// present: the server then sends notifications/tools/list_changed
+	// (in 2026-07-28 on each subscriptions/listen stream asking for it).
+	Toggle bool
+	// HeaderTool adds tool lookup, whose integer argument id is
+	// annotated x-mcp-header "Id": a 2026-07-28 client mirrors it in
+	// Mcp-Param-Id.
+	HeaderTool bool
 	// Logger receives the SDK's server logs. If nil, they are discarded.
 	Logger *slog.Logger
 }
@@ -107,6 +121,15 @@ func (c ServerConfig) NewServer() *mcp.Server {
 	}
 	if c.Annotated {
 		addAnnotated(s, c.variant())
+	}
+	if c.Toggle {
+		addToggle(s)
+	}
+	if c.HeaderTool {
+		addLookup(s)
+	}
+	if c.EmptyCursor {
+		s.AddReceivingMiddleware(emptyCursor)
 	}
 
 	addResources(s)

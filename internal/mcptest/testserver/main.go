@@ -4,7 +4,8 @@
 // Usage:
 //
 //	testserver [-transport stdio|http|sse] [-listen ADDR] [-variant v1|v2]
-//	           [-json] [-stateless] [-eventstore] [-cross-origin] [-versions LIST] [-v]
+//	           [-json] [-stateless] [-eventstore] [-cross-origin] [-versions LIST]
+//	           [-empty-cursor] [-toggle] [-header-tool] [-v]
 //
 // In the HTTP modes it prints "listening on http://127.0.0.1:PORT/mcp" (or
 // /sse) to stdout once listening, and serves until SIGINT or SIGTERM.
