@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -313,6 +314,19 @@ func checkResumption(t *testing.T, c cell, r recording) {
 	}
 }
 
+// lastSession returns the id of the cassette's latest session, kept
+// verify runs included.
+func lastSession(t *testing.T, db string) string {
+	var sessions []struct {
+		ID int64 `json:"id"`
+	}
+	res := mcpvcr(t, "ls", "--all", "--cassette", db, "--format", "json")
+	if err := json.Unmarshal([]byte(res.stdout), &sessions); err != nil || len(sessions) == 0 {
+		return "1"
+	}
+	return fmt.Sprint(sessions[len(sessions)-1].ID)
+}
+
 // checkVerify verifies session 1 against its own live server, 20 times
 // in the full matrix (2 in the slice): exit 0 every time.
 func checkVerify(t *testing.T, c cell, r recording) {
@@ -323,7 +337,7 @@ func checkVerify(t *testing.T, c cell, r recording) {
 	if *verifyRuns > 0 {
 		runs = *verifyRuns
 	}
-	args := []string{"verify", "1", "--cassette", r.db}
+	args := []string{"verify", "1", "--cassette", r.db, "--keep"}
 	if r.upstream.transport == "stdio" {
 		args = append(append(args, "--"), r.upstream.argv...)
 	} else {
@@ -340,6 +354,9 @@ func checkVerify(t *testing.T, c cell, r recording) {
 				// looks into it: which side of a timer each session was on.
 				shown := mcpvcr(t, "show", "1", "--cassette", r.db)
 				t.Logf("the recorded session:\n%s", shown.stdout)
+				if id := lastSession(t, r.db); id != "1" {
+					t.Logf("the verify run:\n%s", mcpvcr(t, "show", id, "--cassette", r.db).stdout)
+				}
 			}
 		}
 	}
