@@ -69,10 +69,17 @@ func init() {
 
 func checkDiscoverRetry(r *Rule, v *view) []Finding {
 	var out []Finding
+	// asked counts the versions asked for since the last server/discover
+	// that was not a retry (one sent with no -32022 pending): a client
+	// that connects again, or discovers again later, starts over.
 	asked := map[string]int{}
+	retrying := false
 	var supported []string
 	for _, m := range v.msgs {
 		if !m.c2s() || !m.isRequest() {
+			if req := v.requests[reqKey{store.ClientToServer, string(m.ID)}]; m.isResponse() && req != nil && req.Method == "server/discover" {
+				retrying = m.Error != nil && m.Error.Code == -32022
+			}
 			if m.isResponse() && m.Error != nil && m.Error.Code == -32022 {
 				var d struct {
 					Supported []string `json:"supported"`
@@ -84,6 +91,9 @@ func checkDiscoverRetry(r *Rule, v *view) []Finding {
 		}
 		ver := mcpwire.RequestMeta(m.Params).ProtocolVersion
 		if m.Method == "server/discover" {
+			if !retrying {
+				asked = map[string]int{}
+			}
 			asked[ver]++
 			if asked[ver] == 3 {
 				out = append(out, v.finding(r, m.f, "server/discover asking for "+ver+" a third time", "each version at most twice"))

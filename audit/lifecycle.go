@@ -37,7 +37,7 @@ func init() {
 			Check:       removed("notifications/roots/list_changed", "no notifications/roots/list_changed: 2026-07-28 removed it")},
 		&Rule{ID: "modern/roots-without-list-changed", Revisions: modernRevs, Level: Error, Section: secRoots,
 			Description: "The roots capability in _meta has no listChanged.", Check: checkRootsListChanged},
-		&Rule{ID: "lifecycle/no-initialized-after-unknown-version", Revisions: legacyRevs, Level: Error, Section: secLifecycle,
+		&Rule{ID: "lifecycle/no-initialized-after-unknown-version", Revisions: legacyRevs, Unknown: true, Level: Error, Section: secLifecycle,
 			Description: "An initialize answered with a version the client does not speak ends the connection: no notifications/initialized follows. Checked for versions no revision has.",
 			Check:       checkInitializedAfterUnknown},
 		&Rule{ID: "lifecycle/initialize-not-cancelled", Revisions: legacyRevs, Level: Error, Section: secCancelLegacy,

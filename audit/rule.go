@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -46,6 +47,9 @@ type Rule struct {
 	// Revisions are the protocol revisions it applies to; a recording of
 	// another revision is not checked.
 	Revisions []string
+	// Unknown also checks sessions of a version no revision has (the
+	// recorder names a session by the version initialize returned).
+	Unknown bool
 	// Transports limits the rule to sessions over these; nil is any.
 	Transports []store.Transport
 	Level      Level
@@ -60,7 +64,7 @@ type Rule struct {
 
 // Applies reports whether r is checked on rec.
 func (r *Rule) Applies(rec *store.Recording) bool {
-	if !slices.Contains(r.Revisions, rec.Session.Revision) {
+	if !slices.Contains(r.Revisions, rec.Session.Revision) && !(r.Unknown && rec.Session.Revision != "" && !mcpwire.Known(rec.Session.Revision)) {
 		return false
 	}
 	return r.Transports == nil || slices.Contains(r.Transports, rec.Session.Transport)

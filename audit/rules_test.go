@@ -162,12 +162,12 @@ func TestRules(t *testing.T) {
 		{"modern/roots-without-list-changed", "roots alone", "2026-07-28", store.Stdio, 0, func(b *rb) {
 			b.c(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{` + meta(`"roots":{}`) + `}}`)
 		}},
-		{"lifecycle/no-initialized-after-unknown-version", "initialized", "2025-06-18", store.Stdio, 1, func(b *rb) {
+		{"lifecycle/no-initialized-after-unknown-version", "initialized", "1999-01-01", store.Stdio, 1, func(b *rb) {
 			b.c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
 			b.s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"1999-01-01"}}`)
 			b.c(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		}},
-		{"lifecycle/no-initialized-after-unknown-version", "disconnected", "2025-06-18", store.Stdio, 0, func(b *rb) {
+		{"lifecycle/no-initialized-after-unknown-version", "disconnected", "1999-01-01", store.Stdio, 0, func(b *rb) {
 			b.c(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
 			b.s(`{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"1999-01-01"}}`)
 		}},
@@ -221,6 +221,15 @@ func TestRules(t *testing.T) {
 		{"version/discover-retry", "third time", "2026-07-28", store.Stdio, 1, func(b *rb) {
 			for i := 1; i <= 3; i++ {
 				b.c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, i))
+				b.s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"error":{"code":-32022,"message":"x","data":{"supported":["2026-07-28"]}}}`, i))
+			}
+		}},
+		// Three connections through one recording, each discovering once
+		// and answered: no retry, so no version is asked too often.
+		{"version/discover-retry", "connects again", "2026-07-28", store.Stdio, 0, func(b *rb) {
+			for i := 1; i <= 3; i++ {
+				b.c(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}`, i))
+				b.s(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"supportedVersions":["2026-07-28"]}}`, i))
 			}
 		}},
 		{"version/discover-retry", "kept", "2026-07-28", store.Stdio, 0, func(b *rb) {

@@ -25,10 +25,11 @@ import (
 // (keep) is recorded too, and audit must report nothing: the test can
 // fail. Where the server alone cannot provoke the situation, an option of
 // the test server does: -toggle (a tool list that changes), -header-tool
-// (an x-mcp-header integer) and -empty-cursor (lists ended with
-// nextCursor "").
+// (an x-mcp-header integer), -empty-cursor (lists ended with
+// nextCursor "") and -answer-version (an initialize answered with another
+// version).
 //
-// Two rules have no recorded breaking client:
+// One rule has no recorded breaking client:
 //
 //   - http/session-id: mcpvcr record files a Streamable HTTP request under
 //     the session its Mcp-Session-Id names, and one without the header (or
@@ -38,12 +39,12 @@ import (
 //     a raw client cannot order against the proxy (the server answers
 //     initialize at once). The rule can fire on cassettes made otherwise
 //     (imported ones), not on a recording of ours.
-//   - lifecycle/no-initialized-after-unknown-version: no server we have
-//     answers initialize with a version no revision has (the Go SDK server
-//     answers a version it does not speak with its newest legacy one,
-//     server-everything with the SDK's latest). And were one to, mcpvcr
-//     record would store the session under that answered revision, which
-//     the rule (legacy revisions only) is never run on.
+//
+// lifecycle/no-initialized-after-unknown-version has one through the
+// test server's -answer-version, which names a version no revision has in
+// every initialize result (no real server we have does: the Go SDK server
+// answers a version it does not speak with its newest legacy one,
+// server-everything with the SDK's latest).
 
 // rawCase is one rule and the raw client that breaks it (keep false) or
 // keeps it (keep true).
@@ -373,6 +374,19 @@ func TestAuditRaw_Stdio(t *testing.T) {
 				}
 				c.initialize(mcptest.V20250618, caps)
 				c.call(2, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+			}},
+		{rule: "lifecycle/no-initialized-after-unknown-version", level: "error",
+			// The server answers initialize naming 1999-01-01, a version
+			// no revision has: the keeping client disconnects, the
+			// breaking one goes on as if it spoke it.
+			flags: []string{"-answer-version", "1999-01-01"},
+			stdio: func(c *rawStdio, keep bool) {
+				if r := c.call(1, initializeReq(mcptest.V20250618, `{}`)); jsonString(r.Result, "protocolVersion") != "1999-01-01" {
+					c.t.Fatalf("initialize answered %s; want protocolVersion 1999-01-01", r.line)
+				}
+				if !keep {
+					c.send(initializedNote)
+				}
 			}},
 		{rule: "lifecycle/initialize-not-cancelled", level: "error",
 			// A client that cancels its slow call, and the breaking one

@@ -10,7 +10,8 @@ import (
 
 // Options of the test server for the audit's raw clients: a tool list that
 // changes (ServerConfig.Toggle), a tool with an x-mcp-header argument
-// (HeaderTool) and lists ended with nextCursor "" (EmptyCursor).
+// (HeaderTool), lists ended with nextCursor "" (EmptyCursor) and an
+// initialize answered with another version (AnswerVersion).
 
 // addToggle adds tool toggle (ServerConfig.Toggle).
 func addToggle(s *mcp.Server) {
@@ -95,4 +96,20 @@ func (r emptyCursorResult) MarshalJSON() ([]byte, error) {
 		m["resultType"] = json.RawMessage(`"complete"`)
 	}
 	return json.Marshal(m)
+}
+
+// answerVersion is the receiving middleware of ServerConfig.AnswerVersion:
+// the initialize result names version.
+func answerVersion(version string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if r, ok := res.(*mcp.InitializeResult); ok && err == nil {
+				answered := *r
+				answered.ProtocolVersion = version
+				return &answered, nil
+			}
+			return res, err
+		}
+	}
 }

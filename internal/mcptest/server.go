@@ -78,6 +78,11 @@ type ServerConfig struct {
 	// cursor "" as none: asked with it, the server lists from the start
 	// again, and ends that answer with nextCursor "" too.
 	EmptyCursor bool
+	// AnswerVersion, when set, is the protocolVersion every initialize
+	// result names instead of the negotiated one (a version no revision
+	// has, say), for the audit's lifecycle rule: a client must then
+	// disconnect. The server itself goes on as negotiated.
+	AnswerVersion string
 	// Toggle adds tool toggle, which adds tool extra, or removes it when
 	// present: the server then sends notifications/tools/list_changed
 	// (in 2026-07-28 on each subscriptions/listen stream asking for it).
@@ -130,6 +135,9 @@ func (c ServerConfig) NewServer() *mcp.Server {
 	}
 	if c.EmptyCursor {
 		s.AddReceivingMiddleware(emptyCursor)
+	}
+	if c.AnswerVersion != "" {
+		s.AddReceivingMiddleware(answerVersion(c.AnswerVersion))
 	}
 
 	addResources(s)

@@ -80,6 +80,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.config.Stubborn, "stubborn", false, "add tools stubborn and abandon, which answer after a cancellation and cancel their own request (for the cancellation tests)")
 	fs.BoolVar(&o.config.Annotated, "annotated", false, "mark tool info read-only and add tool forget, marked destructive (for verify's write guard)")
 	fs.BoolVar(&o.config.EmptyCursor, "empty-cursor", false, "end every list with nextCursor \"\" instead of none (for the audit's pagination rules)")
+	fs.StringVar(&o.config.AnswerVersion, "answer-version", "", "answer initialize naming this protocol `version` instead of the negotiated one (for the audit's lifecycle rules)")
 	fs.BoolVar(&o.config.Toggle, "toggle", false, "add tool toggle, which adds or removes tool extra: the tool list changes")
 	fs.BoolVar(&o.config.HeaderTool, "header-tool", false, "add tool lookup, whose integer argument id is annotated x-mcp-header \"Id\"")
 	fs.DurationVar(&o.config.SlowLimit, "slow-limit", mcptest.DefaultSlowLimit, "longest `duration` tool slow waits for its cancellation")
