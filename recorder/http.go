@@ -478,9 +478,29 @@ func (h *HTTP) modifyResponse(resp *http.Response) error {
 		h.bindSessionID(ctx, x.hs, sid)
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	h.streamableOrNot(x, resp.StatusCode, mt)
 	rb := &recordingBody{h: h, x: x, ctx: ctx, rc: resp.Body, sse: mt == "text/event-stream", json: strings.HasSuffix(mt, "json"), length: max(resp.ContentLength, 0)}
 	resp.Body = rb
 	return nil
+}
+
+// streamableOrNot settles, from the answer to x (status, media type
+// mt), whether a session without a server-minted id speaks Streamable
+// HTTP or HTTP+SSE: a GET taken for an HTTP+SSE stream (see
+// httpSession.awaitingSSEGet) that is not answered with one (405: a
+// Streamable HTTP server with no GET stream) was a Streamable HTTP GET;
+// a POST answered 200 with a body of JSON or events (HTTP+SSE answers
+// 202, its answers come on the SSE stream) means the session is
+// Streamable HTTP, and its first GET is no HTTP+SSE stream.
+func (h *HTTP) streamableOrNot(x *exchange, status int, mt string) {
+	switch {
+	case x.st.Kind == store.SSEGetStream && (status != http.StatusOK || mt != "text/event-stream"):
+		x.st.Kind = store.GetStream
+	case x.st.Kind == store.PostStream && status == http.StatusOK && (mt == "text/event-stream" || strings.HasSuffix(mt, "json")):
+		x.hs.mu.Lock()
+		x.hs.awaitingSSEGet = false
+		x.hs.mu.Unlock()
+	}
 }
 
 // errorHandler answers a request the upstream could not: 502 with a
