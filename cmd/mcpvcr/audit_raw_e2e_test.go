@@ -169,19 +169,7 @@ func recordRawStdio(t *testing.T, flags []string, run func(c *rawStdio)) string 
 	t.Helper()
 	db := filepath.Join(t.TempDir(), "c.db")
 	cmd := exec.Command(mcpvcrBin, append([]string{"record", "--cassette", db, "--", mcptest.BuildServer(t)}, flags...)...)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startPiped(t, cmd)
 	lines := make(chan string)
 	stop := make(chan struct{})
 	go func() {

@@ -99,19 +99,7 @@ func TestRecord_ClientClosesEarly(t *testing.T) {
 	server := mcptest.BuildServer(t)
 	db := filepath.Join(t.TempDir(), "c.db")
 	cmd := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", server)
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr syncBuffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startPiped(t, cmd)
 	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
 	if _, err := stdin.Write([]byte(in)); err != nil {
 		t.Fatal(err)

@@ -227,6 +227,26 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// startPiped starts cmd with pipes to its stdin and from its stdout, its
+// stderr kept in the buffer it returns.
+func startPiped(tb testing.TB, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser, *syncBuffer) {
+	tb.Helper()
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		tb.Fatal(err)
+	}
+	return stdin, stdout, stderr
+}
+
 // dumpOnFailure logs the timeline of session 1 of db if the test fails.
 func dumpOnFailure(tb testing.TB, db string) {
 	tb.Cleanup(func() {

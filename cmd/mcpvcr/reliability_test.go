@@ -132,20 +132,8 @@ func TestReliability_KillNine(t *testing.T) {
 	flood := goBuild(t, floodPackage)
 	db := filepath.Join(t.TempDir(), "kill.db")
 	cmd := exec.Command(mcpvcrBin, "record", "--cassette", db, "--", flood, "-rate", fmt.Sprint(rate), "-for", "60s")
-	stdin, err := cmd.StdinPipe() // held open: a client that keeps listening
-	if err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startPiped(t, cmd) // stdin held open: a client that keeps listening
 	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr := &syncBuffer{}
-	cmd.Stderr = stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
 	t.Cleanup(func() { cmd.Process.Kill() })
 	progress, done, errc := make(chan int, 1), make(chan int, 1), make(chan error, 1)
 	go countLines(stdout, progress, done, errc)

@@ -67,20 +67,10 @@ type lineClient struct {
 
 func startLineClient(tb testing.TB, args ...string) *lineClient {
 	tb.Helper()
-	c := &lineClient{tb: tb, cmd: exec.Command(mcpvcrBin, args...), stderr: &syncBuffer{}}
-	c.cmd.Stderr = c.stderr
-	var err error
-	if c.in, err = c.cmd.StdinPipe(); err != nil {
-		tb.Fatal(err)
-	}
-	out, err := c.cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	c := &lineClient{tb: tb, cmd: exec.Command(mcpvcrBin, args...)}
+	var out io.ReadCloser
+	c.in, out, c.stderr = startPiped(tb, c.cmd)
 	c.out = bufio.NewReader(out)
-	if err := c.cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
 	return c
 }
 
