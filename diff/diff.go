@@ -90,8 +90,14 @@ func compare(a, b *conversation, oldInfo, newInfo SessionInfo, noise Noise) *Rep
 	}
 	if !a.server.empty() || !b.server.empty() {
 		sd := RequestDiff{Status: StatusSame}
-		if ch := compareValues(scope{}, a.server.value(), b.server.value(), noise); len(ch) > 0 {
-			if ca, cb := a.certain(b), b.certain(a); len(compareValues(scope{}, ca.value(), cb.value(), noise)) == 0 {
+		av, bv := a.server.value(), b.server.value()
+		if ch := compareValues(scope{}, av, bv, noise); len(ch) > 0 {
+			// Only what differs counts: a message both sessions hold
+			// alike, placed on one clock inside the other's end and
+			// not the other way round, says nothing.
+			keep := differing(av, bv, noise)
+			ta, tb := a.certain(b), b.certain(a)
+			if ca, cb := only(ta.value(), keep), only(tb.value(), keep); len(compareValues(scope{}, ca, cb, noise)) == 0 {
 				r.Notes = append(r.Notes, tailNote(ch))
 			} else {
 				sd.Status, sd.Changes = StatusChanged, ch
@@ -217,4 +223,42 @@ func tailNote(ch []Change) string {
 	}
 	return "what the server sent on its own differs only at or after the end of one of the sessions (" + strings.Join(parts, "; ") +
 		"): that session cannot say whether it would have come, so it is not counted as a difference"
+}
+
+// differing returns, per kind of server traffic ("requests",
+// "notifications"), the methods whose messages differ between the
+// values av and bv of two sessions' traffic.
+func differing(av, bv map[string]any, noise Noise) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for _, kind := range []string{"requests", "notifications"} {
+		am, _ := av[kind].(map[string]any)
+		bm, _ := bv[kind].(map[string]any)
+		out[kind] = map[string]bool{}
+		for _, m := range []map[string]any{am, bm} {
+			for method := range m {
+				x := map[string]any{kind: map[string]any{method: am[method]}}
+				y := map[string]any{kind: map[string]any{method: bm[method]}}
+				if len(compareValues(scope{}, x, y, noise)) > 0 {
+					out[kind][method] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
+// only returns the value v of traffic with the methods of keep alone.
+func only(v map[string]any, keep map[string]map[string]bool) map[string]any {
+	out := map[string]any{}
+	for kind, byMethod := range v {
+		m, _ := byMethod.(map[string]any)
+		kept := map[string]any{}
+		for method, items := range m {
+			if keep[kind][method] {
+				kept[method] = items
+			}
+		}
+		out[kind] = kept
+	}
+	return out
 }

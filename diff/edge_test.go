@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,6 +113,46 @@ func TestCompare_OwnRequestAnsweredOnlyHere(t *testing.T) {
 	for _, pair := range [][2]*store.Recording{{recorded, replayed}, {replayed, recorded}} {
 		if r := Compare(pair[0], pair[1], Noise{}); !r.Differs() {
 			t.Errorf("Differs() = false; want the changed echo counted (server %+v, notes %q)", r.Server, r.Notes)
+		}
+	}
+}
+
+// TestCompare_EdgeIgnoresWhatBothHold: a tool call during which the server
+// asks the client (elicitation/create) in both sessions, and a roots/list
+// on a timer only the longer one held. On a loaded run the elicitation
+// came late, so it sits inside the other session's end on one clock and
+// not on the other: that says nothing, since both sessions hold it alike.
+// Only the roots/list differs, and it came after the recorded end: a note.
+// Before, the elicitation's placement made the roots/list a difference.
+func TestCompare_EdgeIgnoresWhatBothHold(t *testing.T) {
+	ms := time.Millisecond
+	session := func(lines []string, at []time.Duration, end time.Duration) *store.Recording {
+		rec := storetest.LineRecording(t, 1, lines...)
+		for i := range rec.Frames {
+			rec.Frames[i].Offset = at[i] * ms
+		}
+		rec.Streams[0].Closed = end
+		return rec
+	}
+	lines := []string{
+		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}`,
+		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
+		`> {"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"trigger-elicitation-request"}}`,
+		`< {"jsonrpc":"2.0","id":0,"method":"elicitation/create","params":{"message":"?"}}`,
+		`> {"jsonrpc":"2.0","id":0,"result":{"action":"accept"}}`,
+		`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
+	}
+	recorded := session(lines, []time.Duration{0, 31, 85, 141, 152, 186, 201}, 214*ms)
+	loaded := session(append(slices.Clone(lines), `< {"jsonrpc":"2.0","id":1,"method":"roots/list"}`),
+		[]time.Duration{0, 10, 20, 80, 300, 310, 320, 375}, 400*ms)
+	for _, pair := range [][2]*store.Recording{{recorded, loaded}, {loaded, recorded}} {
+		r := Compare(pair[0], pair[1], Noise{})
+		if r.Differs() {
+			t.Errorf("Differs() = true; want the roots/list as a note (server %+v, notes %q)", r.Server, r.Notes)
+		}
+		if len(r.Notes) != 1 || !strings.Contains(r.Notes[0], `requests["roots/list"]`) {
+			t.Errorf("notes %q; want one of the roots/list", r.Notes)
 		}
 	}
 }
