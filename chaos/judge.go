@@ -187,7 +187,7 @@ func (h *Hook) NotReached() []Result {
 		}
 		cs.mu.Lock()
 		var before int64 // over stdio, the faults before the plan was pinned were another candidate's
-		if sc := cs.stdio[ls]; sc != nil && rec.Session.Transport == store.Stdio {
+		if sc := cs.stdio[ls]; sc != nil {
 			before = sc.pinnedAt
 		}
 		for i, f := range cs.planLocked(rec) {

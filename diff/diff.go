@@ -234,13 +234,11 @@ func differing(av, bv map[string]any, noise Noise) map[string]map[string]bool {
 		am, _ := av[kind].(map[string]any)
 		bm, _ := bv[kind].(map[string]any)
 		out[kind] = map[string]bool{}
-		for _, m := range []map[string]any{am, bm} {
-			for method := range m {
-				x := map[string]any{kind: map[string]any{method: am[method]}}
-				y := map[string]any{kind: map[string]any{method: bm[method]}}
-				if len(compareValues(scope{}, x, y, noise)) > 0 {
-					out[kind][method] = true
-				}
+		for method := range union(am, bm) {
+			x := map[string]any{kind: map[string]any{method: am[method]}}
+			y := map[string]any{kind: map[string]any{method: bm[method]}}
+			if len(compareValues(scope{}, x, y, noise)) > 0 {
+				out[kind][method] = true
 			}
 		}
 	}
@@ -259,6 +257,18 @@ func only(v map[string]any, keep map[string]map[string]bool) map[string]any {
 			}
 		}
 		out[kind] = kept
+	}
+	return out
+}
+
+// union returns the keys of a and b.
+func union(a, b map[string]any) map[string]bool {
+	out := map[string]bool{}
+	for k := range a {
+		out[k] = true
+	}
+	for k := range b {
+		out[k] = true
 	}
 	return out
 }

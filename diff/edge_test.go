@@ -31,6 +31,13 @@ func edgeSessionListing(t *testing.T, listAt time.Duration, roots bool, rootsAt,
 		lines = append(lines, `< {"jsonrpc":"2.0","id":0,"method":"roots/list"}`)
 		at = append(at, rootsAt/time.Millisecond)
 	}
+	return timedSession(t, lines, at, end)
+}
+
+// timedSession is a one-stream session of lines (see
+// storetest.LineRecording), line i at at[i] milliseconds, that ends at
+// end.
+func timedSession(t *testing.T, lines []string, at []time.Duration, end time.Duration) *store.Recording {
 	rec := storetest.LineRecording(t, 1, lines...)
 	for i := range rec.Frames {
 		rec.Frames[i].Offset = at[i] * time.Millisecond
@@ -92,20 +99,12 @@ func TestCompare_ServerTrafficAtTheEdge(t *testing.T) {
 // after the new session's end and made it a note.
 func TestCompare_OwnRequestAnsweredOnlyHere(t *testing.T) {
 	ms := time.Millisecond
-	session := func(lines []string, at []time.Duration, end time.Duration) *store.Recording {
-		rec := storetest.LineRecording(t, 1, lines...)
-		for i := range rec.Frames {
-			rec.Frames[i].Offset = at[i] * ms
-		}
-		rec.Streams[0].Closed = end
-		return rec
-	}
-	recorded := session([]string{
+	recorded := timedSession(t, []string{
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"v":"a"}}}`,
 		`> not json`,
 		`< {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"v":"a"}}}`,
 	}, []time.Duration{3, 3, 25}, 26*ms)
-	replayed := session([]string{
+	replayed := timedSession(t, []string{
 		`> {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"x","arguments":{"v":"a"}}}`,
 		`< {"jsonrpc":"2.0","id":1,"method":"tools/cbll","params":{"name":"x","arguments":{"v":"a"}}}`,
 		`> {"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no answer recorded"}}`,
@@ -126,14 +125,6 @@ func TestCompare_OwnRequestAnsweredOnlyHere(t *testing.T) {
 // Before, the elicitation's placement made the roots/list a difference.
 func TestCompare_EdgeIgnoresWhatBothHold(t *testing.T) {
 	ms := time.Millisecond
-	session := func(lines []string, at []time.Duration, end time.Duration) *store.Recording {
-		rec := storetest.LineRecording(t, 1, lines...)
-		for i := range rec.Frames {
-			rec.Frames[i].Offset = at[i] * ms
-		}
-		rec.Streams[0].Closed = end
-		return rec
-	}
 	lines := []string{
 		`> {"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{},"elicitation":{}},"clientInfo":{"name":"c","version":"1"}}}`,
 		`< {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"s","version":"1"}}}`,
@@ -143,8 +134,8 @@ func TestCompare_EdgeIgnoresWhatBothHold(t *testing.T) {
 		`> {"jsonrpc":"2.0","id":0,"result":{"action":"accept"}}`,
 		`< {"jsonrpc":"2.0","id":1,"result":{"content":[]}}`,
 	}
-	recorded := session(lines, []time.Duration{0, 31, 85, 141, 152, 186, 201}, 214*ms)
-	loaded := session(append(slices.Clone(lines), `< {"jsonrpc":"2.0","id":1,"method":"roots/list"}`),
+	recorded := timedSession(t, lines, []time.Duration{0, 31, 85, 141, 152, 186, 201}, 214*ms)
+	loaded := timedSession(t, append(slices.Clone(lines), `< {"jsonrpc":"2.0","id":1,"method":"roots/list"}`),
 		[]time.Duration{0, 10, 20, 80, 300, 310, 320, 375}, 400*ms)
 	for _, pair := range [][2]*store.Recording{{recorded, loaded}, {loaded, recorded}} {
 		r := Compare(pair[0], pair[1], Noise{})

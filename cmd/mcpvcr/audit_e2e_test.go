@@ -2,8 +2,10 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -361,16 +363,24 @@ func TestAudit_Inspector(t *testing.T) {
 	}
 }
 
-// rawPost POSTs body to url with headers, as a hand-written client
-// would, and returns the response's Mcp-Session-Id.
-func rawPost(t *testing.T, url, body string, hdr map[string]string) string {
+// rawRequest sends a request as a hand-written client would: body, if
+// not empty, as JSON (accepting JSON or events), else accepting events;
+// hdr on top.
+func rawRequest(t *testing.T, ctx context.Context, method, url, body string, hdr map[string]string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(testCtx(t), http.MethodPost, url, strings.NewReader(body))
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Accept", "text/event-stream")
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+	}
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
@@ -378,8 +388,16 @@ func rawPost(t *testing.T, url, body string, hdr map[string]string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return resp
+}
+
+// rawPost POSTs body to url with headers, as a hand-written client
+// would, and returns the response's Mcp-Session-Id.
+func rawPost(t *testing.T, url, body string, hdr map[string]string) string {
+	t.Helper()
+	resp := rawRequest(t, testCtx(t), http.MethodPost, url, body, hdr)
 	defer resp.Body.Close()
-	_, _ = bytes.NewBuffer(nil).ReadFrom(resp.Body)
+	_, _ = io.Copy(io.Discard, resp.Body)
 	return resp.Header.Get("Mcp-Session-Id")
 }
 
@@ -387,19 +405,7 @@ func rawPost(t *testing.T, url, body string, hdr map[string]string) string {
 // once.
 func rawGet(t *testing.T, url string, hdr map[string]string) {
 	t.Helper()
-	req, err := http.NewRequestWithContext(testCtx(t), http.MethodGet, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	resp.Body.Close()
+	rawRequest(t, testCtx(t), http.MethodGet, url, "", hdr).Body.Close()
 }
 
 // TestAudit_RawHTTP: hand-written clients that break header rules against

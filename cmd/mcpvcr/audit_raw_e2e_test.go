@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -545,26 +544,7 @@ func openSSE(t *testing.T, method, url, body string, hdr map[string]string) *sse
 	t.Helper()
 	ctx, cancel := context.WithCancel(testCtx(t))
 	t.Cleanup(cancel)
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Accept", "text/event-stream")
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := rawRequest(t, ctx, method, url, body, hdr)
 	s := &sseStream{t: t, ctx: ctx, status: resp.StatusCode, events: make(chan sse.Event, 16), cancel: cancel}
 	go func() {
 		defer close(s.events)
@@ -762,7 +742,10 @@ func TestAuditRaw_HTTP(t *testing.T) {
 			http: func(t *testing.T, url string, keep bool) {
 				hdr, ids, retry := rawReconnect(t, url)
 				// The wait the server asked for, as resume/retry-delay
-				// requires (a client's behaviour, not synchronisation).
+				// requires. Not synchronisation: the rule reads the
+				// recorded gap between the cut and the resumption, so
+				// the keeping client must really let that time pass,
+				// and a sleep is the only way to.
 				time.Sleep(retry)
 				id := ids[len(ids)-1]
 				if !keep {
@@ -779,7 +762,7 @@ func TestAuditRaw_HTTP(t *testing.T) {
 				hdr, ids, retry := rawReconnect(t, url)
 				last := ids[len(ids)-1]
 				if keep {
-					time.Sleep(retry) // as above: the wait under audit
+					time.Sleep(retry) // as above: the wait under audit, which only a sleep makes
 					rawResume(t, url, hdr, last)
 					return
 				}
