@@ -140,7 +140,7 @@ func (s *Source) buildAtOnce(ctx context.Context, mt Match) ([]replayindex.Row, 
 			refused := slices.Contains(refusedStatus, st.Status)
 			body := ""
 			if f := first[st.ID]; f != nil {
-				body = mt.requestKey(jsonrpc.Parse(f.Data))
+				body = mt.RequestKey(jsonrpc.Parse(f.Data))
 			}
 			switch st.Kind {
 			case store.PostStream, store.GetStream, store.ResumeStream, store.DeleteStream, store.ListenStream, store.SSEGetStream:

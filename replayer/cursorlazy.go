@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/match"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -19,7 +20,7 @@ import (
 func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 	var lh *uint64
 	if live != nil && (live.Kind == jsonrpc.KindRequest || live.Kind == jsonrpc.KindNotification) {
-		k, members := e.mt.matchKey(*live, e.rids)
+		k, members := e.mt.Key(*live, e.rids)
 		h := clientHash(k, "", members)
 		lh = &h
 	}
@@ -206,7 +207,7 @@ func (c *cursor) closestLazy(live jsonrpc.Message, nodes []*treeNode) *Mismatch 
 	}
 	slices.Sort(leaves)
 	var best *engine
-	bi, bs := -1, closestScore{}
+	bi, bs := -1, match.Score{}
 	for _, id := range leaves {
 		e := loaded[id]
 		if e == nil {
@@ -216,7 +217,7 @@ func (c *cursor) closestLazy(live jsonrpc.Message, nodes []*treeNode) *Mismatch 
 				continue
 			}
 		}
-		if i, sc := e.closestIndex(live); i >= 0 && (best == nil || sc.better(bs)) {
+		if i, sc := e.closestIndex(live); i >= 0 && (best == nil || sc.Better(bs)) {
 			best, bi, bs = e, i, sc
 		}
 	}

@@ -212,7 +212,7 @@ func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live json
 		k := key.Keys()[0].String()
 		var infos []string
 		if live.Kind != jsonrpc.KindEmpty {
-			infos = []string{s.Match.requestKey(live)}
+			infos = []string{s.Match.RequestKey(live)}
 		}
 		rec, st, ok := a.pick(rowRefusal, k, infos, 0)
 		if !ok && infos != nil {
@@ -225,9 +225,9 @@ func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live json
 			return
 		}
 	} else if live.Kind != jsonrpc.KindEmpty {
-		want := s.Match.requestKey(live)
+		want := s.Match.RequestKey(live)
 		for _, d := range refusals {
-			if f := firstClientFrame(d.rec, d.st.ID); f != nil && s.Match.requestKey(jsonrpc.Parse(f.Data)) == want {
+			if f := firstClientFrame(d.rec, d.st.ID); f != nil && s.Match.RequestKey(jsonrpc.Parse(f.Data)) == want {
 				pick = d
 				break
 			}

@@ -279,9 +279,9 @@ func (e *engine) link(m *causal.Model) {
 				groups++
 				g = groups
 			}
-			fr.key, fr.memberKeys = e.mt.matchKey(fr.msg, nil)
+			fr.key, fr.memberKeys = e.mt.Key(fr.msg, nil)
 			if fr.msg.Kind.IsResponse() {
-				fr.body = e.mt.answerKey(askMethod[i], fr.msg)
+				fr.body = e.mt.AnswerKey(askMethod[i], fr.msg)
 			}
 			lastC2S = i
 		}
@@ -312,7 +312,7 @@ func (e *engine) link(m *causal.Model) {
 // is set, and the caller reports it (answerMismatch): loose only keeps
 // the conversation going. It changes nothing.
 func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, int) bool) (int, bool) {
-	k, members := e.mt.matchKey(live, e.rids)
+	k, members := e.mt.Key(live, e.rids)
 	body, bodyOf := "", -1 // live's answerKey, under the method of server request bodyOf
 	for i := e.lo; i < len(e.frames); i++ {
 		fr := &e.frames[i]
@@ -328,7 +328,7 @@ func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, in
 			// replay has sent.
 			if ok = fr.key == k && fr.asks >= 0 && e.done.has(fr.asks); ok && !loose {
 				if bodyOf != fr.asks {
-					body, bodyOf = e.mt.answerKey(e.frames[fr.asks].msg.Method, live), fr.asks
+					body, bodyOf = e.mt.AnswerKey(e.frames[fr.asks].msg.Method, live), fr.asks
 				}
 				ok = fr.body == body
 			}
@@ -377,9 +377,9 @@ func (e *engine) learn(i int, live jsonrpc.Message) {
 	}
 	used := make([]bool, len(live.Members))
 	for _, rm := range fr.msg.Members {
-		rk, _ := e.mt.matchKey(rm, nil)
+		rk, _ := e.mt.Key(rm, nil)
 		for j, lm := range live.Members {
-			if lk, _ := e.mt.matchKey(lm, e.rids); !used[j] && lk == rk {
+			if lk, _ := e.mt.Key(lm, e.rids); !used[j] && lk == rk {
 				used[j] = true
 				learn(rm, lm)
 				break

@@ -46,17 +46,17 @@ func keyCases() []string {
 // digest: the whole canonical text.
 func textKey(mt Match, m jsonrpc.Message) string {
 	if m.Kind.IsResponse() {
-		return "answer " + jsonrpc.Key(mt.answerValue("sampling/createMessage", m))
+		return "answer " + jsonrpc.Key(mt.AnswerValue("sampling/createMessage", m))
 	}
-	return m.Kind.String() + " " + m.Method + " " + jsonrpc.Key(mt.normalized(m.Method, m.Params))
+	return m.Kind.String() + " " + m.Method + " " + jsonrpc.Key(mt.Params(m.Method, m.Params))
 }
 
 // key is the match key replay uses now.
 func key(mt Match, m jsonrpc.Message) string {
 	if m.Kind.IsResponse() {
-		return "answer " + mt.answerKey("sampling/createMessage", m)
+		return "answer " + mt.AnswerKey("sampling/createMessage", m)
 	}
-	k, _ := mt.matchKey(m, nil)
+	k, _ := mt.Key(m, nil)
 	return k
 }
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/internal/jsonval"
+	"github.com/mcpvcr/mcpvcr/internal/match"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -62,26 +62,14 @@ func (m *Mismatch) Error() string {
 	return fmt.Sprintf("%s: no recorded frame matches; closest is %s (%s %s)", what, where, m.Closest.Kind, m.Closest.Method)
 }
 
-// closestScore ranks a recorded client frame as the closest to a live
-// one: the same kind, the same method, the same identity (the tool,
-// prompt or resource asked for), not yet matched, then the fewest
-// differing paths. Higher is closer.
-type closestScore struct {
-	base, diffs int
-}
-
-func (a closestScore) better(b closestScore) bool {
-	return a.base > b.base || (a.base == b.base && a.diffs < b.diffs)
-}
-
 // closestAmong returns the mismatch report for live across every
 // candidate: the closest recorded frame of any of them, by session and
 // seq, with its diff and the rule that would match it.
 func closestAmong(cands []*engine, live jsonrpc.Message) *Mismatch {
 	var best *engine
-	bi, bs := -1, closestScore{}
+	bi, bs := -1, match.Score{}
 	for _, e := range cands {
-		if i, sc := e.closestIndex(live); i >= 0 && (best == nil || sc.better(bs)) {
+		if i, sc := e.closestIndex(live); i >= 0 && (best == nil || sc.Better(bs)) {
 			best, bi, bs = e, i, sc
 		}
 	}
@@ -102,37 +90,18 @@ func (e *engine) closest(live jsonrpc.Message) *Mismatch {
 
 // closestIndex returns the index of e's recorded client frame closest to
 // live and its score; -1 when none is close (not even the same method).
-func (e *engine) closestIndex(live jsonrpc.Message) (int, closestScore) {
+func (e *engine) closestIndex(live jsonrpc.Message) (int, match.Score) {
 	var want any
-	best, bestScore := -1, closestScore{}
+	best, bestScore := -1, match.Score{}
 	for i := range e.frames {
-		fr := &e.frames[i]
-		if !fr.c2s {
-			continue
-		}
-		score := closestScore{base: 1}
-		if fr.msg.Kind == live.Kind {
-			score.base += 2
-		}
-		if fr.msg.Method == live.Method && live.Method != "" {
-			score.base += 8
-			if identityOf(fr.msg) == identityOf(live) {
-				score.base += 4
+		if fr := &e.frames[i]; fr.c2s {
+			if score := e.mt.Closeness(fr.msg, live, e.done.has(i), &want); best < 0 || score.Better(bestScore) {
+				best, bestScore = i, score
 			}
-			if want == nil {
-				want = e.mt.normalized(live.Method, live.Params)
-			}
-			score.diffs = len(jsonval.Paths(e.mt.normalized(fr.msg.Method, fr.msg.Params), want, "params", 64))
-		}
-		if !e.done.has(i) {
-			score.base++
-		}
-		if best < 0 || score.better(bestScore) {
-			best, bestScore = i, score
 		}
 	}
-	if best < 0 || bestScore.base < 9 {
-		return -1, closestScore{}
+	if best < 0 || !bestScore.Near() {
+		return -1, match.Score{}
 	}
 	return best, bestScore
 }
@@ -141,9 +110,9 @@ func (e *engine) closestIndex(live jsonrpc.Message) (int, closestScore) {
 func (e *engine) mismatchAt(live jsonrpc.Message, i int) *Mismatch {
 	fr := &e.frames[i]
 	mm := &Mismatch{Live: live.Raw, Closest: fr.f, Session: e.rec.Session.ID}
-	mm.Diff = jsonval.Text(e.mt.normalized(fr.msg.Method, fr.msg.Params), e.mt.normalized(live.Method, live.Params), "params", 12)
-	mm.Hint = e.mt.hint(live, fr.msg)
-	mm.Rules, mm.Tolerant = e.mt.hintRules(live, fr.msg)
+	mm.Diff = e.mt.Diff(fr.msg, live)
+	mm.Hint = e.mt.Hint(live, fr.msg)
+	mm.Rules, mm.Tolerant = e.mt.HintRules(live, fr.msg)
 	if mm.Diff == "" && e.done.has(i) {
 		mm.Reason = fmt.Sprintf("matches recorded seq %d, which this client already sent", fr.f.Seq)
 	}
@@ -163,35 +132,17 @@ func (e *engine) answerMismatch(live jsonrpc.Message, i int) *Mismatch {
 	if fr.asks >= 0 {
 		method = e.frames[fr.asks].msg.Method
 	}
-	rec, got := e.mt.answerValue(method, fr.msg), e.mt.answerValue(method, live)
-	const shown = 3
-	var at []string
-	for n, d := range jsonval.Diffs(map[string]any(rec), map[string]any(got), "", shown+1) {
-		if n == shown {
-			at = append(at, "…")
-			break
-		}
-		at = append(at, fmt.Sprintf("%s: %s (recorded %s)", d.Path, shortJSON(d.B, d.BIn), shortJSON(d.A, d.AIn)))
-	}
+	at, diff := e.mt.AnswerDiff(method, fr.msg, live)
 	what := "answer to " + method
 	if method == "" {
 		what = "answer to a server request"
 	}
 	mm := &Mismatch{Live: live.Raw, Closest: fr.f, Session: e.rec.Session.ID,
 		Reason: fmt.Sprintf("%s differs at %s; replay went on as recorded after seq %d", what, strings.Join(at, ", "), fr.f.Seq)}
-	mm.Diff = jsonval.Text(map[string]any(rec), map[string]any(got), "", 12)
-	mm.Rules, mm.Tolerant = e.mt.answerRules(method, fr.msg, live)
-	mm.Hint = hintText(mm.Rules, mm.Tolerant)
+	mm.Diff = diff
+	mm.Rules, mm.Tolerant = e.mt.AnswerRules(method, fr.msg, live)
+	mm.Hint = match.HintText(mm.Rules, mm.Tolerant)
 	return mm
-}
-
-// shortJSON is jsonval.Shown cut shorter, for a one-line reason.
-func shortJSON(v any, there bool) string {
-	s := jsonval.Shown(v, there)
-	if r := []rune(s); len(r) > 60 {
-		return string(r[:60]) + "…"
-	}
-	return s
 }
 
 // noMatchAnswer is the JSON-RPC error sent for an unmatched request: its

@@ -78,7 +78,7 @@ func (s *Server) pool() *pool {
 				x := &poolEntry{rec: rec, st: st, req: first[st.ID], shape: reqshape.Recorded(st),
 					refused: slices.Contains(refusedStatus, st.Status)}
 				if x.req != nil {
-					x.body = s.Match.requestKey(jsonrpc.Parse(x.req.Data))
+					x.body = s.Match.RequestKey(jsonrpc.Parse(x.req.Data))
 				}
 				p.entries = append(p.entries, x)
 			}
@@ -117,7 +117,7 @@ func pooled(rec *recording) bool {
 func (p *pool) find(r *http.Request, live jsonrpc.Message) (*poolEntry, bool) {
 	body := ""
 	if live.Kind != jsonrpc.KindEmpty {
-		body = p.srv.Match.requestKey(live)
+		body = p.srv.Match.RequestKey(live)
 	}
 	sh := reqshape.Live(r)
 	if p.ix != nil {
@@ -392,7 +392,7 @@ func (p *pool) point(where Where, x *poolEntry, body []byte, f *store.Frame, sen
 func (p *pool) unuse(r *http.Request, live jsonrpc.Message, exact bool) {
 	body := ""
 	if live.Kind != jsonrpc.KindEmpty {
-		body = p.srv.Match.requestKey(live)
+		body = p.srv.Match.RequestKey(live)
 	}
 	key := body
 	if exact {
