@@ -14,6 +14,7 @@ package replayer
 import (
 	"context"
 	"fmt"
+	"iter"
 	"slices"
 	"sync"
 
@@ -61,25 +62,14 @@ type atOnce struct {
 // atOnce returns s's index under rules mt: stored in the cassette, or
 // built now (and stored when it can be).
 func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
-	name := atOnceVersion + " " + replayindex.Name(modeOf(mt), s.ids)
+	name := atOnceVersion + " " + replayindex.Name(modeOf(mt), s.ix.IDs)
 	a := &atOnce{src: s, recs: map[int64]*recording{}}
-	stored, ok, err := replayindex.OpenExchanges(ctx, s.db, atOnceTable, name)
+	var err error
+	a.ix, a.stored, err = s.ix.Exchanges(ctx, atOnceTable, name, func(recs iter.Seq2[*store.Recording, error]) ([]replayindex.Row, error) {
+		return exchangeRows(recs, mt)
+	})
 	if err != nil {
 		return nil, err
-	}
-	if ok {
-		a.ix, a.stored = stored, true
-	} else {
-		rows, complete, err := s.buildAtOnce(ctx, mt)
-		if err != nil {
-			return nil, err
-		}
-		a.ix = replayindex.MemExchanges(rows)
-		if complete {
-			if err := replayindex.PutExchanges(ctx, s.db, atOnceTable, name, rows); err != nil {
-				s.logger.Info("the replay exchange index could not be stored in the cassette; it will be built again next time", "err", err)
-			}
-		}
 	}
 	has, err := a.ix.Kind(ctx, rowHas)
 	if err != nil {
@@ -104,22 +94,20 @@ func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
 	return a, nil
 }
 
-// buildAtOnce returns the rows of the index of s's sessions under mt,
-// reading one session at a time, and whether every session has ended.
-func (s *Source) buildAtOnce(ctx context.Context, mt Match) ([]replayindex.Row, bool, error) {
+// exchangeRows returns the rows of the index of sessions recs under mt,
+// read one at a time.
+func exchangeRows(recs iter.Seq2[*store.Recording, error], mt Match) ([]replayindex.Row, error) {
 	rows := []replayindex.Row{{Kind: rowHas, Key: hasIndex}}
-	complete, pool, discover := true, false, false
+	pool, discover := false, false
 	doors := map[string]bool{}
 	add := func(rec *recording, st *store.Stream, kind, key, info string) {
 		rows = append(rows, replayindex.Row{Kind: kind, Key: key, Info: info, Ord: int64(len(rows)), Session: rec.Session.ID, Stream: st.ID})
 	}
-	for _, id := range s.ids {
-		recs, err := load(ctx, s.db, id)
+	for r, err := range recs {
 		if err != nil {
-			return nil, false, err
+			return nil, err
 		}
-		rec := recs[0]
-		complete = complete && !rec.Session.EndedAt.IsZero()
+		rec := &recording{Recording: r}
 		if rec.Session.Transport != store.StreamableHTTP && rec.Session.Transport != store.LegacySSE {
 			continue
 		}
@@ -169,7 +157,7 @@ func (s *Source) buildAtOnce(ctx context.Context, mt Match) ([]replayindex.Row, 
 	if discover {
 		rows = append(rows, replayindex.Row{Kind: rowHas, Key: hasDiscover, Ord: int64(len(rows))})
 	}
-	return rows, complete, nil
+	return rows, nil
 }
 
 // load returns session id, loaded once for every row that names it.
@@ -212,7 +200,7 @@ func (a *atOnce) pick(kind, key string, infos []string, n int) (*recording, *sto
 		err = err2
 	}
 	if err != nil {
-		a.src.logger.Warn("reading the replay exchange index failed", "err", err)
+		a.src.ix.Logger.Warn("reading the replay exchange index failed", "err", err)
 	}
 	return nil, nil, false
 }
@@ -221,7 +209,7 @@ func (a *atOnce) pick(kind, key string, infos []string, n int) (*recording, *sto
 func (a *atOnce) count(kind, key string) []replayindex.Group {
 	gs, err := a.ix.Groups(context.Background(), kind, key)
 	if err != nil {
-		a.src.logger.Warn("reading the replay exchange index failed", "err", err)
+		a.src.ix.Logger.Warn("reading the replay exchange index failed", "err", err)
 	}
 	return gs
 }

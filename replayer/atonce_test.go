@@ -206,7 +206,7 @@ func TestServer_LoadHTTPAtOnceLazily(t *testing.T) {
 				if stored := srv.ao.stored; stored != (round == 1) {
 					t.Errorf("round %d: index stored %v", round, stored)
 				}
-				before := srv.Source.loads.Load()
+				before := srv.Source.ix.Loads()
 				lazy := play(t, srv, traffic)
 				if p := srv.pool(); p == nil || p.ix == nil {
 					t.Errorf("round %d: no exchange pool over the index (2026-07-28 exchanges, a session of refusals)", round)
@@ -214,7 +214,7 @@ func TestServer_LoadHTTPAtOnceLazily(t *testing.T) {
 				if diff := cmp.Diff(eager, lazy); diff != "" {
 					t.Errorf("round %d: lazy answers differ from eager ones (-eager +lazy):\n%s", round, diff)
 				}
-				if n := srv.Source.loads.Load() - before; n >= int64(len(ids)) || len(srv.all) > 0 {
+				if n := srv.Source.ix.Loads() - before; n >= int64(len(ids)) || len(srv.all) > 0 {
 					t.Errorf("round %d: replay loaded %d of %d sessions (%d at once); want fewer, none at once", round, n, len(ids), len(srv.all))
 				}
 			}

@@ -27,7 +27,7 @@ func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 	kids, err := c.tree.childrenOf(c.ctx, e.node, lh)
 	if err != nil || len(kids) == 0 {
 		if err != nil {
-			c.src.logger.Warn("reading the replay tree failed; replaying the sessions loaded so far", "err", err)
+			c.src.ix.Logger.Warn("reading the replay tree failed; replaying the sessions loaded so far", "err", err)
 		}
 		e.node = &treeNode{Rep: e.node.Rep, Size: 1, Shared: len(e.frames)}
 		return nil
@@ -39,7 +39,7 @@ func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 			continue
 		}
 		if len(out) == maxSplit {
-			c.src.logger.Warn("candidate sessions part ways on what the server says next; replaying only the first of them", "kept", maxSplit)
+			c.src.ix.Logger.Warn("candidate sessions part ways on what the server says next; replaying only the first of them", "kept", maxSplit)
 			continue
 		}
 		ne, err := c.bring(kid.Rep, true)
@@ -47,7 +47,7 @@ func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 			continue
 		}
 		if err != nil {
-			c.src.logger.Warn("loading a candidate session failed; it is left out", "session", kid.Rep, "err", err)
+			c.src.ix.Logger.Warn("loading a candidate session failed; it is left out", "session", kid.Rep, "err", err)
 			continue
 		}
 		ne.node = kid
@@ -188,7 +188,7 @@ func (c *cursor) closestLazy(live jsonrpc.Message, nodes []*treeNode) *Mismatch 
 		if n.Size > 1 {
 			kids, err := c.tree.childrenOf(c.ctx, n, nil)
 			if err != nil {
-				c.src.logger.Warn("reading the replay tree failed; the closest recorded frame is looked for among the sessions loaded", "err", err)
+				c.src.ix.Logger.Warn("reading the replay tree failed; the closest recorded frame is looked for among the sessions loaded", "err", err)
 			}
 			if len(kids) > 0 {
 				for _, k := range kids {
@@ -213,7 +213,7 @@ func (c *cursor) closestLazy(live jsonrpc.Message, nodes []*treeNode) *Mismatch 
 		if e == nil {
 			var err error
 			if e, err = c.bring(id, false); err != nil {
-				c.src.logger.Warn("loading a candidate session failed; it is left out of the closest recorded frame", "session", id, "err", err)
+				c.src.ix.Logger.Warn("loading a candidate session failed; it is left out of the closest recorded frame", "session", id, "err", err)
 				continue
 			}
 		}

@@ -229,7 +229,7 @@ func (s *Server) lazyHTTP() bool { return len(s.Recordings) == 0 && s.Source != 
 func (s *Server) httpRecordings() []*recording {
 	if s.lazyHTTP() {
 		s.allOnce.Do(func() {
-			recs, err := load(context.Background(), s.Source.db, s.Source.ids...)
+			recs, err := load(context.Background(), s.Source.ix.DB, s.Source.ix.IDs...)
 			if err != nil {
 				s.logger().Warn("reading the recorded sessions failed", "err", err)
 			}

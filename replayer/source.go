@@ -5,7 +5,6 @@ import (
 	"hash/fnv"
 	"log/slog"
 	"sync"
-	"sync/atomic"
 
 	"github.com/mcpvcr/mcpvcr/internal/replayindex"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -43,10 +42,7 @@ const maxSplit = 64
 // candidates in play, not the cassette. A Source is safe for concurrent
 // use.
 type Source struct {
-	db     *store.DB
-	logger *slog.Logger
-	ids    []int64
-	loads  atomic.Int64
+	ix *replayindex.Source
 
 	mu    sync.Mutex       // guards trees
 	trees map[string]*tree // by index mode
@@ -114,7 +110,7 @@ func newSource(ctx context.Context, db *store.DB, logger *slog.Logger, mt Match,
 	if len(ids) == 0 {
 		return nil, ErrNoRecordings
 	}
-	src := &Source{db: db, logger: logger, ids: ids, trees: map[string]*tree{}}
+	src := &Source{ix: &replayindex.Source{DB: db, IDs: ids, Logger: logger}, trees: map[string]*tree{}}
 	if _, err := src.tree(ctx, mt); err != nil {
 		return nil, err
 	}
@@ -126,64 +122,16 @@ func newSource(ctx context.Context, db *store.DB, logger *slog.Logger, mt Match,
 func (s *Source) tree(ctx context.Context, mt Match) (*tree, error) {
 	mode := modeOf(mt)
 	s.mu.Lock()
-	defer s.mu.Unlock() // one build at a time
+	defer s.mu.Unlock()
 	if t, ok := s.trees[mode]; ok {
 		return t, nil
 	}
-	name := replayindex.Name(mode, s.ids)
-	if stored, ok, err := replayindex.OpenTree(ctx, s.db, name); err != nil {
-		return nil, err
-	} else if ok {
-		t := &tree{Tree: stored, src: s, stored: true}
-		s.trees[mode] = t
-		return t, nil
-	}
-	entries, complete, err := s.index(ctx, mode, mt)
+	ix, stored, err := s.ix.Tree(ctx, mode, func(rec *store.Recording) []uint64 { return indexOf(&recording{Recording: rec}, mt) })
 	if err != nil {
 		return nil, err
 	}
-	nodes := replayindex.Build(entries)
-	if complete {
-		if err := replayindex.PutTree(ctx, s.db, name, nodes); err != nil {
-			s.logger.Info("the replay tree could not be stored in the cassette; it will be built again next time", "err", err)
-		}
-	}
-	t := &tree{Tree: replayindex.MemTree(nodes), src: s}
-	s.trees[mode] = t
-	return t, nil
-}
-
-// index returns the replay index entries of s's sessions in mode (the
-// hashes of rules mt), building and storing those the cassette lacks, and
-// whether every session has ended.
-func (s *Source) index(ctx context.Context, mode string, mt Match) ([]replayindex.Entry, bool, error) {
-	stored, err := replayindex.Hashes(ctx, s.db, mode)
-	if err != nil {
-		return nil, false, err
-	}
-	complete := true
-	built := map[int64][]uint64{}
-	var entries []replayindex.Entry
-	for _, id := range s.ids {
-		hs, ok := stored[id]
-		if !ok {
-			recs, err := load(ctx, s.db, id)
-			if err != nil {
-				return nil, false, err
-			}
-			hs = indexOf(recs[0], mt)
-			if recs[0].Session.EndedAt.IsZero() {
-				complete = false
-			} else {
-				built[id] = hs
-			}
-		}
-		entries = append(entries, replayindex.Entry{ID: id, Hashes: hs})
-	}
-	if err := replayindex.PutHashes(ctx, s.db, mode, built); err != nil {
-		s.logger.Info("the replay index could not be stored in the cassette; it will be built again next time", "err", err)
-	}
-	return entries, complete, nil
+	s.trees[mode] = &tree{Tree: ix, src: s, stored: stored}
+	return s.trees[mode], nil
 }
 
 // childrenOf returns n's children; with live set, only those that can
@@ -202,16 +150,15 @@ func (t *tree) childrenOf(ctx context.Context, n *treeNode, live *uint64) ([]*tr
 }
 
 // Len returns the number of sessions in the source.
-func (s *Source) Len() int { return len(s.ids) }
+func (s *Source) Len() int { return len(s.ix.IDs) }
 
 // load reads one session.
 func (s *Source) load(ctx context.Context, id int64) (*recording, error) {
-	s.loads.Add(1)
-	recs, err := load(ctx, s.db, id)
+	rec, err := s.ix.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return recs[0], nil
+	return &recording{Recording: rec}, nil
 }
 
 // indexOf hashes rec's protocol frames as replay matches them under mt.

@@ -97,7 +97,7 @@ func TestServer_LoadHTTPReadsCandidatesInPlay(t *testing.T) {
 			hs := httptest.NewServer(srv)
 			t.Cleanup(hs.Close)
 			t.Cleanup(srv.Close)
-			before := srv.Source.loads.Load()
+			before := srv.Source.ix.Loads()
 			for _, want := range []int{137, 1, 42} {
 				post := func(sid, body string) (string, string) {
 					t.Helper()
@@ -132,7 +132,7 @@ func TestServer_LoadHTTPReadsCandidatesInPlay(t *testing.T) {
 					t.Errorf("client of session %d: tools/call = %s; want %s", want, got, w)
 				}
 			}
-			if n := srv.Source.loads.Load() - before; n > 6 {
+			if n := srv.Source.ix.Loads() - before; n > 6 {
 				t.Errorf("three clients loaded %d sessions of 200; want at most 6", n)
 			}
 			for _, rep := range srv.Reports() {
@@ -158,7 +158,7 @@ func TestServer_LoadHTTPDiscover(t *testing.T) {
 	hs := httptest.NewServer(srv)
 	t.Cleanup(hs.Close)
 	t.Cleanup(srv.Close)
-	before := srv.Source.loads.Load()
+	before := srv.Source.ix.Loads()
 	resp, err := hs.Client().Post(hs.URL+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func TestServer_LoadHTTPDiscover(t *testing.T) {
 	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(b), "legacy") {
 		t.Errorf("server/discover = %d %s; want 400 as a legacy server answers", resp.StatusCode, b)
 	}
-	if n := srv.Source.loads.Load() - before; n > 1 || len(srv.all) > 0 {
+	if n := srv.Source.ix.Loads() - before; n > 1 || len(srv.all) > 0 {
 		t.Errorf("server/discover loaded %d sessions (%d at once); want at most 1", n, len(srv.all))
 	}
 }

@@ -70,8 +70,8 @@ func TestSource_LoadsOnlyCandidatesInPlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !stored.trees[indexMode].stored || stored.loads.Load() != 0 {
-		t.Fatalf("second Source: tree stored %v, %d sessions loaded; want the stored tree and none", stored.trees[indexMode].stored, stored.loads.Load())
+	if !stored.trees[indexMode].stored || stored.ix.Loads() != 0 {
+		t.Fatalf("second Source: tree stored %v, %d sessions loaded; want the stored tree and none", stored.trees[indexMode].stored, stored.ix.Loads())
 	}
 
 	for _, tc := range []struct {
@@ -80,7 +80,7 @@ func TestSource_LoadsOnlyCandidatesInPlay(t *testing.T) {
 	}{{src, 137}, {src, 1}, {stored, 200}, {stored, 42}} {
 		src, want := tc.src, tc.want
 		t.Run(fmt.Sprint(want), func(t *testing.T) {
-			before := src.loads.Load()
+			before := src.ix.Loads()
 			got := replayLines(t, &Server{Source: src},
 				`{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":{"name":"other","version":"2.0"}}}`,
 				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -95,7 +95,7 @@ func TestSource_LoadsOnlyCandidatesInPlay(t *testing.T) {
 			if diff := cmp.Diff(wantLines, got); diff != "" {
 				t.Errorf("replayed lines (-want +got):\n%s", diff)
 			}
-			if n := src.loads.Load() - before; n > 2 {
+			if n := src.ix.Loads() - before; n > 2 {
 				t.Errorf("replay loaded %d sessions of 200; want at most 2", n)
 			}
 		})
@@ -213,11 +213,11 @@ func TestSource_MatchRules(t *testing.T) {
 					if src, err = newSource(ctx, db, nil, tt.mt, ids...); err != nil {
 						t.Fatal(err)
 					}
-					if !src.trees[modeOf(tt.mt)].stored || src.loads.Load() != 0 {
-						t.Fatalf("second Source: %d sessions loaded; want the stored tree and none", src.loads.Load())
+					if !src.trees[modeOf(tt.mt)].stored || src.ix.Loads() != 0 {
+						t.Fatalf("second Source: %d sessions loaded; want the stored tree and none", src.ix.Loads())
 					}
 				}
-				before := src.loads.Load()
+				before := src.ix.Loads()
 				got := replayLines(t, &Server{Source: src, Match: tt.mt},
 					`{"jsonrpc":"2.0","id":10,"method":"initialize","params":{"protocolVersion":"2025-11-25","clientInfo":`+tt.clientInfo+`}}`,
 					`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -232,7 +232,7 @@ func TestSource_MatchRules(t *testing.T) {
 				if diff := cmp.Diff(wantLines, got); diff != "" {
 					t.Errorf("round %d: replayed lines (-want +got):\n%s", round, diff)
 				}
-				if n := src.loads.Load() - before; n > 2 {
+				if n := src.ix.Loads() - before; n > 2 {
 					t.Errorf("round %d: replay loaded %d sessions of 200; want at most 2", round, n)
 				}
 			}
