@@ -15,12 +15,12 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"slices"
 	"sync"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/replayindex"
 	"github.com/mcpvcr/mcpvcr/internal/reqshape"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -125,7 +125,7 @@ func exchangeRows(recs iter.Seq2[*store.Recording, error], mt Match) ([]replayin
 		isPooled := pooled(rec)
 		for i := range rec.Streams {
 			st := &rec.Streams[i]
-			refused := slices.Contains(refusedStatus, st.Status)
+			refused := script.Refused(st)
 			body := ""
 			if f := first[st.ID]; f != nil {
 				body = mt.RequestKey(jsonrpc.Parse(f.Data))
@@ -181,7 +181,7 @@ func (a *atOnce) stream(session, id int64) (*recording, *store.Stream, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	st := streamByID(rec, id)
+	st := script.Stream(rec.Recording, id)
 	if st == nil {
 		return nil, nil, fmt.Errorf("session %d has no stream %d", session, id)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -221,13 +222,13 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 		e.absorbTask(idx[n], c.clockNow())
 		o := e.release()
 		for k := range o {
-			o[k].By = e.frames[idx[n]].f
+			o[k].By = e.frames[idx[n]].F
 		}
 		if c.queued {
 			e.queue = append(e.queue, o...)
 		}
 		rc.outs = append(rc.outs, o...)
-		rc.matched[e] = e.frames[idx[n]].f
+		rc.matched[e] = e.frames[idx[n]].F
 	}
 	for _, id := range requestIDs(live) {
 		c.outstanding[id] = true
@@ -341,7 +342,7 @@ func (c *cursor) settleAfter(base time.Duration) time.Duration {
 			i := e.index[st.Cancel]
 			var gap time.Duration
 			if i > 0 {
-				gap = max(st.Cancel.Offset-e.frames[i-1].f.Offset, 0)
+				gap = max(st.Cancel.Offset-e.frames[i-1].F.Offset, 0)
 			}
 			d = max(d, gap+CancelGrace)
 		}
@@ -381,7 +382,7 @@ func (c *cursor) settle() bool {
 		// that did not cause them.
 		best := -1
 		for _, e := range c.cands {
-			if n := e.rec.template(e.mt).unsentS2C - e.unsentS2C; n > best {
+			if n := e.rec.template(e.mt).ServerFrames - e.unsentS2C; n > best {
 				pick, best = e, n
 			}
 		}
@@ -498,10 +499,10 @@ func (c *cursor) caughtUp(t time.Duration) bool {
 	e := c.cands[0]
 	// A request the server refused for its shape changed nothing: the
 	// door answers it (door.go), and a client need not send it at all.
-	for e.firstC2S < len(e.frames) && (!e.frames[e.firstC2S].c2s || e.done.has(e.firstC2S) || refusedFrame(e.rec, e.frames[e.firstC2S].f)) {
+	for e.firstC2S < len(e.frames) && (!e.frames[e.firstC2S].C2S || e.done.has(e.firstC2S) || script.RefusedFrame(e.rec.Recording, e.frames[e.firstC2S].F)) {
 		e.firstC2S++
 	}
-	return e.firstC2S == len(e.frames) || e.frames[e.firstC2S].f.Offset >= t
+	return e.firstC2S == len(e.frames) || e.frames[e.firstC2S].F.Offset >= t
 }
 
 // answerSelf marks live request id as answered by replay itself.

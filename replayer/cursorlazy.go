@@ -7,6 +7,8 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/match"
+	"github.com/mcpvcr/mcpvcr/internal/replayindex"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -21,7 +23,7 @@ func (c *cursor) split(e *engine, live *jsonrpc.Message) []*engine {
 	var lh *uint64
 	if live != nil && (live.Kind == jsonrpc.KindRequest || live.Kind == jsonrpc.KindNotification) {
 		k, members := e.mt.Key(*live, e.rids)
-		h := clientHash(k, "", members)
+		h := script.ClientHash(k, "", members)
 		lh = &h
 	}
 	kids, err := c.tree.childrenOf(c.ctx, e.node, lh)
@@ -72,7 +74,7 @@ func (c *cursor) reach(e *engine, live *jsonrpc.Message) int {
 		// requests the server refused for their shape, which the door
 		// answers and a client need not send at all (see caughtUp).
 		next := e.lo
-		for next < len(e.frames) && (e.done.has(next) || refusedStream(e.rec, e.frames[next].f)) {
+		for next < len(e.frames) && (e.done.has(next) || script.RefusedStream(e.rec.Recording, e.frames[next].F)) {
 			next++
 		}
 		r = max(r, next+1)
@@ -94,7 +96,7 @@ func (c *cursor) blocked(e *engine, live *jsonrpc.Message) bool {
 		return false
 	}
 	for _, kid := range kids {
-		if kid.Rep != e.node.Rep && kid.Hash != 0 && kid.Hash&clientBit == 0 {
+		if kid.Rep != e.node.Rep && kid.Hash != 0 && kid.Hash&replayindex.ClientBit == 0 {
 			return true
 		}
 	}
@@ -134,7 +136,7 @@ func (c *cursor) bring(id int64, strict bool) (*engine, error) {
 			continue
 		}
 		e.consume(i, live)
-		e.history[n] = e.frames[i].f
+		e.history[n] = e.frames[i].F
 		outs = append(outs, e.release()...)
 	}
 	if c.queued {

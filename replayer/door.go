@@ -20,6 +20,7 @@ import (
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
 	"github.com/mcpvcr/mcpvcr/internal/reqshape"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -48,7 +49,7 @@ func recordedDoor(rec *recording, st *store.Stream) doorShape {
 	if st.Kind == store.ResumeStream || st.LastEventID != "" {
 		d.Resume = true
 	}
-	d.Refused = slices.Contains(refusedStatus, st.Status)
+	d.Refused = script.Refused(st)
 	return d
 }
 
@@ -239,7 +240,7 @@ func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live json
 	ds.mu.Unlock()
 	rec, st := pick.rec, pick.st
 	s.logger().Info("answered with the recorded refusal of a request of this shape", "request", r.Method+" "+r.URL.Path,
-		"status", st.Status, "session", rec.Session.ID, "stream", ordinalOf(rec, st.ID))
+		"status", st.Status, "session", rec.Session.ID, "stream", script.Ordinal(rec.Recording, st.ID))
 	h := w.Header()
 	for k, vs := range st.ResponseHeader {
 		if !mcpwire.HopHeader(k) && !strings.EqualFold(k, "Mcp-Session-Id") {
@@ -303,7 +304,7 @@ func (s *Server) invent(w http.ResponseWriter, r *http.Request, live jsonrpc.Mes
 		status = http.StatusMethodNotAllowed
 	}
 	rec, st := best.rec, best.st
-	closest := fmt.Sprintf("session %d stream %d (%s %d", rec.Session.ID, ordinalOf(rec, st.ID), st.Method, st.Status)
+	closest := fmt.Sprintf("session %d stream %d (%s %d", rec.Session.ID, script.Ordinal(rec.Recording, st.ID), st.Method, st.Status)
 	if f := firstClientFrame(rec, st.ID); f != nil && f.Method != "" {
 		closest += " " + f.Method
 	}
@@ -342,23 +343,6 @@ func (s *Server) Invented() []string {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	return slices.Clone(ds.invented)
-}
-
-// refusedFrame reports whether f is a client frame on a stream the server
-// refused at the HTTP level.
-func refusedFrame(rec *recording, f *store.Frame) bool {
-	if f.Direction != store.ClientToServer {
-		return false
-	}
-	st := streamByID(rec, f.StreamID)
-	return st != nil && slices.Contains(refusedStatus, st.Status)
-}
-
-// refusedStream reports whether f, of either direction, is on a stream
-// the server refused at the HTTP level.
-func refusedStream(rec *recording, f *store.Frame) bool {
-	st := streamByID(rec, f.StreamID)
-	return st != nil && slices.Contains(refusedStatus, st.Status)
 }
 
 // refusals returns how many requests got the recorded refusal of their

@@ -100,7 +100,7 @@ func (e *engine) toCome(outs []outFrame) bool {
 		later = append(later, o.Data)
 	}
 	for i := e.lo; i < len(e.frames) && len(later) < len(e.queue)-1+maxToCome; i++ {
-		if fr := &e.frames[i]; !fr.c2s && !e.done.has(i) {
+		if fr := &e.frames[i]; !fr.C2S && !e.done.has(i) {
 			d, _ := e.rewrite(fr)
 			later = append(later, d)
 		}

@@ -4,55 +4,21 @@ import (
 	"slices"
 	"time"
 
-	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
-
-// recFrame is one recorded protocol frame with what replay derived from
-// it: its causal group and the frames it waits for.
-type recFrame struct {
-	f   *store.Frame
-	msg jsonrpc.Message
-	c2s bool
-	// prev is the previous frame of the same causal group, extra another
-	// client frame this one waits for; -1 when none.
-	prev, extra int
-	// key is the canonical match key of a client frame; for an answer to
-	// a server request it names the id only, and body holds the key of
-	// its result or error under the rules (Match.answerKey, with the
-	// method of the server request it answers).
-	key, body string
-	// memberKeys are the sorted match keys of a client batch's members.
-	memberKeys []string
-	// asks is, for a response, the index of the request it answers
-	// (for a batch, its first member's), and for a server's
-	// notifications/cancelled, that of the server request it cancels:
-	// the causal model's pairing; -1 otherwise.
-	asks int
-	// task is the recorded task the frame belongs to (tasks.go), nil if
-	// none, and role what the frame does for it (the causal model's).
-	task *recTask
-	role causal.TaskRole
-}
-
-// reqRef names one recorded client request: the index of its frame and
-// its id (a batch frame carries several).
-type reqRef struct {
-	frame int
-	id    string
-}
 
 // ref names the recorded client request with id rec that this replay
 // matched (the latest with that id); one with frame -1, which no table
 // holds, if none.
-func (e *engine) ref(rec string) reqRef {
+func (e *engine) ref(rec string) script.Ref {
 	f := e.reqAt[rec]
 	if f == nil {
-		return reqRef{frame: -1}
+		return script.Ref{Frame: -1}
 	}
-	return reqRef{e.index[f], rec}
+	return script.Ref{Frame: e.index[f], ID: rec}
 }
 
 // engine replays one recorded session to one live client: it matches the
@@ -66,7 +32,7 @@ type engine struct {
 	// each, whether this replay has received or sent it. Copying the
 	// frames per engine cost each live session a copy of the whole
 	// recording, and a sessionless client gets a live session per POST.
-	frames []recFrame
+	frames []script.Frame
 	done   marks
 	// lo is the index of the first frame not yet done: every frame
 	// before it is matched or sent, so scans start there.
@@ -90,8 +56,8 @@ type engine struct {
 	// answerOf maps a recorded client request to the index of the
 	// server's answer to it, and cancelOf to the index of the client's
 	// notifications/cancelled for it, as the causal model pairs them.
-	answerOf map[reqRef]int
-	cancelOf map[reqRef]int
+	answerOf map[script.Ref]int
+	cancelOf map[script.Ref]int
 	// index maps a recorded frame to its index in frames.
 	index map[*store.Frame]int
 	// queue holds released frames the cursor has not sent yet (stdio).
@@ -108,8 +74,8 @@ type engine struct {
 	history []*store.Frame
 	// byTaskID are the recording's server tasks by taskId (tasks.go),
 	// nil when none; live what this replay knows of the tasks it created.
-	byTaskID map[string]*recTask
-	live     map[*recTask]*liveTask
+	byTaskID map[string]*script.Task
+	live     map[*script.Task]*liveTask
 	// taskIDs maps the ids of the tasks the recorded client ran to the
 	// live client's, as JSON values (tasks.go).
 	taskIDs map[string]string
@@ -120,8 +86,8 @@ type engine struct {
 func newEngine(rec *recording, mt Match) *engine {
 	t := rec.template(mt)
 	e := &engine{rec: rec, mt: mt, ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{},
-		frames: t.frames, done: newMarks(len(t.frames)), dependents: t.dependents, unsentS2C: t.unsentS2C,
-		answerOf: t.answerOf, cancelOf: t.cancelOf, index: t.index, byTaskID: t.byTaskID, order: holdState{lastC2S: -1}}
+		frames: t.Frames, done: newMarks(len(t.Frames)), dependents: t.Dependents, unsentS2C: t.ServerFrames,
+		answerOf: t.AnswerOf, cancelOf: t.CancelOf, index: t.Index, byTaskID: t.Tasks, order: holdState{lastC2S: -1}}
 	return e
 }
 
@@ -129,180 +95,19 @@ func newEngine(rec *recording, mt Match) *engine {
 // from: the protocol frames parsed and linked, with nothing received or
 // sent yet. It is computed once per matching mode; engines copy its
 // frames and share the rest, which they only read.
-func (r *recording) template(mt Match) *engine {
+func (r *recording) template(mt Match) *script.Script {
 	r.tmplMu.Lock()
 	defer r.tmplMu.Unlock()
 	k := mt.String()
 	if t, ok := r.tmpls[k]; ok {
 		return t
 	}
-	t := buildTemplate(r, mt)
+	t := script.Build(r.Recording, mt)
 	if r.tmpls == nil {
-		r.tmpls = map[string]*engine{}
+		r.tmpls = map[string]*script.Script{}
 	}
 	r.tmpls[k] = t
 	return t
-}
-
-func buildTemplate(rec *recording, mt Match) *engine {
-	e := &engine{rec: rec, mt: mt, answerOf: map[reqRef]int{}, cancelOf: map[reqRef]int{}}
-	protocol := map[int64]bool{}
-	for _, st := range rec.Streams {
-		if st.Kind != store.StderrStream && st.Kind != store.HTTPStream {
-			protocol[st.ID] = true
-		}
-	}
-	replayed := func(f *store.Frame) bool { return protocol[f.StreamID] && isProtocol(f) }
-	n := 0
-	for i := range rec.Frames {
-		if replayed(&rec.Frames[i]) {
-			n++
-		}
-	}
-	// Sized at once: a long recording's frames grown by append were copied
-	// over and over, most of the time a first live session took.
-	e.frames, e.index = make([]recFrame, 0, n), make(map[*store.Frame]int, n)
-	for i := range rec.Frames {
-		f := &rec.Frames[i]
-		if !replayed(f) {
-			continue
-		}
-		e.frames = append(e.frames, recFrame{f: f, msg: jsonrpc.Parse(f.Data), c2s: f.Direction == store.ClientToServer, prev: -1, extra: -1, asks: -1})
-	}
-	for i := range e.frames {
-		e.index[e.frames[i].f] = i
-	}
-	m := causal.Pair(rec.Recording)
-	e.link(m)
-	e.linkTasks(m)
-	e.dependents = make([][]int, len(e.frames))
-	for i, fr := range e.frames {
-		if fr.c2s {
-			continue
-		}
-		e.unsentS2C++
-		for _, d := range []int{fr.prev, fr.extra} {
-			if d >= 0 {
-				e.dependents[d] = append(e.dependents[d], i)
-			}
-		}
-	}
-	return e
-}
-
-// link assigns every frame to a causal group, reading the session's
-// causal model m (internal/causal) for what answers, cancels, reports
-// progress on or belongs to what: a client request, what the server sent
-// while handling it (what the model says the request owns), the client's
-// answers to that, and the response. A server frame waits for the frame
-// before it in its group. Server frames that belong to no request wait
-// for the client frame recorded just before them. link builds the match
-// keys of client frames too.
-func (e *engine) link(m *causal.Model) {
-	at := e.index                                       // frame -> its index in e.frames
-	msgsOf := make(map[*store.Frame][]int, len(m.Msgs)) // frame -> its messages in m
-	for i := range m.Msgs {
-		msgsOf[m.Msgs[i].Frame] = append(msgsOf[m.Msgs[i].Frame], i)
-	}
-	frameOf := func(msg int) (int, bool) { // message msg of m -> its frame's index
-		if msg == causal.None {
-			return 0, false
-		}
-		j, ok := at[m.Msgs[msg].Frame]
-		return j, ok
-	}
-	askMethod := map[int]string{} // a client's answer -> the method of the server request it answers
-	for _, x := range m.Msgs {
-		i, ok := at[x.Frame]
-		if !ok {
-			continue
-		}
-		switch {
-		case x.M.Kind.IsResponse():
-			if j, ok := frameOf(x.Answers); ok && e.frames[i].asks < 0 {
-				e.frames[i].asks, askMethod[i] = j, m.Msgs[x.Answers].M.Method
-			}
-		case x.Send == causal.None:
-			if j, ok := frameOf(x.Cancels); ok {
-				e.frames[i].asks = j // a server's cancellation of its own request
-			}
-		case x.M.Kind == jsonrpc.KindRequest:
-			ref := reqRef{i, string(x.M.ID)}
-			if j, ok := frameOf(x.Answer); ok {
-				e.answerOf[ref] = j
-			}
-			if j, ok := frameOf(x.Cancelled); ok {
-				e.cancelOf[ref] = j
-			}
-		}
-	}
-
-	group := make([]int, len(e.frames)) // frame index -> its group, 0 for none yet
-	groupOf := func(msg int) (int, bool) {
-		j, ok := frameOf(msg)
-		return group[j], ok && group[j] != 0
-	}
-	last := map[int]int{} // group -> index of its latest frame
-	lastC2S, groups := -1, 0
-	lastC2SOn := map[int64]int{} // stream id -> its latest client frame
-	for i := range e.frames {
-		fr := &e.frames[i]
-		g, ok := 0, false
-		for _, x := range msgsOf[fr.f] {
-			if ok {
-				break
-			}
-			jm := m.Msgs[x]
-			switch {
-			case jm.M.Kind.IsResponse():
-				// A client's answer joins the group of the server request it
-				// answers (what the server sends next waits for it); the
-				// server's, the group of the client request.
-				g, ok = groupOf(jm.Answers)
-			case jm.M.Method == "notifications/cancelled" && jm.Cancels != causal.None:
-				g, ok = groupOf(jm.Cancels)
-			case fr.c2s:
-			case jm.M.Method == "notifications/progress" && jm.Progress != causal.None:
-				g, ok = groupOf(jm.Progress)
-			default:
-				g, ok = groupOf(jm.Owner)
-				if ok && m.Msgs[jm.Owner].M.Method == "subscriptions/listen" {
-					// A listen stream's message: after its listen
-					// request, and after what the client did before it.
-					fr.extra = lastC2S
-				}
-			}
-		}
-		if fr.c2s {
-			lastC2SOn[fr.f.StreamID] = i
-			if !ok {
-				groups++
-				g = groups
-			}
-			fr.key, fr.memberKeys = e.mt.Key(fr.msg, nil)
-			if fr.msg.Kind.IsResponse() {
-				fr.body = e.mt.AnswerKey(askMethod[i], fr.msg)
-			}
-			lastC2S = i
-		}
-		if !fr.c2s && !ok {
-			groups++
-			g = groups
-			fr.extra = lastC2S
-			if c, found := lastC2SOn[fr.f.StreamID]; found && (fr.msg.Kind == jsonrpc.KindInvalid || fr.msg.Kind == jsonrpc.KindEmpty) {
-				// A body that is no JSON-RPC message (an HTTP+SSE
-				// POST's "Accepted") answers its own request, not what
-				// the client sent since: the client may wait for it
-				// before it sends more.
-				fr.extra = c
-			}
-		}
-		group[i] = g
-		if p, found := last[g]; found {
-			fr.prev = p
-		}
-		last[g] = i
-	}
 }
 
 // match finds the first unconsumed recorded client frame that live
@@ -316,24 +121,24 @@ func (e *engine) match(live jsonrpc.Message, loose bool, accept func(*engine, in
 	body, bodyOf := "", -1 // live's answerKey, under the method of server request bodyOf
 	for i := e.lo; i < len(e.frames); i++ {
 		fr := &e.frames[i]
-		if !fr.c2s || e.done.has(i) {
+		if !fr.C2S || e.done.has(i) {
 			continue
 		}
 		var ok bool
 		switch {
 		case live.Kind == jsonrpc.KindBatch:
-			ok = fr.msg.Kind == jsonrpc.KindBatch && slices.Equal(fr.memberKeys, members)
+			ok = fr.Msg.Kind == jsonrpc.KindBatch && slices.Equal(fr.MemberKeys, members)
 		case live.Kind.IsResponse():
 			// An answer matches only an answer to a server request this
 			// replay has sent.
-			if ok = fr.key == k && fr.asks >= 0 && e.done.has(fr.asks); ok && !loose {
-				if bodyOf != fr.asks {
-					body, bodyOf = e.mt.AnswerKey(e.frames[fr.asks].msg.Method, live), fr.asks
+			if ok = fr.Key == k && fr.Asks >= 0 && e.done.has(fr.Asks); ok && !loose {
+				if bodyOf != fr.Asks {
+					body, bodyOf = e.mt.AnswerKey(e.frames[fr.Asks].Msg.Method, live), fr.Asks
 				}
-				ok = fr.body == body
+				ok = fr.Body == body
 			}
 		default:
-			ok = fr.key == k
+			ok = fr.Key == k
 		}
 		if ok && (accept == nil || accept(e, i)) {
 			return i, true
@@ -348,7 +153,7 @@ func (e *engine) consume(i int, live jsonrpc.Message) {
 	e.done.set(i)
 	e.touched = max(e.touched, i+1)
 	e.ready = append(e.ready, e.dependents[i]...)
-	if e.frames[i].c2s {
+	if e.frames[i].C2S {
 		e.order.lastC2S = max(e.order.lastC2S, i)
 	}
 	e.learn(i, live)
@@ -366,17 +171,17 @@ func (e *engine) learn(i int, live jsonrpc.Message) {
 		}
 		e.ids[string(rec.ID)] = string(got.ID)
 		e.rids[string(got.ID)] = string(rec.ID)
-		e.reqAt[string(rec.ID)] = fr.f
+		e.reqAt[string(rec.ID)] = fr.F
 		if rt, lt := mcpwire.ProgressToken(rec.Params), mcpwire.ProgressToken(got.Params); rt != nil && lt != nil {
 			e.tokens[string(rt)] = string(lt)
 		}
 	}
-	if fr.msg.Kind != jsonrpc.KindBatch {
-		learn(fr.msg, live)
+	if fr.Msg.Kind != jsonrpc.KindBatch {
+		learn(fr.Msg, live)
 		return
 	}
 	used := make([]bool, len(live.Members))
-	for _, rm := range fr.msg.Members {
+	for _, rm := range fr.Msg.Members {
 		rk, _ := e.mt.Key(rm, nil)
 		for j, lm := range live.Members {
 			if lk, _ := e.mt.Key(lm, e.rids); !used[j] && lk == rk {
@@ -406,7 +211,7 @@ func (m marks) set(i int) { m[i>>6] |= 1 << (i & 63) }
 // makes one per request).
 func (r *recording) rewriter(mt Match) *engine {
 	t := r.template(mt)
-	return &engine{rec: r, mt: mt, frames: t.frames, index: t.index, answerOf: t.answerOf, cancelOf: t.cancelOf, byTaskID: t.byTaskID,
+	return &engine{rec: r, mt: mt, frames: t.Frames, index: t.Index, answerOf: t.AnswerOf, cancelOf: t.CancelOf, byTaskID: t.Tasks,
 		ids: map[string]string{}, rids: map[string]string{}, tokens: map[string]string{}, reqAt: map[string]*store.Frame{}}
 }
 
@@ -466,10 +271,10 @@ func (e *engine) release() []outFrame {
 		var next []int
 		for _, i := range slices.Compact(work) {
 			fr := &e.frames[i]
-			if fr.c2s || e.done.has(i) {
+			if fr.C2S || e.done.has(i) {
 				continue
 			}
-			if (fr.prev >= 0 && !e.done.has(fr.prev)) || (fr.extra >= 0 && !e.done.has(fr.extra)) {
+			if (fr.Prev >= 0 && !e.done.has(fr.Prev)) || (fr.Extra >= 0 && !e.done.has(fr.Extra)) {
 				continue
 			}
 			if e.holds(i) {
@@ -493,16 +298,16 @@ func (e *engine) release() []outFrame {
 	for _, i := range idx {
 		fr := &e.frames[i]
 		var trigger time.Duration
-		for _, d := range []int{fr.prev, fr.extra} {
-			if d >= 0 && e.frames[d].f.Offset > trigger {
-				trigger = e.frames[d].f.Offset
+		for _, d := range []int{fr.Prev, fr.Extra} {
+			if d >= 0 && e.frames[d].F.Offset > trigger {
+				trigger = e.frames[d].F.Offset
 			}
 		}
 		data, changed := e.rewrite(fr)
 		if d, ok := e.shiftTaskTimes(i, data); ok {
 			data, changed = d, true
 		}
-		timed := fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled" || polls(fr.msg)
+		timed := fr.Msg.Kind == jsonrpc.KindNotification && fr.Msg.Method == "notifications/cancelled" || polls(fr.Msg)
 		born, since, tt, isTask := e.taskTime(i)
 		if isTask {
 			trigger = tt // a task's status goes on its own timeline (tasks.go)
@@ -514,11 +319,11 @@ func (e *engine) release() []outFrame {
 			// The server's timeout runs from its request, not from
 			// the frame before (its answer to the client's call may
 			// have overtaken the cancellation).
-			if fr.asks >= 0 {
-				trigger = e.frames[fr.asks].f.Offset
+			if fr.Asks >= 0 {
+				trigger = e.frames[fr.Asks].F.Offset
 			}
 		}
-		outs = append(outs, outFrame{Frame: fr.f, Data: data, Rewritten: changed, Gap: max(fr.f.Offset-trigger, 0), Timed: timed, Born: born, Since: since})
+		outs = append(outs, outFrame{Frame: fr.F, Data: data, Rewritten: changed, Gap: max(fr.F.Offset-trigger, 0), Timed: timed, Born: born, Since: since})
 	}
 	return outs
 }
@@ -537,8 +342,8 @@ func (e *engine) exhausted() bool { return e.unsentS2C == 0 }
 func (e *engine) unsent() []*store.Frame {
 	var fs []*store.Frame
 	for i := range e.frames {
-		if e.frames[i].c2s && !e.done.has(i) {
-			fs = append(fs, e.frames[i].f)
+		if e.frames[i].C2S && !e.done.has(i) {
+			fs = append(fs, e.frames[i].F)
 		}
 	}
 	return fs

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/internal/storetest"
 )
 
@@ -77,7 +78,7 @@ func BenchmarkTemplate(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			buildTemplate(recs[0], Match{})
+			script.Build(recs[0].Recording, Match{})
 		}
 	})
 	b.Run("engine", func(b *testing.B) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/reqshape"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -207,8 +208,8 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	}
 	sh := reqshape.Live(r)
 	rc := ls.cur.receive(live, func(e *engine, i int) bool {
-		st := streamByID(e.rec, e.frames[i].f.StreamID)
-		return st == nil || !slices.Contains(refusedStatus, st.Status) || reqshape.Recorded(st).Same(sh)
+		st := script.Stream(e.rec.Recording, e.frames[i].F.StreamID)
+		return st == nil || !script.Refused(st) || reqshape.Recorded(st).Same(sh)
 	})
 	if rc.mm != nil {
 		ls.mismatch(rc.mm)
@@ -241,7 +242,7 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	ls.publish(rc.outs)
 	streams := map[*engine]*store.Stream{}
 	for e, f := range rc.matched {
-		streams[e] = streamByID(e.rec, f.StreamID)
+		streams[e] = script.Stream(e.rec.Recording, f.StreamID)
 	}
 	liveID := ""
 	if live.Kind == jsonrpc.KindRequest {
@@ -251,7 +252,7 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 		// A candidate loaded since (reading a Source) matched this
 		// frame on its way to where the cursor was.
 		if rc.pos >= 0 && rc.pos < len(e.history) && e.history[rc.pos] != nil {
-			return streamByID(e.rec, e.history[rc.pos].StreamID)
+			return script.Stream(e.rec.Recording, e.history[rc.pos].StreamID)
 		}
 		return nil
 	})
@@ -357,17 +358,17 @@ func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *recor
 		return
 	}
 	var rest []*store.Frame
-	for _, f := range chainOf(rec, origin.StreamID) {
-		if f.Seq > origin.Seq && (isProtocol(f) || f.HasEventID) {
+	for _, f := range script.Chain(rec.Recording, origin.StreamID) {
+		if f.Seq > origin.Seq && (script.IsProtocol(f) || f.HasEventID) {
 			rest = append(rest, f)
 		}
 	}
-	segment := streamByID(rec, origin.StreamID)
+	segment := script.Stream(rec.Recording, origin.StreamID)
 	if len(rest) == 0 {
 		ls.srv.actHTTP(r, Point{Where: AtResumeEmpty, Session: ls.session(), LastEventID: eventID})
 	}
 	if len(rest) > 0 {
-		segment = streamByID(rec, rest[0].StreamID)
+		segment = script.Stream(rec.Recording, rest[0].StreamID)
 		n := 0
 		for n < len(rest) && rest[n].StreamID == segment.ID {
 			n++
@@ -375,41 +376,6 @@ func (ls *liveSession) resume(w http.ResponseWriter, r *http.Request, rec *recor
 		rest = rest[:n]
 	}
 	ls.playWith(w, r, rec, segment, segment, rest)
-}
-
-// chainOf returns the server frames of stream id and of every stream that
-// resumes it, in recorded order.
-func chainOf(rec *recording, id int64) []*store.Frame {
-	in := map[int64]bool{id: true}
-	// Resumes can chain: a resume of a resume.
-	for changed := true; changed; {
-		changed = false
-		for _, st := range rec.Streams {
-			if st.ResumesID != 0 && in[st.ResumesID] && !in[st.ID] {
-				in[st.ID], changed = true, true
-			}
-		}
-	}
-	// A stream that this one resumes belongs to the chain too.
-	for st := streamByID(rec, id); st != nil && st.ResumesID != 0; st = streamByID(rec, st.ResumesID) {
-		in[st.ResumesID] = true
-	}
-	var fs []*store.Frame
-	for i := range rec.Frames {
-		if f := &rec.Frames[i]; in[f.StreamID] && f.Direction == store.ServerToClient {
-			fs = append(fs, f)
-		}
-	}
-	return fs
-}
-
-func streamByID(rec *recording, id int64) *store.Stream {
-	for i := range rec.Streams {
-		if rec.Streams[i].ID == id {
-			return &rec.Streams[i]
-		}
-	}
-	return nil
 }
 
 // framesOf returns the server frames of a stream after seq.
@@ -503,7 +469,7 @@ func (ls *liveSession) report() *Report {
 	rep.SessionID, rep.Clients = lead.rec.Session.ID, 1
 	rep.Candidates = ls.cur.sessions()
 	ls.cur.mu.Lock()
-	rep.Unsent = slices.DeleteFunc(lead.unsent(), func(f *store.Frame) bool { return refusedFrame(lead.rec, f) })
+	rep.Unsent = slices.DeleteFunc(lead.unsent(), func(f *store.Frame) bool { return script.RefusedFrame(lead.rec.Recording, f) })
 	ls.cur.mu.Unlock()
 	return &rep
 }

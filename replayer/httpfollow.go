@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -168,7 +169,7 @@ func (ls *liveSession) value(e *engine, pick picker, k int) (string, streamStep,
 	}
 	f := frames[k]
 	s.f = f
-	if !isProtocol(f) {
+	if !script.IsProtocol(f) {
 		// Transport events: their ids and the endpoint's session id are
 		// the recording's own and differ between sessions.
 		return fmt.Sprintf("transport %t %s", f.Comment, f.Event), s, true
@@ -324,7 +325,7 @@ func (ls *liveSession) nextReady(pick picker, k int) bool {
 // a protocol frame; nil when it answers a request replay answered itself.
 func (ls *liveSession) sendable(r *http.Request, f *store.Frame) ([]byte, bool) {
 	b, ok := ls.frameBytes(r, f)
-	if !ok || !isProtocol(f) {
+	if !ok || !script.IsProtocol(f) {
 		return b, ok
 	}
 	ls.mu.Lock()
@@ -420,7 +421,7 @@ func (ls *liveSession) takeInjected() [][]byte {
 // the answer to live request liveID. It reports whether the Hook ended
 // the stream (with one more event of its own, or without).
 func (ls *liveSession) hookEnd(w http.ResponseWriter, r *http.Request, rec *recording, st *store.Stream, liveID string) bool {
-	a := ls.srv.actHTTP(r, Point{Where: AtEnd, Session: ls.session(), Recording: rec.Recording, Stream: st, StreamNumber: ordinalOf(rec, st.ID), LiveID: liveID})
+	a := ls.srv.actHTTP(r, Point{Where: AtEnd, Session: ls.session(), Recording: rec.Recording, Stream: st, StreamNumber: script.Ordinal(rec.Recording, st.ID), LiveID: liveID})
 	if a.Send == nil {
 		return a.Stop
 	}

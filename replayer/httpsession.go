@@ -145,8 +145,8 @@ func (ls *liveSession) onlyDiscovered() bool {
 	discovered := false
 	e := ls.cur.cands[0]
 	for i, fr := range e.frames {
-		if fr.c2s && e.done.has(i) {
-			switch fr.msg.Method {
+		if fr.C2S && e.done.has(i) {
+			switch fr.Msg.Method {
 			case "initialize":
 				return false
 			case "server/discover":

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -36,7 +37,7 @@ func (ls *liveSession) ahead(pick picker, k int, skipped map[int]bool) (aheadSte
 	}
 	for j := k + 1; j < len(frames); j++ {
 		f := frames[j]
-		if skipped[j] || !isProtocol(f) || !ls.isReleased(f) {
+		if skipped[j] || !script.IsProtocol(f) || !ls.isReleased(f) {
 			continue
 		}
 		ls.mu.Lock()

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/internal/sse"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -88,7 +89,7 @@ func (ls *liveSession) pause(r *http.Request, d time.Duration) bool {
 // waiting: f is released and, when it keeps its recorded delay (a
 // server's cancellation of its own request), has none.
 func (ls *liveSession) isReleased(f *store.Frame) bool {
-	if !isProtocol(f) {
+	if !script.IsProtocol(f) {
 		return true
 	}
 	ls.mu.Lock()
@@ -112,7 +113,7 @@ func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool
 			return rewriteEvent(f, data), true
 		}
 	}
-	if !isProtocol(f) {
+	if !script.IsProtocol(f) {
 		return f.Raw, true
 	}
 	o, ok := ls.waitReleased(r, f)
@@ -178,25 +179,4 @@ func localEndpoint(upstream string, data []byte) ([]byte, string) {
 		return nil, fmt.Sprintf("the recorded endpoint event names %s, another origin than the recorded SSE stream (%s): replay, like record, will not send a client there", target.Redacted(), upstream)
 	}
 	return []byte(target.RequestURI()), ""
-}
-
-// isProtocol reports whether the replay engine matches or releases f:
-// everything but the transport's own events: comments, events without
-// data (priming, a close with retry) and the HTTP+SSE endpoint event.
-func isProtocol(f *store.Frame) bool {
-	if f.Comment {
-		return false
-	}
-	return !(f.SSE && (f.Kind == store.KindEmpty || f.Event == "endpoint"))
-}
-
-// ordinalOf returns the number of a stream within its session, from 1, as
-// mcpvcr show prints it.
-func ordinalOf(rec *recording, id int64) int {
-	for i := range rec.Streams {
-		if rec.Streams[i].ID == id {
-			return i + 1
-		}
-	}
-	return 0
 }

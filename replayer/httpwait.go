@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -60,12 +61,12 @@ func (ls *liveSession) waitEnd(r *http.Request, rec *recording, seg *store.Strea
 	}
 	var awaited []string
 	for _, f := range ls.cur.leader().unsent() {
-		if f.Offset < seg.Closed && !refusedFrame(rec, f) {
+		if f.Offset < seg.Closed && !script.RefusedFrame(rec.Recording, f) {
 			awaited = append(awaited, fmt.Sprintf("seq %d (%s %s)", f.Seq, f.Kind, f.Method))
 		}
 	}
 	ls.srv.logger().Warn("ended a stream after --wait: the recording ends it only after client frames this client has not sent",
-		"session", rec.Session.ID, "stream", ordinalOf(rec, seg.ID), "awaited", strings.Join(awaited, ", "), "wait", ls.srv.wait().String())
+		"session", rec.Session.ID, "stream", script.Ordinal(rec.Recording, seg.ID), "awaited", strings.Join(awaited, ", "), "wait", ls.srv.wait().String())
 }
 
 // waitCaughtUp waits until caughtUp(t), the client goes away or the

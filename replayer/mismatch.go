@@ -94,8 +94,8 @@ func (e *engine) closestIndex(live jsonrpc.Message) (int, match.Score) {
 	var want any
 	best, bestScore := -1, match.Score{}
 	for i := range e.frames {
-		if fr := &e.frames[i]; fr.c2s {
-			if score := e.mt.Closeness(fr.msg, live, e.done.has(i), &want); best < 0 || score.Better(bestScore) {
+		if fr := &e.frames[i]; fr.C2S {
+			if score := e.mt.Closeness(fr.Msg, live, e.done.has(i), &want); best < 0 || score.Better(bestScore) {
 				best, bestScore = i, score
 			}
 		}
@@ -109,12 +109,12 @@ func (e *engine) closestIndex(live jsonrpc.Message) (int, match.Score) {
 // mismatchAt reports live against e's recorded client frame i.
 func (e *engine) mismatchAt(live jsonrpc.Message, i int) *Mismatch {
 	fr := &e.frames[i]
-	mm := &Mismatch{Live: live.Raw, Closest: fr.f, Session: e.rec.Session.ID}
-	mm.Diff = e.mt.Diff(fr.msg, live)
-	mm.Hint = e.mt.Hint(live, fr.msg)
-	mm.Rules, mm.Tolerant = e.mt.HintRules(live, fr.msg)
+	mm := &Mismatch{Live: live.Raw, Closest: fr.F, Session: e.rec.Session.ID}
+	mm.Diff = e.mt.Diff(fr.Msg, live)
+	mm.Hint = e.mt.Hint(live, fr.Msg)
+	mm.Rules, mm.Tolerant = e.mt.HintRules(live, fr.Msg)
 	if mm.Diff == "" && e.done.has(i) {
-		mm.Reason = fmt.Sprintf("matches recorded seq %d, which this client already sent", fr.f.Seq)
+		mm.Reason = fmt.Sprintf("matches recorded seq %d, which this client already sent", fr.F.Seq)
 	}
 	return mm
 }
@@ -129,18 +129,18 @@ func (e *engine) mismatchAt(live jsonrpc.Message, i int) *Mismatch {
 func (e *engine) answerMismatch(live jsonrpc.Message, i int) *Mismatch {
 	fr := &e.frames[i]
 	method := ""
-	if fr.asks >= 0 {
-		method = e.frames[fr.asks].msg.Method
+	if fr.Asks >= 0 {
+		method = e.frames[fr.Asks].Msg.Method
 	}
-	at, diff := e.mt.AnswerDiff(method, fr.msg, live)
+	at, diff := e.mt.AnswerDiff(method, fr.Msg, live)
 	what := "answer to " + method
 	if method == "" {
 		what = "answer to a server request"
 	}
-	mm := &Mismatch{Live: live.Raw, Closest: fr.f, Session: e.rec.Session.ID,
-		Reason: fmt.Sprintf("%s differs at %s; replay went on as recorded after seq %d", what, strings.Join(at, ", "), fr.f.Seq)}
+	mm := &Mismatch{Live: live.Raw, Closest: fr.F, Session: e.rec.Session.ID,
+		Reason: fmt.Sprintf("%s differs at %s; replay went on as recorded after seq %d", what, strings.Join(at, ", "), fr.F.Seq)}
 	mm.Diff = diff
-	mm.Rules, mm.Tolerant = e.mt.AnswerRules(method, fr.msg, live)
+	mm.Rules, mm.Tolerant = e.mt.AnswerRules(method, fr.Msg, live)
 	mm.Hint = match.HintText(mm.Rules, mm.Tolerant)
 	return mm
 }

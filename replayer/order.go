@@ -59,7 +59,7 @@ func (e *engine) owed() int {
 	}
 	for ; h.owedLo < len(e.frames); h.owedLo++ {
 		j := h.owedLo
-		if e.frames[j].c2s || e.done.has(j) || h.waived.has(j) {
+		if e.frames[j].C2S || e.done.has(j) || h.waived.has(j) {
 			continue
 		}
 		if e.passed(j) {
@@ -78,14 +78,14 @@ func (e *engine) owed() int {
 // were sent concurrently, and may arrive in either order.
 func (e *engine) passed(j int) bool {
 	fr := &e.frames[j]
-	for _, d := range []int{fr.prev, fr.extra} {
+	for _, d := range []int{fr.Prev, fr.Extra} {
 		if d < 0 || e.done.has(d) {
 			continue
 		}
-		if last := e.order.lastC2S; e.frames[d].c2s && d < last && e.frames[last].f.Offset-e.frames[d].f.Offset > orderGrace {
+		if last := e.order.lastC2S; e.frames[d].C2S && d < last && e.frames[last].F.Offset-e.frames[d].F.Offset > orderGrace {
 			return true
 		}
-		if !e.frames[d].c2s && e.order.waived != nil && e.order.waived.has(d) {
+		if !e.frames[d].C2S && e.order.waived != nil && e.order.waived.has(d) {
 			return true
 		}
 	}
@@ -105,7 +105,7 @@ func (e *engine) giveUp() {
 		last = max(last, i)
 	}
 	for j := h.owedLo; j < last; j++ {
-		if !e.frames[j].c2s && !e.done.has(j) {
+		if !e.frames[j].C2S && !e.done.has(j) {
 			h.waived.set(j)
 		}
 	}

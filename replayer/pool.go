@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/reqshape"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -45,10 +46,6 @@ type poolEntry struct {
 	refused bool
 }
 
-// refusedStatus lists the statuses with which a server refuses a request
-// before, or instead of, answering it.
-var refusedStatus = []int{400, 401, 403, 404, 405, 406, 415}
-
 func (s *Server) pool() *pool {
 	s.poolOnce.Do(func() {
 		p := &pool{srv: s, uses: map[string]int{}, served: map[*store.Frame]bool{}, changed: make(chan struct{})}
@@ -76,7 +73,7 @@ func (s *Server) pool() *pool {
 					continue
 				}
 				x := &poolEntry{rec: rec, st: st, req: first[st.ID], shape: reqshape.Recorded(st),
-					refused: slices.Contains(refusedStatus, st.Status)}
+					refused: script.Refused(st)}
 				if x.req != nil {
 					x.body = s.Match.RequestKey(jsonrpc.Parse(x.req.Data))
 				}
@@ -105,7 +102,7 @@ func pooled(rec *recording) bool {
 		return false
 	}
 	for _, st := range rec.Streams {
-		if !slices.Contains(refusedStatus, st.Status) {
+		if !script.Refused(&st) {
 			return false
 		}
 	}
@@ -192,7 +189,7 @@ func (p *pool) findIndexed(r *http.Request, body string, sh reqshape.Shape) (*po
 		return nil, false
 	}
 	x := &poolEntry{rec: rec, st: st, req: firstClientFrame(rec, st.ID), body: body, shape: reqshape.Recorded(st),
-		refused: slices.Contains(refusedStatus, st.Status)}
+		refused: script.Refused(st)}
 	return x, exactly
 }
 
@@ -265,8 +262,8 @@ func (p *pool) serve(w http.ResponseWriter, r *http.Request, live jsonrpc.Messag
 func cancelReason(e *engine, x *poolEntry) string {
 	if x.req != nil {
 		if i, ok := e.index[x.req]; ok {
-			if c, ok := e.cancelOf[reqRef{i, string(e.frames[i].msg.ID)}]; ok {
-				return fmt.Sprintf("the recording holds no answer to it: the recorded client cancelled it (notifications/cancelled, seq %d) and this client has not", e.frames[c].f.Seq)
+			if c, ok := e.cancelOf[script.Ref{Frame: i, ID: string(e.frames[i].Msg.ID)}]; ok {
+				return fmt.Sprintf("the recording holds no answer to it: the recorded client cancelled it (notifications/cancelled, seq %d) and this client has not", e.frames[c].F.Seq)
 			}
 		}
 	}
@@ -327,12 +324,12 @@ func (p *pool) waitCauses(r *http.Request, e *engine, f *store.Frame) bool {
 			}
 			seen[j] = true
 			fr := &e.frames[j]
-			if fr.c2s {
-				missing = !p.served[fr.f]
+			if fr.C2S {
+				missing = !p.served[fr.F]
 				return
 			}
-			walk(fr.prev)
-			walk(fr.extra)
+			walk(fr.Prev)
+			walk(fr.Extra)
 		}
 		walk(i)
 		p.mu.Unlock()
@@ -385,7 +382,7 @@ func (p *pool) report() *Report {
 // point is the Hook's point where of exchange x, answering body, at its
 // event f (nil for a JSON answer) after sent events.
 func (p *pool) point(where Where, x *poolEntry, body []byte, f *store.Frame, sent int) Point {
-	return Point{Where: where, Pooled: true, Body: body, Recording: x.rec.Recording, Stream: x.st, StreamNumber: ordinalOf(x.rec, x.st.ID), Frame: f, Events: sent}
+	return Point{Where: where, Pooled: true, Body: body, Recording: x.rec.Recording, Stream: x.st, StreamNumber: script.Ordinal(x.rec.Recording, x.st.ID), Frame: f, Events: sent}
 }
 
 // unuse gives back the use find counted for r.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -13,9 +14,9 @@ type recording struct {
 	*store.Recording
 
 	byStreamOnce sync.Once
-	byStream     map[int64][]*store.Frame // stream id -> its server frames
-	tmplMu       sync.Mutex               // guards tmpls
-	tmpls        map[string]*engine       // by Match.String(); see template
+	byStream     map[int64][]*store.Frame  // stream id -> its server frames
+	tmplMu       sync.Mutex                // guards tmpls
+	tmpls        map[string]*script.Script // by Match.String(); see template
 }
 
 // serverFrames returns the server frames of each stream, in order,

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -200,7 +201,7 @@ func (ls *liveSession) reply(w http.ResponseWriter, r *http.Request) *reply {
 	return &reply{
 		srv: ls.srv, w: w, r: r, issue: ls.issueID,
 		at: func(where Where, rec *recording, st *store.Stream, f *store.Frame) Point {
-			return Point{Where: where, Session: ls.session(), Recording: rec.Recording, Stream: st, StreamNumber: ordinalOf(rec, st.ID), Frame: f}
+			return Point{Where: where, Session: ls.session(), Recording: rec.Recording, Stream: st, StreamNumber: script.Ordinal(rec.Recording, st.ID), Frame: f}
 		},
 		count: func(st *store.Stream) int { return ls.countEvent(st.ID) },
 		cut: func() {

@@ -3,25 +3,26 @@ package replayer
 import (
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 )
 
 // rewrite returns fr's payload with the recorded client ids and progress
 // tokens replaced by the live client's. Only those values change; every
 // other byte is the recorded one.
-func (e *engine) rewrite(fr *recFrame) ([]byte, bool) {
-	data := fr.f.Data
-	if fr.msg.Kind != jsonrpc.KindBatch {
-		out, changed := e.rewriteOne(data, fr.msg)
+func (e *engine) rewrite(fr *script.Frame) ([]byte, bool) {
+	data := fr.F.Data
+	if fr.Msg.Kind != jsonrpc.KindBatch {
+		out, changed := e.rewriteOne(data, fr.Msg)
 		return out, changed
 	}
 	spans, err := jsonrpc.Elements(data)
-	if err != nil || len(spans) != len(fr.msg.Members) {
+	if err != nil || len(spans) != len(fr.Msg.Members) {
 		return data, false
 	}
 	var out []byte
 	changed, prevEnd := false, 0
 	for i, sp := range spans {
-		elem, c := e.rewriteOne(data[sp[0]:sp[1]], fr.msg.Members[i])
+		elem, c := e.rewriteOne(data[sp[0]:sp[1]], fr.Msg.Members[i])
 		out = append(out, data[prevEnd:sp[0]]...)
 		out = append(out, elem...)
 		prevEnd = sp[1]

@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 )
 
 // routeKind is what a request is, as route decides.
@@ -88,7 +89,7 @@ func (s *Server) servePooled(w http.ResponseWriter, r *http.Request, live jsonrp
 	if s.Strict && !exact && strictRefuses(w, r, live, body, x.rec, "", true, p.mismatch) {
 		return
 	}
-	if a := s.actHTTP(r, Point{Where: AtRequest, Pooled: true, Recording: x.rec.Recording, Stream: x.st, StreamNumber: ordinalOf(x.rec, x.st.ID), Body: body}); a.answers() {
+	if a := s.actHTTP(r, Point{Where: AtRequest, Pooled: true, Recording: x.rec.Recording, Stream: x.st, StreamNumber: script.Ordinal(x.rec.Recording, x.st.ID), Body: body}); a.answers() {
 		p.unuse(r, live, exact) // the exchange stays unused, for the client's retry
 		a.write(w)
 		return

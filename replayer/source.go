@@ -2,11 +2,11 @@ package replayer
 
 import (
 	"context"
-	"hash/fnv"
 	"log/slog"
 	"sync"
 
 	"github.com/mcpvcr/mcpvcr/internal/replayindex"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -62,16 +62,6 @@ type tree struct {
 // treeNode is a node of the candidate tree.
 type treeNode = replayindex.Node
 
-// clientBit marks the index hash of a client frame.
-const clientBit = replayindex.ClientBit
-
-// refusedBit marks the hash of a client frame the server refused at the
-// HTTP level: it matches only a request of its very shape (see
-// liveSession.post), so sessions that refused a request where others
-// took it part there (a client whose initialize was refused for a
-// foreign Host and then sent again, say).
-const refusedBit = replayindex.RefusedBit
-
 // NewSource prepares sessions ids of db for replay (every session when
 // ids is empty). It reads the candidate tree of the tolerant default
 // stored for exactly those sessions, or builds it: from the replay index,
@@ -126,7 +116,7 @@ func (s *Source) tree(ctx context.Context, mt Match) (*tree, error) {
 	if t, ok := s.trees[mode]; ok {
 		return t, nil
 	}
-	ix, stored, err := s.ix.Tree(ctx, mode, func(rec *store.Recording) []uint64 { return indexOf(&recording{Recording: rec}, mt) })
+	ix, stored, err := s.ix.Tree(ctx, mode, func(rec *store.Recording) []uint64 { return script.Build(rec, mt).Hashes() })
 	if err != nil {
 		return nil, err
 	}
@@ -159,41 +149,6 @@ func (s *Source) load(ctx context.Context, id int64) (*recording, error) {
 		return nil, err
 	}
 	return &recording{Recording: rec}, nil
-}
-
-// indexOf hashes rec's protocol frames as replay matches them under mt.
-func indexOf(rec *recording, mt Match) []uint64 {
-	t := buildTemplate(rec, mt)
-	hs := make([]uint64, len(t.frames))
-	for i := range t.frames {
-		hs[i] = frameHash(&t.frames[i])
-		if refusedFrame(rec, t.frames[i].f) {
-			hs[i] |= refusedBit
-		}
-	}
-	return hs
-}
-
-// frameHash is the index hash of a recorded frame.
-func frameHash(fr *recFrame) uint64 {
-	if fr.c2s {
-		return clientHash(fr.key, fr.body, fr.memberKeys)
-	}
-	h := fnv.New64a()
-	h.Write(fr.f.Data)
-	return h.Sum64() &^ clientBit
-}
-
-func clientHash(key, body string, members []string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(key))
-	h.Write([]byte{0})
-	h.Write([]byte(body))
-	for _, m := range members {
-		h.Write([]byte{0})
-		h.Write([]byte(m))
-	}
-	return h.Sum64()&^refusedBit | clientBit
 }
 
 // first returns the first session of the root of the tree of rules mt,

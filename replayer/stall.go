@@ -144,10 +144,10 @@ func (c *cursor) behind(e *engine, head, f *store.Frame) (*store.Frame, string) 
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	i, ok := e.index[f]
-	if !ok || e.frames[i].asks < 0 {
+	if !ok || e.frames[i].Asks < 0 {
 		return nil, ""
 	}
-	req := e.frames[e.frames[i].asks].f
+	req := e.frames[e.frames[i].Asks].F
 	return req, fmt.Sprintf("request %s (recorded seq %d): the recording answers it on the HTTP+SSE stream only after seq %d, which waits for client frames this client has not sent:", req.Method, req.Seq, head.Seq) +
 		frameList(e.awaited(e.index[head]))
 }
@@ -179,14 +179,14 @@ func (e *engine) stalled(id string) (stall, bool) {
 				// answer: nothing is owed.
 				return stall{}, false
 			}
-			st.Cancel, st.Expected = e.frames[c].f, true
+			st.Cancel, st.Expected = e.frames[c].F, true
 		}
 		return st, true
 	}
 	if c, cancelled := e.cancelOf[ref]; cancelled && !e.done.has(c) && c < a {
 		// The recording answers only after the client's cancellation:
 		// a late answer.
-		st.Cancel = e.frames[c].f
+		st.Cancel = e.frames[c].F
 	}
 	if e.done.has(a) {
 		return stall{}, false
@@ -199,10 +199,10 @@ func (e *engine) stalled(id string) (stall, bool) {
 	for _, f := range st.Awaited {
 		fr := &e.frames[e.index[f]]
 		switch {
-		case fr.msg.Kind.IsResponse():
-			st.Expected = st.Expected && fr.asks >= 0 && e.done.has(fr.asks)
-		case fr.msg.Kind == jsonrpc.KindNotification && fr.msg.Method == "notifications/cancelled":
-			st.Expected = st.Expected && string(mcpwire.CancelledRequestID(fr.msg.Params)) == rec
+		case fr.Msg.Kind.IsResponse():
+			st.Expected = st.Expected && fr.Asks >= 0 && e.done.has(fr.Asks)
+		case fr.Msg.Kind == jsonrpc.KindNotification && fr.Msg.Method == "notifications/cancelled":
+			st.Expected = st.Expected && string(mcpwire.CancelledRequestID(fr.Msg.Params)) == rec
 		default:
 			st.Expected = false
 		}
@@ -223,12 +223,12 @@ func (e *engine) awaited(i int) []*store.Frame {
 			return
 		}
 		seen[i] = true
-		if e.frames[i].c2s {
-			out = append(out, e.frames[i].f)
+		if e.frames[i].C2S {
+			out = append(out, e.frames[i].F)
 			return
 		}
-		walk(e.frames[i].prev)
-		walk(e.frames[i].extra)
+		walk(e.frames[i].Prev)
+		walk(e.frames[i].Extra)
 	}
 	walk(i)
 	slices.SortFunc(out, func(a, b *store.Frame) int { return int(a.Seq - b.Seq) })
@@ -242,9 +242,9 @@ func (e *engine) unanswered(id []byte) bool {
 	sent := false
 	for i, fr := range e.frames {
 		switch {
-		case fr.c2s && fr.asks >= 0 && string(e.frames[fr.asks].msg.ID) == string(id):
+		case fr.C2S && fr.Asks >= 0 && string(e.frames[fr.Asks].Msg.ID) == string(id):
 			return false
-		case !fr.c2s && fr.msg.Kind == jsonrpc.KindRequest && string(fr.msg.ID) == string(id) && e.done.has(i):
+		case !fr.C2S && fr.Msg.Kind == jsonrpc.KindRequest && string(fr.Msg.ID) == string(id) && e.done.has(i):
 			sent = true
 		}
 	}

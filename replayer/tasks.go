@@ -2,14 +2,13 @@ package replayer
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/causal"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 )
 
 // Tasks (2025-11-25): a request with params.task is answered at once
@@ -33,99 +32,6 @@ import (
 //     task is created, each at its recorded time since the creation when
 //     paced (taskTime), as soon as possible otherwise.
 
-// recTask is one task of the recording, as the causal model found it
-// (internal/causal: which messages create, poll, answer or report on
-// which task is its question, not replay's). Frame indexes are the
-// template's.
-type recTask struct {
-	id     string // the taskId, as its recorded JSON value
-	server bool   // the recorded server runs it (else the client does)
-	// create is the index of the request that created it, created that
-	// of its CreateTaskResult.
-	create, created int
-	// polls are the recorded client's tasks/get for a server's task and
-	// the server's answers to them; answers those answers that are
-	// results, status its notifications/tasks/status (in order).
-	polls, answers, status []int
-	// createdAt is the task's recorded createdAt, from its
-	// CreateTaskResult; zero when it has none that parses.
-	createdAt time.Time
-}
-
-// linkTasks reads the tasks of m, the causal model of e's frames: each
-// frame of a task learns its task and role, and the recording's server
-// tasks are indexed by id for live polls (byTaskID).
-func (e *engine) linkTasks(m *causal.Model) {
-	tasks := make([]*recTask, len(m.Tasks))
-	for n, t := range m.Tasks {
-		create, ok1 := e.index[m.Msgs[t.Create].Frame]
-		created, ok2 := e.index[m.Msgs[t.Created].Frame]
-		if !ok1 || !ok2 {
-			continue
-		}
-		rt := &recTask{id: t.ID, server: t.Runner == store.ServerToClient, create: create, created: created}
-		if raw, ok := jsonrpc.Lookup(m.Msgs[t.Created].M.Raw, "result", "task", "createdAt"); ok {
-			rt.createdAt, _ = parseTaskTime(raw)
-		}
-		tasks[n] = rt
-		if rt.server {
-			if e.byTaskID == nil {
-				e.byTaskID = map[string]*recTask{}
-			}
-			e.byTaskID[taskKey([]byte(t.ID))] = rt
-		}
-	}
-	for _, x := range m.Msgs {
-		i, ok := e.index[x.Frame]
-		if !ok || x.Task == causal.None || tasks[x.Task] == nil || e.frames[i].task != nil {
-			continue
-		}
-		t, fr := tasks[x.Task], &e.frames[i]
-		fr.task, fr.role = t, x.TaskRole
-		switch {
-		case t.server && x.TaskRole == causal.TaskPoll:
-			t.polls = append(t.polls, i)
-			if x.M.Kind == jsonrpc.KindResult {
-				t.answers = append(t.answers, i)
-			}
-		case t.server && x.TaskRole == causal.TaskStatus:
-			t.status = append(t.status, i)
-		case !t.server && fr.clientPoll() && fr.extra < 0:
-			// A server request about a task the client runs waits for
-			// the client's answer that created the task, when nothing
-			// else makes it wait for that answer: it carries the live
-			// client's task id, which replay learns from that answer.
-			// Its causal group may not hold the answer (the recorded
-			// client answered another server request, a roots/list on
-			// the standalone GET stream, after the task's creation, and
-			// the poll followed that); a live client that answers those
-			// in the other order got the poll with the recorded id, a
-			// task it does not know.
-			fr.extra = t.created
-		}
-	}
-}
-
-// taskKey is a taskId as live and recorded ones compare: the string a
-// JSON string holds, else the JSON text.
-func taskKey(raw []byte) string {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s
-	}
-	return string(raw)
-}
-
-// clientPoll reports whether fr is a server's request about a task the
-// client runs: tasks/get, tasks/result or tasks/cancel.
-func (fr *recFrame) clientPoll() bool {
-	switch fr.role {
-	case causal.TaskPoll, causal.TaskResult, causal.TaskCancel:
-		return !fr.c2s && fr.task != nil && !fr.task.server && fr.msg.Kind == jsonrpc.KindRequest
-	}
-	return false
-}
-
 // liveTask is what one replay knows of a task the recording created: when
 // the live one was created (the creating request arrived, for a
 // server's task; the client's answer creating it, for the client's), and
@@ -142,21 +48,21 @@ type liveTask struct {
 // creating a task of its own, replay notes when (pollTime).
 func (e *engine) absorbTask(i int, now time.Time) {
 	fr := &e.frames[i]
-	t := fr.task
+	t := fr.Task
 	switch {
 	case t == nil:
 		return
-	case !t.server && fr.role == causal.TaskCreated && !now.IsZero():
+	case !t.Server && fr.Role == causal.TaskCreated && !now.IsZero():
 		e.noteTask(t, now)
 		return
-	case !t.server || fr.role != causal.TaskCreate:
+	case !t.Server || fr.Role != causal.TaskCreate:
 		return
 	}
 	e.noteTask(t, now)
-	for _, j := range t.polls {
+	for _, j := range t.Polls {
 		if !e.done.has(j) {
 			e.done.set(j)
-			if !e.frames[j].c2s {
+			if !e.frames[j].C2S {
 				e.unsentS2C--
 			}
 			e.ready = append(e.ready, e.dependents[j]...)
@@ -165,9 +71,9 @@ func (e *engine) absorbTask(i int, now time.Time) {
 }
 
 // noteTask notes that the live task of t was created at now.
-func (e *engine) noteTask(t *recTask, now time.Time) {
+func (e *engine) noteTask(t *script.Task, now time.Time) {
 	if e.live == nil {
-		e.live = map[*recTask]*liveTask{}
+		e.live = map[*script.Task]*liveTask{}
 	}
 	e.live[t] = &liveTask{born: now}
 }
@@ -184,29 +90,29 @@ func (e *engine) taskPoll(live jsonrpc.Message, now time.Time, pace float64) (ou
 	if !ok {
 		return outFrame{}, false
 	}
-	t := e.byTaskID[taskKey(id)]
+	t := e.byTaskID[script.TaskKey(id)]
 	lt := e.live[t]
-	if t == nil || lt == nil || len(t.answers) == 0 {
+	if t == nil || lt == nil || len(t.Answers) == 0 {
 		return outFrame{}, false
 	}
-	k := min(lt.polls, len(t.answers)-1)
+	k := min(lt.polls, len(t.Answers)-1)
 	if pace > 0 {
-		at := e.frames[t.create].f.Offset + time.Duration(float64(now.Sub(lt.born))/pace)
+		at := e.frames[t.Create].F.Offset + time.Duration(float64(now.Sub(lt.born))/pace)
 		k = 0
-		for n, j := range t.answers {
-			if e.frames[j].f.Offset <= at {
+		for n, j := range t.Answers {
+			if e.frames[j].F.Offset <= at {
 				k = n
 			}
 		}
 	}
 	lt.polls++
-	fr := &e.frames[t.answers[k]]
-	data, err := jsonrpc.Splice(fr.f.Data, live.ID, "id")
+	fr := &e.frames[t.Answers[k]]
+	data, err := jsonrpc.Splice(fr.F.Data, live.ID, "id")
 	if err != nil {
 		return outFrame{}, false
 	}
-	data, shifted := e.shiftTaskTimes(t.answers[k], data)
-	return outFrame{Frame: fr.f, Data: data, Rewritten: shifted || string(live.ID) != string(fr.msg.ID)}, true
+	data, shifted := e.shiftTaskTimes(t.Answers[k], data)
+	return outFrame{Frame: fr.F, Data: data, Rewritten: shifted || string(live.ID) != string(fr.Msg.ID)}, true
 }
 
 // taskPoll answers live from the leader's recorded task, if it is a poll
@@ -233,17 +139,17 @@ func (c *cursor) taskPoll(live jsonrpc.Message, now time.Time, pace float64) (ou
 // waits from: the task's previous status notification, or its creation.
 // ok is false for any other frame.
 func (e *engine) taskTime(i int) (born time.Time, since, trigger time.Duration, ok bool) {
-	t := e.frames[i].task
-	if t == nil || !t.server || e.frames[i].role != causal.TaskStatus || e.live[t] == nil {
+	t := e.frames[i].Task
+	if t == nil || !t.Server || e.frames[i].Role != causal.TaskStatus || e.live[t] == nil {
 		return time.Time{}, 0, 0, false
 	}
-	trigger = e.frames[t.create].f.Offset
-	for _, j := range t.status {
+	trigger = e.frames[t.Create].F.Offset
+	for _, j := range t.Status {
 		if j < i {
-			trigger = max(trigger, e.frames[j].f.Offset)
+			trigger = max(trigger, e.frames[j].F.Offset)
 		}
 	}
-	return e.live[t].born, max(e.frames[i].f.Offset-e.frames[t.create].f.Offset, 0), trigger, true
+	return e.live[t].born, max(e.frames[i].F.Offset-e.frames[t.Create].F.Offset, 0), trigger, true
 }
 
 // clockNow is the cursor's time now. The caller holds c.mu.
@@ -286,7 +192,7 @@ func (ls *liveSession) taskPoll(w http.ResponseWriter, live jsonrpc.Message) boo
 // own, whose id the live client mints. The recorded server's tasks/get,
 // tasks/result and tasks/cancel for it go out with the live id
 // (learnTask, liveTaskID) once the client's answer creating it came
-// (linkTasks), and the server's polls keep their recorded pace even when
+// (the script links it), and the server's polls keep their recorded pace even when
 // replay is not paced (pollTime): the server polled on its clock, and the
 // client's task takes the time it takes.
 
@@ -299,10 +205,10 @@ func (ls *liveSession) taskPoll(w http.ResponseWriter, live jsonrpc.Message) boo
 // server's request, resumed a second later, say).
 func (e *engine) pollTime(i int) (time.Time, time.Duration, bool) {
 	fr := &e.frames[i]
-	if !fr.clientPoll() || e.live[fr.task] == nil {
+	if !fr.ClientPoll() || e.live[fr.Task] == nil {
 		return time.Time{}, 0, false
 	}
-	return e.live[fr.task].born, max(fr.f.Offset-e.frames[fr.task.created].f.Offset, 0), true
+	return e.live[fr.Task].born, max(fr.F.Offset-e.frames[fr.Task.Created].F.Offset, 0), true
 }
 
 // polls reports whether m is a server's request about a client's task.
@@ -318,7 +224,7 @@ func polls(m jsonrpc.Message) bool {
 // creating a task of its own and live is the live client's, the live id.
 func (e *engine) learnTask(i int, live jsonrpc.Message) {
 	fr := &e.frames[i]
-	if fr.task == nil || fr.task.server || fr.role != causal.TaskCreated || !live.Kind.IsResponse() {
+	if fr.Task == nil || fr.Task.Server || fr.Role != causal.TaskCreated || !live.Kind.IsResponse() {
 		return
 	}
 	got, ok := jsonrpc.Lookup(live.Result, "task", "taskId")
@@ -328,7 +234,7 @@ func (e *engine) learnTask(i int, live jsonrpc.Message) {
 	if e.taskIDs == nil {
 		e.taskIDs = map[string]string{}
 	}
-	e.taskIDs[fr.task.id] = string(got)
+	e.taskIDs[fr.Task.ID] = string(got)
 }
 
 // liveTaskID returns, for a recorded server request about a client's
@@ -350,51 +256,17 @@ func (e *engine) liveTaskID(m jsonrpc.Message) (string, bool) {
 // They are the only bytes of those frames, besides the ids, that replay
 // changes.
 
-// taskTimeLayout is how task times are written: RFC 3339 in UTC with
-// milliseconds, as the TypeScript SDK writes them.
-const taskTimeLayout = "2006-01-02T15:04:05.000Z07:00"
-
-// parseTaskTime parses a JSON string holding an RFC 3339 time.
-func parseTaskTime(raw []byte) (time.Time, bool) {
-	var s string
-	if json.Unmarshal(raw, &s) != nil {
-		return time.Time{}, false
-	}
-	t, err := time.Parse(time.RFC3339Nano, s)
-	return t, err == nil
-}
-
 // shiftTaskTimes returns data, the payload of recorded frame i, with the
 // task times shifted (see above) when i shows a task this replay created
 // on a clock (cursor.now), and whether it changed anything.
 func (e *engine) shiftTaskTimes(i int, data []byte) ([]byte, bool) {
 	fr := &e.frames[i]
-	t := fr.task
-	if t == nil || !t.server || fr.c2s || fr.role == causal.TaskCreate || fr.role > causal.TaskStatus {
+	t := fr.Task
+	if t == nil || !t.Server || fr.C2S || fr.Role == causal.TaskCreate || fr.Role > causal.TaskStatus {
 		return data, false
 	}
-	if t.createdAt.IsZero() || e.live[t] == nil || e.live[t].born.IsZero() {
+	if t.CreatedAt.IsZero() || e.live[t] == nil || e.live[t].born.IsZero() {
 		return data, false
 	}
-	born := e.live[t].born
-	changed := false
-	for _, path := range [][]string{
-		{"result", "task", "createdAt"}, {"result", "task", "lastUpdatedAt"},
-		{"result", "createdAt"}, {"result", "lastUpdatedAt"},
-		{"params", "createdAt"}, {"params", "lastUpdatedAt"},
-	} {
-		a, z, err := jsonrpc.Find(data, path...)
-		if err != nil {
-			continue
-		}
-		rec, ok := parseTaskTime(data[a:z])
-		if !ok {
-			continue
-		}
-		v, _ := json.Marshal(born.Add(rec.Sub(t.createdAt)).UTC().Format(taskTimeLayout))
-		if out, err := jsonrpc.Splice(data, v, path...); err == nil {
-			data, changed = out, true
-		}
-	}
-	return data, changed
+	return script.ShiftTimes(data, t.CreatedAt, e.live[t].born)
 }
