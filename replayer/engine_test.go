@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/replayreport"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -184,7 +185,7 @@ func TestCursor_Mismatch(t *testing.T) {
 	if !strings.Contains(mm.Diff, `"bye"`) || !strings.Contains(mm.Diff, `"hi"`) {
 		t.Errorf("diff does not show the changed argument:\n%s", mm.Diff)
 	}
-	ans := jsonrpc.Parse(noMatchAnswer(jsonrpc.Parse(mm.Live).ID, mm))
+	ans := jsonrpc.Parse(replayreport.NoMatchAnswer(jsonrpc.Parse(mm.Live).ID, mm))
 	if ans.Kind != jsonrpc.KindError || string(ans.ID) != "1" {
 		t.Errorf("no-match answer = %s; want an error for id 1", ans.Raw)
 	}
@@ -211,16 +212,16 @@ func TestCursor_UnrecordedAnswer(t *testing.T) {
 
 func TestNoMatchReply(t *testing.T) {
 	mm := &Mismatch{}
-	got := jsonrpc.Parse(noMatchReply(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":"<a>","method":"x"}`)), mm))
+	got := jsonrpc.Parse(replayreport.NoMatchReply(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","id":"<a>","method":"x"}`)), mm))
 	if got.Kind != jsonrpc.KindError || string(got.ID) != `"<a>"` {
 		t.Errorf("reply to id \"<a>\" = %s; want an error with the id as sent", got.Raw)
 	}
 	batch := jsonrpc.Parse([]byte(`[{"jsonrpc":"2.0","id":1,"method":"a"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":"b","method":"b"}]`))
-	got = jsonrpc.Parse(noMatchReply(batch, mm))
+	got = jsonrpc.Parse(replayreport.NoMatchReply(batch, mm))
 	if got.Kind != jsonrpc.KindBatch || len(got.Members) != 2 || string(got.Members[0].ID) != "1" || string(got.Members[1].ID) != `"b"` {
 		t.Errorf("reply to a batch = %s; want one error per request", got.Raw)
 	}
-	if r := noMatchReply(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","method":"n"}`)), mm); r != nil {
+	if r := replayreport.NoMatchReply(jsonrpc.Parse([]byte(`{"jsonrpc":"2.0","method":"n"}`)), mm); r != nil {
 		t.Errorf("reply to a notification = %s; want none", r)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/replayreport"
 	"github.com/mcpvcr/mcpvcr/internal/reqshape"
 	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -213,7 +214,7 @@ func (ls *liveSession) post(w http.ResponseWriter, r *http.Request, live jsonrpc
 	})
 	if rc.mm != nil {
 		ls.mismatch(rc.mm)
-		if reply := noMatchReply(live, rc.mm); reply != nil && ls.recording().Session.Transport == store.LegacySSE {
+		if reply := replayreport.NoMatchReply(live, rc.mm); reply != nil && ls.recording().Session.Transport == store.LegacySSE {
 			ls.inject(reply)
 			w.WriteHeader(http.StatusAccepted)
 			return

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/replayreport"
 	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -128,7 +129,7 @@ func (ls *liveSession) agree(r *http.Request, pick picker, k int, liveID string,
 			}
 		case <-wait:
 			if ls.giveUp(stalledID) && injectable {
-				ls.inject(noMatchAnswer([]byte(stalledID), ls.stallReport(stalledID)))
+				ls.inject(replayreport.NoMatchAnswer([]byte(stalledID), ls.stallReport(stalledID)))
 			}
 		case <-changed:
 		case <-curChanged:

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/replayreport"
 	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -166,7 +167,7 @@ func (ls *liveSession) watchStall(id string) <-chan time.Time {
 // writeStallAnswer answers a request replay gave up waiting for with
 // -32019: as a JSON body, or as an SSE event on a stream already open.
 func (ls *liveSession) writeStallAnswer(w http.ResponseWriter, id string, sse bool) {
-	writeOwn(w, noMatchAnswer([]byte(id), ls.stallReport(id)), sse)
+	writeOwn(w, replayreport.NoMatchAnswer([]byte(id), ls.stallReport(id)), sse)
 }
 
 // writeOwn writes msg, an answer of replay's own: as a JSON body, or as

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/replayreport"
 	"github.com/mcpvcr/mcpvcr/internal/reqshape"
 	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -301,7 +302,7 @@ func (p *pool) holdUntil(w http.ResponseWriter, r *http.Request, x *poolEntry, l
 		p.rep.Mismatches = append(p.rep.Mismatches, mm)
 		p.mu.Unlock()
 		p.srv.logger().Warn("answered a stalled request with -32019", "request", mm.Error())
-		writeOwn(w, noMatchAnswer(live.ID, mm), sse)
+		writeOwn(w, replayreport.NoMatchAnswer(live.ID, mm), sse)
 	}
 }
 

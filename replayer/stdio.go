@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/replayreport"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -249,7 +250,7 @@ func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *
 		mm := stallMismatch(st)
 		rep.Mismatches = append(rep.Mismatches, mm)
 		s.logger().Warn("answered a stalled request with -32019", "request", mm.Error())
-		w.send(ctx, []outFrame{{Data: append(noMatchAnswer(json.RawMessage(st.ID), mm), '\n')}})
+		w.send(ctx, []outFrame{{Data: append(replayreport.NoMatchAnswer(json.RawMessage(st.ID), mm), '\n')}})
 	}
 }
 
@@ -326,7 +327,7 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 	}
 	rep.Mismatches = append(rep.Mismatches, mm)
 	s.logger().Warn("unmatched client frame", "frame", mm.Error())
-	if reply := noMatchReply(live, mm); reply != nil {
+	if reply := replayreport.NoMatchReply(live, mm); reply != nil {
 		w.send(ctx, []outFrame{{Data: append(reply, '\n')}})
 	}
 	return false
