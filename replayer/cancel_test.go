@@ -37,7 +37,7 @@ func TestCursor_CancelledUnansweredIsNotAStall(t *testing.T) {
 	if len(sts) != 1 || !sts[0].Expected || sts[0].Cancel == nil || sts[0].Cancel.Seq != 3 {
 		t.Fatalf("stalls() = %+v; want one expected stall naming the recorded cancellation (seq 3)", sts)
 	}
-	if got, want := sts[0].describe(), "the recorded client cancelled it (notifications/cancelled, seq 3)"; !strings.Contains(got, want) {
+	if got, want := sts[0].Describe(), "the recorded client cancelled it (notifications/cancelled, seq 3)"; !strings.Contains(got, want) {
 		t.Errorf("describe() = %q; want it to say %q", got, want)
 	}
 	got := recv(t, c, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":30}}`)

@@ -159,7 +159,7 @@ func (ls *liveSession) watchStall(id string) <-chan time.Time {
 	}
 	return ls.watch(id, func() {
 		if !st.Expected {
-			ls.srv.logger().Warn("a request waits: "+st.describe(), "wait", ls.srv.waitText())
+			ls.srv.logger().Warn("a request waits: "+st.Describe(), "wait", ls.srv.waitText())
 		}
 	})
 }
@@ -197,12 +197,12 @@ func (ls *liveSession) giveUp(id string) bool {
 		return false
 	}
 	if outs, ok := ls.cur.waive(st); ok {
-		ls.srv.logger().Warn("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
+		ls.srv.logger().Warn("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.Describe())
 		// The streams that send them wait for them in ls.released.
 		ls.publish(outs)
 		return false
 	}
-	mm := stallMismatch(st)
+	mm := st.Mismatch()
 	ls.mu.Lock()
 	ls.stallReports[id] = mm
 	ls.mu.Unlock()

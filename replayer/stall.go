@@ -3,36 +3,19 @@ package replayer
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
+	"github.com/mcpvcr/mcpvcr/internal/replayreport"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
 // A stall: a request of the live client that waits for an answer the
-// chosen recording gives only after frames the client has not sent.
+// chosen recording gives only after frames the client has not sent
+// (replayreport.Stall says what it waits for).
 
-// stall is an outstanding client request that the recording answers
-// only after client frames this client has not sent, or never answers.
-type stall struct {
-	// ID is the live request id; Request the recorded request.
-	ID      string
-	Request *store.Frame
-	// Awaited are the recorded client frames the answer waits for, by
-	// seq; empty when the recording holds no answer at all.
-	Awaited []*store.Frame
-	// Expected reports that the client is expected to send every awaited
-	// frame on its own: its answers to server requests replay has sent,
-	// or its cancellation of this request. Such a wait is ordinary and is
-	// reported only when Server.Wait runs out.
-	Expected bool
-	// Cancel is the recorded client's notifications/cancelled for this
-	// request, which this client has not sent, when the recording holds
-	// no answer before it: none at all (Awaited is empty), or a late one
-	// after it (see cursor.waive).
-	Cancel *store.Frame
-}
+// stall is how replay reports a stalled request.
+type stall = replayreport.Stall
 
 // stalls returns the outstanding requests that are stalled in every
 // candidate, as the leader sees them. Requests still in play elsewhere
@@ -68,24 +51,6 @@ func (c *cursor) stalls() []stall {
 		return int(a.Request.Seq - b.Request.Seq)
 	})
 	return out
-}
-
-// describe says what a stalled request waits for, with recorded seqs.
-func (st stall) describe() string {
-	what := "request"
-	if st.Request != nil {
-		what = fmt.Sprintf("request %s (recorded seq %d)", st.Request.Method, st.Request.Seq)
-	}
-	if st.Cancel != nil && len(st.Awaited) == 0 {
-		return fmt.Sprintf("%s: the recording holds no answer to it: the recorded client cancelled it (notifications/cancelled, seq %d) and this client has not", what, st.Cancel.Seq)
-	}
-	if st.Cancel != nil && len(st.Awaited) == 1 && st.Awaited[0] == st.Cancel {
-		return fmt.Sprintf("%s: the recording answers it only after the recorded client cancelled it (notifications/cancelled, seq %d), which this client has not", what, st.Cancel.Seq)
-	}
-	if len(st.Awaited) == 0 {
-		return what + ": the recording holds no answer to it (the recorded client left before the answer came)"
-	}
-	return what + ": the recording answers it only after client frames this client has not sent:" + frameList(st.Awaited)
 }
 
 // waive is for a stalled request whose recorded answer came only after
@@ -149,17 +114,7 @@ func (c *cursor) behind(e *engine, head, f *store.Frame) (*store.Frame, string) 
 	}
 	req := e.frames[e.frames[i].Asks].F
 	return req, fmt.Sprintf("request %s (recorded seq %d): the recording answers it on the HTTP+SSE stream only after seq %d, which waits for client frames this client has not sent:", req.Method, req.Seq, head.Seq) +
-		frameList(e.awaited(e.index[head]))
-}
-
-// stallMismatch is the mismatch a stalled request is reported as.
-func stallMismatch(st stall) *Mismatch {
-	mm := &Mismatch{Reason: st.describe()}
-	if st.Request != nil {
-		mm.Live = st.Request.Data
-		mm.Closest = st.Request
-	}
-	return mm
+		replayreport.FrameList(e.awaited(e.index[head]))
 }
 
 // stalled reports whether e answers live request id only after client
@@ -249,20 +204,4 @@ func (e *engine) unanswered(id []byte) bool {
 		}
 	}
 	return sent
-}
-
-// frameList names frames as " seq 5 (request tools/list), seq 6 (…)".
-func frameList(fs []*store.Frame) string {
-	var b strings.Builder
-	for i, f := range fs {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, " seq %d (%s", f.Seq, f.Kind)
-		if f.Method != "" {
-			fmt.Fprintf(&b, " %s", f.Method)
-		}
-		b.WriteByte(')')
-	}
-	return b.String()
 }

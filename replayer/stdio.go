@@ -215,7 +215,7 @@ func (s *Server) checkStalls(cur *cursor, stalled map[string]time.Time) (due []s
 			since = now
 			stalled[st.ID] = now
 			if !st.Expected {
-				s.logger().Warn("a request waits: "+st.describe(), "wait", s.waitText())
+				s.logger().Warn("a request waits: "+st.Describe(), "wait", s.waitText())
 			}
 		}
 		if s.wait() < 0 {
@@ -242,12 +242,12 @@ func (s *Server) checkStalls(cur *cursor, stalled map[string]time.Time) (due []s
 func (s *Server) answerStalls(ctx context.Context, cur *cursor, rep *Report, w *pacedWriter, due []stall) {
 	for _, st := range due {
 		if _, ok := cur.waive(st); ok {
-			s.logger().Warn("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.describe())
+			s.logger().Warn("the client did not cancel where the recorded one did; sending what the recording holds after that cancellation", "request", st.Describe())
 			w.send(ctx, cur.emit())
 			continue
 		}
 		cur.answerSelf(st.ID)
-		mm := stallMismatch(st)
+		mm := st.Mismatch()
 		rep.Mismatches = append(rep.Mismatches, mm)
 		s.logger().Warn("answered a stalled request with -32019", "request", mm.Error())
 		w.send(ctx, []outFrame{{Data: append(replayreport.NoMatchAnswer(json.RawMessage(st.ID), mm), '\n')}})
