@@ -17,28 +17,10 @@ import (
 	"iter"
 	"sync"
 
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/replayindex"
 	"github.com/mcpvcr/mcpvcr/internal/reqshape"
 	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
-)
-
-// atOnceVersion names the row layout of the index; an index of another
-// layout is built again.
-const atOnceVersion = "x3" // x2: kept in the cassette's cache (replayindex); x3: no OAuth rows (authwire.Handler)
-
-// atOnceTable is the cassette's cache table of the index.
-const atOnceTable = "replay exchanges"
-
-// The kinds of rows of the index.
-const (
-	rowPool     = "pool"     // a 2026-07-28 exchange: key "METHOD body", info its shape
-	rowDoor     = "door"     // the first request of a door shape: key the shape, info refused or answered
-	rowRefusal  = "refusal"  // a request refused for its shape: key its reqshape.Key, info its body
-	rowHas      = "has"      // key "index" always; "discover" when a client sent server/discover
-	hasIndex    = "index"    //
-	hasDiscover = "discover" //
 )
 
 // atOnce is a Source's index of what HTTP replay answers from every
@@ -62,24 +44,24 @@ type atOnce struct {
 // atOnce returns s's index under rules mt: stored in the cassette, or
 // built now (and stored when it can be).
 func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
-	name := atOnceVersion + " " + replayindex.Name(modeOf(mt), s.ix.IDs)
+	name := script.ExchangesVersion + " " + replayindex.Name(script.Mode(mt), s.ix.IDs)
 	a := &atOnce{src: s, recs: map[int64]*recording{}}
 	var err error
-	a.ix, a.stored, err = s.ix.Exchanges(ctx, atOnceTable, name, func(recs iter.Seq2[*store.Recording, error]) ([]replayindex.Row, error) {
-		return exchangeRows(recs, mt)
+	a.ix, a.stored, err = s.ix.Exchanges(ctx, script.ExchangesTable, name, func(recs iter.Seq2[*store.Recording, error]) ([]replayindex.Row, error) {
+		return script.ExchangeRows(recs, mt)
 	})
 	if err != nil {
 		return nil, err
 	}
-	has, err := a.ix.Kind(ctx, rowHas)
+	has, err := a.ix.Kind(ctx, script.RowHas)
 	if err != nil {
 		return nil, err
 	}
 	for _, h := range has {
-		a.discover = a.discover || h.Key == hasDiscover
-		a.pool = a.pool || h.Key == rowPool
+		a.discover = a.discover || h.Key == script.HasDiscover
+		a.pool = a.pool || h.Key == script.RowPool
 	}
-	doors, err := a.ix.Kind(ctx, rowDoor)
+	doors, err := a.ix.Kind(ctx, script.RowDoor)
 	if err != nil {
 		return nil, err
 	}
@@ -92,72 +74,6 @@ func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
 		a.shapes = append(a.shapes, doorShape{Door: dd, sid: r.Session, stid: r.Stream})
 	}
 	return a, nil
-}
-
-// exchangeRows returns the rows of the index of sessions recs under mt,
-// read one at a time.
-func exchangeRows(recs iter.Seq2[*store.Recording, error], mt Match) ([]replayindex.Row, error) {
-	rows := []replayindex.Row{{Kind: rowHas, Key: hasIndex}}
-	pool, discover := false, false
-	doors := map[string]bool{}
-	add := func(rec *recording, st *store.Stream, kind, key, info string) {
-		rows = append(rows, replayindex.Row{Kind: kind, Key: key, Info: info, Ord: int64(len(rows)), Session: rec.Session.ID, Stream: st.ID})
-	}
-	for r, err := range recs {
-		if err != nil {
-			return nil, err
-		}
-		rec := &recording{Recording: r}
-		if rec.Session.Transport != store.StreamableHTTP && rec.Session.Transport != store.LegacySSE {
-			continue
-		}
-		first := map[int64]*store.Frame{}
-		for i := range rec.Frames {
-			f := &rec.Frames[i]
-			if f.Direction != store.ClientToServer {
-				continue
-			}
-			if first[f.StreamID] == nil {
-				first[f.StreamID] = f
-			}
-			discover = discover || f.Method == "server/discover"
-		}
-		isPooled := pooled(rec)
-		for i := range rec.Streams {
-			st := &rec.Streams[i]
-			refused := script.Refused(st)
-			body := ""
-			if f := first[st.ID]; f != nil {
-				body = mt.RequestKey(jsonrpc.Parse(f.Data))
-			}
-			switch st.Kind {
-			case store.PostStream, store.GetStream, store.ResumeStream, store.DeleteStream, store.ListenStream, store.SSEGetStream:
-				d := recordedDoor(rec, st)
-				info := "answered"
-				if refused {
-					info = "refused"
-					for _, k := range d.Keys() {
-						add(rec, st, rowRefusal, k.String(), body)
-					}
-				}
-				if key := d.Encode(); !doors[key+" "+info] {
-					doors[key+" "+info] = true
-					add(rec, st, rowDoor, key, info)
-				}
-			}
-			if isPooled && pooledStream(st) {
-				pool = true
-				add(rec, st, rowPool, st.Method+" "+body, reqshape.Info(reqshape.Recorded(st), refused))
-			}
-		}
-	}
-	if pool {
-		rows = append(rows, replayindex.Row{Kind: rowHas, Key: rowPool, Ord: int64(len(rows))})
-	}
-	if discover {
-		rows = append(rows, replayindex.Row{Kind: rowHas, Key: hasDiscover, Ord: int64(len(rows))})
-	}
-	return rows, nil
 }
 
 // load returns session id, loaded once for every row that names it.
@@ -212,13 +128,4 @@ func (a *atOnce) count(kind, key string) []replayindex.Group {
 		a.src.ix.Logger.Warn("reading the replay exchange index failed", "err", err)
 	}
 	return gs
-}
-
-// pooledStream reports whether st is an exchange of a pooled session.
-func pooledStream(st *store.Stream) bool {
-	switch st.Kind {
-	case store.PostStream, store.ListenStream, store.GetStream, store.SSEGetStream, store.DeleteStream:
-		return true
-	}
-	return false
 }

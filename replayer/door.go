@@ -41,16 +41,7 @@ func liveDoor(r *http.Request) doorShape {
 
 // recordedDoor returns the door shape of a recorded MCP request.
 func recordedDoor(rec *recording, st *store.Stream) doorShape {
-	h := st.RequestHeader
-	if h == nil {
-		h = http.Header{}
-	}
-	d := doorShape{Door: reqshape.DoorOf(st.Method, h, reqshape.Recorded(st)), rec: rec, st: st}
-	if st.Kind == store.ResumeStream || st.LastEventID != "" {
-		d.Resume = true
-	}
-	d.Refused = script.Refused(st)
-	return d
+	return doorShape{Door: script.Door(st), rec: rec, st: st}
 }
 
 // resolve returns d with its recording and stream read.
@@ -215,9 +206,9 @@ func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live json
 		if live.Kind != jsonrpc.KindEmpty {
 			infos = []string{s.Match.RequestKey(live)}
 		}
-		rec, st, ok := a.pick(rowRefusal, k, infos, 0)
+		rec, st, ok := a.pick(script.RowRefusal, k, infos, 0)
 		if !ok && infos != nil {
-			rec, st, ok = a.pick(rowRefusal, k, nil, 0)
+			rec, st, ok = a.pick(script.RowRefusal, k, nil, 0)
 		}
 		if ok {
 			pick.rec, pick.st = rec, st

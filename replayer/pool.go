@@ -58,7 +58,7 @@ func (s *Server) pool() *pool {
 			return
 		}
 		for _, rec := range s.recordings() {
-			if !pooled(rec) {
+			if !script.Pooled(rec.Recording) {
 				continue
 			}
 			first := map[int64]*store.Frame{}
@@ -86,28 +86,6 @@ func (s *Server) pool() *pool {
 		}
 	})
 	return s.pl
-}
-
-// pooled reports whether rec's exchanges are replayed from the pool: a
-// 2026-07-28 session, or a run of refusals with no session id (an
-// initialize and a GET that a 2026-07-28 server refused, say), which
-// holds no conversation to follow.
-func pooled(rec *recording) bool {
-	if rec.Session.Transport != store.StreamableHTTP {
-		return false
-	}
-	if rec.Session.Era == store.EraModern {
-		return true
-	}
-	if rec.Session.ExternalID != "" || len(rec.Streams) == 0 {
-		return false
-	}
-	for _, st := range rec.Streams {
-		if !script.Refused(&st) {
-			return false
-		}
-	}
-	return true
 }
 
 // find returns the recorded exchange that answers r, and whether its
@@ -155,7 +133,7 @@ func (p *pool) findIndexed(r *http.Request, body string, sh reqshape.Shape) (*po
 	key := r.Method + " " + body
 	var exact, valid []string
 	nExact, nValid := 0, 0
-	for _, g := range p.ix.count(rowPool, key) {
+	for _, g := range p.ix.count(script.RowPool, key) {
 		rsh, refused, err := reqshape.DecodeInfo(g.Info)
 		if err != nil {
 			p.srv.logger().Warn("reading the replay exchange index failed", "err", err)
@@ -185,7 +163,7 @@ func (p *pool) findIndexed(r *http.Request, body string, sh reqshape.Shape) (*po
 	default:
 		return nil, false
 	}
-	rec, st, ok := p.ix.pick(rowPool, key, infos, n)
+	rec, st, ok := p.ix.pick(script.RowPool, key, infos, n)
 	if !ok {
 		return nil, false
 	}

@@ -10,18 +10,6 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// indexMode names how the replay index hashes frames under the tolerant
-// default; an index stored in another mode is rebuilt. Other matching
-// rules have a mode of their own (see modeOf).
-const indexMode = "v6 tolerant" // v2: secret JSON members masked; v3: refusals marked; v4: answers keyed with their server request's method and rules; v5: long keys by digest (valueKey); v6: kept in the cassette's cache (replayindex)
-
-// modeOf names the index mode of matching rules mt: the index hashes each
-// client frame by its match key under mt, so that the sessions a node of
-// the tree holds agree under mt, whatever rules it has.
-func modeOf(mt Match) string {
-	return "v6 " + mt.String()
-}
-
 // maxSplit bounds how many sessions replay loads at once when candidates
 // that agreed so far part ways on what the server says next (their
 // client frames being the same, no client frame can tell them apart):
@@ -110,7 +98,7 @@ func newSource(ctx context.Context, db *store.DB, logger *slog.Logger, mt Match,
 // tree returns the candidate tree of s's sessions under rules mt: held
 // already, stored in the cassette, or built now.
 func (s *Source) tree(ctx context.Context, mt Match) (*tree, error) {
-	mode := modeOf(mt)
+	mode := script.Mode(mt)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if t, ok := s.trees[mode]; ok {

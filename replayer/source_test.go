@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpvcr/mcpvcr/internal/replayindex"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/internal/storetest"
 	"github.com/mcpvcr/mcpvcr/store"
 )
@@ -61,7 +62,7 @@ func TestSource_LoadsOnlyCandidatesInPlay(t *testing.T) {
 	if got, want := src.Len(), 200; got != want {
 		t.Fatalf("Len() = %d; want %d", got, want)
 	}
-	idx, err := replayindex.Hashes(ctx, db, indexMode)
+	idx, err := replayindex.Hashes(ctx, db, script.Mode(Match{}))
 	if err != nil || len(idx) != 200 {
 		t.Fatalf("stored index: %d entries, %v; want 200", len(idx), err)
 	}
@@ -70,8 +71,8 @@ func TestSource_LoadsOnlyCandidatesInPlay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !stored.trees[indexMode].stored || stored.ix.Loads() != 0 {
-		t.Fatalf("second Source: tree stored %v, %d sessions loaded; want the stored tree and none", stored.trees[indexMode].stored, stored.ix.Loads())
+	if !stored.trees[script.Mode(Match{})].stored || stored.ix.Loads() != 0 {
+		t.Fatalf("second Source: tree stored %v, %d sessions loaded; want the stored tree and none", stored.trees[script.Mode(Match{})].stored, stored.ix.Loads())
 	}
 
 	for _, tc := range []struct {
@@ -203,7 +204,7 @@ func TestSource_MatchRules(t *testing.T) {
 			if srv.Source == nil {
 				t.Fatal("Load of 200 stdio sessions gave no Source")
 			}
-			idx, err := replayindex.Hashes(ctx, db, modeOf(tt.mt))
+			idx, err := replayindex.Hashes(ctx, db, script.Mode(tt.mt))
 			if err != nil || len(idx) != 200 {
 				t.Fatalf("stored index of %s: %d entries, %v; want 200", tt.mt, len(idx), err)
 			}
@@ -213,7 +214,7 @@ func TestSource_MatchRules(t *testing.T) {
 					if src, err = newSource(ctx, db, nil, tt.mt, ids...); err != nil {
 						t.Fatal(err)
 					}
-					if !src.trees[modeOf(tt.mt)].stored || src.ix.Loads() != 0 {
+					if !src.trees[script.Mode(tt.mt)].stored || src.ix.Loads() != 0 {
 						t.Fatalf("second Source: %d sessions loaded; want the stored tree and none", src.ix.Loads())
 					}
 				}
