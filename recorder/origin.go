@@ -10,9 +10,10 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strings"
+
+	"github.com/mcpvcr/mcpvcr/internal/localsite"
 )
 
 // refusal says why r is refused as another site's (a foreign Origin or
@@ -21,16 +22,7 @@ func (h *HTTP) refusal(r *http.Request) string {
 	if h.allowed("*") {
 		return ""
 	}
-	if !h.localHost(r, r.Host) && !h.allowedHost(r.Host) {
-		return "Host " + r.Host
-	}
-	if o := r.Header.Get("Origin"); o != "" && !h.allowed(o) {
-		u, err := url.Parse(o)
-		if err != nil || u.Host == "" || !h.localHost(r, u.Host) {
-			return "Origin " + o
-		}
-	}
-	return ""
+	return localsite.Foreign(r, h.allowedHost, h.allowed)
 }
 
 // refuse answers a request from another site with 403 and a plain body
@@ -48,37 +40,6 @@ func (h *HTTP) refuse(w http.ResponseWriter, r *http.Request, why string) {
 	w.WriteHeader(http.StatusForbidden)
 	fmt.Fprintf(w, "mcpvcr record: refused %s: not this proxy's address (DNS rebinding protection).\n"+
 		"To allow it, record with --allow-origin %s\n", why, allow)
-}
-
-// localHost reports whether hostport (a Host, or an Origin's host) names
-// this machine's loopback or the address r arrived on.
-func (h *HTTP) localHost(r *http.Request, hostport string) bool {
-	if hostport == "" {
-		return true // HTTP/1.0: no Host to judge
-	}
-	host := hostport
-	if hh, _, err := net.SplitHostPort(hostport); err == nil {
-		host = hh
-	}
-	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip, err := netip.ParseAddr(host) // no allocation: every request is looked at
-	if err != nil {
-		return false
-	}
-	if ip.Unmap().IsLoopback() {
-		return true
-	}
-	if la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok {
-		if lhost, _, err := net.SplitHostPort(la.String()); err == nil {
-			if lip, err := netip.ParseAddr(lhost); err == nil && lip.Unmap() == ip.Unmap() {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // allowed reports whether origin is one AllowOrigins names: the same

@@ -7,58 +7,14 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
-	"github.com/mcpvcr/mcpvcr/internal/reqshape"
 	"github.com/mcpvcr/mcpvcr/store"
 )
-
-// originAllowed validates Origin as an MCP server must: a browser page on
-// another site must not reach a local server (DNS rebinding). Requests
-// without Origin (non-browser clients) are allowed.
-func originAllowed(r *http.Request) bool {
-	o := r.Header.Get("Origin")
-	if o == "" {
-		return true
-	}
-	u, err := url.Parse(o)
-	if err != nil {
-		return false
-	}
-	h := u.Hostname()
-	if h == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(h)
-	return ip != nil && ip.IsLoopback()
-}
-
-// hostAllowed validates Host likewise: a DNS-rebinding page names its own
-// site as Host even when it sends no Origin (a simple GET, say). A
-// loopback name, the address r arrived on and a request without Host
-// are allowed.
-func hostAllowed(r *http.Request) bool {
-	if r.Host == "" || reqshape.HostClass(r.Host) == "local" {
-		return true
-	}
-	host := r.Host
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	ip := net.ParseIP(strings.Trim(host, "[]"))
-	la, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
-	if ip == nil || !ok {
-		return false
-	}
-	lhost, _, err := net.SplitHostPort(la.String())
-	return err == nil && ip.Equal(net.ParseIP(lhost))
-}
 
 // liveSessionFor finds the live session of r or starts one. It returns nil
 // and a status when the client names a session that does not exist.

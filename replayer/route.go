@@ -7,6 +7,7 @@ import (
 	"net/http"
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
+	"github.com/mcpvcr/mcpvcr/internal/localsite"
 	"github.com/mcpvcr/mcpvcr/internal/script"
 )
 
@@ -63,11 +64,8 @@ func (s *Server) route(r *http.Request, live jsonrpc.Message) routed {
 // foreign returns why r comes from an Origin or names a Host replay
 // refuses (DNS rebinding protection), "" when it does not.
 func foreign(r *http.Request) string {
-	switch {
-	case !originAllowed(r):
-		return "mcpvcr replay: Origin " + r.Header.Get("Origin") + " is not allowed (DNS rebinding protection)"
-	case !hostAllowed(r):
-		return "mcpvcr replay: Host " + r.Host + " is not allowed (DNS rebinding protection)"
+	if why := localsite.Foreign(r, nil, nil); why != "" {
+		return "mcpvcr replay: " + why + " is not allowed (DNS rebinding protection)"
 	}
 	return ""
 }
