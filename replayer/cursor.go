@@ -230,7 +230,7 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 		rc.outs = append(rc.outs, o...)
 		rc.matched[e] = e.frames[idx[n]].F
 	}
-	for _, id := range requestIDs(live) {
+	for _, id := range live.RequestIDs() {
 		c.outstanding[id] = true
 	}
 	if c.src != nil {
@@ -250,41 +250,6 @@ func (c *cursor) receive(live jsonrpc.Message, accept func(*engine, int) bool) r
 	return rc
 }
 
-// requestIDs returns the ids of the requests in m (a request or a batch).
-func requestIDs(m jsonrpc.Message) []string {
-	switch m.Kind {
-	case jsonrpc.KindRequest:
-		return []string{string(m.ID)}
-	case jsonrpc.KindBatch:
-		var ids []string
-		for _, mem := range m.Members {
-			if mem.Kind == jsonrpc.KindRequest {
-				ids = append(ids, string(mem.ID))
-			}
-		}
-		return ids
-	}
-	return nil
-}
-
-// answeredIDs returns the ids a server frame answers.
-func answeredIDs(data []byte) []string {
-	m := jsonrpc.Parse(data)
-	switch m.Kind {
-	case jsonrpc.KindResult, jsonrpc.KindError:
-		return []string{string(m.ID)}
-	case jsonrpc.KindBatch:
-		var ids []string
-		for _, mem := range m.Members {
-			if mem.Kind.IsResponse() {
-				ids = append(ids, string(mem.ID))
-			}
-		}
-		return ids
-	}
-	return nil
-}
-
 // sent records that out went to the client: the requests it answers are
 // no longer outstanding. It reports false when out answers a request
 // replay answered itself, so out must not be sent. The caller holds c.mu.
@@ -292,7 +257,7 @@ func (c *cursor) sent(out outFrame) bool {
 	if out.Frame == nil || !(out.Frame.Kind.IsResponse() || out.Frame.Kind == store.KindBatch) {
 		return true
 	}
-	ids := answeredIDs(out.Data)
+	ids := jsonrpc.Parse(out.Data).ResponseIDs()
 	if len(ids) == 1 && c.selfAnswered[ids[0]] {
 		return false
 	}

@@ -219,7 +219,7 @@ func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live json
 	} else if live.Kind != jsonrpc.KindEmpty {
 		want := s.Match.RequestKey(live)
 		for _, d := range refusals {
-			if f := firstClientFrame(d.rec, d.st.ID); f != nil && s.Match.RequestKey(jsonrpc.Parse(f.Data)) == want {
+			if f := script.FirstClientFrame(d.rec.Recording, d.st.ID); f != nil && s.Match.RequestKey(jsonrpc.Parse(f.Data)) == want {
 				pick = d
 				break
 			}
@@ -250,16 +250,6 @@ func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live json
 	}
 	w.WriteHeader(st.Status)
 	_, _ = w.Write(body)
-}
-
-// firstClientFrame returns the first client frame of stream id.
-func firstClientFrame(rec *recording, id int64) *store.Frame {
-	for i := range rec.Frames {
-		if f := &rec.Frames[i]; f.StreamID == id && f.Direction == store.ClientToServer {
-			return f
-		}
-	}
-	return nil
 }
 
 // invent answers a request of a shape no recorded request has, at once:
@@ -296,7 +286,7 @@ func (s *Server) invent(w http.ResponseWriter, r *http.Request, live jsonrpc.Mes
 	}
 	rec, st := best.rec, best.st
 	closest := fmt.Sprintf("session %d stream %d (%s %d", rec.Session.ID, script.Ordinal(rec.Recording, st.ID), st.Method, st.Status)
-	if f := firstClientFrame(rec, st.ID); f != nil && f.Method != "" {
+	if f := script.FirstClientFrame(rec.Recording, st.ID); f != nil && f.Method != "" {
 		closest += " " + f.Method
 	}
 	closest += ")"
@@ -362,7 +352,7 @@ func (s *Server) legacyDiscover(r *http.Request, live jsonrpc.Message) bool {
 			ds.hasDiscover = a.discover // asked of the index, not of every session
 			return
 		}
-		ds.hasDiscover = holdsMethod(s.httpRecordings(), "server/discover")
+		ds.hasDiscover = slices.ContainsFunc(s.httpRecordings(), func(rec *recording) bool { return script.HoldsMethod(rec.Recording, "server/discover") })
 	})
 	return !ds.hasDiscover
 }
@@ -377,18 +367,6 @@ func (s *Server) answerLegacyDiscover(w http.ResponseWriter, live jsonrpc.Messag
 	ds.mu.Unlock()
 	s.logger().Info("answered server/discover as a legacy server would (400): the recording holds none, so the client falls back to initialize")
 	writeJSONError(w, http.StatusBadRequest, live.ID, -32000, "Bad Request: Server not initialized (mcpvcr replay: the recorded server is a legacy one, which knows no server/discover)")
-}
-
-// holdsMethod reports whether any of recs holds a client frame of method.
-func holdsMethod(recs []*recording, method string) bool {
-	for _, rec := range recs {
-		for i := range rec.Frames {
-			if f := &rec.Frames[i]; f.Direction == store.ClientToServer && f.Method == method {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // discovers returns how many server/discover probes were answered as a

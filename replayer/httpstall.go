@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/replayreport"
 	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -44,7 +45,7 @@ func (ls *liveSession) ahead(pick picker, k int, skipped map[int]bool) (aheadSte
 		ls.mu.Lock()
 		o := ls.released[f]
 		ls.mu.Unlock()
-		ids := answeredIDs(o.Data)
+		ids := jsonrpc.Parse(o.Data).ResponseIDs()
 		if len(ids) != 1 || !ls.cur.isOutstanding(ids[0]) {
 			continue
 		}

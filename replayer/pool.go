@@ -167,7 +167,7 @@ func (p *pool) findIndexed(r *http.Request, body string, sh reqshape.Shape) (*po
 	if !ok {
 		return nil, false
 	}
-	x := &poolEntry{rec: rec, st: st, req: firstClientFrame(rec, st.ID), body: body, shape: reqshape.Recorded(st),
+	x := &poolEntry{rec: rec, st: st, req: script.FirstClientFrame(rec.Recording, st.ID), body: body, shape: reqshape.Recorded(st),
 		refused: script.Refused(st)}
 	return x, exactly
 }

@@ -1,8 +1,6 @@
 package replayer
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -15,6 +13,7 @@ import (
 	"github.com/mcpvcr/mcpvcr/clock"
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/replayreport"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -67,7 +66,7 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 	wg.Go(func() { defer close(written); w.run(ctx) })
 	lines := make(chan []byte)
 	readErr := make(chan error, 1)
-	wg.Go(func() { readLines(ctx, client, lines, readErr) })
+	wg.Go(func() { jsonrpc.ReadLines(ctx, client, lines, readErr) })
 	// Only a stop from outside (ctx, Close) unblocks the client: on an
 	// ordinary end the writer still drains what is queued.
 	stop := context.AfterFunc(parent, func() { unblock(client) })
@@ -157,29 +156,9 @@ func (s *Server) ServeStdio(parent context.Context, client io.ReadWriter) (*Repo
 		case <-ctx.Done():
 			return finish(nil)
 		}
-		if lead := cur.leader(); lead.exhausted() && serverClosedFirst(lead.rec) {
+		if lead := cur.leader(); lead.exhausted() && script.ServerClosedFirst(lead.rec.Recording) {
 			s.logger().Info("the recorded server ended the conversation here")
 			return finish(nil)
-		}
-	}
-}
-
-// readLines sends each non-blank line the client writes to lines, and
-// the error that ends reading to errc.
-func readLines(ctx context.Context, client io.Reader, lines chan<- []byte, errc chan<- error) {
-	r := bufio.NewReaderSize(client, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			select {
-			case lines <- line:
-			case <-ctx.Done():
-				return
-			}
-		}
-		if err != nil {
-			errc <- err
-			return
 		}
 	}
 }
@@ -264,7 +243,7 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 			return // the Hook's own: an answer to a request it sent
 		}
 		if a.Send != nil {
-			w.send(ctx, []outFrame{{Data: lineOf(a.Send)}})
+			w.send(ctx, []outFrame{{Data: jsonrpc.Line(a.Send)}})
 			return // the Hook's to answer
 		}
 		if a.Body != nil {
@@ -333,24 +312,6 @@ func (s *Server) handle(ctx context.Context, cur *cursor, rep *Report, w *pacedW
 	return false
 }
 
-// serverClosedFirst reports whether the recorded server closed its stdout
-// before the client closed its stdin: the server exited mid-session.
-func serverClosedFirst(rec *recording) bool {
-	var in, out *store.Stream
-	for i := range rec.Streams {
-		switch rec.Streams[i].Kind {
-		case store.StdinStream:
-			in = &rec.Streams[i]
-		case store.StdoutStream:
-			out = &rec.Streams[i]
-		}
-	}
-	if in == nil || out == nil || out.End == store.EndOpen {
-		return false
-	}
-	return in.End == store.EndOpen || in.End == store.EndServerClosed || out.Closed < in.Closed
-}
-
 // pacedWriter writes released frames to the client in order, waiting the
 // recorded gaps when pacing.
 type pacedWriter struct {
@@ -416,7 +377,7 @@ func (w *pacedWriter) run(ctx context.Context) {
 				case a.Skip:
 					continue
 				case a.Replace != nil:
-					o.Data = lineOf(a.Replace)
+					o.Data = jsonrpc.Line(a.Replace)
 				}
 			}
 			w.write(o)
@@ -465,12 +426,4 @@ func (w *pacedWriter) writeAt(ctx context.Context, o outFrame) {
 		return
 	}
 	w.write(o)
-}
-
-// lineOf returns b as one line: with its newline, added when missing.
-func lineOf(b []byte) []byte {
-	if len(b) > 0 && b[len(b)-1] == '\n' {
-		return b
-	}
-	return append(b[:len(b):len(b)], '\n')
 }

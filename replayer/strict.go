@@ -5,7 +5,7 @@ import (
 
 	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/mcpwire"
-	"github.com/mcpvcr/mcpvcr/store"
+	"github.com/mcpvcr/mcpvcr/internal/script"
 )
 
 // HeaderMismatchCode is the 2026-07-28 error for HTTP headers that do not
@@ -44,18 +44,6 @@ func strictRefuses(w http.ResponseWriter, r *http.Request, live jsonrpc.Message,
 // issued, "" if none. It returns what is wrong, or "" when nothing is.
 func strictHTTP(r *http.Request, live jsonrpc.Message, rec *recording, sessionID string) string {
 	return mcpwire.StrictHTTP(r, live, rec.Session.Revision, sessionID, func(tool string) map[string]string {
-		return paramHeaders(rec, tool)
+		return script.ParamHeaders(rec.Recording, tool)
 	})
-}
-
-// paramHeaders returns, for a tool of rec's recorded tools/list answers,
-// the arguments annotated with x-mcp-header and their header names.
-func paramHeaders(rec *recording, tool string) map[string]string {
-	out := map[string]string{}
-	for i := range rec.Frames {
-		if f := &rec.Frames[i]; f.Direction == store.ServerToClient && f.Kind == store.KindResult {
-			mcpwire.ToolParamHeaders(jsonrpc.Parse(f.Data).Result, tool, out)
-		}
-	}
-	return out
 }

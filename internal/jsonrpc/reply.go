@@ -51,3 +51,28 @@ func ReplyEach(m Message, answer func(id json.RawMessage) []byte) []byte {
 	}
 	return nil
 }
+
+// RequestIDs returns the ids of the requests in m, a request or a batch.
+func (m Message) RequestIDs() []string {
+	return m.ids(func(k Kind) bool { return k == KindRequest })
+}
+
+// ResponseIDs returns the ids of the responses in m, a response or a
+// batch.
+func (m Message) ResponseIDs() []string { return m.ids(Kind.IsResponse) }
+
+// ids returns the ids of m, or of the members of batch m, whose kind is
+// one of kind.
+func (m Message) ids(kind func(Kind) bool) []string {
+	ms := []Message{m}
+	if m.Kind == KindBatch {
+		ms = m.Members
+	}
+	var ids []string
+	for _, x := range ms {
+		if kind(x.Kind) {
+			ids = append(ids, string(x.ID))
+		}
+	}
+	return ids
+}
