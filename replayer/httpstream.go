@@ -147,13 +147,7 @@ func (ls *liveSession) frameBytes(r *http.Request, f *store.Frame) ([]byte, bool
 
 // rewriteEvent returns f's event block with data in place of its data.
 func rewriteEvent(f *store.Frame, data []byte) []byte {
-	var sp sse.Splitter
-	evs := sp.Feed(nil, f.Raw)
-	if len(evs) == 0 {
-		if ev, ok := sp.End(); ok {
-			evs = append(evs, ev)
-		}
-	}
+	evs := sse.Split(f.Raw)
 	if len(evs) != 1 {
 		return f.Raw
 	}

@@ -138,11 +138,7 @@ func (c *contentChecker) frame(rec *frameRecord) {
 // sseBlock checks that an SSE frame's raw block gives its data, event id
 // and type.
 func (c *contentChecker) sseBlock(rec *frameRecord, raw, data []byte) {
-	var sp sse.Splitter
-	evs := sp.Feed(nil, raw)
-	if ev, ok := sp.End(); ok {
-		evs = append(evs, ev)
-	}
+	evs := sse.Split(raw)
 	if len(evs) != 1 {
 		c.problem(rec.Seq, "its raw bytes hold %d SSE blocks; want 1", len(evs))
 		return

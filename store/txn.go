@@ -489,12 +489,7 @@ func sseDataIsLF(raw, data []byte) (equal, ok bool) {
 }
 
 func sseData(raw []byte) []byte {
-	// Max: an event cut short is copied into one buffer of its length.
-	sp := sse.Splitter{Max: len(raw)}
-	evs := sp.Feed(nil, raw)
-	if ev, ok := sp.End(); ok {
-		evs = append(evs, ev)
-	}
+	evs := sse.Split(raw)
 	if len(evs) != 1 || !evs[0].HasData {
 		return nil
 	}

@@ -222,3 +222,15 @@ func (s *Splitter) grow(b, p []byte) []byte {
 	b, _ = framebuf.Append(b, p, s.Max, 0)
 	return b
 }
+
+// Split returns the events of raw, a whole event stream: its last event
+// too when no blank line ends it. The events are as a Splitter fed raw in
+// any chunks returns them.
+func Split(raw []byte) []Event {
+	sp := Splitter{Max: len(raw)} // an event cut short is copied into one buffer of its length
+	evs := sp.Feed(nil, raw)
+	if ev, ok := sp.End(); ok {
+		evs = append(evs, ev)
+	}
+	return evs
+}

@@ -608,3 +608,21 @@ func TestSplitter_BlockEndAny(t *testing.T) {
 		}
 	}
 }
+
+func TestSplit(t *testing.T) {
+	for raw, want := range map[string][]string{
+		"":                                  {},
+		"data: a\n\n":                       {"a"},
+		"data: a\n\ndata: b":                {"a", "b"}, // the last without its blank line
+		"id: 1\ndata: a\r\n\r\ndata: b\n\n": {"a", "b"},
+	} {
+		evs := Split([]byte(raw))
+		var got []string
+		for _, e := range evs {
+			got = append(got, string(e.Data))
+		}
+		if len(got) != len(want) || (len(got) > 0 && strings.Join(got, "|") != strings.Join(want, "|")) {
+			t.Errorf("Split(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
