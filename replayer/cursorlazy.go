@@ -183,31 +183,14 @@ func (c *cursor) closestLazy(live jsonrpc.Message, nodes []*treeNode) *Mismatch 
 	for _, e := range c.cands {
 		loaded[e.rec.Session.ID] = e
 	}
-	var leaves []int64
-	seen := map[int64]bool{}
-	var walk func(n *treeNode)
-	walk = func(n *treeNode) {
-		if n.Size > 1 {
-			kids, err := c.tree.childrenOf(c.ctx, n, nil)
-			if err != nil {
-				c.src.ix.Logger.Warn("reading the replay tree failed; the closest recorded frame is looked for among the sessions loaded", "err", err)
-			}
-			if len(kids) > 0 {
-				for _, k := range kids {
-					walk(k)
-				}
-				return
-			}
-		}
-		if !seen[n.Rep] {
-			seen[n.Rep] = true
-			leaves = append(leaves, n.Rep)
-		}
-	}
+	var roots []treeNode
 	for _, n := range nodes {
-		walk(n)
+		roots = append(roots, *n)
 	}
-	slices.Sort(leaves)
+	leaves, err := replayindex.Leaves(c.ctx, c.tree, roots)
+	if err != nil {
+		c.src.ix.Logger.Warn("reading the replay tree failed; the closest recorded frame is looked for among the sessions loaded", "err", err)
+	}
 	var best *engine
 	bi, bs := -1, match.Score{}
 	for _, id := range leaves {

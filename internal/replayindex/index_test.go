@@ -196,3 +196,29 @@ func TestHashes(t *testing.T) {
 		t.Errorf("Hashes(b) = %v; want only session %d's (no hashes of a session that does not exist)", got, ids[2])
 	}
 }
+
+// TestLeaves: the leaves under the root name one session for each
+// distinct way the sessions end, the first of its kind, and no other.
+func TestLeaves(t *testing.T) {
+	ctx := context.Background()
+	for seed := range uint64(5) {
+		es := entries(rand.New(rand.NewPCG(seed, 2)), 40)
+		tr := MemTree(Build(es))
+		got, err := Leaves(ctx, tr, []Node{tr.Root()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := map[string]int64{} // a session's hashes -> the first session with them
+		var want []int64
+		for _, e := range es {
+			k := fmt.Sprint(e.Hashes)
+			if _, ok := first[k]; !ok {
+				first[k] = e.ID
+				want = append(want, e.ID)
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("seed %d: leaves (-want +got):\n%s", seed, diff)
+		}
+	}
+}

@@ -47,6 +47,40 @@ type Tree interface {
 	Children(ctx context.Context, parent Node, live *uint64) ([]Node, error)
 }
 
+// Leaves returns, in recorded order, the first session of each leaf of t
+// under nodes: one session for each way the sessions under nodes end.
+// A node whose children cannot be read counts as a leaf; the first such
+// error is returned with the leaves found.
+func Leaves(ctx context.Context, t Tree, nodes []Node) ([]int64, error) {
+	var leaves []int64
+	var first error
+	seen := map[int64]bool{}
+	var walk func(n Node)
+	walk = func(n Node) {
+		if n.Size > 1 {
+			kids, err := t.Children(ctx, n, nil)
+			if err != nil && first == nil {
+				first = err
+			}
+			if len(kids) > 0 {
+				for _, k := range kids {
+					walk(k)
+				}
+				return
+			}
+		}
+		if !seen[n.Rep] {
+			seen[n.Rep] = true
+			leaves = append(leaves, n.Rep)
+		}
+	}
+	for _, n := range nodes {
+		walk(n)
+	}
+	slices.Sort(leaves)
+	return leaves, first
+}
+
 // Name names the tree of sessions ids under a hashing mode.
 func Name(mode string, ids []int64) string {
 	h := fnv.New64a()
