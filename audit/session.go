@@ -28,7 +28,6 @@ type rpcError struct {
 
 func (m *msg) c2s() bool        { return m.f.Direction == store.ClientToServer }
 func (m *msg) isRequest() bool  { return m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" }
-func (m *msg) isNotif() bool    { return m.Method != "" && !m.isRequest() }
 func (m *msg) isResponse() bool { return m.Method == "" && (m.Result != nil || m.Error != nil) }
 
 // view is the parsed form of one recording the rules read.

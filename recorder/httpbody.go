@@ -10,7 +10,6 @@ import (
 	"sync"
 
 	"github.com/mcpvcr/mcpvcr/internal/framebuf"
-	"github.com/mcpvcr/mcpvcr/internal/jsonrpc"
 	"github.com/mcpvcr/mcpvcr/internal/sse"
 	"github.com/mcpvcr/mcpvcr/internal/sserun"
 	"github.com/mcpvcr/mcpvcr/store"
@@ -428,15 +427,6 @@ func (b *recordingBody) event(ev sse.Event) error {
 	x.hs.append(b.ctx, x.st, store.ServerToClient, f)
 	b.noteEvent(f)
 	return nil
-}
-
-// answered crosses off the request ids a response answers.
-func (b *recordingBody) answered(m jsonrpc.Message) {
-	for _, r := range append([]jsonrpc.Message{m}, m.Members...) {
-		if r.Kind.IsResponse() {
-			delete(b.x.reqIDs, string(r.ID))
-		}
-	}
 }
 
 // answeredFrame crosses off the request ids a recorded frame answers,

@@ -403,20 +403,6 @@ func (c *cursor) selfAnsweredID(id string) bool {
 	return c.selfAnswered[id]
 }
 
-// keep narrows the candidates to those ok accepts; when it accepts none,
-// nothing changes. It reports whether any was dropped.
-func (c *cursor) keep(ok func(*engine) bool) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	kept := slices.DeleteFunc(slices.Clone(c.cands), func(e *engine) bool { return !ok(e) })
-	if len(kept) == 0 || len(kept) == len(c.cands) {
-		return false
-	}
-	c.cands = kept
-	c.notify()
-	return true
-}
-
 // snapshot returns the channel closed at the next change and the
 // candidates in play now, in one go.
 func (c *cursor) snapshot() (<-chan struct{}, []*engine) {

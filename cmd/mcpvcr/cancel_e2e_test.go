@@ -78,12 +78,6 @@ func (p *progressLog) wait(ctx context.Context, v float64) error {
 	}
 }
 
-func (p *progressLog) values() []float64 {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]float64(nil), p.got...)
-}
-
 // do runs r as a client named info over transport at version and returns
 // what it saw: the progress values in order, with "cancel" where the
 // client cancelled, how the call ended and what echo answered after.

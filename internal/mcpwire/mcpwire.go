@@ -30,9 +30,6 @@ func Known(rev string) bool { return slices.Contains(Revisions, rev) }
 // initialize handshake: 2026-07-28 on.
 func IsModern(rev string) bool { return rev >= V20260728 }
 
-// AllowsBatches reports whether JSON-RPC batches are allowed in rev.
-func AllowsBatches(rev string) bool { return rev == V20250326 }
-
 // Reserved _meta keys of the modern era.
 const (
 	MetaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"

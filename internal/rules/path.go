@@ -62,16 +62,6 @@ func ParsePath(s string) (Path, error) {
 	return p, nil
 }
 
-// MustParsePath is ParsePath for paths known to be valid; it panics on
-// an error.
-func MustParsePath(s string) Path {
-	p, err := ParsePath(s)
-	if err != nil {
-		panic(err)
-	}
-	return p
-}
-
 // scopeEnd returns the index of the last ':' outside brackets and quotes,
 // or -1.
 func scopeEnd(s string) int {
