@@ -45,4 +45,4 @@ type Mismatch = replayreport.Mismatch
 // NoMatchCode is the JSON-RPC error code of the answer to a request that
 // matches no recorded request. It lies in the implementation-defined range
 // that no MCP revision gives a meaning to.
-const NoMatchCode = replayreport.NoMatchCode
+const NoMatchCode int = replayreport.NoMatchCode
