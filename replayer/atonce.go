@@ -3,18 +3,19 @@ package replayer
 // The index of what an HTTP replay answers from every session at once
 // rather than from one conversation: the 2026-07-28 exchanges (pool.go),
 // the requests a server refused for their shape and the shapes of every
-// recorded request (door.go). Reading a
-// Source, replay looks a request up in it and loads only the sessions
-// the rows it finds name, so that its start and its answers do not grow
-// with the cassette. The index is built once per set of sessions and
-// matching rules, one session at a time, and stored in the cassette
-// (replayindex.PutExchanges) when it can be written and every session
-// has ended; else it is held in memory for the run.
+// recorded request (door.go). Reading a Source, replay looks a request up
+// in it and loads only the sessions the rows it finds name, so that its
+// start and its answers do not grow with the cassette. The index is built
+// once per set of sessions and matching rules, one session at a time,
+// and stored in the cassette (replayindex.PutExchanges) when it can be
+// written and every session has ended; else it is held in memory for the
+// run, as it is for Recordings given as they are.
 
 import (
 	"context"
 	"fmt"
 	"iter"
+	"log/slog"
 	"sync"
 
 	"github.com/mcpvcr/mcpvcr/internal/replayindex"
@@ -23,11 +24,11 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// atOnce is a Source's index of what HTTP replay answers from every
-// session at once, under one set of matching rules. It is safe for
-// concurrent use.
+// atOnce is the index of what HTTP replay answers from every session at
+// once, under one set of matching rules. It is safe for concurrent use.
 type atOnce struct {
-	src    *Source
+	src    *Source // nil when recs holds every session
+	log    *slog.Logger
 	ix     replayindex.Exchanges // the cassette's, or held in memory when it could not be stored
 	stored bool                  // ix was read from the cassette rather than built now
 	// shapes are the distinct door shapes recorded (refused and answered
@@ -45,7 +46,7 @@ type atOnce struct {
 // built now (and stored when it can be).
 func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
 	name := script.ExchangesVersion + " " + replayindex.Name(script.Mode(mt), s.ix.IDs)
-	a := &atOnce{src: s, recs: map[int64]*recording{}}
+	a := &atOnce{src: s, log: s.ix.Logger, recs: map[int64]*recording{}}
 	var err error
 	a.ix, a.stored, err = s.ix.Exchanges(ctx, script.ExchangesTable, name, func(recs iter.Seq2[*store.Recording, error]) ([]replayindex.Row, error) {
 		return script.ExchangeRows(recs, mt)
@@ -53,9 +54,37 @@ func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
 	if err != nil {
 		return nil, err
 	}
-	has, err := a.ix.Kind(ctx, script.RowHas)
+	return a, a.read(ctx)
+}
+
+// memAtOnce returns the index of recs under rules mt, held in memory.
+// Rows name a session by its place in recs (from 1), so that sessions
+// given without ids of their own are told apart.
+func memAtOnce(recs []*recording, mt Match, log *slog.Logger) (*atOnce, error) {
+	a := &atOnce{log: log, recs: map[int64]*recording{}}
+	rows, err := script.ExchangeRows(func(yield func(*store.Recording, error) bool) {
+		for i, rec := range recs {
+			a.recs[int64(i+1)] = rec
+			r := *rec.Recording
+			r.Session.ID = int64(i + 1)
+			if !yield(&r, nil) {
+				return
+			}
+		}
+	}, mt)
 	if err != nil {
 		return nil, err
+	}
+	a.ix = replayindex.MemExchanges(rows)
+	return a, a.read(context.Background())
+}
+
+// read reads what a holds of every session: whether it holds 2026-07-28
+// exchanges and server/discover, and the door shapes.
+func (a *atOnce) read(ctx context.Context) error {
+	has, err := a.ix.Kind(ctx, script.RowHas)
+	if err != nil {
+		return err
 	}
 	for _, h := range has {
 		a.discover = a.discover || h.Key == script.HasDiscover
@@ -63,24 +92,27 @@ func (s *Source) atOnce(ctx context.Context, mt Match) (*atOnce, error) {
 	}
 	doors, err := a.ix.Kind(ctx, script.RowDoor)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, r := range doors {
 		dd, err := reqshape.DecodeDoor(r.Key)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		dd.Refused = r.Info == "refused"
 		a.shapes = append(a.shapes, doorShape{Door: dd, sid: r.Session, stid: r.Stream})
 	}
-	return a, nil
+	return nil
 }
 
 // load returns session id, loaded once for every row that names it.
 func (a *atOnce) load(id int64) (*recording, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if rec, ok := a.recs[id]; ok {
+	if rec, ok := a.recs[id]; ok || a.src == nil {
+		if !ok {
+			return nil, fmt.Errorf("no session %d", id)
+		}
 		return rec, nil
 	}
 	rec, err := a.src.load(context.Background(), id)
@@ -116,7 +148,7 @@ func (a *atOnce) pick(kind, key string, infos []string, n int) (*recording, *sto
 		err = err2
 	}
 	if err != nil {
-		a.src.ix.Logger.Warn("reading the replay exchange index failed", "err", err)
+		a.log.Warn("reading the replay exchange index failed", "err", err)
 	}
 	return nil, nil, false
 }
@@ -125,7 +157,7 @@ func (a *atOnce) pick(kind, key string, infos []string, n int) (*recording, *sto
 func (a *atOnce) count(kind, key string) []replayindex.Group {
 	gs, err := a.ix.Groups(context.Background(), kind, key)
 	if err != nil {
-		a.src.ix.Logger.Warn("reading the replay exchange index failed", "err", err)
+		a.log.Warn("reading the replay exchange index failed", "err", err)
 	}
 	return gs
 }

@@ -25,8 +25,8 @@ import (
 )
 
 // doorShape is the door of a recorded request (see reqshape.Door), with
-// its session and stream: read from a Source, they are read when needed
-// (see resolve) from sid and stid.
+// its session and stream, read from the exchange index when needed (see
+// resolve) from sid and stid.
 type doorShape struct {
 	reqshape.Door
 	rec       *recording
@@ -39,21 +39,12 @@ func liveDoor(r *http.Request) doorShape {
 	return doorShape{Door: reqshape.LiveDoor(r)}
 }
 
-// recordedDoor returns the door shape of a recorded MCP request.
-func recordedDoor(rec *recording, st *store.Stream) doorShape {
-	return doorShape{Door: script.Door(st), rec: rec, st: st}
-}
-
 // resolve returns d with its recording and stream read.
 func (s *Server) resolve(d doorShape) (doorShape, bool) {
 	if d.rec != nil {
 		return d, true
 	}
-	a := s.atOnce()
-	if a == nil {
-		return d, false
-	}
-	rec, st, err := a.stream(d.sid, d.stid)
+	rec, st, err := s.atOnce().stream(d.sid, d.stid)
 	if err != nil {
 		s.logger().Warn("reading a recorded session failed", "session", d.sid, "err", err)
 		return d, false
@@ -79,30 +70,14 @@ type doorState struct {
 	// discovers counts the server/discover probes answered as a legacy
 	// server would, because no recording holds one.
 	discovers int
-	// discoverOnce computes hasDiscover: whether any recording holds a
-	// client's server/discover.
-	discoverOnce sync.Once
-	hasDiscover  bool
 }
 
 func (s *Server) doorShapes() []doorShape {
 	ds := &s.http().door
 	ds.once.Do(func() {
-		if a := s.atOnce(); a != nil {
-			// The distinct shapes, each with its first request: what the
-			// door decides by is the same.
-			ds.shapes = a.shapes
-		} else {
-			for _, rec := range s.httpRecordings() {
-				for i := range rec.Streams {
-					st := &rec.Streams[i]
-					switch st.Kind {
-					case store.PostStream, store.GetStream, store.ResumeStream, store.DeleteStream, store.ListenStream, store.SSEGetStream:
-						ds.shapes = append(ds.shapes, recordedDoor(rec, st))
-					}
-				}
-			}
-		}
+		// The distinct shapes, each with its first request: what the door
+		// decides by is the same.
+		ds.shapes = s.atOnce().shapes
 		ds.byKey = map[reqshape.Key]*doorGroup{}
 		for _, d := range ds.shapes {
 			for _, k := range d.Keys() {
@@ -196,40 +171,30 @@ func (s *Server) knownSession(r *http.Request) bool {
 // first.
 func (s *Server) answerRefusal(w http.ResponseWriter, r *http.Request, live jsonrpc.Message, refusals []doorShape) {
 	pick := refusals[0]
-	if a := s.atOnce(); a != nil {
-		// Read from the index: the first refusal of r's shape whose body
-		// is r's, else the first.
-		key := liveDoor(r)
-		key.HostUnknown = false
-		k := key.Keys()[0].String()
-		var infos []string
-		if live.Kind != jsonrpc.KindEmpty {
-			infos = []string{s.Match.RequestKey(live)}
-		}
-		rec, st, ok := a.pick(script.RowRefusal, k, infos, 0)
-		if !ok && infos != nil {
-			rec, st, ok = a.pick(script.RowRefusal, k, nil, 0)
-		}
-		if ok {
-			pick.rec, pick.st = rec, st
-		} else if pick, ok = s.resolve(pick); !ok {
-			writeJSONError(w, http.StatusInternalServerError, nil, -32603, "mcpvcr replay: reading the recorded refusal failed")
-			return
-		}
-	} else if live.Kind != jsonrpc.KindEmpty {
-		want := s.Match.RequestKey(live)
-		for _, d := range refusals {
-			if f := script.FirstClientFrame(d.rec.Recording, d.st.ID); f != nil && s.Match.RequestKey(jsonrpc.Parse(f.Data)) == want {
-				pick = d
-				break
-			}
-		}
+	// The first refusal of r's shape whose body is r's, else the first.
+	key := liveDoor(r)
+	key.HostUnknown = false
+	k := key.Keys()[0].String()
+	var infos []string
+	if live.Kind != jsonrpc.KindEmpty {
+		infos = []string{s.Match.RequestKey(live)}
+	}
+	a := s.atOnce()
+	rec, st, ok := a.pick(script.RowRefusal, k, infos, 0)
+	if !ok && infos != nil {
+		rec, st, ok = a.pick(script.RowRefusal, k, nil, 0)
+	}
+	if ok {
+		pick.rec, pick.st = rec, st
+	} else if pick, ok = s.resolve(pick); !ok {
+		writeJSONError(w, http.StatusInternalServerError, nil, -32603, "mcpvcr replay: reading the recorded refusal failed")
+		return
 	}
 	ds := &s.http().door
 	ds.mu.Lock()
 	ds.refusals++
 	ds.mu.Unlock()
-	rec, st := pick.rec, pick.st
+	rec, st = pick.rec, pick.st
 	s.logger().Info("answered with the recorded refusal of a request of this shape", "request", r.Method+" "+r.URL.Path,
 		"status", st.Status, "session", rec.Session.ID, "stream", script.Ordinal(rec.Recording, st.ID))
 	h := w.Header()
@@ -346,15 +311,7 @@ func (s *Server) legacyDiscover(r *http.Request, live jsonrpc.Message) bool {
 	if r.Method != http.MethodPost || live.Kind != jsonrpc.KindRequest || live.Method != "server/discover" || r.Header.Get("Mcp-Session-Id") != "" {
 		return false
 	}
-	ds := &s.http().door
-	ds.discoverOnce.Do(func() {
-		if a := s.atOnce(); a != nil {
-			ds.hasDiscover = a.discover // asked of the index, not of every session
-			return
-		}
-		ds.hasDiscover = slices.ContainsFunc(s.httpRecordings(), func(rec *recording) bool { return script.HoldsMethod(rec.Recording, "server/discover") })
-	})
-	return !ds.hasDiscover
+	return !s.atOnce().discover // asked of the index, not of every session
 }
 
 // answerLegacyDiscover answers a dual-era client's server/discover probe

@@ -3,6 +3,7 @@ package replayer
 import (
 	"context"
 
+	"github.com/mcpvcr/mcpvcr/internal/replayindex"
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
@@ -41,18 +42,24 @@ func (s *Server) Load(ctx context.Context, db *store.DB, ids []int64) error {
 	return err
 }
 
-// atOnce returns the Source's index of what HTTP replay answers from
-// every session at once, read once; nil when s reads no Source or the
-// index cannot be read (then those answers read every session).
+// atOnce returns the index of what HTTP replay answers from every
+// session at once, read once: the Source's, or one held in memory of
+// the sessions given (or, when the Source's cannot be read, of every
+// session it holds).
 func (s *Server) atOnce() *atOnce {
-	if !s.lazyHTTP() {
-		return nil
-	}
 	s.aoOnce.Do(func() {
-		a, err := s.Source.atOnce(context.Background(), s.Match)
-		if err != nil {
+		if s.lazyHTTP() {
+			a, err := s.Source.atOnce(context.Background(), s.Match)
+			if err == nil {
+				s.ao = a
+				return
+			}
 			s.logger().Warn("reading the replay exchange index failed; reading every session", "err", err)
-			return
+		}
+		a, err := memAtOnce(s.httpRecordings(), s.Match, s.logger())
+		if err != nil {
+			s.logger().Warn("indexing the recorded exchanges failed", "err", err)
+			a = &atOnce{log: s.logger(), ix: replayindex.MemExchanges(nil)}
 		}
 		s.ao = a
 	})

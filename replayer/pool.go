@@ -17,16 +17,14 @@ import (
 // pool replays 2026-07-28 HTTP traffic, which has no session: each
 // request is an exchange of its own, matched on its own against every
 // recorded modern exchange of every session, on its body and on its
-// protocol shape (see shape). Among identical recorded exchanges recorded
-// order decides: the k-th identical request gets the k-th answer, then the
+// protocol shape (see reqshape.Shape), as the exchange index (ix) holds
+// them: a request reads the rows of its body and loads the session of
+// the one it takes. Among identical recorded exchanges recorded order
+// decides: the k-th identical request gets the k-th answer, then the
 // last one again. It is safe for concurrent use.
 type pool struct {
-	srv     *Server
-	entries []*poolEntry // in recorded order
-	// ix, when replay reads a Source, holds the exchanges instead of
-	// entries: each request reads the rows of its body and loads the
-	// session of the one it takes.
-	ix *atOnce
+	srv *Server
+	ix  *atOnce
 
 	mu      sync.Mutex // guards everything below
 	uses    map[string]int
@@ -42,94 +40,28 @@ type poolEntry struct {
 	req   *store.Frame // nil for a request without a body
 	body  string       // the match key of the body
 	shape reqshape.Shape
-	// refused reports an answer that refused the request at the HTTP
-	// level: it matches only a request of the same shape.
-	refused bool
 }
 
 func (s *Server) pool() *pool {
 	s.poolOnce.Do(func() {
-		p := &pool{srv: s, uses: map[string]int{}, served: map[*store.Frame]bool{}, changed: make(chan struct{})}
-		if a := s.atOnce(); a != nil {
-			if a.pool {
-				p.ix = a
-				s.pl = p
-			}
-			return
-		}
-		for _, rec := range s.recordings() {
-			if !script.Pooled(rec.Recording) {
-				continue
-			}
-			first := map[int64]*store.Frame{}
-			for i := range rec.Frames {
-				f := &rec.Frames[i]
-				if f.Direction == store.ClientToServer && first[f.StreamID] == nil {
-					first[f.StreamID] = f
-				}
-			}
-			for i := range rec.Streams {
-				st := &rec.Streams[i]
-				if st.Kind != store.PostStream && st.Kind != store.ListenStream && st.Kind != store.GetStream && st.Kind != store.SSEGetStream && st.Kind != store.DeleteStream {
-					continue
-				}
-				x := &poolEntry{rec: rec, st: st, req: first[st.ID], shape: reqshape.Recorded(st),
-					refused: script.Refused(st)}
-				if x.req != nil {
-					x.body = s.Match.RequestKey(jsonrpc.Parse(x.req.Data))
-				}
-				p.entries = append(p.entries, x)
-			}
-		}
-		if len(p.entries) > 0 {
-			s.pl = p
+		if a := s.atOnce(); a.pool {
+			s.pl = &pool{srv: s, ix: a, uses: map[string]int{}, served: map[*store.Frame]bool{}, changed: make(chan struct{})}
 		}
 	})
 	return s.pl
 }
 
 // find returns the recorded exchange that answers r, and whether its
-// shape is r's exactly; nil when none does.
+// shape is r's exactly; nil when none does. The groups of recorded
+// exchanges of r's method and body by shape decide: those of r's shape,
+// else those of another that the server did not refuse (a refusal
+// answers only its very shape); only the exchange taken is loaded.
 func (p *pool) find(r *http.Request, live jsonrpc.Message) (*poolEntry, bool) {
 	body := ""
 	if live.Kind != jsonrpc.KindEmpty {
 		body = p.srv.Match.RequestKey(live)
 	}
 	sh := reqshape.Live(r)
-	if p.ix != nil {
-		return p.findIndexed(r, body, sh)
-	}
-	var exact, valid []*poolEntry
-	for _, x := range p.entries {
-		if x.body != body || x.st.Method != r.Method {
-			continue
-		}
-		if x.shape.Same(sh) {
-			exact = append(exact, x)
-		} else if !x.refused {
-			valid = append(valid, x)
-		}
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	pick := func(xs []*poolEntry, key string) *poolEntry {
-		k := p.uses[key]
-		p.uses[key]++
-		return xs[min(k, len(xs)-1)]
-	}
-	switch {
-	case len(exact) > 0:
-		return pick(exact, body+"\x00"+sh.String()), true
-	case len(valid) > 0:
-		return pick(valid, body), false
-	}
-	return nil, false
-}
-
-// findIndexed is find over the index: the groups of recorded exchanges of
-// r's method and body by shape decide, as find decides over entries, and
-// only the exchange taken is loaded.
-func (p *pool) findIndexed(r *http.Request, body string, sh reqshape.Shape) (*poolEntry, bool) {
 	key := r.Method + " " + body
 	var exact, valid []string
 	nExact, nValid := 0, 0
@@ -167,8 +99,7 @@ func (p *pool) findIndexed(r *http.Request, body string, sh reqshape.Shape) (*po
 	if !ok {
 		return nil, false
 	}
-	x := &poolEntry{rec: rec, st: st, req: script.FirstClientFrame(rec.Recording, st.ID), body: body, shape: reqshape.Recorded(st),
-		refused: script.Refused(st)}
+	x := &poolEntry{rec: rec, st: st, req: script.FirstClientFrame(rec.Recording, st.ID), body: body, shape: reqshape.Recorded(st)}
 	return x, exactly
 }
 
