@@ -46,7 +46,7 @@
 // HTTP route.go (what a request is), http*.go, reply.go (the one answer
 // writer), pool.go (2026-07-28 exchanges), door.go (answers by request
 // shape: recorded refusals and invented answers) and strict.go. hook.go
-// is the one extension point.
+// is the one extension point, faults.go its first implementation.
 //
 // What the core reads is built elsewhere, once per recording and shared
 // by every client: internal/script (a recording as the script replay

@@ -340,34 +340,6 @@ func (s *Server) actHTTPWith(r *http.Request, p Point, hook bool) Action {
 	return s.actWith(r.Context(), p, hook)
 }
 
-// Act is the hand faults as a Hook, over HTTP: a session's request after
-// ExpireAfter is answered 404, Delay is waited before each event and
-// JSON answer, and a stream of CutAfter is cut after its count of
-// events. 2026-07-28 exchanges and stdio get none of them.
-func (f Faults) Act(p *Point) Action {
-	if p.Pooled || p.Request == nil {
-		return Action{}
-	}
-	switch p.Where {
-	case AtRequest:
-		if f.ExpireAfter > 0 && p.Session != nil && p.Requests > f.ExpireAfter {
-			return jsonErrorAction(http.StatusNotFound, nil, -32001, "Session not found")
-		}
-	case AtBefore:
-		if !p.Wait(f.Delay) {
-			return Action{Stop: true}
-		}
-	case AtAfter:
-		if n := f.CutAfter[p.StreamNumber]; n > 0 && p.Frame != nil && !p.Frame.Comment && p.Events == n {
-			return Action{Cut: true}
-		}
-	}
-	return Action{}
-}
-
-// zero reports whether f injects nothing.
-func (f Faults) zero() bool { return f.ExpireAfter == 0 && f.Delay == 0 && len(f.CutAfter) == 0 }
-
 // reset drops the connection of the request w answers as a peer's reset
 // would (a TCP RST: SO_LINGER 0), nothing answered. Where the connection
 // cannot be taken over (HTTP/2), the request is aborted instead.

@@ -15,21 +15,6 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// Faults add to an HTTP replay what the recording lacks, for testing a
-// client's recovery.
-type Faults struct {
-	// CutAfter cuts a recorded SSE stream after that many events: the
-	// key is the stream's number within its session, as mcpvcr show
-	// prints it (post#3 is 3). The connection drops as if the network
-	// failed; the client may resume with Last-Event-ID.
-	CutAfter map[int]int
-	// ExpireAfter answers 404 (session expired) to every request of a
-	// session after that many requests; 0 never expires.
-	ExpireAfter int
-	// Delay is waited before every SSE event and JSON answer.
-	Delay time.Duration
-}
-
 // httpState is the live side of an HTTP replay: one liveSession per
 // client session.
 type httpState struct {
