@@ -17,11 +17,11 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// updateTable makes TestChaosTable write docs/chaos.md's tables instead
+// updateTable makes TestChaosTable write docs/chaos-record.md's tables instead
 // of checking them: go test ./chaos -run TestChaosTable -update.
-var updateTable = flag.Bool("update", false, "TestChaosTable: run the real clients too and write docs/chaos.md's tables")
+var updateTable = flag.Bool("update", false, "TestChaosTable: run the real clients too and write docs/chaos-record.md's tables")
 
-// The markers around the generated tables in docs/chaos.md.
+// The markers around the generated tables in docs/chaos-record.md.
 const (
 	rawTableBegin     = "<!-- chaos-table:raw begin (go test ./chaos -run TestChaosTable -update) -->"
 	rawTableEnd       = "<!-- chaos-table:raw end -->"
@@ -166,19 +166,19 @@ func between(t *testing.T, doc []byte, begin, end string) (int, int) {
 	i := bytes.Index(doc, []byte(begin+"\n"))
 	j := bytes.Index(doc, []byte(end))
 	if i < 0 || j < i {
-		t.Fatalf("docs/chaos.md has no %q … %q", begin, end)
+		t.Fatalf("docs/chaos-record.md has no %q … %q", begin, end)
 	}
 	return i + len(begin) + 1, j
 }
 
-// TestChaosTable: docs/chaos.md's table of what the raw clients of the
+// TestChaosTable: docs/chaos-record.md's table of what the raw clients of the
 // confusion matrix got is what they get (one seed each, a few seconds);
 // with -update it is rewritten, and so are the tables of what the Go SDK
 // client in process, the TypeScript SDK client and Inspector's CLI got
 // under each kind (seeds 1–3).
 func TestChaosTable(t *testing.T) {
 	recs := recordConfusion(t)
-	path := filepath.Join("..", "docs", "chaos.md")
+	path := filepath.Join("..", "docs", "chaos-record.md")
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +187,7 @@ func TestChaosTable(t *testing.T) {
 	i, j := between(t, doc, rawTableBegin, rawTableEnd)
 	if !*updateTable {
 		if got := string(doc[i:j]); got != raw {
-			t.Errorf("docs/chaos.md's raw-client table is not what the raw clients get; run go test ./chaos -run TestChaosTable -update\ncommitted:\n%s\nnow:\n%s", got, raw)
+			t.Errorf("docs/chaos-record.md's raw-client table is not what the raw clients get; run go test ./chaos -run TestChaosTable -update\ncommitted:\n%s\nnow:\n%s", got, raw)
 		}
 		return
 	}

@@ -18,7 +18,7 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// The markers around docs/chaos.md's table of the Node.js clients.
+// The markers around docs/chaos-record.md's table of the Node.js clients.
 const (
 	nodeTableBegin = "<!-- chaos-table:node begin (go test ./chaos -run TestChaosTable -update) -->"
 	nodeTableEnd   = "<!-- chaos-table:node end -->"

@@ -19,7 +19,7 @@ import (
 	"github.com/mcpvcr/mcpvcr/store"
 )
 
-// The markers around docs/chaos.md's table of the TypeScript SDK client
+// The markers around docs/chaos-record.md's table of the TypeScript SDK client
 // under every kind.
 const (
 	tsAllTableBegin = "<!-- chaos-table:ts-all begin (go test ./chaos -run TestChaos_TSClientEveryKind -update) -->"
@@ -59,8 +59,26 @@ func recordTSAll(t *testing.T) *tsAll {
 		}
 		return recs[0]
 	}
-	ts.ids, ts.noIDs = record(true), record(false)
-	return ts
+	// Whether a recording has a place for every kind is up to its timing:
+	// the two calls at once are answered side by side unless a loaded
+	// machine lets something of the session fall between the answers.
+	// Such a recording is made again, twice at most.
+	for try := 1; ; try++ {
+		ts.ids, ts.noIDs = record(true), record(false)
+		var missing []string
+		for _, k := range httpKinds(ts.ids.Session.Revision) {
+			if len((Config{Seed: 1, Kinds: []FaultKind{k}, Rate: 1}).Plan(ts.recording(k))) == 0 {
+				missing = append(missing, k.String())
+			}
+		}
+		if len(missing) == 0 {
+			return ts
+		}
+		if try == 3 {
+			t.Fatalf("three recordings had no place for %s", strings.Join(missing, ", "))
+		}
+		t.Logf("recording %d has no place for %s; recording again", try, strings.Join(missing, ", "))
+	}
 }
 
 // run runs the client once against endpoint and returns what it saw.
@@ -140,11 +158,11 @@ func seedVerdict(cell string, seed uint64) string {
 // TestChaos_TSClientEveryKind: the TypeScript SDK client, on recordings
 // it made today against the Go SDK test server (no recorded resumption),
 // meets every kind chaos injects over Streamable HTTP of their revision
-// with seed 1: each is drawn, injected, and judged as docs/chaos.md's
+// with seed 1: each is drawn, injected, and judged as docs/chaos-record.md's
 // table says. With -update it writes that table instead (seeds 1–3).
 func TestChaos_TSClientEveryKind(t *testing.T) {
 	ts := recordTSAll(t)
-	path := filepath.Join("..", "docs", "chaos.md")
+	path := filepath.Join("..", "docs", "chaos-record.md")
 	doc, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -167,11 +185,11 @@ func TestChaos_TSClientEveryKind(t *testing.T) {
 		t.Run(k.String(), func(t *testing.T) {
 			want := seedVerdict(rows[k.String()], 1)
 			if want == "" {
-				t.Fatalf("docs/chaos.md's TypeScript table gives seed 1 of %s no verdict (%q): every kind must be met", k, rows[k.String()])
+				t.Fatalf("docs/chaos-record.md's TypeScript table gives seed 1 of %s no verdict (%q): every kind must be met", k, rows[k.String()])
 			}
 			got := ts.cell(t, k, 1)
 			if !strings.HasPrefix(got, "**"+want+"**") {
-				t.Errorf("seed 1: %s; docs/chaos.md says %s", got, want)
+				t.Errorf("seed 1: %s; docs/chaos-record.md says %s", got, want)
 			}
 		})
 	}
