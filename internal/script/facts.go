@@ -45,13 +45,3 @@ func ParamHeaders(rec *store.Recording, tool string) map[string]string {
 	}
 	return out
 }
-
-// HoldsMethod reports whether rec holds a client frame of method.
-func HoldsMethod(rec *store.Recording, method string) bool {
-	for i := range rec.Frames {
-		if f := &rec.Frames[i]; f.Direction == store.ClientToServer && f.Method == method {
-			return true
-		}
-	}
-	return false
-}
