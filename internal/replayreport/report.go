@@ -1,9 +1,10 @@
 // Package replayreport is what a replay reports: per live client a
-// Report, with the client frames that matched no recorded one
-// (Mismatch), written for people (Report.WriteSummary, Summary) and, for
-// the client, as the JSON-RPC error that answers an unmatched request
-// (NoMatchAnswer). Package replayer fills them; its Report and Mismatch
-// are these.
+// Report, with the client frames that matched no recorded one (Mismatch)
+// and the requests whose recorded answer waits for what the client has
+// not sent (Stall); written for people (Report.WriteSummary,
+// WriteTotals), and for the client as the JSON-RPC error that answers an
+// unmatched request (NoMatchAnswer). Package replayer fills them; its
+// Report and Mismatch are these.
 package replayreport
 
 import (

@@ -3,11 +3,16 @@
 // session's causal model (internal/causal), to what it waits for (the
 // frame before it in its causal group, and another client frame), with
 // the match keys of the client frames under a set of matching rules
-// (internal/match), what answers or cancels which request, the
-// session's tasks, and the index hashes replay finds sessions by. A
-// Script is built once per recording and set of rules and shared, read
-// only, by every replay of it, whatever the transport: package
-// replayer's engines hold what each live client changes.
+// (internal/match), what answers or cancels which request, and the
+// session's tasks. A Script is built once per recording and set of rules
+// and shared, read only, by every replay of it, whatever the transport:
+// package replayer's engines hold what each live client changes.
+//
+// The package also holds what replay indexes a recording by (index.go:
+// the hashes its candidate tree is built from, the rows of its exchange
+// index) and the facts of a recording's streams replay reads (facts.go,
+// and Refused, Chain, Ordinal: refused, resumed, numbered as mcpvcr show
+// numbers them).
 package script
 
 import (
