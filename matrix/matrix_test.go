@@ -49,6 +49,17 @@ type recording struct {
 
 func runCell(t *testing.T, c cell) {
 	rec := record(t, c)
+	// A live run in which the server never answered a request is no
+	// reference for replay, which serves what was recorded and must not
+	// invent the answer: server-everything's get-roots-list asks for the
+	// roots on the GET stream, and hangs when it asks before the client
+	// opened that stream (the request is dropped), which a loaded machine
+	// makes happen now and then. Such a run is recorded again, twice at
+	// most.
+	for try := 1; try < 3 && serverHung(rec.live.t); try++ {
+		t.Logf("live run %d: the client gave up waiting for the server (%s); recording again", try, compact(rec.live.t))
+		rec = record(t, c)
+	}
 	if len(rec.live.t.Steps) == 0 {
 		t.Fatalf("the live run saw nothing")
 	}
@@ -408,4 +419,12 @@ func TestMatrixCells(t *testing.T) {
 	if formed == 0 || slice == 0 {
 		t.Errorf("the matrix forms %d cells, %d in the slice", formed, slice)
 	}
+}
+
+// serverHung reports whether a step of tr ended with the client giving up
+// on a request the server never answered.
+func serverHung(tr Transcript) bool {
+	return slices.ContainsFunc(tr.Steps, func(e Entry) bool {
+		return strings.Contains(e.Error, "Request timed out") || strings.Contains(e.Error, "context deadline exceeded")
+	})
 }
