@@ -174,7 +174,11 @@ func (d *driver) run(b behaviour) {
 				}
 			} else {
 				status, read, closeGET := d.c.open()
-				if status != http.StatusOK {
+				switch {
+				case status == http.StatusNotFound && at < d.post && (d.f.Kind == FaultExpire || d.f.Kind == FaultResume404):
+					// The fault ended the session before its GET stream:
+					// the GET is one more use of the old id.
+				case status != http.StatusOK:
 					d.t.Fatalf("GET stream: %d", status)
 				}
 				go read()
@@ -734,5 +738,35 @@ func TestChaos_ConfusionMatrix(t *testing.T) {
 				})
 			}
 		}
+	}
+}
+
+// TestChaos_EndingFaultOnInitialize: a fault that ends its session
+// (resume-404, expire) is taken once per recorded session. Placed on
+// initialize's stream, the new session the client must begin after it
+// follows the same recorded session and must not meet it again, or no
+// client could ever get past it: the client that starts over passes and
+// meets one fault, the one that uses the old id again fails.
+func TestChaos_EndingFaultOnInitialize(t *testing.T) {
+	rec := recordFresh(t, true)
+	seed := uint64(0)
+	for s := uint64(1); s <= 1000 && seed == 0; s++ {
+		if p := (Config{Seed: s, Kinds: []FaultKind{FaultResume404}, Rate: 1}).Plan(rec); len(p) == 1 && p[0].Stream == 1 {
+			seed = s
+		}
+	}
+	if seed == 0 {
+		t.Fatalf("no seed of 1–1000 places resume-404 on initialize's stream:\n%s", layout(rec))
+	}
+	for _, b := range confusionCases[FaultResume404] {
+		t.Run(b.name, func(t *testing.T) {
+			res, _, logs := confusionRun(t, rec, FaultResume404, seed, b)
+			if len(res) != 1 {
+				t.Fatalf("seed %d: %d faults injected (%v); want 1: the new session met it again\n%s", seed, len(res), res, logs)
+			}
+			if res[0].Verdict != b.want {
+				t.Errorf("seed %d: %s; the client %s: %s; want %s\n%s", seed, res[0].Fault, res[0].Did, res[0].Verdict, b.want, logs)
+			}
+		})
 	}
 }

@@ -191,7 +191,7 @@ func (h *Hook) NotReached() []Result {
 			before = sc.pinnedAt
 		}
 		for i, f := range cs.planLocked(rec) {
-			if !cs.done[doneKey{ls, rec.Session.ID, i}] && (f.Seq == 0 || f.Seq >= before) {
+			if !cs.done[doneKey{ls, rec.Session.ID, i}] && !cs.endedLocked(rec.Session.ID, i, f) && (f.Seq == 0 || f.Seq >= before) {
 				out = append(out, Result{Fault: f, Session: rec.Session.ID, Verdict: VerdictNotObserved})
 			}
 		}

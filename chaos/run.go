@@ -286,19 +286,36 @@ func (cs *Hook) takeLocked(ls *replayer.Session, rec *store.Recording, ok func(F
 	rec = cs.pinLocked(ls, rec)
 	for i, f := range cs.planLocked(rec) {
 		k := doneKey{ls, rec.Session.ID, i}
-		if cs.done[k] || !ok(f) {
+		if cs.done[k] || cs.endedLocked(rec.Session.ID, i, f) || !ok(f) {
 			continue
 		}
 		if f.Stream > 0 && (f.Stream > len(followed.Streams) || followed.Streams[f.Stream-1].Kind != f.StreamKind) {
 			continue
 		}
 		cs.done[k] = true
+		if endsSession(f) {
+			cs.done[doneKey{session: rec.Session.ID, fault: i}] = true
+		}
 		inj := &injection{Fault: f, session: rec.Session.ID, index: i, ls: ls, sid: ls.ID(), at: len(cs.actions) - 1,
 			more: clientAfter(rec, faultSeq(rec, f))}
 		cs.injected = append(cs.injected, inj)
 		return inj, true
 	}
 	return nil, false
+}
+
+// endsSession reports whether f ends the session it hits (expire,
+// resume-404): the client that meets it must begin a new session, and
+// the new one, following the same recorded session, must not meet it
+// again (placed on initialize's stream, it would end every session the
+// client begins). So such a fault is taken once per recorded session,
+// for every live session of it, as exit is (see judgeExit).
+func endsSession(f Fault) bool { return f.Kind == FaultExpire || f.Kind == FaultResume404 }
+
+// endedLocked reports whether f, fault i of recorded session id, ends
+// its session and was taken already by a live session of it.
+func (cs *Hook) endedLocked(id int64, i int, f Fault) bool {
+	return endsSession(f) && cs.done[doneKey{session: id, fault: i}]
 }
 
 func (h *Hook) logger() *slog.Logger {
