@@ -55,7 +55,7 @@
 // entries), internal/match (how frames compare), internal/replayindex
 // (the cassette's index, read through its Tree and Exchanges) and
 // internal/replayreport (what a replay reports). The OAuth dance beside
-// MCP is not replayer's: an authwire.Handler in front of the Server
+// MCP is not replayer's: an OAuth handler in front of the Server
 // answers it, as mcpvcr replay --listen and mcpvcrtest do.
 //
 // # The hook
